@@ -1,0 +1,36 @@
+# Set-up and entry points. `make generate` and `make test` work on a fresh machine:
+# they create .venv, install the pinned requirements and, when root, Debian's stockfish.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+ARGS ?=
+
+.PHONY: setup stockfish generate test lint bench
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+stockfish:
+	@if [ -n "$$STOCKFISH_PATH" ] || command -v stockfish >/dev/null 2>&1 \
+	    || [ -x /usr/games/stockfish ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq stockfish; \
+	else \
+	    echo "Stockfish is missing: install Debian's 'stockfish' package or set STOCKFISH_PATH" >&2; \
+	    exit 1; \
+	fi
+
+setup: $(VENV)/.installed stockfish
+
+generate: setup
+	$(PY) generate.py $(ARGS)
+
+test: setup
+	$(PY) -m pytest -q tests $(ARGS)
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+bench: setup
+	for script in bench/*.py; do $(PY) $$script || exit 1; done

@@ -1,0 +1,131 @@
+"""Build the test set: run the six steps in order, skipping those whose outputs are current."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from lib.cli import positive_float, positive_int, run_cli, setup_logging
+from lib.pipeline import State, default_workers, fingerprint_parts
+
+log = logging.getLogger("generate")
+
+STEPS = {
+    1: "steps.01_fetch_games",
+    2: "steps.02_process_games",
+    3: "steps.03_select_games",
+    4: "steps.04_fetch_puzzles",
+    5: "steps.05_select_puzzles",
+    6: "steps.06_evaluate",
+}
+EVAL_STEP = 6
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Command-line options of the driver."""
+    parser = argparse.ArgumentParser(
+        description="Rebuild the test set (questions.csv) from Lichess games and puzzles. "
+        "Each step is skipped when its outputs exist and its fingerprint (inputs, "
+        "parameters, version) is unchanged; the log says why each step runs.",
+    )
+    parser.add_argument("--games-source", action="append", default=None, metavar="URL_OR_PATH",
+                        help="games dump URL or local .pgn/.pgn.zst; repeat to concatenate "
+                        "(default: the last complete month's Lichess standard rated dump)")
+    parser.add_argument("--month", default=None, metavar="YYYY-MM",
+                        help="month of the default games dump")
+    parser.add_argument("--offset-mb", type=float, default=0.0,
+                        help="decompressed MB of each games source to skip (default 0)")
+    parser.add_argument("--chunk-mb", type=positive_float, default=2048.0,
+                        help="decompressed MB to keep from each games source (default 2048)")
+    parser.add_argument("--puzzles-source", default=None, metavar="URL_OR_PATH",
+                        help="puzzle database URL or local .csv/.csv.zst "
+                        "(default: the Lichess puzzle database)")
+    parser.add_argument("--out", type=Path, default=Path("output"),
+                        help="directory of generated files (default: output)")
+    parser.add_argument("--questions", type=Path, default=Path("questions.csv"),
+                        help="where step 6 writes the final test set (default: questions.csv)")
+    parser.add_argument("--seed", type=int, default=0, help="selection seed (default 0)")
+    parser.add_argument("--scale", type=positive_float, default=1.0,
+                        help="shrink every leaf target by this factor for quick runs "
+                        "(default 1: 800 game positions and 200 puzzles)")
+    parser.add_argument("--workers", type=positive_int, default=default_workers(),
+                        help="parallel engine processes (default: number of cores)")
+    parser.add_argument("--stockfish", default=None,
+                        help="Stockfish binary (default: STOCKFISH_PATH, PATH, "
+                        "/usr/games/stockfish)")
+    parser.add_argument("--force", action="store_true",
+                        help="run the selected steps even if their outputs are current")
+    parser.add_argument("--from", dest="from_step", type=int, choices=sorted(STEPS),
+                        default=1, help="start at this step (default 1)")
+    parser.add_argument("--only", type=int, choices=sorted(STEPS), default=None,
+                        help="run just this step")
+    parser.add_argument("--skip-eval", action="store_true",
+                        help="stop before step 6 (the evaluation of every legal move)")
+    return parser
+
+
+def step_argv(number: int, args: argparse.Namespace) -> list[str]:
+    """The command line the driver gives a step."""
+    common = ["--out", str(args.out)]
+    engine = ["--workers", str(args.workers)] + (
+        ["--stockfish", args.stockfish] if args.stockfish else [])
+    select = ["--seed", str(args.seed), "--scale", str(args.scale)]
+    if number == 1:
+        argv = common + ["--offset-mb", str(args.offset_mb), "--chunk-mb", str(args.chunk_mb)]
+        for source in args.games_source or []:
+            argv += ["--source", source]
+        return argv + (["--month", args.month] if args.month else [])
+    if number == 4:
+        return common + (["--source", args.puzzles_source] if args.puzzles_source else [])
+    if number in (3, 5):
+        return common + engine + select
+    if number == 6:
+        return common + engine + ["--questions", str(args.questions)]
+    return common
+
+
+def selected_steps(args: argparse.Namespace) -> list[int]:
+    """Numbers of the steps this invocation runs."""
+    if args.only is not None:
+        return [args.only]
+    last = EVAL_STEP - 1 if args.skip_eval else EVAL_STEP
+    return [n for n in sorted(STEPS) if args.from_step <= n <= last]
+
+
+def run_step(number: int, module: ModuleType, args: argparse.Namespace, state: State) -> None:
+    """Run one step if needed and record its fingerprint after it succeeds."""
+    step_args = module.build_parser().parse_args(step_argv(number, args))
+    spec = module.spec(step_args)
+    parts = fingerprint_parts(spec)
+    reason = "--force" if args.force else state.why_run(spec, parts)
+    if reason is None:
+        log.info("step %d (%s): up to date, skipped", number, spec.name)
+        return
+    log.info("step %d (%s): running, because %s", number, spec.name, reason)
+    state.forget(spec.name)
+    module.run(step_args)
+    state.record(spec, parts)
+    log.info("step %d (%s): done", number, spec.name)
+
+
+def generate(args: argparse.Namespace) -> None:
+    """Run the selected steps in order."""
+    args.out.mkdir(parents=True, exist_ok=True)
+    state = State(args.out)
+    for number in selected_steps(args):
+        run_step(number, importlib.import_module(STEPS[number]), args, state)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    args = build_parser().parse_args(argv)
+    setup_logging()
+    return run_cli(lambda: generate(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

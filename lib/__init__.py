@@ -1,0 +1,1 @@
+"""Shared logic of the chess test-set generator and benchmark."""

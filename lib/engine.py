@@ -1,0 +1,219 @@
+"""The one Stockfish wrapper: discovery, deterministic settings, MultiPV probes, mate rule."""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TypeVar
+
+import chess
+import chess.engine
+
+from lib.errors import EngineError, EngineNotFoundError
+from lib.records import Probe, RankedMove
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+DEBIAN_STOCKFISH = "/usr/games/stockfish"
+# Mate rule, used everywhere a score becomes a number: mate in n (moves) for the side to
+# move is +(MATE_CP - 100 n) cp, being mated in n is -(MATE_CP - 100 n); n = 0 (already
+# mated) gives -MATE_CP. Faster mates score higher and every mate outranks any cp score.
+MATE_CP = 100_000
+MATE_STEP = 100
+
+# The light probe of the seed's tactical/quiet labeling: depth 12, MultiPV 4.
+PROBE_LIMIT = chess.engine.Limit(depth=12)
+PROBE_MULTIPV = 4
+# Fixed engine settings so that a node- or depth-limited search is reproducible.
+THREADS = 1
+HASH_MB = 16
+
+
+def score_to_cp(score: chess.engine.Score) -> int:
+    """Centipawns of a python-chess score by the project's one mate rule."""
+    mate = score.mate()
+    if mate is None:
+        cp = score.score()
+        assert cp is not None
+        return cp
+    if mate > 0:
+        return MATE_CP - MATE_STEP * mate
+    return -(MATE_CP - MATE_STEP * -mate) if mate < 0 else -MATE_CP
+
+
+def find_stockfish(explicit: str | None = None) -> str:
+    """Path of a working Stockfish: --stockfish, STOCKFISH_PATH, PATH, then /usr/games/stockfish."""
+    candidates: list[tuple[str, str | None]] = [
+        ("--stockfish", explicit),
+        ("STOCKFISH_PATH", os.environ.get("STOCKFISH_PATH")),
+        ("PATH", shutil.which("stockfish")),
+        (DEBIAN_STOCKFISH, DEBIAN_STOCKFISH),
+    ]
+    tried = []
+    for origin, path in candidates:
+        if not path:
+            tried.append(f"{origin}: not set" if origin != "PATH" else "PATH: no 'stockfish'")
+            continue
+        if Path(path).is_file() and os.access(path, os.X_OK):
+            return path
+        tried.append(f"{origin}: {path} is not an executable file")
+        if origin in ("--stockfish", "STOCKFISH_PATH"):
+            # An explicit choice that does not work is an error, not a reason to guess.
+            break
+    raise EngineNotFoundError(
+        "no Stockfish binary found; tried " + "; ".join(tried)
+        + ". Pass --stockfish PATH, set STOCKFISH_PATH, put stockfish on PATH, or install"
+        " Debian's 'stockfish' package (/usr/games/stockfish)."
+    )
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """How an engine process is started and configured."""
+
+    path: str  # the binary
+    threads: int = THREADS  # search threads; 1 keeps limited searches deterministic
+    hash_mb: int = HASH_MB  # transposition table size, fixed for reproducibility
+
+
+class Engine:
+    """A Stockfish process used as a context manager; restarts itself once if it dies."""
+
+    def __init__(self, settings: EngineSettings) -> None:
+        self.settings = settings
+        self._engine: chess.engine.SimpleEngine | None = None
+
+    def __enter__(self) -> Engine:
+        self._start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _start(self) -> None:
+        try:
+            self._engine = chess.engine.SimpleEngine.popen_uci(self.settings.path)
+            options = {"Threads": self.settings.threads, "Hash": self.settings.hash_mb}
+            self._engine.configure(options)
+        except (OSError, chess.engine.EngineError) as exc:
+            raise EngineError(f"could not start {self.settings.path}: {exc}") from exc
+
+    def close(self) -> None:
+        """Stop the engine process."""
+        if self._engine is not None:
+            try:
+                self._engine.quit()
+            except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError):
+                self._engine.close()
+            self._engine = None
+
+    @property
+    def name(self) -> str:
+        """The engine's own name and version, e.g. 'Stockfish 15.1'."""
+        assert self._engine is not None
+        return str(self._engine.id.get("name", "unknown engine"))
+
+    @property
+    def pid(self) -> int:
+        """Process id of the running engine."""
+        assert self._engine is not None
+        return int(self._engine.transport.get_pid())  # type: ignore[attr-defined]
+
+    def analyse(
+        self, board: chess.Board, limit: chess.engine.Limit, multipv: int
+    ) -> list[chess.engine.InfoDict]:
+        """MultiPV analysis from a cleared hash; restarts the engine and retries once if it died."""
+        for attempt in (1, 2):
+            if self._engine is None:
+                self._start()
+            assert self._engine is not None
+            try:
+                # A fresh game object makes python-chess send ucinewgame: the hash is cleared,
+                # so the result does not depend on what was searched before.
+                return self._engine.analyse(board, limit, multipv=multipv, game=object())
+            except chess.engine.EngineTerminatedError as exc:
+                log.warning("engine died on %s (attempt %d): %s", board.fen(), attempt, exc)
+                self._engine = None
+        raise EngineError(f"engine died twice on {board.fen()}")
+
+    def ranked_moves(
+        self, board: chess.Board, limit: chess.engine.Limit, multipv: int
+    ) -> tuple[RankedMove, ...]:
+        """The top `multipv` moves with their scores from the side to move, best first."""
+        infos = self.analyse(board, limit, multipv)
+        return tuple(
+            RankedMove(info["pv"][0], info["score"].relative) for info in infos if info.get("pv")
+        )
+
+    def probe(self, board: chess.Board, fen4_str: str) -> Probe:
+        """The light labeling probe: depth 12, MultiPV 4."""
+        lines = self.ranked_moves(board, PROBE_LIMIT, PROBE_MULTIPV)
+        return Probe(fen4=fen4_str, lines=lines)
+
+
+class EnginePool:
+    """`size` engines behind a thread pool: run a function on many items, one engine each."""
+
+    def __init__(self, settings: EngineSettings, size: int) -> None:
+        self.settings = settings
+        self.size = max(1, size)
+        self._engines: list[Engine] = []
+        self._free: queue.Queue[Engine] = queue.Queue()
+        self._executor: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> EnginePool:
+        try:
+            for _ in range(self.size):
+                engine = Engine(self.settings).__enter__()
+                self._engines.append(engine)
+                self._free.put(engine)
+        except BaseException:
+            self.close()
+            raise
+        self._executor = ThreadPoolExecutor(self.size, thread_name_prefix="engine")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the threads and every engine."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+        for engine in self._engines:
+            engine.close()
+        self._engines.clear()
+
+    @property
+    def name(self) -> str:
+        """Name and version of the engines."""
+        return self._engines[0].name
+
+    def map(self, fn: Callable[[Engine, T], R], items: Iterable[T]) -> Iterator[R]:
+        """fn(engine, item) for every item, in parallel; results in the order of `items`."""
+        assert self._executor is not None, "use EnginePool as a context manager"
+
+        def task(item: T) -> R:
+            engine = self._free.get()
+            try:
+                return fn(engine, item)
+            finally:
+                self._free.put(engine)
+
+        return self._executor.map(task, items)

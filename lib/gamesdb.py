@@ -1,0 +1,77 @@
+"""The SQLite store of kept games (output/games.db)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import astuple, fields
+from pathlib import Path
+
+from lib.errors import DataError
+from lib.pgn import GameRecord
+
+SCHEMA = """
+CREATE TABLE games (
+    id TEXT PRIMARY KEY,       -- Lichess game id
+    site TEXT,                 -- game URL
+    white_elo INTEGER,
+    black_elo INTEGER,
+    avg_elo REAL,
+    elo_bucket TEXT,           -- bucket label of avg_elo, as in lib.tree
+    time_control TEXT,         -- TimeControl tag, e.g. 300+3
+    tc_class TEXT,             -- blitz, rapid or classical
+    eco TEXT,
+    opening TEXT,
+    result TEXT,
+    termination TEXT,
+    ply_count INTEGER,
+    movetext TEXT              -- SAN moves separated by spaces; no comments, numbers or NAGs
+);
+CREATE INDEX games_bucket ON games (elo_bucket);
+CREATE TABLE drops (reason TEXT PRIMARY KEY, count INTEGER NOT NULL);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+COLUMNS = [f.name for f in fields(GameRecord)]
+INSERT = f"INSERT OR IGNORE INTO games VALUES ({', '.join('?' * len(COLUMNS))})"
+
+
+def create(path: Path) -> sqlite3.Connection:
+    """A new, empty games database at `path` (which must not exist)."""
+    conn = sqlite3.connect(path)
+    # The file is built under a temporary name and renamed, so durability per insert
+    # buys nothing: a crash just means the step runs again.
+    conn.execute("PRAGMA journal_mode = OFF")
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.executescript(SCHEMA)
+    return conn
+
+
+def insert(conn: sqlite3.Connection, records: Iterable[GameRecord]) -> int:
+    """Insert records, ignoring ids already stored; returns how many were new."""
+    before = conn.total_changes
+    conn.executemany(INSERT, (astuple(r) for r in records))
+    return conn.total_changes - before
+
+
+def open_existing(path: Path) -> sqlite3.Connection:
+    """Open a finished games database read-only, with a clear error when it is missing."""
+    if not path.is_file():
+        raise DataError(f"{path} does not exist: run step 02 (python generate.py --only 2)")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def drops(conn: sqlite3.Connection) -> dict[str, int]:
+    """Dropped games by reason."""
+    return dict(conn.execute("SELECT reason, count FROM drops ORDER BY reason").fetchall())
+
+
+def meta(conn: sqlite3.Connection) -> dict[str, str]:
+    """The key/value metadata of the build."""
+    return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+
+
+def iter_ids(conn: sqlite3.Connection) -> Iterator[tuple[str, str]]:
+    """(id, elo_bucket) of every stored game."""
+    yield from conn.execute("SELECT id, elo_bucket FROM games")

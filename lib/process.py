@@ -1,0 +1,71 @@
+"""Step 02's work: stream a PGN file, classify each game, store the kept ones."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from lib import gamesdb
+from lib.pgn import GameRecord, classify, iter_games
+from lib.records import Counter
+
+log = logging.getLogger(__name__)
+
+BATCH = 5000  # rows per executemany: bounded memory, few round trips
+
+
+@dataclass
+class ProcessReport:
+    """What step 02 kept and dropped."""
+
+    kept: int = 0
+    drops: Counter = field(default_factory=Counter)
+
+
+class _Progress:
+    """A text stream wrapper that advances a tqdm bar by the bytes read."""
+
+    def __init__(self, handle, bar: tqdm) -> None:  # type: ignore[no-untyped-def]
+        self._handle = handle
+        self._bar = bar
+
+    def read(self, size: int) -> str:
+        text = self._handle.read(size)
+        self._bar.update(len(text) / (1 << 20))
+        return text
+
+
+def process_pgn(path: Path, conn: sqlite3.Connection) -> ProcessReport:
+    """Classify every game of `path` and insert the kept ones into `conn`."""
+    report = ProcessReport()
+    batch: list[GameRecord] = []
+    size_mb = path.stat().st_size / (1 << 20)
+    with open(path, encoding="utf-8", errors="replace") as handle, tqdm(
+        total=size_mb, unit="MB", desc="process games", disable=None,
+        bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} MB [{elapsed}<{remaining}]",
+    ) as bar:
+        for game in iter_games(_Progress(handle, bar)):  # type: ignore[arg-type]
+            reason, record = classify(game)
+            if record is None:
+                report.drops.add(reason or "unknown")
+                continue
+            batch.append(record)
+            if len(batch) >= BATCH:
+                _flush(conn, batch, report)
+        _flush(conn, batch, report)
+    conn.executemany("INSERT INTO drops VALUES (?, ?)", sorted(report.drops.counts.items()))
+    conn.executemany("INSERT INTO meta VALUES (?, ?)", [("source", str(path)),
+                                                        ("kept", str(report.kept))])
+    return report
+
+
+def _flush(conn: sqlite3.Connection, batch: list[GameRecord], report: ProcessReport) -> None:
+    new = gamesdb.insert(conn, batch)
+    report.kept += new
+    if len(batch) > new:
+        report.drops.add("duplicate", len(batch) - new)
+    batch.clear()

@@ -1,0 +1,252 @@
+"""Step 03's work: fill the game leaves of the tree, one position per game, probing sparingly.
+
+Games of each Elo bucket are visited in the order of a salted hash of their id (the seed's
+`rand_key`). For each game the moves are replayed and one ply is drawn by reservoir sampling
+among the eligible plies whose (phase, side) leaf can still take a position of the type a
+cheap static test predicts (`tactics.is_calm`). Only that ply is probed. Candidates are made
+in rounds that never reserve more than a leaf's free room; the probes of a round run on all
+engines at once and are committed in candidate order, so the result does not depend on the
+number of workers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import chess
+
+from lib import tactics
+from lib.engine import EnginePool
+from lib.phase import phase
+from lib.position import castling_rights, fen4, hash_bucket, is_eligible, pos_id, side_name
+from lib.probecache import ProbeCache
+from lib.records import Counter, Probe
+from lib.tree import ELO_BUCKETS, Leaf
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SelectConfig:
+    """Parameters of a selection run."""
+
+    seed: int  # drives the game order and the ply draws
+    targets: dict[Leaf, int]  # positions wanted per leaf
+    mate_share: float = 0.04  # at most this share of all targeted positions may be mates
+
+
+@dataclass(frozen=True)
+class Game:
+    """The columns of a stored game that selection needs."""
+
+    id: str
+    site: str
+    elo_bucket: str
+    avg_elo: float
+    white_elo: int
+    black_elo: int
+    tc_class: str
+    movetext: str
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A drawn ply of a game, waiting for its probe."""
+
+    game: Game
+    ply: int  # half-moves played before the position
+    fen: str  # full FEN, en passant only when legal
+    fen4: str
+    pos_id: str
+    phase: str
+    side: str
+    predicted: str  # type guessed by is_calm; the probe decides the real one
+    played: chess.Move  # the move the human played next
+    history: tuple[str, ...]  # SAN moves from the start to the position
+
+    def leaf(self, type_name: str) -> Leaf:
+        """The leaf this position belongs to with the given type."""
+        return (self.game.elo_bucket, self.phase, type_name, self.side)
+
+
+@dataclass
+class Selection:
+    """Selected positions and what it took to get them."""
+
+    rows: list[dict[str, object]] = field(default_factory=list)
+    filled: dict[Leaf, int] = field(default_factory=dict)
+    counts: Counter = field(default_factory=Counter)  # probes, rejections, skipped games
+
+
+def rand_key(seed: int, game_id: str) -> str:
+    """The deterministic shuffle key of a game."""
+    return hashlib.sha256(f"{seed}:{game_id}".encode()).hexdigest()
+
+
+def _rng(seed: int, game_id: str) -> random.Random:
+    return random.Random(int(rand_key(seed, "ply:" + game_id)[:16], 16))
+
+
+def reservoir_pick(items: Iterator[int], rng: random.Random) -> int | None:
+    """One item drawn uniformly from a stream (reservoir sampling with k = 1)."""
+    chosen = None
+    for seen, item in enumerate(items, start=1):
+        if rng.randrange(seen) == 0:
+            chosen = item
+    return chosen
+
+
+class Selector:
+    """Runs the rounds of candidate drawing, probing and committing."""
+
+    def __init__(self, config: SelectConfig, pool: EnginePool, cache: ProbeCache) -> None:
+        self.config = config
+        self.pool = pool
+        self.cache = cache
+        self.result = Selection(filled={leaf: 0 for leaf in config.targets})
+        self.used: set[str] = set()
+        self.mates = 0
+        self.mate_cap = int(config.mate_share * sum(config.targets.values()))
+
+    def room(self, leaf: Leaf, pending: dict[Leaf, int]) -> int:
+        """Free places of a leaf after the pending candidates."""
+        return self.config.targets.get(leaf, 0) - self.result.filled[leaf] - pending.get(leaf, 0)
+
+    def run(self, games: dict[str, list[Game]]) -> Selection:
+        """Fill the leaves from the games of each bucket (each list in rand_key order)."""
+        queues = {bucket: iter(games.get(bucket, [])) for bucket in ELO_BUCKETS}
+        while True:
+            candidates = [c for bucket in ELO_BUCKETS for c in self._draw(bucket, queues[bucket])]
+            if not candidates:
+                break
+            for candidate, probe in zip(candidates, self._probes(candidates), strict=True):
+                self._commit(candidate, probe)
+            self.cache.commit()
+        return self.result
+
+    def _probes(self, candidates: list[Candidate]) -> list[Probe]:
+        """Probes of the candidates: from the cache, else from the engines in parallel."""
+        probes = [self.cache.get(c.fen) for c in candidates]
+        missing = [c for c, p in zip(candidates, probes, strict=True) if p is None]
+        fresh = iter(self.pool.map(lambda engine, c: engine.probe(chess.Board(c.fen), c.fen4),
+                                   missing))
+        self.result.counts.add("engine_probes", len(missing))
+        return [p if p is not None else next(fresh) for p in probes]
+
+    def _draw(self, bucket: str, games: Iterator[Game]) -> list[Candidate]:
+        """Candidates of one round for a bucket: at most the free room of each leaf."""
+        pending: dict[Leaf, int] = {}
+        drawn: list[Candidate] = []
+        leaves = [leaf for leaf in self.config.targets if leaf[0] == bucket]
+        while any(self.room(leaf, pending) > 0 for leaf in leaves):
+            game = next(games, None)
+            if game is None:
+                break
+            candidate = self._candidate(game, pending)
+            if candidate is None:
+                continue
+            pending[candidate.leaf(candidate.predicted)] = (
+                pending.get(candidate.leaf(candidate.predicted), 0) + 1)
+            self.used.add(candidate.pos_id)
+            drawn.append(candidate)
+        return drawn
+
+    def _candidate(self, game: Game, pending: dict[Leaf, int]) -> Candidate | None:
+        """Replay a game and draw one ply whose predicted leaf has room, or None."""
+        board = chess.Board()
+        moves: list[chess.Move] = []
+        open_plies: list[tuple[int, str, str]] = []
+        sans = game.movetext.split()
+        try:
+            for ply, san in enumerate(sans):
+                move = board.parse_san(san)
+                entry = self._open_ply(game, board, ply, pending)
+                if entry is not None:
+                    open_plies.append(entry)
+                moves.append(move)
+                board.push(move)
+        except ValueError:
+            self.result.counts.add("game_illegal_move")
+            return None
+        rng = _rng(self.config.seed, game.id)
+        while open_plies:
+            index = reservoir_pick(iter(range(len(open_plies))), rng)
+            assert index is not None
+            ply, phase_name, predicted = open_plies.pop(index)
+            candidate = self._make(game, moves, sans, ply, phase_name, predicted)
+            if candidate is not None:
+                return candidate
+        self.result.counts.add("game_without_open_ply")
+        return None
+
+    def _open_ply(self, game: Game, board: chess.Board, ply: int,
+                  pending: dict[Leaf, int]) -> tuple[int, str, str] | None:
+        if board.halfmove_clock >= 80:
+            return None
+        phase_name = phase(board, ply)
+        side = side_name(board.turn)
+        rooms = {t: self.room((game.elo_bucket, phase_name, t, side), pending)
+                 for t in tactics.TYPES}
+        if not any(r > 0 for r in rooms.values()):
+            return None
+        predicted = tactics.QUIET if tactics.is_calm(board) else tactics.TACTICAL
+        return (ply, phase_name, predicted) if rooms[predicted] > 0 else None
+
+    def _make(self, game: Game, moves: list[chess.Move], sans: list[str], ply: int,
+              phase_name: str, predicted: str) -> Candidate | None:
+        board = chess.Board()
+        for move in moves[:ply]:
+            board.push(move)
+        if not is_eligible(board):
+            return None
+        key = fen4(board)
+        pid = pos_id(key)
+        if pid in self.used:
+            self.result.counts.add("duplicate_position")
+            return None
+        return Candidate(
+            game=game, ply=ply, fen=board.fen(en_passant="legal"), fen4=key, pos_id=pid,
+            phase=phase_name, side=side_name(board.turn), predicted=predicted,
+            played=moves[ply], history=tuple(sans[:ply]),
+        )
+
+    def _commit(self, candidate: Candidate, probe: Probe) -> None:
+        self.result.counts.add("probes")
+        self.cache.put(candidate.fen, probe)
+        board = chess.Board(candidate.fen)
+        type_name = tactics.label(board, probe, candidate.phase)
+        if type_name is None:
+            self.result.counts.add("rejected_ambiguous")
+            return
+        leaf = candidate.leaf(type_name)
+        if self.room(leaf, {}) <= 0:
+            self.result.counts.add("rejected_leaf_full")
+            return
+        mate = tactics.is_mate_line(probe)
+        if mate and self.mates >= self.mate_cap:
+            self.result.counts.add("rejected_mate_cap")
+            return
+        self.mates += mate
+        self.result.filled[leaf] += 1
+        self.result.rows.append(_row(candidate, board, probe, type_name, mate))
+
+
+def _row(candidate: Candidate, board: chess.Board, probe: Probe, type_name: str,
+         mate: bool) -> dict[str, object]:
+    game = candidate.game
+    gap = tactics.gap(probe)
+    return {
+        "fen": candidate.fen, "fen4": candidate.fen4, "pos_id": candidate.pos_id,
+        "hash_bucket": hash_bucket(candidate.fen4), "game_id": game.id, "game_url": game.site,
+        "ply": candidate.ply, "elo_bucket": game.elo_bucket, "avg_elo": game.avg_elo,
+        "white_elo": game.white_elo, "black_elo": game.black_elo, "tc_class": game.tc_class,
+        "phase": candidate.phase, "type": type_name, "side": candidate.side,
+        "legal_moves": board.legal_moves.count(), "castling": castling_rights(board),
+        "played_move": candidate.played.uci(), "history": " ".join(candidate.history),
+        "probe_best": probe.lines[0].move.uci(), "probe_gap": "" if gap is None else gap,
+        "good_moves": tactics.good_move_count(probe), "mate": int(mate),
+    }

@@ -1,0 +1,79 @@
+"""Step 02: filter games.pgn by its headers and store kept games in SQLite (games.db)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from lib import gamesdb
+from lib.cli import add_out_arg, run_cli, setup_logging
+from lib.errors import DataError
+from lib.files import temp_name
+from lib.pipeline import StepSpec
+from lib.process import process_pgn
+
+log = logging.getLogger(__name__)
+
+VERSION = "1"
+NAME = "02_process_games"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Command-line options of step 02."""
+    parser = argparse.ArgumentParser(
+        prog="02_process_games.py",
+        description="Keep standard, rated blitz/rapid/classical games with both ratings from "
+        "OUT/games.pgn (decided from the headers; moves are only checked for form, legality "
+        "is checked when step 03 replays a game) and store them in OUT/games.db with drop "
+        "counts by reason.",
+    )
+    parser.add_argument("--pgn", type=Path, default=None,
+                        help="PGN to read (default: OUT/games.pgn)")
+    add_out_arg(parser)
+    return parser
+
+
+def _pgn(args: argparse.Namespace) -> Path:
+    return args.pgn or args.out / "games.pgn"
+
+
+def spec(args: argparse.Namespace) -> StepSpec:
+    """Inputs, outputs and parameters of this run."""
+    return StepSpec(name=NAME, version=VERSION, inputs=(str(_pgn(args)),),
+                    outputs=(args.out / "games.db",))
+
+
+def run(args: argparse.Namespace) -> None:
+    """Process the PGN into games.db (built under a temporary name, then renamed)."""
+    pgn = _pgn(args)
+    if not pgn.is_file():
+        raise DataError(f"{pgn} does not exist: run step 01 first (python generate.py --only 1)")
+    target = args.out / "games.db"
+    tmp = temp_name(target)
+    tmp.unlink(missing_ok=True)
+    try:
+        conn = gamesdb.create(tmp)
+        with conn:
+            report = process_pgn(pgn, conn)
+        conn.close()
+        tmp.replace(target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    log.info("kept %d games, dropped %d: %s", report.kept, report.drops.total(),
+             ", ".join(f"{k} {v}" for k, v in sorted(report.drops.counts.items())) or "none")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    args = build_parser().parse_args(argv)
+    setup_logging()
+    return run_cli(lambda: run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

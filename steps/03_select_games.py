@@ -1,0 +1,142 @@
+"""Step 03: select the game positions of the tree from games.db (positions.csv)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import sqlite3
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from lib import gamesdb
+from lib.cli import add_out_arg, positive_float, positive_int, run_cli, setup_logging
+from lib.engine import EnginePool, EngineSettings, find_stockfish
+from lib.files import atomic_write, sha256_file
+from lib.pipeline import StepSpec, default_workers
+from lib.probecache import ProbeCache
+from lib.report import leaf_rows, shortfall_lines
+from lib.selection import Game, SelectConfig, Selector, rand_key
+from lib.tree import ELO_BUCKETS, GAME_TARGETS, PHASES, SIDES, TYPES, scale_targets
+
+log = logging.getLogger(__name__)
+
+VERSION = "1"
+NAME = "03_select_games"
+COLUMNS = [
+    "fen", "fen4", "pos_id", "hash_bucket", "game_id", "game_url", "ply", "elo_bucket",
+    "avg_elo", "white_elo", "black_elo", "tc_class", "phase", "type", "side", "legal_moves",
+    "castling", "played_move", "history", "probe_best", "probe_gap", "good_moves", "mate",
+    "engine",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Command-line options of step 03."""
+    parser = argparse.ArgumentParser(
+        prog="03_select_games.py",
+        description="Fill the game leaves of the seed's tree (Elo bucket x phase x "
+        "tactical/quiet x side) from OUT/games.db: at most one position per game, drawn by "
+        "seeded reservoir sampling, labeled by a depth-12 MultiPV-4 Stockfish probe. Writes "
+        "OUT/positions.csv and OUT/positions_report.json (targets, achieved, shortfalls).",
+    )
+    parser.add_argument("--seed", type=int, default=0,
+                        help="selection seed: same data and seed give the same file (default 0)")
+    parser.add_argument("--scale", type=positive_float, default=1.0,
+                        help="multiply every leaf target by this, rounding level by level "
+                        "(default 1: 800 positions)")
+    parser.add_argument("--workers", type=positive_int, default=default_workers(),
+                        help="engine processes probing in parallel (default: number of cores)")
+    parser.add_argument("--stockfish", default=None,
+                        help="Stockfish binary (default: STOCKFISH_PATH, PATH, "
+                        "/usr/games/stockfish)")
+    parser.add_argument("--mate-share", type=float, default=0.04,
+                        help="at most this share of the positions may have a forced mate "
+                        "(default 0.04)")
+    add_out_arg(parser)
+    return parser
+
+
+def spec(args: argparse.Namespace) -> StepSpec:
+    """Inputs, outputs and parameters of this run (the engine binary counts as an input)."""
+    return StepSpec(
+        name=NAME, version=VERSION,
+        inputs=(str(args.out / "games.db"), find_stockfish(args.stockfish)),
+        outputs=(args.out / "positions.csv", args.out / "positions_report.json"),
+        params={"seed": args.seed, "scale": args.scale, "mate_share": args.mate_share},
+    )
+
+
+def _games(conn: sqlite3.Connection, bucket: str, seed: int) -> Iterator[Game]:
+    """Games of a bucket in rand_key order, read lazily so memory stays bounded."""
+    query = (
+        "SELECT id, site, elo_bucket, avg_elo, white_elo, black_elo, tc_class, movetext "
+        "FROM games WHERE elo_bucket = ? ORDER BY rand_key(?, id)"
+    )
+    for row in conn.execute(query, (bucket, seed)):
+        yield Game(*row)
+
+
+def _sort_key(row: dict[str, object]) -> tuple[int, int, int, int, str]:
+    return (ELO_BUCKETS.index(str(row["elo_bucket"])), PHASES.index(str(row["phase"])),
+            TYPES.index(str(row["type"])), SIDES.index(str(row["side"])), str(row["pos_id"]))
+
+
+def run(args: argparse.Namespace) -> None:
+    """Select positions and write positions.csv and its report."""
+    targets = scale_targets(GAME_TARGETS, args.scale)
+    path = find_stockfish(args.stockfish)
+    conn = gamesdb.open_existing(args.out / "games.db")
+    conn.row_factory = None
+    conn.create_function("rand_key", 2, rand_key, deterministic=True)
+    settings = EngineSettings(path=path)
+    cache = ProbeCache(args.out / "probes.db", engine_key=f"{sha256_file(Path(path))}|d12|m4")
+    config = SelectConfig(seed=args.seed, targets=targets, mate_share=args.mate_share)
+    try:
+        with EnginePool(settings, args.workers) as pool:
+            engine_name = pool.name
+            games = {bucket: _games(conn, bucket, args.seed) for bucket in ELO_BUCKETS}
+            result = Selector(config, pool, cache).run(games)  # type: ignore[arg-type]
+    finally:
+        cache.close()
+        conn.close()
+    rows = sorted(result.rows, key=_sort_key)
+    for row in rows:
+        row["engine"] = engine_name
+    with atomic_write(args.out / "positions.csv", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    leaves = leaf_rows(targets, result.filled)
+    counts = dict(sorted(result.counts.counts.items()))
+    report = {
+        "engine": engine_name, "seed": args.seed, "scale": args.scale,
+        "target": sum(targets.values()), "selected": len(rows),
+        "probes_per_selected": round(counts.get("probes", 0) / max(len(rows), 1), 3),
+        "counts": counts, "leaves": leaves,
+    }
+    with atomic_write(args.out / "positions_report.json") as handle:
+        json.dump(report, handle, indent=2)
+    log.info("selected %d of %d positions; %d probes (%.2f per position); %s",
+             len(rows), report["target"], counts.get("probes", 0),
+             report["probes_per_selected"], counts)
+    short = shortfall_lines(leaves)
+    if short:
+        log.warning("%d leaves short of their target (the data ran out):\n%s",
+                    len(short), "\n".join(short))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    args = build_parser().parse_args(argv)
+    setup_logging()
+    return run_cli(lambda: run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The numbered pipeline steps; each also runs alone as a script."""
