@@ -7,7 +7,7 @@ import os
 import queue
 import shutil
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -146,8 +146,9 @@ class Engine:
                 # A fresh game object makes python-chess send ucinewgame: the hash is cleared,
                 # so the result does not depend on what was searched before.
                 return self._engine.analyse(board, limit, multipv=multipv, game=object())
-            except chess.engine.EngineTerminatedError as exc:
-                log.warning("engine died on %s (attempt %d): %s", board.fen(), attempt, exc)
+            except (chess.engine.EngineTerminatedError, CancelledError) as exc:
+                log.warning("engine died on %s (attempt %d): %r", board.fen(), attempt, exc)
+                self._engine.close()
                 self._engine = None
         raise EngineError(f"engine died twice on {board.fen()}")
 

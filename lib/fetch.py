@@ -15,7 +15,9 @@ from lib.errors import FetchError
 
 log = logging.getLogger(__name__)
 
-BLOCK = 1 << 20  # bytes read at a time from a source
+BLOCK = 1 << 20  # bytes read at a time from a local source
+# Bytes read at a time from HTTP: a dropped connection loses at most this much progress.
+HTTP_BLOCK = 1 << 16
 GAME_MARK = b"\n[Event "  # a game starts at "[Event " at the beginning of a line
 
 
@@ -73,7 +75,7 @@ def _http_blocks(url: str, config: FetchConfig) -> Iterator[bytes]:
                     skip = pos if pos and response.status_code != 206 else 0
                     expected = response.headers.get("Content-Length")
                     received = 0
-                    for chunk in response.iter_content(BLOCK):
+                    for chunk in response.iter_content(HTTP_BLOCK):
                         received += len(chunk)
                         if skip:
                             cut = min(skip, len(chunk))

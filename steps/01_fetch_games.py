@@ -57,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--retries", type=int, default=5,
                         help="reconnections after dropped connections, timeouts or HTTP 5xx "
                         "(default 5; waits double from 1 s)")
+    parser.add_argument("--retry-wait", type=positive_float, default=1.0,
+                        help="seconds to wait before the first retry (default 1)")
     parser.add_argument("--timeout", type=positive_float, default=60.0,
                         help="seconds to wait for the server on connect and on each read "
                         "(default 60)")
@@ -87,7 +89,8 @@ def spec(args: argparse.Namespace) -> StepSpec:
 
 def run(args: argparse.Namespace) -> None:
     """Fetch every source into OUT/games.pgn."""
-    config = FetchConfig(retries=args.retries, timeout_s=args.timeout)
+    config = FetchConfig(retries=args.retries, backoff_s=args.retry_wait,
+                         timeout_s=args.timeout)
     target = args.out / "games.pgn"
     total = 0
     with atomic_write(target, "wb") as handle:

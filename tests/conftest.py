@@ -1,0 +1,48 @@
+"""Shared fixtures: the real data samples, the real engine, a small HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import zstandard
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from lib.engine import find_stockfish  # noqa: E402
+from tests.httpserver import FileServer  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "lichess"
+GAMES = DATA / "games"
+PUZZLES = DATA / "puzzles"
+GAME_FILES = sorted(GAMES.glob("*.pgn.zst"))
+MONTHLY = GAMES / "lichess_db_standard_rated_2021-10.first999.pgn.zst"
+PUZZLES_44K = PUZZLES / "lichess_db_puzzle.sample44k.csv.zst"
+PUZZLES_1K = PUZZLES / "lichess_db_puzzle.random1k.csv.zst"
+
+
+def unzstd(path: Path) -> bytes:
+    """The decompressed content of a .zst file."""
+    with open(path, "rb") as handle:
+        return zstandard.ZstdDecompressor().stream_reader(handle, read_across_frames=True).read()
+
+
+@pytest.fixture(scope="session")
+def stockfish() -> str:
+    """Path of the real Stockfish binary."""
+    return find_stockfish(None)
+
+
+@pytest.fixture()
+def file_server() -> Iterator[FileServer]:
+    """An HTTP server on 127.0.0.1 serving files the test registers."""
+    server = FileServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

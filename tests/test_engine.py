@@ -1,0 +1,74 @@
+"""The engine wrapper: discovery order, clear errors, the mate rule, restart after a crash."""
+
+import os
+import signal
+from pathlib import Path
+
+import chess
+import chess.engine
+import pytest
+
+from lib import engine as engine_mod
+from lib.engine import MATE_CP, Engine, EngineSettings, find_stockfish, score_to_cp
+from lib.errors import EngineNotFoundError
+
+
+def test_explicit_path_wins(stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STOCKFISH_PATH", "/nonexistent/env-stockfish")
+    assert find_stockfish(stockfish) == stockfish
+
+
+def test_env_var_comes_before_path(stockfish: str, tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    on_path = tmp_path / "stockfish"
+    on_path.symlink_to(stockfish)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("STOCKFISH_PATH", stockfish)
+    assert find_stockfish(None) == stockfish
+    monkeypatch.delenv("STOCKFISH_PATH")
+    assert find_stockfish(None) == str(on_path)
+
+
+def test_bad_explicit_path_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(EngineNotFoundError, match="--stockfish: /nope/stockfish"):
+        find_stockfish("/nope/stockfish")
+
+
+def test_nothing_found_names_all_four_places(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("STOCKFISH_PATH", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(engine_mod, "DEBIAN_STOCKFISH", str(tmp_path / "games" / "stockfish"))
+    with pytest.raises(EngineNotFoundError) as info:
+        find_stockfish(None)
+    message = str(info.value)
+    for place in ("--stockfish", "STOCKFISH_PATH", "PATH", "games/stockfish"):
+        assert place in message
+
+
+def test_mate_rule() -> None:
+    assert score_to_cp(chess.engine.Cp(37)) == 37
+    assert score_to_cp(chess.engine.Mate(1)) == MATE_CP - 100
+    assert score_to_cp(chess.engine.Mate(3)) == MATE_CP - 300
+    assert score_to_cp(chess.engine.Mate(-2)) == -(MATE_CP - 200)
+    # Faster mates rank higher; any mate outranks the largest real evaluation.
+    assert score_to_cp(chess.engine.Mate(1)) > score_to_cp(chess.engine.Mate(2)) > 20000
+
+
+def test_engine_restarts_after_being_killed(stockfish: str) -> None:
+    board = chess.Board()
+    with Engine(EngineSettings(path=stockfish)) as eng:
+        assert eng.name.startswith("Stockfish")
+        first = eng.ranked_moves(board, chess.engine.Limit(depth=8), 3)
+        os.kill(eng.pid, signal.SIGKILL)
+        again = eng.ranked_moves(board, chess.engine.Limit(depth=8), 3)
+    assert [m.move for m in first] == [m.move for m in again]
+
+
+def test_depth_limited_search_is_repeatable(stockfish: str) -> None:
+    board = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4")
+    with Engine(EngineSettings(path=stockfish)) as eng:
+        a = eng.ranked_moves(board, chess.engine.Limit(depth=12), 4)
+        eng.ranked_moves(chess.Board(), chess.engine.Limit(depth=12), 4)
+        b = eng.ranked_moves(board, chess.engine.Limit(depth=12), 4)
+    assert a == b

@@ -1,0 +1,112 @@
+"""Step 03 end to end on the real games at a small scale, with the real engine."""
+
+import csv
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import chess
+import pytest
+
+from lib.phase import phase
+from lib.position import fen4, hash_bucket, pos_id
+from lib.tree import GAME_TARGETS, scale_targets
+from tests.conftest import GAME_FILES, MONTHLY, unzstd
+from tests.steps import step
+
+process = step("02_process_games")
+select = step("03_select_games")
+SCALE = "0.1"
+
+
+def _games_db(out: Path, files: list[Path]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "games.pgn").write_bytes(b"\n\n".join(unzstd(p) for p in files))
+    assert process.main(["--out", str(out)]) == 0
+
+
+def _select(out: Path, stockfish: str, *extra: str) -> list[dict[str, str]]:
+    argv = ["--out", str(out), "--scale", SCALE, "--workers", "2", "--stockfish", stockfish]
+    assert select.main(argv + list(extra)) == 0
+    with open(out / "positions.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, stockfish: str) -> Path:
+    out = tmp_path_factory.mktemp("select")
+    _games_db(out, GAME_FILES)
+    _select(out, stockfish)
+    return out
+
+
+def _rows(out: Path) -> list[dict[str, str]]:
+    with open(out / "positions.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_leaves_within_targets_and_one_position_per_game(built: Path) -> None:
+    rows = _rows(built)
+    targets = scale_targets(GAME_TARGETS, float(SCALE))
+    leaves = Counter((r["elo_bucket"], r["phase"], r["type"], r["side"]) for r in rows)
+    assert all(leaves[leaf] <= n for leaf, n in targets.items())
+    assert set(leaves) <= set(targets)
+    assert len({r["game_id"] for r in rows}) == len(rows)
+    assert len({r["pos_id"] for r in rows}) == len(rows)
+    # The buckets the samples cover well are full.
+    for bucket in ("(0, 1400)", "[1400, 1800)"):
+        assert sum(n for leaf, n in leaves.items() if leaf[0] == bucket) == sum(
+            n for leaf, n in targets.items() if leaf[0] == bucket)
+    mates = sum(int(r["mate"]) for r in rows)
+    assert mates <= int(0.04 * sum(targets.values()))
+
+
+def test_rows_agree_with_the_game_they_come_from(built: Path) -> None:
+    for row in _rows(built):
+        board = chess.Board()
+        for san in row["history"].split():
+            board.push_san(san)
+        assert len(row["history"].split()) == int(row["ply"])
+        assert board.fen(en_passant="legal") == row["fen"]
+        assert fen4(board) == row["fen4"] and pos_id(row["fen4"]) == row["pos_id"]
+        assert hash_bucket(row["fen4"]) == int(row["hash_bucket"])
+        assert phase(board, int(row["ply"])) == row["phase"]
+        assert row["side"] == ("White" if board.turn else "Black")
+        assert chess.Move.from_uci(row["played_move"]) in board.legal_moves
+        assert board.legal_moves.count() == int(row["legal_moves"])
+        assert board.halfmove_clock < 80
+        assert row["engine"].startswith("Stockfish")
+
+
+def test_same_seed_gives_identical_bytes_and_other_seed_differs(
+        built: Path, tmp_path: Path, stockfish: str) -> None:
+    again = tmp_path / "again"
+    again.mkdir()
+    shutil.copy(built / "games.db", again / "games.db")
+    # One worker instead of two, and no probe cache: still the same file.
+    _select(again, stockfish, "--workers", "1")
+    assert (again / "positions.csv").read_bytes() == (built / "positions.csv").read_bytes()
+    (again / "probes.db").unlink()
+    _select(again, stockfish, "--seed", "7")
+    assert (again / "positions.csv").read_bytes() != (built / "positions.csv").read_bytes()
+
+
+def test_probes_per_position_are_reported(built: Path) -> None:
+    report = json.loads((built / "positions_report.json").read_text())
+    assert report["selected"] == len(_rows(built))
+    assert report["counts"]["probes"] >= report["selected"]
+    assert report["probes_per_selected"] == round(
+        report["counts"]["probes"] / report["selected"], 3)
+
+
+def test_shortfall_is_reported_per_leaf(tmp_path: Path, stockfish: str, caplog) -> None:
+    _games_db(tmp_path, [MONTHLY])
+    rows = _select(tmp_path, stockfish, "--scale", "0.5")
+    report = json.loads((tmp_path / "positions_report.json").read_text())
+    short = {(r["elo_bucket"], r["phase"], r["type"], r["side"]): r["shortfall"]
+             for r in report["leaves"] if r["shortfall"]}
+    # The sample has one 2600+ game at most: that whole bucket falls short.
+    assert sum(v for k, v in short.items() if k[0] == "[2600, inf)") >= 55
+    assert sum(r["shortfall"] for r in report["leaves"]) == report["target"] - len(rows)
+    assert "leaves short of their target" in caplog.text
