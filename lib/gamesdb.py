@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator
-from dataclasses import astuple, fields
 from pathlib import Path
 
 from lib.errors import DataError
@@ -31,7 +30,7 @@ CREATE INDEX games_bucket ON games (elo_bucket);
 CREATE TABLE drops (reason TEXT PRIMARY KEY, count INTEGER NOT NULL);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-COLUMNS = [f.name for f in fields(GameRecord)]
+COLUMNS = list(GameRecord._fields)
 INSERT = f"INSERT OR IGNORE INTO games VALUES ({', '.join('?' * len(COLUMNS))})"
 
 
@@ -49,7 +48,7 @@ def create(path: Path) -> sqlite3.Connection:
 def insert(conn: sqlite3.Connection, records: Iterable[GameRecord]) -> int:
     """Insert records, ignoring ids already stored; returns how many were new."""
     before = conn.total_changes
-    conn.executemany(INSERT, (astuple(r) for r in records))
+    conn.executemany(INSERT, records)
     return conn.total_changes - before
 
 

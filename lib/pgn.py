@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 from lib.tree import elo_bucket
 
@@ -49,9 +48,8 @@ SAN_RE = re.compile(SAN)
 _KNOWN_SAN: set[str] = set()
 
 
-@dataclass(frozen=True)
-class GameRecord:
-    """A kept game, as stored in games.db."""
+class GameRecord(NamedTuple):
+    """A kept game, as stored in games.db (a tuple, so rows insert without conversion)."""
 
     id: str
     site: str
