@@ -98,7 +98,8 @@ def selected_steps(args: argparse.Namespace) -> list[int]:
 
 def run_step(number: int, module: ModuleType, args: argparse.Namespace, state: State) -> None:
     """Run one step if needed and record its fingerprint after it succeeds."""
-    step_args = module.build_parser().parse_args(step_argv(number, args))
+    argv = step_argv(number, args)
+    step_args = module.build_parser().parse_args(argv)
     spec = module.spec(step_args)
     parts = fingerprint_parts(spec)
     reason = "--force" if args.force else state.why_run(spec, parts)
@@ -108,7 +109,7 @@ def run_step(number: int, module: ModuleType, args: argparse.Namespace, state: S
     log.info("step %d (%s): running, because %s", number, spec.name, reason)
     state.forget(spec.name)
     module.run(step_args)
-    state.record(spec, parts)
+    state.record(spec, parts, argv)
     log.info("step %d (%s): done", number, spec.name)
 
 

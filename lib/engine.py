@@ -7,7 +7,7 @@ import os
 import queue
 import shutil
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import CancelledError, ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -135,7 +135,8 @@ class Engine:
         return int(self._engine.transport.get_pid())  # type: ignore[attr-defined]
 
     def analyse(
-        self, board: chess.Board, limit: chess.engine.Limit, multipv: int
+        self, board: chess.Board, limit: chess.engine.Limit, multipv: int,
+        root_moves: list[chess.Move] | None = None,
     ) -> list[chess.engine.InfoDict]:
         """MultiPV analysis from a cleared hash; restarts the engine and retries once if it died."""
         for attempt in (1, 2):
@@ -145,7 +146,8 @@ class Engine:
             try:
                 # A fresh game object makes python-chess send ucinewgame: the hash is cleared,
                 # so the result does not depend on what was searched before.
-                return self._engine.analyse(board, limit, multipv=multipv, game=object())
+                return self._engine.analyse(board, limit, multipv=multipv, game=object(),
+                                            root_moves=root_moves)
             except (chess.engine.EngineTerminatedError, CancelledError) as exc:
                 log.warning("engine died on %s (attempt %d): %r", board.fen(), attempt, exc)
                 self._engine.close()
@@ -206,15 +208,22 @@ class EnginePool:
         """Name and version of the engines."""
         return self._engines[0].name
 
+    def _call(self, fn: Callable[[Engine, T], R], item: T) -> R:
+        engine = self._free.get()
+        try:
+            return fn(engine, item)
+        finally:
+            self._free.put(engine)
+
     def map(self, fn: Callable[[Engine, T], R], items: Iterable[T]) -> Iterator[R]:
         """fn(engine, item) for every item, in parallel; results in the order of `items`."""
         assert self._executor is not None, "use EnginePool as a context manager"
+        return self._executor.map(lambda item: self._call(fn, item), items)
 
-        def task(item: T) -> R:
-            engine = self._free.get()
-            try:
-                return fn(engine, item)
-            finally:
-                self._free.put(engine)
-
-        return self._executor.map(task, items)
+    def as_completed(self, fn: Callable[[Engine, T], R],
+                     items: Iterable[T]) -> Iterator[tuple[T, R]]:
+        """(item, fn(engine, item)) pairs in the order they finish, for per-item checkpoints."""
+        assert self._executor is not None, "use EnginePool as a context manager"
+        futures = {self._executor.submit(self._call, fn, item): item for item in items}
+        for future in as_completed(futures):
+            yield futures[future], future.result()

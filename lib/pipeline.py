@@ -74,9 +74,13 @@ class State:
             return "changed since last run: " + ", ".join(changed)
         return None
 
-    def record(self, spec: StepSpec, parts: dict[str, str]) -> None:
-        """Mark the step finished with this fingerprint (call only after outputs are in place)."""
-        self.data[spec.name] = {**parts, "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    def record(self, spec: StepSpec, parts: dict[str, str], argv: list[str]) -> None:
+        """Mark the step finished with this fingerprint (call only after outputs are in place).
+
+        The step's command line is kept so that print.py can recompute the fingerprint.
+        """
+        self.data[spec.name] = {**parts, "argv": argv,
+                                "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
         with atomic_write(self.path) as handle:
             json.dump(self.data, handle, indent=2, sort_keys=True)
 

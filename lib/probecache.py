@@ -1,14 +1,13 @@
-"""A SQLite cache of engine probes, so an interrupted selection resumes without re-probing."""
+"""A cache of engine probes, so an interrupted selection resumes without re-probing."""
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from pathlib import Path
 
 import chess
 import chess.engine
 
+from lib.kvstore import JsonStore
 from lib.records import Probe, RankedMove
 
 
@@ -28,40 +27,30 @@ class ProbeCache:
     """Probes keyed by engine, search setting and full FEN; committed by the caller."""
 
     def __init__(self, path: Path, engine_key: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(path)
-        self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS probes (key TEXT PRIMARY KEY, fen4 TEXT, lines TEXT)"
-        )
+        self.store = JsonStore(path, "probes")
         self.engine_key = engine_key
-        self.hits = 0
 
     def _key(self, fen: str) -> str:
         return f"{self.engine_key}|{fen}"
 
     def get(self, fen: str) -> Probe | None:
         """The cached probe of a full FEN, if any."""
-        row = self.conn.execute(
-            "SELECT fen4, lines FROM probes WHERE key = ?", (self._key(fen),)
-        ).fetchone()
-        if row is None:
+        value = self.store.get(self._key(fen))
+        if value is None:
             return None
-        self.hits += 1
         lines = tuple(RankedMove(chess.Move.from_uci(uci), parse_score(score))
-                      for uci, score in json.loads(row[1]))
-        return Probe(fen4=row[0], lines=lines)
+                      for uci, score in value["lines"])
+        return Probe(fen4=value["fen4"], lines=lines)
 
     def put(self, fen: str, probe: Probe) -> None:
-        """Store a probe (visible to others after commit)."""
+        """Store a probe (durable after commit)."""
         lines = [(line.move.uci(), score_text(line.score)) for line in probe.lines]
-        self.conn.execute("INSERT OR REPLACE INTO probes VALUES (?, ?, ?)",
-                          (self._key(fen), probe.fen4, json.dumps(lines)))
+        self.store.put(self._key(fen), {"fen4": probe.fen4, "lines": lines})
 
     def commit(self) -> None:
         """Make stored probes durable."""
-        self.conn.commit()
+        self.store.commit()
 
     def close(self) -> None:
         """Commit and close."""
-        self.conn.commit()
-        self.conn.close()
+        self.store.close()

@@ -1,0 +1,40 @@
+"""A small durable key -> JSON store in SQLite: the checkpoint of long steps."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+
+class JsonStore:
+    """Values by key; `put` then `commit` makes them survive a crash (even kill -9)."""
+
+    def __init__(self, path: Path, table: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.table = table
+        self.conn = sqlite3.connect(path)
+        self.conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT)")
+
+    def get(self, key: str) -> Any | None:
+        """The stored value, or None."""
+        row = self.conn.execute(f"SELECT value FROM {self.table} WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, key: str, value: Any) -> None:
+        """Store a value (durable after commit)."""
+        self.conn.execute(f"INSERT OR REPLACE INTO {self.table} VALUES (?, ?)",
+                          (key, json.dumps(value, separators=(",", ":"))))
+
+    def commit(self) -> None:
+        """Make stored values durable."""
+        self.conn.commit()
+
+    def __len__(self) -> int:
+        return int(self.conn.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0])
+
+    def close(self) -> None:
+        """Commit and close."""
+        self.conn.commit()
+        self.conn.close()

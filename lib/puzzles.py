@@ -1,0 +1,168 @@
+"""Lichess puzzles: the CSV format, the leaf of a puzzle, and the per-leaf lowest-k sample."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import heapq
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import chess
+
+from lib.phase import phase
+from lib.position import side_name
+from lib.records import Counter
+from lib.tree import Leaf, elo_bucket
+
+# The official header of lichess_db_puzzle.csv; releases may append columns (e.g. SortKey).
+HEADER = ("PuzzleId", "FEN", "Moves", "Rating", "RatingDeviation", "Popularity", "NbPlays",
+          "Themes", "GameUrl", "OpeningTags")
+PHASE_THEMES = {"opening": "Opening", "middlegame": "Middlegame", "endgame": "Endgame"}
+QUIET_THEME = "quietMove"
+UCI_RE = re.compile(r"[a-h][1-8][a-h][1-8][qrbn]?")
+# Themes that describe length, phase, evaluation or origin rather than a tactical motif;
+# the motif cap ignores them.
+NON_MOTIF_THEMES = frozenset({
+    "opening", "middlegame", "endgame", "short", "long", "veryLong", "oneMove", "mate",
+    "mateIn1", "mateIn2", "mateIn3", "mateIn4", "mateIn5", "advantage", "crushing",
+    "equality", "master", "masterVsMaster", "superGM", "quietMove", "defensiveMove",
+    "kingsideAttack", "queensideAttack", "pawnEndgame", "rookEndgame", "bishopEndgame",
+    "knightEndgame", "queenEndgame", "queenRookEndgame",
+})
+
+
+def header_problem(header: list[str]) -> str | None:
+    """Why a CSV header is not the puzzle database's, or None when it is."""
+    if tuple(header[: len(HEADER)]) != HEADER:
+        return f"expected columns {','.join(HEADER)}, got {','.join(header[:12])}"
+    return None
+
+
+@dataclass(frozen=True)
+class Puzzle:
+    """A puzzle reduced to what selection needs; `fen` is the position the solver sees."""
+
+    id: str
+    fen: str  # after the opponent's first move in `Moves`
+    solution: tuple[str, ...]  # the solver's moves and the replies, UCI, from `fen`
+    rating: int
+    themes: tuple[str, ...]
+    game_url: str
+    phase: str
+    type: str
+    side: str
+
+    @property
+    def leaf(self) -> Leaf:
+        """(rating bucket, phase, type, side)."""
+        return (elo_bucket(self.rating), self.phase, self.type, self.side)
+
+    @property
+    def is_mate(self) -> bool:
+        """Tagged as a forced mate (mate or mateInN)."""
+        return any(t == "mate" or t.startswith("mateIn") for t in self.themes)
+
+    @property
+    def motifs(self) -> tuple[str, ...]:
+        """Themes that name a tactical motif."""
+        return tuple(t for t in self.themes if t not in NON_MOTIF_THEMES)
+
+
+def quick_leaf(row: list[str]) -> Leaf | None:
+    """The leaf of a raw CSV row from its text alone (no board), or None if malformed.
+
+    Side to move is the opposite of the FEN's, since the first move is the opponent's. A
+    puzzle without a phase theme gets no leaf here; `parse` finds it from the board.
+    """
+    if len(row) < len(HEADER) or not row[3].isdigit():
+        return None
+    fen_fields = row[1].split()
+    if len(fen_fields) != 6 or fen_fields[1] not in ("w", "b"):
+        return None
+    themes = row[7].split()
+    found = [PHASE_THEMES[t] for t in themes if t in PHASE_THEMES]
+    if not found:
+        return None
+    side = "Black" if fen_fields[1] == "w" else "White"
+    type_name = "Quiet" if QUIET_THEME in themes else "Tactical"
+    return (elo_bucket(int(row[3])), found[0], type_name, side)
+
+
+def parse(row: list[str]) -> tuple[Puzzle | None, str | None]:
+    """(puzzle, None), or (None, drop reason) for a malformed or non-standard row."""
+    if len(row) < len(HEADER) or not row[3].isdigit():
+        return None, "malformed_row"
+    moves = row[2].split()
+    if len(moves) < 2 or not all(UCI_RE.fullmatch(m) for m in moves):
+        return None, "malformed_moves"
+    try:
+        board = chess.Board(row[1])
+    except ValueError:
+        return None, "malformed_fen"
+    if board.chess960 or not board.is_valid():
+        return None, "non_standard"
+    for uci in moves:
+        move = chess.Move.from_uci(uci)
+        if move not in board.legal_moves:
+            return None, "illegal_move"
+        board.push(move)
+    board = chess.Board(row[1])
+    board.push(chess.Move.from_uci(moves[0]))
+    themes = tuple(row[7].split())
+    phases = [PHASE_THEMES[t] for t in themes if t in PHASE_THEMES]
+    return Puzzle(
+        id=row[0], fen=board.fen(en_passant="legal"), solution=tuple(moves[1:]),
+        rating=int(row[3]), themes=themes, game_url=row[8],
+        phase=phases[0] if phases else phase(board, board.ply()),
+        type="Quiet" if QUIET_THEME in themes else "Tactical", side=side_name(board.turn),
+    ), None
+
+
+def rank_key(seed: int, puzzle_id: str) -> str:
+    """The salted hash that orders puzzles within a leaf."""
+    return hashlib.sha256(f"puzzle:{seed}:{puzzle_id}".encode()).hexdigest()
+
+
+def lowest_k(rows: Iterable[list[str]], seed: int, keep: dict[Leaf, int],
+             counts: Counter) -> dict[Leaf, list[list[str]]]:
+    """Stream rows; keep per leaf the `keep[leaf]` rows of lowest rank_key, in key order.
+
+    Memory is bounded by sum(keep): the whole database never sits in memory.
+    """
+    heaps: dict[Leaf, list[tuple[str, list[str]]]] = {leaf: [] for leaf in keep}
+    for row in rows:
+        leaf = quick_leaf(row)
+        if leaf is None:
+            puzzle, reason = parse(row)
+            if puzzle is None:
+                counts.add(reason or "malformed_row")
+                continue
+            leaf = puzzle.leaf
+        if keep.get(leaf, 0) <= 0:
+            continue
+        # Max-heap by key through negated ordering: store the inverted hex string.
+        key = rank_key(seed, row[0])
+        heap = heaps[leaf]
+        item = (_invert(key), row)
+        if len(heap) < keep[leaf]:
+            heapq.heappush(heap, item)
+        elif item[0] > heap[0][0]:
+            heapq.heapreplace(heap, item)
+    return {leaf: [row for _, row in sorted(heap, reverse=True)] for leaf, heap in heaps.items()}
+
+
+_INVERT = str.maketrans("0123456789abcdef", "fedcba9876543210")
+
+
+def _invert(key: str) -> str:
+    """A string whose order is the reverse of the hex key's."""
+    return key.translate(_INVERT)
+
+
+def read_rows(handle: Iterable[str]) -> Iterator[list[str]]:
+    """Rows of a puzzle CSV after its header."""
+    reader = csv.reader(handle)
+    next(reader, None)
+    yield from reader

@@ -1,0 +1,44 @@
+"""The questions.csv format: one row per position, built from positions, puzzles and evals."""
+
+from __future__ import annotations
+
+from lib.position import is_private
+
+# The first three columns keep the format of the public competition file the seed comes from.
+COLUMNS = [
+    "prompt", "expected_output", "private", "id", "source", "elo_bucket", "phase", "type",
+    "color", "pos_id", "legal_moves", "game_url", "ply", "history", "played_move",
+    "puzzle_id", "rating", "themes", "solution", "engine", "nodes",
+]
+
+
+def game_question(row: dict[str, str], expected: str, engine: str, nodes: int) -> dict[str, str]:
+    """A questions.csv row for a selected game position (a positions.csv row)."""
+    return {
+        "prompt": row["fen"], "expected_output": expected,
+        "private": _flag(int(row["hash_bucket"])), "id": "g-" + row["pos_id"][:16],
+        "source": "game", "elo_bucket": row["elo_bucket"], "phase": row["phase"],
+        "type": row["type"], "color": row["side"], "pos_id": row["pos_id"],
+        "legal_moves": row["legal_moves"], "game_url": row["game_url"], "ply": row["ply"],
+        "history": row["history"], "played_move": row["played_move"], "puzzle_id": "",
+        "rating": "", "themes": "", "solution": "", "engine": engine, "nodes": str(nodes),
+    }
+
+
+def puzzle_question(row: dict[str, str], expected: str, engine: str,
+                    nodes: int) -> dict[str, str]:
+    """A questions.csv row for a selected puzzle (a puzzles.csv row)."""
+    return {
+        "prompt": row["fen"], "expected_output": expected,
+        "private": _flag(int(row["hash_bucket"])), "id": "p-" + row["puzzle_id"],
+        "source": "puzzle", "elo_bucket": row["elo_bucket"], "phase": row["phase"],
+        "type": row["type"], "color": row["side"], "pos_id": row["pos_id"],
+        "legal_moves": row["legal_moves"], "game_url": row["game_url"], "ply": "",
+        "history": "", "played_move": "", "puzzle_id": row["puzzle_id"],
+        "rating": row["rating"], "themes": row["themes"], "solution": row["solution"],
+        "engine": engine, "nodes": str(nodes),
+    }
+
+
+def _flag(bucket: int) -> str:
+    return "true" if is_private(bucket) else "false"

@@ -1,0 +1,134 @@
+"""Step 05: select the puzzle leaves of the tree from lichess_puzzles.csv (puzzles.csv)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from lib.cli import add_out_arg, positive_float, positive_int, run_cli, setup_logging
+from lib.engine import EnginePool, EngineSettings, find_stockfish
+from lib.errors import DataError
+from lib.evaluation import DEFAULT_SETTING
+from lib.files import atomic_write
+from lib.pipeline import StepSpec, default_workers
+from lib.puzzle_selection import PuzzleConfig, PuzzleSelector
+from lib.puzzles import header_problem, read_rows
+from lib.report import leaf_rows, shortfall_lines
+from lib.tree import ELO_BUCKETS, GAME_TARGETS, PHASES, PUZZLE_TARGETS, SIDES, TYPES, scale_targets
+
+log = logging.getLogger(__name__)
+
+VERSION = "1"
+NAME = "05_select_puzzles"
+MATE_SHARE = 0.04  # mate puzzles: at most 4% of all cases (games and puzzles) of the test set
+MOTIF_SHARE = 0.2  # any one motif theme: at most 20% of the puzzles
+COLUMNS = ["puzzle_id", "fen", "fen4", "pos_id", "hash_bucket", "rating", "elo_bucket",
+           "phase", "type", "side", "themes", "solution", "game_url", "legal_moves",
+           "castling", "mate", "verify_gap", "engine", "nodes"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Command-line options of step 05."""
+    parser = argparse.ArgumentParser(
+        prog="05_select_puzzles.py",
+        description="Fill the puzzle leaves of the seed's tree (rating bucket x phase x "
+        "tactical/quiet x side) from OUT/lichess_puzzles.csv, streaming it and keeping per "
+        "leaf the lowest-k rows by a salted hash; candidates are verified with Stockfish at "
+        "the grading setting (first solution move best by >= 100 cp). Writes "
+        "OUT/puzzles.csv and OUT/puzzles_report.json.",
+    )
+    parser.add_argument("--puzzles", type=Path, default=None,
+                        help="puzzle CSV to read (default: OUT/lichess_puzzles.csv)")
+    parser.add_argument("--seed", type=int, default=0, help="selection seed (default 0)")
+    parser.add_argument("--scale", type=positive_float, default=1.0,
+                        help="multiply every leaf target by this (default 1: 200 puzzles)")
+    parser.add_argument("--workers", type=positive_int, default=default_workers(),
+                        help="engine processes verifying in parallel (default: cores)")
+    parser.add_argument("--stockfish", default=None,
+                        help="Stockfish binary (default: STOCKFISH_PATH, PATH, "
+                        "/usr/games/stockfish)")
+    add_out_arg(parser)
+    return parser
+
+
+def _source(args: argparse.Namespace) -> Path:
+    return args.puzzles or args.out / "lichess_puzzles.csv"
+
+
+def spec(args: argparse.Namespace) -> StepSpec:
+    """Inputs, outputs and parameters of this run."""
+    return StepSpec(
+        name=NAME, version=VERSION, inputs=(str(_source(args)), find_stockfish(args.stockfish)),
+        outputs=(args.out / "puzzles.csv", args.out / "puzzles_report.json"),
+        params={"seed": args.seed, "scale": args.scale, "mate_share": MATE_SHARE,
+                "motif_share": MOTIF_SHARE, "setting": DEFAULT_SETTING.label},
+    )
+
+
+def _rows(path: Path) -> Iterator[list[str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        yield from read_rows(handle)
+
+
+def _check_header(path: Path) -> None:
+    if not path.is_file():
+        raise DataError(f"{path} does not exist: run step 04 first (python generate.py --only 4)")
+    with open(path, newline="", encoding="utf-8") as handle:
+        header = next(csv.reader(handle), [])
+    if problem := header_problem(header):
+        raise DataError(f"{path}: {problem}")
+
+
+def _sort_key(row: dict[str, object]) -> tuple[int, int, int, int, str]:
+    return (ELO_BUCKETS.index(str(row["elo_bucket"])), PHASES.index(str(row["phase"])),
+            TYPES.index(str(row["type"])), SIDES.index(str(row["side"])), str(row["puzzle_id"]))
+
+
+def run(args: argparse.Namespace) -> None:
+    """Select puzzles and write puzzles.csv and its report."""
+    source = _source(args)
+    _check_header(source)
+    targets = scale_targets(PUZZLE_TARGETS, args.scale)
+    all_cases = sum(targets.values()) + sum(scale_targets(GAME_TARGETS, args.scale).values())
+    config = PuzzleConfig(seed=args.seed, targets=targets,
+                          mate_cap=int(MATE_SHARE * all_cases),
+                          motif_cap=max(1, int(MOTIF_SHARE * sum(targets.values()))))
+    with EnginePool(EngineSettings(path=find_stockfish(args.stockfish)), args.workers) as pool:
+        engine_name = pool.name
+        result = PuzzleSelector(config, pool).run(lambda: _rows(source))
+    rows = sorted(result.rows, key=_sort_key)
+    for row in rows:
+        row.update(engine=engine_name, nodes=DEFAULT_SETTING.label)
+    with atomic_write(args.out / "puzzles.csv", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    leaves = leaf_rows(targets, result.filled)
+    report = {"engine": engine_name, "seed": args.seed, "scale": args.scale,
+              "target": sum(targets.values()), "selected": len(rows),
+              "mate_cap": config.mate_cap, "motif_cap": config.motif_cap,
+              "counts": dict(sorted(result.counts.counts.items())), "leaves": leaves}
+    with atomic_write(args.out / "puzzles_report.json") as handle:
+        json.dump(report, handle, indent=2)
+    log.info("selected %d of %d puzzles; %s", len(rows), report["target"], report["counts"])
+    if short := shortfall_lines(leaves):
+        log.warning("%d puzzle leaves short of their target:\n%s", len(short), "\n".join(short))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    args = build_parser().parse_args(argv)
+    setup_logging()
+    return run_cli(lambda: run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

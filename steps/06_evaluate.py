@@ -1,0 +1,134 @@
+"""Step 06: evaluate every legal move of every selected position and write questions.csv."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import chess
+from tqdm import tqdm
+
+from lib.cli import add_out_arg, positive_int, run_cli, setup_logging
+from lib.engine import Engine, EnginePool, EngineSettings, find_stockfish
+from lib.errors import DataError
+from lib.evaluation import DEFAULT_SETTING, EvalSetting, evaluate_moves, to_json
+from lib.files import atomic_write, sha256_file
+from lib.kvstore import JsonStore
+from lib.pipeline import StepSpec, default_workers
+from lib.questions import COLUMNS, game_question, puzzle_question
+
+log = logging.getLogger(__name__)
+
+VERSION = "1"
+NAME = "06_evaluate"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Command-line options of step 06."""
+    parser = argparse.ArgumentParser(
+        prog="06_evaluate.py",
+        description="Evaluate every legal move of every position in OUT/positions.csv and "
+        "OUT/puzzles.csv with Stockfish (node-limited, one thread, fixed hash cleared per "
+        "position: reproducible), checkpointing each position in OUT/evals.db, and write "
+        "the test set.",
+    )
+    parser.add_argument("--questions", type=Path, default=Path("questions.csv"),
+                        help="output file (default: questions.csv)")
+    parser.add_argument("--workers", type=positive_int, default=default_workers(),
+                        help="engine processes, one thread each (default: number of cores)")
+    parser.add_argument("--stockfish", default=None,
+                        help="Stockfish binary (default: STOCKFISH_PATH, PATH, "
+                        "/usr/games/stockfish)")
+    parser.add_argument("--scan-nodes", type=positive_int, default=DEFAULT_SETTING.scan_nodes,
+                        help="nodes of the MultiPV search over all legal moves (default "
+                        f"{DEFAULT_SETTING.scan_nodes})")
+    parser.add_argument("--refine-top", type=int, default=DEFAULT_SETTING.refine_top,
+                        help="how many best moves are searched again (default "
+                        f"{DEFAULT_SETTING.refine_top}; 0 turns refinement off)")
+    parser.add_argument("--refine-nodes", type=int, default=DEFAULT_SETTING.refine_nodes,
+                        help=f"nodes of that second search (default {DEFAULT_SETTING.refine_nodes})")
+    add_out_arg(parser)
+    return parser
+
+
+def _setting(args: argparse.Namespace) -> EvalSetting:
+    return EvalSetting(args.scan_nodes, args.refine_top, args.refine_nodes)
+
+
+def spec(args: argparse.Namespace) -> StepSpec:
+    """Inputs, outputs and parameters of this run."""
+    return StepSpec(
+        name=NAME, version=VERSION,
+        inputs=(str(args.out / "positions.csv"), str(args.out / "puzzles.csv"),
+                find_stockfish(args.stockfish)),
+        outputs=(args.questions,), params={"setting": _setting(args).label},
+    )
+
+
+def _read(path: Path, step: str) -> list[dict[str, str]]:
+    if not path.is_file():
+        raise DataError(f"{path} does not exist: run step {step} first")
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def run(args: argparse.Namespace) -> None:
+    """Evaluate (resuming from the checkpoint) and write questions.csv."""
+    games = _read(args.out / "positions.csv", "03")
+    puzzles = _read(args.out / "puzzles.csv", "05")
+    setting = _setting(args)
+    path = find_stockfish(args.stockfish)
+    store = JsonStore(args.out / "evals.db", "evals")
+    prefix = f"{sha256_file(Path(path))[:16]}|{setting.label}|"
+    fens = sorted({row["fen"] for row in games + puzzles})
+    todo = [fen for fen in fens if store.get(prefix + fen) is None]
+    log.info("%d positions: %d already evaluated, %d to go", len(fens), len(fens) - len(todo),
+             len(todo))
+
+    def evaluate(engine: Engine, fen: str) -> str:
+        return to_json(evaluate_moves(engine, chess.Board(fen), setting))
+
+    with EnginePool(EngineSettings(path=path), args.workers) as pool:
+        engine_name = pool.name
+        try:
+            with tqdm(total=len(todo), unit="pos", desc="evaluate", disable=None) as bar:
+                for fen, expected in pool.as_completed(evaluate, todo):
+                    store.put(prefix + fen, expected)
+                    store.commit()  # one position at a time: a crash loses only what ran
+                    bar.update()
+        finally:
+            store.close()
+    store = JsonStore(args.out / "evals.db", "evals")
+    expected = {fen: store.get(prefix + fen) for fen in fens}
+    store.close()
+    rows = [game_question(r, expected[r["fen"]], engine_name, setting.nodes) for r in games]
+    rows += [puzzle_question(r, expected[r["fen"]], engine_name, setting.nodes)
+             for r in puzzles]
+    with atomic_write(args.questions, newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    report = {"positions": len(fens), "evaluated_now": len(todo),
+              "reused": len(fens) - len(todo), "engine": engine_name, "setting": setting.label}
+    with atomic_write(args.out / "evaluation_report.json") as handle:
+        json.dump(report, handle, indent=2)
+    log.info("wrote %s: %d questions (%d evaluated now, %d from the checkpoint)",
+             args.questions, len(rows), len(todo), len(fens) - len(todo))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    args = build_parser().parse_args(argv)
+    setup_logging()
+    return run_cli(lambda: run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
