@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="how many best moves are searched again (default "
                         f"{DEFAULT_SETTING.refine_top}; 0 turns refinement off)")
     parser.add_argument("--refine-nodes", type=int, default=DEFAULT_SETTING.refine_nodes,
-                        help=f"nodes of that second search (default {DEFAULT_SETTING.refine_nodes})")
+                        help="nodes of that second search (default "
+                        f"{DEFAULT_SETTING.refine_nodes})")
     add_out_arg(parser)
     return parser
 
