@@ -22,6 +22,8 @@ HEADER = ("PuzzleId", "FEN", "Moves", "Rating", "RatingDeviation", "Popularity",
 PHASE_THEMES = {"opening": "Opening", "middlegame": "Middlegame", "endgame": "Endgame"}
 QUIET_THEME = "quietMove"
 UCI_RE = re.compile(r"[a-h][1-8][a-h][1-8][qrbn]?")
+MOVES_RE = re.compile(r"(?:[a-h][1-8][a-h][1-8][qrbn]? )+[a-h][1-8][a-h][1-8][qrbn]?")
+PLACEMENT_RE = re.compile(r"(?:[pnbrqkPNBRQK1-8]{1,8}/){7}[pnbrqkPNBRQK1-8]{1,8}")
 # Themes that describe length, phase, evaluation or origin rather than a tactical motif;
 # the motif cap ignores them.
 NON_MOTIF_THEMES = frozenset({
@@ -74,12 +76,15 @@ def quick_leaf(row: list[str]) -> Leaf | None:
     """The leaf of a raw CSV row from its text alone (no board), or None if malformed.
 
     Side to move is the opposite of the FEN's, since the first move is the opponent's. A
-    puzzle without a phase theme gets no leaf here; `parse` finds it from the board.
+    puzzle without a phase theme gets no leaf here; `parse` finds it from the board. The
+    checks are textual (regular expressions) because this runs on every row of the database;
+    rows that fail them go through `parse`, which names the problem.
     """
-    if len(row) < len(HEADER) or not row[3].isdigit():
+    if len(row) < len(HEADER) or not row[3].isdigit() or not MOVES_RE.fullmatch(row[2]):
         return None
     fen_fields = row[1].split()
-    if len(fen_fields) != 6 or fen_fields[1] not in ("w", "b"):
+    if (len(fen_fields) != 6 or fen_fields[1] not in ("w", "b")
+            or not PLACEMENT_RE.fullmatch(fen_fields[0])):
         return None
     themes = row[7].split()
     found = [PHASE_THEMES[t] for t in themes if t in PHASE_THEMES]
@@ -104,7 +109,10 @@ def parse(row: list[str]) -> tuple[Puzzle | None, str | None]:
     if board.chess960 or not board.is_valid():
         return None, "non_standard"
     for uci in moves:
-        move = chess.Move.from_uci(uci)
+        try:
+            move = chess.Move.from_uci(uci)
+        except ValueError:
+            return None, "malformed_moves"
         if move not in board.legal_moves:
             return None, "illegal_move"
         board.push(move)

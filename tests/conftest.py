@@ -46,3 +46,16 @@ def file_server() -> Iterator[FileServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def small_build(tmp_path_factory: pytest.TempPathFactory, stockfish: str) -> Path:
+    """A whole pipeline run at scale 0.05 on real games and the real 1k puzzle sample."""
+    import generate
+
+    out = tmp_path_factory.mktemp("build")
+    argv = ["--out", str(out), "--questions", str(out / "questions.csv"), "--scale", "0.05",
+            "--games-source", str(MONTHLY), "--puzzles-source", str(PUZZLES_1K),
+            "--workers", "2", "--stockfish", stockfish]
+    assert generate.main(argv) == 0
+    return out

@@ -1,0 +1,113 @@
+"""Step 05 on the real 44k puzzle sample: complete leaves, caps, verification, determinism."""
+
+import csv
+import json
+from collections import Counter
+from pathlib import Path
+
+import chess
+import pytest
+
+from lib.puzzles import parse
+from lib.tree import PUZZLE_TARGETS, scale_targets
+from tests.conftest import PUZZLES_44K, unzstd
+from tests.steps import step
+
+fetch = step("04_fetch_puzzles")
+select = step("05_select_puzzles")
+SCALE = "0.25"
+
+
+def _select(out: Path, stockfish: str, *extra: str) -> list[dict[str, str]]:
+    argv = ["--out", str(out), "--scale", SCALE, "--workers", "2", "--stockfish", stockfish]
+    assert select.main(argv + list(extra)) == 0
+    with open(out / "puzzles.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, stockfish: str) -> Path:
+    out = tmp_path_factory.mktemp("puzzles")
+    assert fetch.main(["--source", str(PUZZLES_44K), "--out", str(out)]) == 0
+    _select(out, stockfish)
+    return out
+
+
+def _rows(out: Path) -> list[dict[str, str]]:
+    with open(out / "puzzles.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_every_leaf_is_complete(built: Path) -> None:
+    rows = _rows(built)
+    targets = scale_targets(PUZZLE_TARGETS, float(SCALE))
+    leaves = Counter((r["elo_bucket"], r["phase"], r["type"], r["side"]) for r in rows)
+    assert {k: v for k, v in leaves.items()} == {k: v for k, v in targets.items() if v}
+    assert len({r["puzzle_id"] for r in rows}) == len(rows)
+
+
+def test_rows_are_the_position_after_the_setup_move(built: Path) -> None:
+    source = {}
+    with open(built / "lichess_puzzles.csv", newline="") as handle:
+        for raw in csv.reader(handle):
+            source[raw[0]] = raw
+    for row in _rows(built):
+        raw = source[row["puzzle_id"]]
+        board = chess.Board(raw[1])
+        board.push_uci(raw[2].split()[0])
+        assert row["fen"] == board.fen(en_passant="legal")
+        assert row["side"] == ("White" if board.turn else "Black")
+        assert row["solution"] == " ".join(raw[2].split()[1:])
+        assert row["type"] == ("Quiet" if "quietMove" in raw[7].split() else "Tactical")
+        assert parse(raw)[0].phase == row["phase"]
+        # Verified: the first solution move beat the second-best by at least 100 cp.
+        assert row["verify_gap"] == "" or int(row["verify_gap"]) >= 100
+
+
+def test_caps(built: Path) -> None:
+    rows = _rows(built)
+    report = json.loads((built / "puzzles_report.json").read_text())
+    # 4% of all 250 cases at this scale (200 games + 50 puzzles).
+    assert report["mate_cap"] == 10
+    assert sum(int(r["mate"]) for r in rows) <= report["mate_cap"]
+    motifs = Counter(t for r in rows for t in parse_themes(r["themes"]))
+    assert max(motifs.values()) <= report["motif_cap"]
+
+
+def parse_themes(text: str) -> list[str]:
+    from lib.puzzles import NON_MOTIF_THEMES
+
+    return [t for t in text.split() if t not in NON_MOTIF_THEMES]
+
+
+def test_mate_cap_bites_when_mates_are_plenty(tmp_path: Path, built: Path,
+                                              stockfish: str) -> None:
+    # Only mate puzzles: the cap (4% of all cases) limits how many can be chosen.
+    with open(built / "lichess_puzzles.csv", newline="") as handle:
+        rows = list(csv.reader(handle))
+    mates = [rows[0]] + [r for r in rows[1:] if "mateIn2" in r[7].split()]
+    with open(tmp_path / "lichess_puzzles.csv", "w", newline="") as handle:
+        csv.writer(handle, lineterminator="\n").writerows(mates)
+    selected = _select(tmp_path, stockfish)
+    report = json.loads((tmp_path / "puzzles_report.json").read_text())
+    assert len(selected) == report["mate_cap"] == 10
+    assert report["counts"]["mate_cap"] > 0
+
+
+def test_same_seed_same_bytes_and_malformed_rows_counted(built: Path, tmp_path: Path,
+                                                         stockfish: str) -> None:
+    text = unzstd(PUZZLES_44K).decode().splitlines()
+    text[10:10] = ["bad,row,only", "zzz,8/8/8/8 w - - 0 1,e2e4 e7e5,1500,1,1,1,endgame,u,"]
+    (tmp_path / "lichess_puzzles.csv").write_text("\n".join(text) + "\n")
+    _select(tmp_path, stockfish)
+    assert (tmp_path / "puzzles.csv").read_bytes() == (built / "puzzles.csv").read_bytes()
+    counts = json.loads((tmp_path / "puzzles_report.json").read_text())["counts"]
+    assert counts["malformed_row"] == 1 and counts["malformed_fen"] == 1
+
+
+def test_bad_header_is_a_clear_error(tmp_path: Path, stockfish: str, capsys) -> None:
+    (tmp_path / "lichess_puzzles.csv").write_text("id,fen\n1,2\n")
+    argv = ["--out", str(tmp_path), "--stockfish", stockfish]
+    assert select.main(argv) == 2
+    assert "expected columns PuzzleId" in capsys.readouterr().err
+    assert not (tmp_path / "puzzles.csv").exists()
