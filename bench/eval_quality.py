@@ -117,8 +117,9 @@ def main() -> None:
     parser.add_argument("--positions", type=int, default=30)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--stockfish", default=None)
-    parser.add_argument("--setting", action="append", default=[], metavar="SCAN,TOP,REFINE",
-                        help="extra settings to compare, e.g. 300000,0,0")
+    parser.add_argument("--setting", action="append", default=[], metavar="BEST,SCAN",
+                        help="extra settings to compare, e.g. 0,300000 (nodes of the "
+                        "best-move search and of the all-moves scan)")
     args = parser.parse_args()
     path = find_stockfish(args.stockfish)
     fens = positions(args.positions)
@@ -132,8 +133,8 @@ def main() -> None:
         CACHE.parent.mkdir(parents=True, exist_ok=True)
         CACHE.write_text(json.dumps(cache))
     for text in args.setting:
-        scan, top, refine = (int(x) for x in text.split(","))
-        EVALUATORS[text] = ours(EvalSetting(scan, top, refine))
+        best, scan = (int(x) for x in text.split(","))
+        EVALUATORS[text] = ours(EvalSetting(best, scan))
     print(f"{len(fens)} real positions; reference: each move alone to depth 20")
     print(f"{'setting':<34} {'MAE cp':>7} {'best agree':>10} {'CPU s/pos':>9}")
     for name in ["anchor", "default", *args.setting]:

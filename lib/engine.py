@@ -92,6 +92,8 @@ class Engine:
     def __init__(self, settings: EngineSettings) -> None:
         self.settings = settings
         self._engine: chess.engine.SimpleEngine | None = None
+        self._options: dict[str, object] = {}
+        self._game: object | None = None
 
     def __enter__(self) -> Engine:
         self._start()
@@ -109,7 +111,7 @@ class Engine:
         try:
             self._engine = chess.engine.SimpleEngine.popen_uci(self.settings.path)
             options = {"Threads": self.settings.threads, "Hash": self.settings.hash_mb}
-            self._engine.configure(options)
+            self._engine.configure({**options, **self._options})
         except (OSError, chess.engine.EngineError) as exc:
             raise EngineError(f"could not start {self.settings.path}: {exc}") from exc
 
@@ -134,25 +136,50 @@ class Engine:
         assert self._engine is not None
         return int(self._engine.transport.get_pid())  # type: ignore[attr-defined]
 
-    def analyse(
-        self, board: chess.Board, limit: chess.engine.Limit, multipv: int,
-        root_moves: list[chess.Move] | None = None,
-    ) -> list[chess.engine.InfoDict]:
-        """MultiPV analysis from a cleared hash; restarts the engine and retries once if it died."""
+    def _call(self, board: chess.Board, call: Callable[[chess.engine.SimpleEngine], R]) -> R:
+        """Run `call` on the engine; if the engine died, restart it and try once more."""
         for attempt in (1, 2):
             if self._engine is None:
                 self._start()
             assert self._engine is not None
             try:
-                # A fresh game object makes python-chess send ucinewgame: the hash is cleared,
-                # so the result does not depend on what was searched before.
-                return self._engine.analyse(board, limit, multipv=multipv, game=object(),
-                                            root_moves=root_moves)
+                return call(self._engine)
             except (chess.engine.EngineTerminatedError, CancelledError) as exc:
                 log.warning("engine died on %s (attempt %d): %r", board.fen(), attempt, exc)
                 self._engine.close()
                 self._engine = None
+                self._game = object()  # a new process has an empty hash anyway
         raise EngineError(f"engine died twice on {board.fen()}")
+
+    def analyse(
+        self, board: chess.Board, limit: chess.engine.Limit, multipv: int,
+        root_moves: list[chess.Move] | None = None, new_game: bool = True,
+    ) -> list[chess.engine.InfoDict]:
+        """MultiPV analysis (restarting a dead engine once).
+
+        With new_game (the default) the hash is cleared first, so the result does not depend
+        on what was searched before; new_game=False keeps the hash of the previous search of
+        the same position, which a caller chaining searches on one position may want.
+        """
+        if new_game or self._game is None:
+            # A fresh game object makes python-chess send ucinewgame, which clears the hash.
+            self._game = object()
+        game = self._game
+        return self._call(board, lambda e: e.analyse(board, limit, multipv=multipv,
+                                                     game=game, root_moves=root_moves))
+
+    def configure(self, options: dict[str, object]) -> None:
+        """Set UCI options (e.g. UCI_LimitStrength); kept across restarts."""
+        self._options = dict(options)
+        if self._engine is not None and options:
+            self._engine.configure(options)
+
+    def play(self, board: chess.Board, limit: chess.engine.Limit) -> chess.Move:
+        """The engine's move, from a cleared hash (restarting a dead engine once)."""
+        result = self._call(board, lambda e: e.play(board, limit, game=object()))
+        if result.move is None:
+            raise EngineError(f"engine returned no move on {board.fen()}")
+        return result.move
 
     def ranked_moves(
         self, board: chess.Board, limit: chess.engine.Limit, multipv: int

@@ -1,9 +1,10 @@
 """Evaluation of every legal move of a position, reproducibly and at a bounded cost.
 
-The default setting spends its node budget where grading needs precision: one MultiPV
-search over all legal moves ranks them (a shallow scan), then the best few are searched
-again together with a larger budget. Node limits, one thread, a fixed hash and a cleared
-hash before each search make the result the same on every run and machine speed.
+Two searches share one hash, which is cleared once per position: a single-line search picks
+the best move and its score (one line gets depth for the same nodes), then one MultiPV search
+over all legal moves scores the rest. The best move keeps the first search's score and no
+other move may score above it. Node limits, one thread, a fixed hash and the clearing make
+the result the same on every run and every machine speed.
 """
 
 from __future__ import annotations
@@ -21,50 +22,53 @@ from lib.engine import Engine, score_to_cp
 class EvalSetting:
     """How every legal move of a position is evaluated."""
 
-    scan_nodes: int  # node budget of the MultiPV search over all legal moves
-    refine_top: int  # then this many of the best moves are searched again together ...
-    refine_nodes: int  # ... with this node budget (0 = no refinement)
+    best_nodes: int  # nodes of the single-line search that picks the best move (0: none)
+    scan_nodes: int  # nodes of the MultiPV search over all legal moves
 
     @property
     def label(self) -> str:
-        """Short text naming the setting, recorded with every evaluation."""
-        return f"scan{self.scan_nodes}+top{self.refine_top}x{self.refine_nodes}"
+        """Short text naming the setting."""
+        return f"best{self.best_nodes}+scan{self.scan_nodes}"
 
     @property
     def nodes(self) -> int:
-        """Upper bound of nodes searched per position."""
-        return self.scan_nodes + (self.refine_nodes if self.refine_top else 0)
+        """Nodes searched per position (a bound: a search may stop a little early)."""
+        return self.best_nodes + self.scan_nodes
 
 
-DEFAULT_SETTING = EvalSetting(scan_nodes=150_000, refine_top=4, refine_nodes=150_000)
+DEFAULT_SETTING = EvalSetting(best_nodes=100_000, scan_nodes=200_000)
 
 
-def _scores(infos: list[chess.engine.InfoDict]) -> dict[chess.Move, chess.engine.Score]:
-    return {info["pv"][0]: info["score"].relative for info in infos if info.get("pv")}
+def _scores(infos: list[chess.engine.InfoDict]) -> dict[chess.Move, int]:
+    return {info["pv"][0]: score_to_cp(info["score"].relative)
+            for info in infos if info.get("pv") and "score" in info}
 
 
 def evaluate_moves(engine: Engine, board: chess.Board,
                    setting: EvalSetting = DEFAULT_SETTING) -> list[tuple[chess.Move, int]]:
-    """Every legal move with its cp score for the side to move, best first (ties by UCI)."""
+    """Every legal move with its cp score for the side to move, best first."""
     legal = list(board.legal_moves)
     if not legal:
         return []
-    infos = engine.analyse(board, chess.engine.Limit(nodes=setting.scan_nodes), len(legal))
-    scores = _scores(infos)
+    best: tuple[chess.Move, int] | None = None
+    if setting.best_nodes and len(legal) > 1:
+        top = _scores(engine.analyse(board, chess.engine.Limit(nodes=setting.best_nodes), 1))
+        best = next(iter(top.items()), None)
+    limit = chess.engine.Limit(nodes=setting.scan_nodes)
+    scores = _scores(engine.analyse(board, limit, len(legal), new_game=best is None))
     missing = [m for m in legal if m not in scores]
     if missing:
         # Stockfish can stop before reporting every line; search the rest on their own.
-        extra = engine.analyse(board, chess.engine.Limit(nodes=setting.scan_nodes),
-                               len(missing), root_moves=missing)
-        scores.update(_scores(extra))
-    ranked = sorted(legal, key=lambda m: (-score_to_cp(scores[m]), m.uci()))
-    top = ranked[: setting.refine_top]
-    if setting.refine_nodes and len(top) > 0:
-        refined = engine.analyse(board, chess.engine.Limit(nodes=setting.refine_nodes),
-                                 len(top), root_moves=top)
-        scores.update(_scores(refined))
-    cps = {m: score_to_cp(scores[m]) for m in legal}
-    return sorted(((m, cps[m]) for m in legal), key=lambda mc: (-mc[1], mc[0].uci()))
+        scores.update(_scores(engine.analyse(board, limit, len(missing), root_moves=missing,
+                                             new_game=False)))
+    first = None
+    if best is not None:
+        first, cp = best
+        scores = {m: min(s, cp) for m, s in scores.items()}
+        scores[first] = cp
+    # Best first; among equal scores the deeper search's choice, then UCI order.
+    return sorted(((m, scores[m]) for m in legal),
+                  key=lambda mc: (-mc[1], mc[0] != first, mc[0].uci()))
 
 
 def to_json(moves: list[tuple[chess.Move, int]]) -> str:

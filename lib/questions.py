@@ -5,10 +5,11 @@ from __future__ import annotations
 from lib.position import is_private
 
 # The first three columns keep the format of the public competition file the seed comes from.
+# played_elo (games: the rating of the human who played played_move) is added at the end.
 COLUMNS = [
     "prompt", "expected_output", "private", "id", "source", "elo_bucket", "phase", "type",
     "color", "pos_id", "legal_moves", "game_url", "ply", "history", "played_move",
-    "puzzle_id", "rating", "themes", "solution", "engine", "nodes",
+    "puzzle_id", "rating", "themes", "solution", "engine", "nodes", "played_elo",
 ]
 
 
@@ -22,6 +23,7 @@ def game_question(row: dict[str, str], expected: str, engine: str, nodes: int) -
         "legal_moves": row["legal_moves"], "game_url": row["game_url"], "ply": row["ply"],
         "history": row["history"], "played_move": row["played_move"], "puzzle_id": "",
         "rating": "", "themes": "", "solution": "", "engine": engine, "nodes": str(nodes),
+        "played_elo": row["white_elo"] if row["side"] == "White" else row["black_elo"],
     }
 
 
@@ -36,7 +38,7 @@ def puzzle_question(row: dict[str, str], expected: str, engine: str,
         "legal_moves": row["legal_moves"], "game_url": row["game_url"], "ply": "",
         "history": "", "played_move": "", "puzzle_id": row["puzzle_id"],
         "rating": row["rating"], "themes": row["themes"], "solution": row["solution"],
-        "engine": engine, "nodes": str(nodes),
+        "engine": engine, "nodes": str(nodes), "played_elo": "",
     }
 
 

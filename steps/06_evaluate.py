@@ -26,7 +26,7 @@ from lib.questions import COLUMNS, game_question, puzzle_question
 
 log = logging.getLogger(__name__)
 
-VERSION = "1"
+VERSION = "2"
 NAME = "06_evaluate"
 
 
@@ -46,21 +46,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--stockfish", default=None,
                         help="Stockfish binary (default: STOCKFISH_PATH, PATH, "
                         "/usr/games/stockfish)")
+    parser.add_argument("--best-nodes", type=int, default=DEFAULT_SETTING.best_nodes,
+                        help="nodes of the single-line search that picks the best move "
+                        f"(default {DEFAULT_SETTING.best_nodes}; 0 skips it)")
     parser.add_argument("--scan-nodes", type=positive_int, default=DEFAULT_SETTING.scan_nodes,
                         help="nodes of the MultiPV search over all legal moves (default "
                         f"{DEFAULT_SETTING.scan_nodes})")
-    parser.add_argument("--refine-top", type=int, default=DEFAULT_SETTING.refine_top,
-                        help="how many best moves are searched again (default "
-                        f"{DEFAULT_SETTING.refine_top}; 0 turns refinement off)")
-    parser.add_argument("--refine-nodes", type=int, default=DEFAULT_SETTING.refine_nodes,
-                        help="nodes of that second search (default "
-                        f"{DEFAULT_SETTING.refine_nodes})")
     add_out_arg(parser)
     return parser
 
 
 def _setting(args: argparse.Namespace) -> EvalSetting:
-    return EvalSetting(args.scan_nodes, args.refine_top, args.refine_nodes)
+    return EvalSetting(args.best_nodes, args.scan_nodes)
 
 
 def spec(args: argparse.Namespace) -> StepSpec:

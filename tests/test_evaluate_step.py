@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 from tests.steps import step
 
 evaluate = step("06_evaluate")
-FAST = ["--scan-nodes", "20000", "--refine-nodes", "20000"]
+FAST = ["--scan-nodes", "20000", "--best-nodes", "20000"]
 
 
 def _copy_inputs(src: Path, dst: Path) -> None:
@@ -80,7 +80,7 @@ def test_resume_after_kill_9_redoes_only_what_was_in_flight(
     _copy_inputs(small_build, tmp_path)
     argv = [sys.executable, str(ROOT / "steps" / "06_evaluate.py"), "--out", str(tmp_path),
             "--questions", str(tmp_path / "q.csv"), "--workers", "2", "--stockfish", stockfish,
-            "--scan-nodes", "200000", "--refine-nodes", "200000"]
+            "--scan-nodes", "200000", "--best-nodes", "200000"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.time() + 120

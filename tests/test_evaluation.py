@@ -6,7 +6,7 @@ import pytest
 from lib.engine import MATE_CP, Engine, EngineSettings
 from lib.evaluation import EvalSetting, evaluate_moves, from_json, to_json
 
-SMALL = EvalSetting(scan_nodes=20_000, refine_top=3, refine_nodes=20_000)
+SMALL = EvalSetting(best_nodes=20_000, scan_nodes=20_000)
 
 
 @pytest.fixture(scope="module")

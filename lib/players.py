@@ -1,0 +1,152 @@
+"""Players behind one small interface: an LLM over HTTP, Stockfish at a set strength, random.
+
+A player turns a question and its prompt into a Reply whose text is parsed like any model's
+answer, so baselines go through exactly the same parsing and scoring.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import chess
+import chess.engine
+
+from lib.engine import Engine, EngineSettings, find_stockfish
+from lib.errors import PlayerError
+from lib.llm import ChatClient, ChatConfig, Reply
+from lib.prompts import Question
+
+STOCKFISH_NODES = 300_000  # full-strength baseline: node-limited, so reproducible
+LIMITED_NODES = 100_000  # node budget of a strength-limited Stockfish
+
+
+class Player(Protocol):
+    """Anything that answers questions."""
+
+    id: str  # stable identity with every option that changes answers (the cache key)
+    max_concurrency: int | None  # None: as many requests in flight as asked
+
+    def answer(self, question: Question, prompt: str) -> Reply:
+        """The player's reply to one question."""
+        ...
+
+    def close(self) -> None:
+        """Release resources."""
+        ...
+
+
+@dataclass
+class RandomPlayer:
+    """A uniformly random legal move, seeded per question."""
+
+    seed: int = 0
+    max_concurrency: int | None = None
+
+    @property
+    def id(self) -> str:
+        return f"random:seed={self.seed}"
+
+    def answer(self, question: Question, prompt: str) -> Reply:
+        rng = random.Random(f"{self.seed}:{question.id}")
+        moves = sorted(m.uci() for m in chess.Board(question.fen).legal_moves)
+        return Reply(text=rng.choice(moves))
+
+    def close(self) -> None:
+        pass
+
+
+class StockfishPlayer:
+    """Stockfish with options: full strength (node limit), UCI_Elo or Skill Level."""
+
+    def __init__(self, path: str, elo: int | None = None, skill: int | None = None,
+                 nodes: int | None = None, workers: int = 1) -> None:
+        self.options: dict[str, Any] = {}
+        if elo is not None:
+            self.options = {"UCI_LimitStrength": True, "UCI_Elo": elo}
+        if skill is not None:
+            self.options["Skill Level"] = skill
+        limited = elo is not None or skill is not None
+        self.nodes = nodes or (LIMITED_NODES if limited else STOCKFISH_NODES)
+        self.settings = EngineSettings(path=path)
+        self.max_concurrency = workers
+        self._local = threading.local()
+        self._engines: list[Engine] = []
+        self._lock = threading.Lock()
+        parts = [f"{k}={v}" for k, v in (("elo", elo), ("skill", skill)) if v is not None]
+        self.id = ":".join(["stockfish", *parts, f"nodes={self.nodes}"])
+
+    def _engine(self) -> Engine:
+        if not hasattr(self._local, "engine"):
+            engine = Engine(self.settings).__enter__()
+            engine.configure(self.options)
+            with self._lock:
+                self._engines.append(engine)
+            self._local.engine = engine
+        return self._local.engine
+
+    def answer(self, question: Question, prompt: str) -> Reply:
+        move = self._engine().play(chess.Board(question.fen),
+                                   chess.engine.Limit(nodes=self.nodes))
+        return Reply(text=move.uci())
+
+    def close(self) -> None:
+        for engine in self._engines:
+            engine.close()
+        self._engines.clear()
+
+
+class ChatPlayer:
+    """A model behind an OpenAI-compatible chat-completions endpoint."""
+
+    def __init__(self, config: ChatConfig, seed: int = 0) -> None:
+        self.config = config
+        self.client = ChatClient(config, seed=seed)
+        self.max_concurrency = None
+        shown = {"base_url": config.base_url, "temperature": config.temperature,
+                 "max_tokens": config.max_tokens, "extra": config.extra}
+        digest = hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:12]
+        self.id = f"{config.model}@{digest}"
+
+    def answer(self, question: Question, prompt: str) -> Reply:
+        return self.client.ask(prompt)
+
+    def close(self) -> None:
+        pass
+
+
+def _options(spec: str) -> tuple[str, dict[str, int]]:
+    name, _, rest = spec.partition(":")
+    options: dict[str, int] = {}
+    for part in filter(None, rest.split(",")):
+        key, eq, value = part.partition("=")
+        if not eq or not value.lstrip("-").isdigit():
+            raise PlayerError(f"bad option {part!r} in {spec!r}: expected key=number")
+        options[key] = int(value)
+    return name, options
+
+
+def make_player(spec: str, chat: ChatConfig | None, stockfish: str | None, seed: int,
+                workers: int) -> Player:
+    """The player named by --model: 'random', 'stockfish[:elo=N|skill=N|nodes=N]', or a model."""
+    name, options = _options(spec) if spec.split(":")[0] in ("random", "stockfish") else (
+        spec, {})
+    if name == "random":
+        return RandomPlayer(seed=seed)
+    if name == "stockfish":
+        unknown = set(options) - {"elo", "skill", "nodes"}
+        if unknown:
+            raise PlayerError(f"unknown stockfish option(s) {sorted(unknown)}: use elo, skill, "
+                              "nodes")
+        if "elo" in options and not 1320 <= options["elo"] <= 3190:
+            raise PlayerError("stockfish:elo must be within the engine's UCI_Elo range")
+        return StockfishPlayer(find_stockfish(stockfish), elo=options.get("elo"),
+                               skill=options.get("skill"), nodes=options.get("nodes"),
+                               workers=workers)
+    if chat is None:
+        raise PlayerError(f"{spec!r} is not a baseline player and no endpoint is configured")
+    return ChatPlayer(chat, seed=seed)

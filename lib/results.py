@@ -1,0 +1,190 @@
+"""The benchmark's outputs: questions in, the public results JSON, reports and leaderboard."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from lib.errors import DataError
+from lib.evaluation import from_json
+from lib.prompts import Question
+
+SCHEMA_VERSION = 1
+SUMMARY_METRICS = ("legal_rate", "acpl", "accuracy", "best_move_rate", "puzzle_solve_rate")
+REQUIRED = ("prompt", "expected_output", "private", "id", "source")
+
+
+def load_questions(path: Path) -> list[Question]:
+    """Questions from questions.csv, with a clear error for a missing or foreign file."""
+    if not path.is_file():
+        raise DataError(f"{path} does not exist (build it with python generate.py)")
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+        if missing:
+            raise DataError(f"{path} lacks column(s) {missing}: is it a questions.csv?")
+        rows = list(reader)
+    out = []
+    for row in rows:
+        get = row.get
+        out.append(Question(
+            id=row["id"], fen=row["prompt"], expected=dict(from_json(row["expected_output"])),
+            source=row["source"], elo_bucket=get("elo_bucket", ""), phase=get("phase", ""),
+            type=get("type", ""), color=get("color", ""), history=get("history", "") or "",
+            played_move=get("played_move", "") or "",
+            played_elo=float(get("played_elo") or 0) or None,
+            rating=int(get("rating") or 0) or None, solution=get("solution", "") or "",
+            themes=get("themes", "") or "", private=row["private"] == "true",
+        ))
+    return out
+
+
+def select(questions: list[Question], split: str, filters: list[str], limit: int | None,
+           seed: int) -> list[Question]:
+    """Questions of a split matching every key=value filter; a seeded, stratified sample of
+    `limit` of them (every source and Elo bucket keeps its share)."""
+    chosen = [q for q in questions
+              if split == "all" or (split == "private") == q.private]
+    for text in filters:
+        key, eq, value = text.partition("=")
+        if not eq or key not in Question.__dataclass_fields__:
+            raise DataError(f"bad --filter {text!r}: use key=value with a questions.csv column")
+        chosen = [q for q in chosen if str(getattr(q, key)) == value]
+    if limit is not None and limit < len(chosen):
+        import hashlib
+
+        rank = sorted(chosen, key=lambda q: hashlib.sha256(f"{seed}:{q.id}".encode()).digest())
+        chosen = rank[:limit]
+    return chosen
+
+
+def slug(text: str) -> str:
+    """A file-name-safe version of a model name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
+
+
+def summary_table(result: dict[str, Any]) -> str:
+    """The terminal summary: metrics with intervals, illegal moves, Elo estimates."""
+    lines = [f"model {result['model']}  prompt {result['prompt']}  n={result['n']} "
+             f"(infrastructure failures not scored: {result['infra']})"]
+    for name in SUMMARY_METRICS:
+        m = result["intervals"].get(name)
+        if m:
+            lines.append(f"  {name:<18} {m['value']:>9.3f}   90% [{m['lo']:.3f}, {m['hi']:.3f}]")
+    lines.append("  illegal by category: " + ", ".join(
+        f"{k} {v}" for k, v in result["illegal"].items()))
+    for kind, label in (("puzzle", "puzzle Elo (Lichess puzzle rating scale)"),
+                        ("human", "human-calibrated Elo (Lichess game rating scale)")):
+        e = result["elo"].get(kind)
+        if e:
+            note = f"  [{e['note']}]" if e.get("note") else ""
+            lines.append(f"  {label}: {e['mean']}  90% [{e['lo']}, {e['hi']}]{note}")
+    wm = result["world_model"]
+    lines.append(f"  world-model score {wm['score']} (illegal rate {wm['illegal_rate']:.2%})")
+    return "\n".join(lines)
+
+
+def markdown_report(result: dict[str, Any]) -> str:
+    """A markdown report of one run."""
+    out = [f"# {result['model']} ({result['prompt']})", "",
+           f"{result['n']} questions scored from `{result['questions']}` (split "
+           f"{result['split']}); {result['infra']} infrastructure failures left out.", "",
+           "| metric | value | 90% interval |", "|---|---|---|"]
+    for name, m in result["intervals"].items():
+        if m:
+            out.append(f"| {name} | {m['value']:.3f} | {m['lo']:.3f} - {m['hi']:.3f} |")
+    out += ["", "## Illegal moves", "", "| category | count |", "|---|---|"]
+    out += [f"| {k} | {v} |" for k, v in result["illegal"].items()]
+    out += ["", "## Elo", ""]
+    for kind, e in result["elo"].items():
+        if e:
+            out.append(f"- {kind}: {e['mean']} (90% {e['lo']} to {e['hi']}, {e['method']}, "
+                       f"n={e['n']}) {e['note']}")
+    out.append("- Puzzle Elo is on the Lichess puzzle-rating scale, not game Elo.")
+    out += ["", "## By stratum", ""]
+    for key, groups in result["by"].items():
+        out += [f"### {key}", "", "| value | n | legal | ACPL | accuracy | best |",
+                "|---|---|---|---|---|---|"]
+        for value, agg in groups.items():
+            if agg.get("n"):
+                cells = [_cell(agg.get(m)) for m in ("legal_rate", "acpl", "accuracy",
+                                                     "best_move_rate")]
+                out.append(f"| {value} | {agg['n']} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def _cell(m: dict[str, float] | None) -> str:
+    return "" if not m else f"{m['value']:.3f} [{m['lo']:.3f}, {m['hi']:.3f}]"
+
+
+def load_results(out: Path) -> list[dict[str, Any]]:
+    """Every results JSON file under a results directory."""
+    results = []
+    for path in sorted(out.glob("*.json")):
+        data = json.loads(path.read_text())
+        if data.get("schema_version") == SCHEMA_VERSION:
+            results.append(data)
+    return results
+
+
+def leaderboard(out: Path) -> tuple[Path, Path]:
+    """Write leaderboard.md and leaderboard.svg (Elo with 90% intervals) for all runs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    results = load_results(out)
+    if not results:
+        raise DataError(f"no results in {out}: run python benchmark.py --model ... first")
+
+    def key(r: dict[str, Any]) -> float:
+        human = r["elo"].get("human") or {}
+        return human.get("mean", float("-inf"))
+
+    results.sort(key=key, reverse=True)
+    lines = ["| # | model | prompt | n | legal | ACPL | accuracy | puzzles solved | "
+             "human Elo (90%) | puzzle Elo (90%) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for rank, r in enumerate(results, 1):
+        iv = r["intervals"]
+        cells = [_short(iv.get(m)) for m in SUMMARY_METRICS[:3] + ("puzzle_solve_rate",)]
+        elos = [_elo(r["elo"].get(k)) for k in ("human", "puzzle")]
+        lines.append(f"| {rank} | {r['model']} | {r['prompt']} | {r['n']} | "
+                     + " | ".join(cells + elos) + " |")
+    md = out / "leaderboard.md"
+    md.write_text("# Leaderboard\n\nPuzzle Elo is on the Lichess puzzle-rating scale.\n\n"
+                  + "\n".join(lines) + "\n")
+    fig, ax = plt.subplots(figsize=(8, 0.5 * len(results) + 1.5))
+    names = [f"{r['model']} ({r['prompt']})" for r in results]
+    for offset, kind, color in ((-0.15, "human", "C0"), (0.15, "puzzle", "C1")):
+        ys, xs, err = [], [], [[], []]
+        for i, r in enumerate(results):
+            e = r["elo"].get(kind)
+            if e:
+                ys.append(i + offset)
+                xs.append(e["mean"])
+                err[0].append(e["mean"] - e["lo"])
+                err[1].append(e["hi"] - e["mean"])
+        ax.errorbar(xs, ys, xerr=err, fmt="o", color=color, capsize=3,
+                    label=f"{kind} Elo, 90% interval")
+    ax.set_yticks(range(len(results)), names)
+    ax.invert_yaxis()
+    ax.set_xlabel("Elo")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    svg = out / "leaderboard.svg"
+    fig.savefig(svg)
+    plt.close(fig)
+    return md, svg
+
+
+def _short(m: dict[str, float] | None) -> str:
+    return "" if not m else f"{m['value']:.3f}"
+
+
+def _elo(e: dict[str, Any] | None) -> str:
+    return "" if not e else f"{e['mean']} ({e['lo']}-{e['hi']})"
