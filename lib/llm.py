@@ -17,10 +17,12 @@ from typing import Any
 
 import requests
 
+from lib.errors import ChessEvalError
+
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
-class InfraError(Exception):
+class InfraError(ChessEvalError):
     """The request failed for reasons that are not the model's (after every retry)."""
 
 

@@ -107,8 +107,10 @@ class ChatPlayer:
         self.config = config
         self.client = ChatClient(config, seed=seed)
         self.max_concurrency = None
-        shown = {"base_url": config.base_url, "temperature": config.temperature,
-                 "max_tokens": config.max_tokens, "extra": config.extra}
+        # The endpoint is not part of the identity: a resumed run may reach the same model
+        # through another URL or port. Use another --cache to keep providers apart.
+        shown = {"temperature": config.temperature, "max_tokens": config.max_tokens,
+                 "extra": config.extra}
         digest = hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:12]
         self.id = f"{config.model}@{digest}"
 

@@ -8,8 +8,14 @@ from typing import Any
 import numpy as np
 
 from lib import answers
-from lib.elo import LEVEL, Estimate, human_elo, puzzle_elo_laplace, puzzle_elo_mcmc
-from lib.elo import world_model_score
+from lib.elo import (
+    LEVEL,
+    Estimate,
+    human_elo,
+    puzzle_elo_laplace,
+    puzzle_elo_mcmc,
+    world_model_score,
+)
 from lib.grading import ALL_GRADES, puzzle_solved, score_move
 from lib.prompts import Question
 

@@ -1,0 +1,96 @@
+"""A small OpenAI-compatible chat-completions server on 127.0.0.1 that answers from a script."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+FEN_RE = re.compile(r"FEN\): (\S+ [wb] \S+ \S+ \d+ \d+)")
+
+
+@dataclass
+class Response:
+    """One scripted response."""
+
+    text: str = ""  # the assistant's content
+    status: int = 200
+    delay: float = 0.0  # seconds to wait before answering
+    raw: bytes | None = None  # a body sent as is (for malformed JSON)
+    headers: dict[str, str] = field(default_factory=dict)
+    usage: dict | None = None
+
+
+Script = Callable[[str, int], Response]  # (fen, how many times this fen was asked) -> reply
+
+
+class ChatServer:
+    """Answers POST /v1/chat/completions with script(fen, attempt)."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.calls: dict[str, int] = {}
+        self.auth: list[str | None] = []
+        self.bodies: list[dict] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length))
+                prompt = body["messages"][-1]["content"]
+                fen = FEN_RE.search(prompt).group(1)
+                with server._lock:
+                    attempt = server.calls.get(fen, 0)
+                    server.calls[fen] = attempt + 1
+                    server.auth.append(self.headers.get("Authorization"))
+                    server.bodies.append(body)
+                reply = server.script(fen, attempt)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                payload = reply.raw if reply.raw is not None else json.dumps({
+                    "id": "x", "object": "chat.completion",
+                    "choices": [{"index": 0, "message": {"role": "assistant",
+                                                         "content": reply.text}}],
+                    "usage": reply.usage or {"prompt_tokens": 50, "completion_tokens": 5,
+                                             "completion_tokens_details":
+                                                 {"reasoning_tokens": 3}},
+                }).encode()
+                try:
+                    self.send_response(reply.status)
+                    for key, value in reply.headers.items():
+                        self.send_header(key, value)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> ChatServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    @property
+    def base_url(self) -> str:
+        """The /v1 base URL of this server."""
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
