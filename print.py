@@ -15,14 +15,13 @@ import pandas as pd
 
 from generate import STEPS
 from lib.cli import run_cli
-from lib.engine import MATE_CP
 from lib.errors import ChessEvalError
+from lib.grading import MATE_FLOOR
 from lib.pipeline import State, fingerprint_parts
 from lib.tree import ELO_BUCKETS, PHASES, SIDES, TYPES
 
 LEVELS = ["elo_bucket", "phase", "type", "side"]
 ORDER = {"elo_bucket": ELO_BUCKETS, "phase": PHASES, "type": TYPES, "side": SIDES}
-MATE_FLOOR = MATE_CP - 100 * 1000  # scores at least this large in magnitude are mates
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,8 +6,10 @@ from scipy; the Laplace approximation gives the posterior's spread; a random-wal
 sampler is the exact alternative. Puzzle ratings are Lichess puzzle ratings, not game Elo.
 
 Human-calibrated Elo: every game position carries the move a human of known Elo played. A line
-fitted to the humans' move accuracy against their Elo places the model's mean accuracy on the
-same positions on the Elo scale; a bootstrap over positions gives the interval.
+fitted to the humans' move loss (cp loss, capped at 1000) against their Elo places the model's
+mean loss on the same positions on the Elo scale; a bootstrap over positions gives the
+interval. Loss, not Lichess's accuracy, because accuracy saturates near 90 for every human
+level on single moves and so barely moves with Elo.
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ class Estimate:
     note: str = ""
 
     def as_dict(self) -> dict[str, object]:
-        """JSON form, rounded to whole Elo points."""
-        return {"mean": round(self.mean), "lo": round(self.lo), "hi": round(self.hi),
+        """JSON form, rounded to whole Elo points; an infinite or undefined bound is null."""
+        def whole(x: float) -> int | None:
+            return round(x) if np.isfinite(x) else None
+        return {"mean": whole(self.mean), "lo": whole(self.lo), "hi": whole(self.hi),
                 "n": self.n, "method": self.method, "note": self.note}
 
 
@@ -84,40 +88,55 @@ def puzzle_elo_mcmc(ratings: np.ndarray, solved: np.ndarray, seed: int = 0,
                     "Lichess puzzle ratings, not game Elo")
 
 
-def _fit_line(elo: np.ndarray, score: np.ndarray) -> tuple[float, float]:
-    """Least-squares intercept and slope of score against Elo."""
-    slope, intercept = np.polyfit(elo, score, 1)
+def _fit_line(elo: np.ndarray, loss: np.ndarray) -> tuple[float, float]:
+    """Least-squares intercept and slope of move loss against Elo."""
+    slope, intercept = np.polyfit(elo, loss, 1)
     return float(intercept), float(slope)
 
 
-def _place(intercept: float, slope: float, model_score: float) -> float:
-    return (model_score - intercept) / slope if slope > 0 else float("nan")
+def _place(intercept: float, slope: float, model_loss: float, human_loss: float) -> float:
+    """The Elo at which the humans' line meets the model's loss.
+
+    Loss must fall with Elo. A line that does not fall carries no Elo information: the model
+    is then placed beyond any finite Elo on the side its loss points to (+inf when it loses
+    less than the humans on average, -inf otherwise), so intervals widen instead of breaking.
+    """
+    if slope < 0:
+        return (model_loss - intercept) / slope
+    return float("inf") if model_loss < human_loss else float("-inf")
 
 
-def human_elo(human_elo_: np.ndarray, human_score: np.ndarray, model_score: np.ndarray,
+def human_elo(human_elo_: np.ndarray, human_loss: np.ndarray, model_loss: np.ndarray,
               strata: np.ndarray, seed: int = 0, boot: int = 1000) -> Estimate:
-    """Place the model on the humans' score-versus-Elo line; stratified bootstrap interval.
+    """Place the model on the humans' loss-versus-Elo line; stratified bootstrap interval.
 
-    All arrays are per game position: the Elo of the human who moved, the human's move
-    accuracy, the model's move accuracy, and the stratum (Elo bucket) used for resampling.
+    All arrays are per game position: the Elo of the human who moved, the human's move loss
+    (cp loss, capped), the model's loss on the same position (an illegal move counts as the
+    cap), and the stratum (Elo bucket) used for resampling.
     """
     human_elo_ = np.asarray(human_elo_, float)
-    human_score = np.asarray(human_score, float)
-    model_score = np.asarray(model_score, float)
-    intercept, slope = _fit_line(human_elo_, human_score)
-    point = _place(intercept, slope, float(model_score.mean()))
+    human_loss = np.asarray(human_loss, float)
+    model_loss = np.asarray(model_loss, float)
+    intercept, slope = _fit_line(human_elo_, human_loss)
+    point = _place(intercept, slope, float(model_loss.mean()), float(human_loss.mean()))
     rng = np.random.default_rng(seed)
     groups = [np.flatnonzero(strata == s) for s in np.unique(strata)]
     estimates = np.empty(boot)
     for b in range(boot):
         idx = np.concatenate([g[rng.integers(0, len(g), len(g))] for g in groups])
-        i, s = _fit_line(human_elo_[idx], human_score[idx])
-        estimates[b] = _place(i, s, float(model_score[idx].mean()))
-    estimates = estimates[np.isfinite(estimates)]
-    lo, hi = np.quantile(estimates, [0.5 - LEVEL / 2, 0.5 + LEVEL / 2])
-    low, high = human_elo_.min(), human_elo_.max()
-    note = "outside the humans' Elo range: extrapolated" if not low <= point <= high else ""
-    return Estimate(point, float(lo), float(hi), len(model_score), "human-calibrated", note)
+        i, s = _fit_line(human_elo_[idx], human_loss[idx])
+        estimates[b] = _place(i, s, float(model_loss[idx].mean()), float(human_loss[idx].mean()))
+    # Quantiles that pick observed values, so infinite replicates never meet arithmetic.
+    lo, hi = np.quantile(estimates, [0.5 - LEVEL / 2, 0.5 + LEVEL / 2], method="inverted_cdf")
+    notes = []
+    if not np.isfinite(point):
+        notes.append("humans' loss does not fall with Elo here: no calibration")
+    elif not human_elo_.min() <= point <= human_elo_.max():
+        notes.append("outside the humans' Elo range: extrapolated")
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        notes.append("interval unbounded: the humans' line is too flat to pin the Elo")
+    return Estimate(point, float(lo), float(hi), len(model_loss), "human-calibrated",
+                    "; ".join(notes))
 
 
 def world_model_score(illegal_rate: float) -> float:

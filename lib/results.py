@@ -81,7 +81,7 @@ def summary_table(result: dict[str, Any]) -> str:
         e = result["elo"].get(kind)
         if e:
             note = f"  [{e['note']}]" if e.get("note") else ""
-            lines.append(f"  {label}: {e['mean']}  90% [{e['lo']}, {e['hi']}]{note}")
+            lines.append(f"  {label}: {elo_text(e)}{note}")
     wm = result["world_model"]
     lines.append(f"  world-model score {wm['score']} (illegal rate {wm['illegal_rate']:.2%})")
     return "\n".join(lines)
@@ -101,8 +101,7 @@ def markdown_report(result: dict[str, Any]) -> str:
     out += ["", "## Elo", ""]
     for kind, e in result["elo"].items():
         if e:
-            out.append(f"- {kind}: {e['mean']} (90% {e['lo']} to {e['hi']}, {e['method']}, "
-                       f"n={e['n']}) {e['note']}")
+            out.append(f"- {kind}: {elo_text(e)} ({e['method']}, n={e['n']}) {e['note']}")
     out.append("- Puzzle Elo is on the Lichess puzzle-rating scale, not game Elo.")
     out += ["", "## By stratum", ""]
     for key, groups in result["by"].items():
@@ -143,8 +142,11 @@ def leaderboard(out: Path) -> tuple[Path, Path]:
         raise DataError(f"no results in {out}: run python benchmark.py --model ... first")
 
     def key(r: dict[str, Any]) -> float:
-        human = r["elo"].get("human") or {}
-        return human.get("mean", float("-inf"))
+        for kind in ("human", "puzzle"):
+            mean = (r["elo"].get(kind) or {}).get("mean")
+            if mean is not None:
+                return float(mean)
+        return float("-inf")
 
     results.sort(key=key, reverse=True)
     lines = ["| # | model | prompt | n | legal | ACPL | accuracy | puzzles solved | "
@@ -164,11 +166,12 @@ def leaderboard(out: Path) -> tuple[Path, Path]:
         ys, xs, err = [], [], [[], []]
         for i, r in enumerate(results):
             e = r["elo"].get(kind)
-            if e:
+            if e and e["mean"] is not None:
                 ys.append(i + offset)
                 xs.append(e["mean"])
-                err[0].append(e["mean"] - e["lo"])
-                err[1].append(e["hi"] - e["mean"])
+                # An open bound is drawn 1000 Elo long: the chart cannot show infinity.
+                err[0].append(e["mean"] - e["lo"] if e["lo"] is not None else 1000)
+                err[1].append(e["hi"] - e["mean"] if e["hi"] is not None else 1000)
         ax.errorbar(xs, ys, xerr=err, fmt="o", color=color, capsize=3,
                     label=f"{kind} Elo, 90% interval")
     ax.set_yticks(range(len(results)), names)
@@ -187,4 +190,12 @@ def _short(m: dict[str, float] | None) -> str:
 
 
 def _elo(e: dict[str, Any] | None) -> str:
-    return "" if not e else f"{e['mean']} ({e['lo']}-{e['hi']})"
+    return "" if not e else elo_text(e)
+
+
+def elo_text(e: dict[str, Any]) -> str:
+    """'1712  90% [1590, 1840]', with open bounds written as -inf/+inf."""
+    mean = "undefined" if e["mean"] is None else str(e["mean"])
+    lo = "-inf" if e["lo"] is None else str(e["lo"])
+    hi = "+inf" if e["hi"] is None else str(e["hi"])
+    return f"{mean}  90% [{lo}, {hi}]"

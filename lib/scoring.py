@@ -16,7 +16,7 @@ from lib.elo import (
     puzzle_elo_mcmc,
     world_model_score,
 )
-from lib.grading import ALL_GRADES, puzzle_solved, score_move
+from lib.grading import ALL_GRADES, CP_LOSS_CAP, puzzle_solved, score_move
 from lib.prompts import Question
 
 INFRA = "infra"
@@ -154,14 +154,12 @@ def elo_estimates(items: list[Item], questions: dict[str, Question], seed: int =
     games = [i for i in scored if i.source == "game" and questions[i.id].played_move
              and questions[i.id].played_elo]
     if len(games) >= 10:
-        human_score = []
-        for item in games:
-            q = questions[item.id]
-            human_score.append(score_move(q.expected, q.played_move).accuracy)
+        human_loss = [score_move(questions[i.id].expected, questions[i.id].played_move).cp_loss
+                      for i in games]
+        model_loss = [CP_LOSS_CAP if i.cp_loss is None else i.cp_loss for i in games]
         out["human"] = human_elo(
-            np.array([questions[i.id].played_elo for i in games]), np.array(human_score),
-            np.array([i.accuracy or 0.0 for i in games]),
-            np.array([i.elo_bucket for i in games]), seed=seed).as_dict()
+            np.array([questions[i.id].played_elo for i in games]), np.array(human_loss),
+            np.array(model_loss), np.array([i.elo_bucket for i in games]), seed=seed).as_dict()
     return out
 
 
