@@ -55,6 +55,14 @@ def add_out_arg(parser: argparse.ArgumentParser) -> None:
                         help="directory of generated files (default: output)")
 
 
+def step_main(build_parser: Callable[[], argparse.ArgumentParser],
+              run: Callable[[argparse.Namespace], None], argv: list[str] | None) -> int:
+    """The entry point of a step script: parse, set up logging, run with clear errors."""
+    args = build_parser().parse_args(argv)
+    setup_logging()
+    return run_cli(lambda: run(args))
+
+
 def run_cli(fn: Callable[[], None]) -> int:
     """Run an entry point; expected errors and Ctrl-C become a message and an exit code."""
     try:

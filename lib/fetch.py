@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import logging
 import time
 from collections.abc import Iterable, Iterator
@@ -11,6 +12,7 @@ from pathlib import Path
 import requests
 import zstandard
 
+from lib.cli import positive_float
 from lib.errors import FetchError
 
 log = logging.getLogger(__name__)
@@ -28,6 +30,23 @@ class FetchConfig:
     retries: int = 5  # reconnections allowed after a connection error, timeout or 5xx
     backoff_s: float = 1.0  # first wait before a retry; doubles each time
     timeout_s: float = 60.0  # connect and read timeout of one request
+
+
+def add_fetch_args(parser: argparse.ArgumentParser) -> None:
+    """The options of a step that reads a remote source: retries, their wait, the timeout."""
+    parser.add_argument("--retries", type=int, default=5,
+                        help="reconnections after dropped connections, timeouts or HTTP 5xx "
+                        "(default 5)")
+    parser.add_argument("--retry-wait", type=positive_float, default=1.0,
+                        help="seconds before the first retry; doubles each time (default 1)")
+    parser.add_argument("--timeout", type=positive_float, default=60.0,
+                        help="seconds to wait for the server on connect and on each read "
+                        "(default 60)")
+
+
+def fetch_config(args: argparse.Namespace) -> FetchConfig:
+    """The FetchConfig of the options add_fetch_args declared."""
+    return FetchConfig(retries=args.retries, backoff_s=args.retry_wait, timeout_s=args.timeout)
 
 
 def is_url(source: str) -> bool:

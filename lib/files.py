@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,6 +29,14 @@ def atomic_write(path: Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_csv(path: Path, fieldnames: list[str], rows: Iterable[dict[str, Any]]) -> None:
+    """Write rows as CSV with '\\n' line ends, atomically."""
+    with atomic_write(path, newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fieldnames, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def sha256_file(path: Path, block: int = 1 << 20) -> str:

@@ -44,8 +44,8 @@ def load_questions(path: Path) -> list[Question]:
 
 def select(questions: list[Question], split: str, filters: list[str], limit: int | None,
            seed: int) -> list[Question]:
-    """Questions of a split matching every key=value filter; a seeded, stratified sample of
-    `limit` of them (every source and Elo bucket keeps its share)."""
+    """Questions of a split matching every key=value filter; with `limit`, a seeded random
+    sample of that many (by a salted hash of the id, so it is the same on every run)."""
     chosen = [q for q in questions
               if split == "all" or (split == "private") == q.private]
     for text in filters:

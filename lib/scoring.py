@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import chess
 import numpy as np
 
 from lib import answers
@@ -58,8 +59,6 @@ def score_item(question: Question, answer: str | None, infra_error: str | None) 
     if infra_error is not None or answer is None:
         return Item(**base, answer=None, text=None, move=None, category=INFRA,
                     detail=infra_error or "no answer")
-    import chess
-
     parsed = answers.parse(answer, chess.Board(question.fen))
     if parsed.move is None:
         solved = False if question.source == "puzzle" else None

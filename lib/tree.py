@@ -53,6 +53,12 @@ GAME_TARGETS: dict[Leaf, int] = _leaves(_GAMES)
 PUZZLE_TARGETS: dict[Leaf, int] = _leaves(_PUZZLES)
 
 
+def leaf_order(row: dict[str, object], tiebreak: str) -> tuple[int, int, int, int, str]:
+    """Sort key of an output row: its leaf in the tree's order, then a tiebreak column."""
+    return (ELO_BUCKETS.index(str(row["elo_bucket"])), PHASES.index(str(row["phase"])),
+            TYPES.index(str(row["type"])), SIDES.index(str(row["side"])), str(row[tiebreak]))
+
+
 def elo_bucket(rating: float) -> str:
     """Bucket label of an average Elo or a puzzle rating."""
     for label_, edge in zip(ELO_BUCKETS, ELO_EDGES, strict=False):

@@ -13,9 +13,9 @@ if __package__ in (None, ""):
 
 from tqdm import tqdm
 
-from lib.cli import add_out_arg, non_negative_float, positive_float, run_cli, setup_logging
+from lib.cli import add_out_arg, non_negative_float, positive_float, step_main
 from lib.errors import FetchError
-from lib.fetch import FetchConfig, decompressed_blocks, is_url, slice_games
+from lib.fetch import add_fetch_args, decompressed_blocks, fetch_config, is_url, slice_games
 from lib.files import atomic_write
 from lib.pipeline import StepSpec
 
@@ -54,14 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--chunk-mb", type=positive_float, default=2048.0,
                         help="decompressed MB to keep from each source, extended to the end "
                         "of the game it stops in (default 2048)")
-    parser.add_argument("--retries", type=int, default=5,
-                        help="reconnections after dropped connections, timeouts or HTTP 5xx "
-                        "(default 5; waits double from 1 s)")
-    parser.add_argument("--retry-wait", type=positive_float, default=1.0,
-                        help="seconds to wait before the first retry (default 1)")
-    parser.add_argument("--timeout", type=positive_float, default=60.0,
-                        help="seconds to wait for the server on connect and on each read "
-                        "(default 60)")
+    add_fetch_args(parser)
     add_out_arg(parser)
     return parser
 
@@ -89,8 +82,7 @@ def spec(args: argparse.Namespace) -> StepSpec:
 
 def run(args: argparse.Namespace) -> None:
     """Fetch every source into OUT/games.pgn."""
-    config = FetchConfig(retries=args.retries, backoff_s=args.retry_wait,
-                         timeout_s=args.timeout)
+    config = fetch_config(args)
     target = args.out / "games.pgn"
     total = 0
     with atomic_write(target, "wb") as handle:
@@ -117,9 +109,7 @@ def run(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
-    args = build_parser().parse_args(argv)
-    setup_logging()
-    return run_cli(lambda: run(args))
+    return step_main(build_parser, run, argv)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib import gamesdb
-from lib.cli import add_out_arg, run_cli, setup_logging
+from lib.cli import add_out_arg, step_main
 from lib.errors import DataError
 from lib.files import temp_name
 from lib.pipeline import StepSpec
@@ -70,9 +70,7 @@ def run(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
-    args = build_parser().parse_args(argv)
-    setup_logging()
-    return run_cli(lambda: run(args))
+    return step_main(build_parser, run, argv)
 
 
 if __name__ == "__main__":

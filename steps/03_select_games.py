@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import logging
 import sqlite3
@@ -15,14 +14,14 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib import gamesdb
-from lib.cli import add_out_arg, positive_float, positive_int, run_cli, setup_logging
+from lib.cli import add_out_arg, positive_float, positive_int, step_main
 from lib.engine import EnginePool, EngineSettings, find_stockfish
-from lib.files import atomic_write, sha256_file
+from lib.files import atomic_write, sha256_file, write_csv
 from lib.pipeline import StepSpec, default_workers
 from lib.probecache import ProbeCache
 from lib.report import leaf_rows, shortfall_lines
 from lib.selection import Game, SelectConfig, Selector, rand_key
-from lib.tree import ELO_BUCKETS, GAME_TARGETS, PHASES, SIDES, TYPES, scale_targets
+from lib.tree import ELO_BUCKETS, GAME_TARGETS, leaf_order, scale_targets
 
 log = logging.getLogger(__name__)
 
@@ -82,11 +81,6 @@ def _games(conn: sqlite3.Connection, bucket: str, seed: int) -> Iterator[Game]:
         yield Game(*row)
 
 
-def _sort_key(row: dict[str, object]) -> tuple[int, int, int, int, str]:
-    return (ELO_BUCKETS.index(str(row["elo_bucket"])), PHASES.index(str(row["phase"])),
-            TYPES.index(str(row["type"])), SIDES.index(str(row["side"])), str(row["pos_id"]))
-
-
 def run(args: argparse.Namespace) -> None:
     """Select positions and write positions.csv and its report."""
     targets = scale_targets(GAME_TARGETS, args.scale)
@@ -105,13 +99,10 @@ def run(args: argparse.Namespace) -> None:
     finally:
         cache.close()
         conn.close()
-    rows = sorted(result.rows, key=_sort_key)
+    rows = sorted(result.rows, key=lambda row: leaf_order(row, "pos_id"))
     for row in rows:
         row["engine"] = engine_name
-    with atomic_write(args.out / "positions.csv", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(args.out / "positions.csv", COLUMNS, rows)
     leaves = leaf_rows(targets, result.filled)
     counts = dict(sorted(result.counts.counts.items()))
     report = {
@@ -133,9 +124,7 @@ def run(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
-    args = build_parser().parse_args(argv)
-    setup_logging()
-    return run_cli(lambda: run(args))
+    return step_main(build_parser, run, argv)
 
 
 if __name__ == "__main__":

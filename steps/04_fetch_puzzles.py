@@ -12,9 +12,9 @@ if __package__ in (None, ""):
 
 from tqdm import tqdm
 
-from lib.cli import add_out_arg, positive_float, run_cli, setup_logging
+from lib.cli import add_out_arg, step_main
 from lib.errors import DataError
-from lib.fetch import FetchConfig, decompressed_blocks
+from lib.fetch import add_fetch_args, decompressed_blocks, fetch_config
 from lib.files import atomic_write
 from lib.pipeline import StepSpec
 from lib.puzzles import header_problem
@@ -36,13 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--source", default=PUZZLE_URL, metavar="URL_OR_PATH",
                         help=f"URL or local .csv/.csv.zst (default: {PUZZLE_URL})")
-    parser.add_argument("--retries", type=int, default=5,
-                        help="reconnections after dropped connections, timeouts or HTTP 5xx "
-                        "(default 5)")
-    parser.add_argument("--retry-wait", type=positive_float, default=1.0,
-                        help="seconds before the first retry; doubles each time (default 1)")
-    parser.add_argument("--timeout", type=positive_float, default=60.0,
-                        help="seconds to wait for the server on connect and each read")
+    add_fetch_args(parser)
     add_out_arg(parser)
     return parser
 
@@ -55,8 +49,7 @@ def spec(args: argparse.Namespace) -> StepSpec:
 
 def run(args: argparse.Namespace) -> None:
     """Copy the source to OUT/lichess_puzzles.csv, decompressing and checking the header."""
-    config = FetchConfig(retries=args.retries, backoff_s=args.retry_wait,
-                         timeout_s=args.timeout)
+    config = fetch_config(args)
     target = args.out / "lichess_puzzles.csv"
     written = 0
     with atomic_write(target, "wb") as handle, tqdm(
@@ -79,9 +72,7 @@ def run(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
-    args = build_parser().parse_args(argv)
-    setup_logging()
-    return run_cli(lambda: run(args))
+    return step_main(build_parser, run, argv)
 
 
 if __name__ == "__main__":

@@ -13,16 +13,16 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib.cli import add_out_arg, positive_float, positive_int, run_cli, setup_logging
+from lib.cli import add_out_arg, positive_float, positive_int, step_main
 from lib.engine import EnginePool, EngineSettings, find_stockfish
 from lib.errors import DataError
 from lib.evaluation import DEFAULT_SETTING
-from lib.files import atomic_write
+from lib.files import atomic_write, write_csv
 from lib.pipeline import StepSpec, default_workers
 from lib.puzzle_selection import PuzzleConfig, PuzzleSelector
 from lib.puzzles import header_problem, read_rows
 from lib.report import leaf_rows, shortfall_lines
-from lib.tree import ELO_BUCKETS, GAME_TARGETS, PHASES, PUZZLE_TARGETS, SIDES, TYPES, scale_targets
+from lib.tree import GAME_TARGETS, PUZZLE_TARGETS, leaf_order, scale_targets
 
 log = logging.getLogger(__name__)
 
@@ -87,11 +87,6 @@ def _check_header(path: Path) -> None:
         raise DataError(f"{path}: {problem}")
 
 
-def _sort_key(row: dict[str, object]) -> tuple[int, int, int, int, str]:
-    return (ELO_BUCKETS.index(str(row["elo_bucket"])), PHASES.index(str(row["phase"])),
-            TYPES.index(str(row["type"])), SIDES.index(str(row["side"])), str(row["puzzle_id"]))
-
-
 def run(args: argparse.Namespace) -> None:
     """Select puzzles and write puzzles.csv and its report."""
     source = _source(args)
@@ -104,13 +99,10 @@ def run(args: argparse.Namespace) -> None:
     with EnginePool(EngineSettings(path=find_stockfish(args.stockfish)), args.workers) as pool:
         engine_name = pool.name
         result = PuzzleSelector(config, pool).run(lambda: _rows(source))
-    rows = sorted(result.rows, key=_sort_key)
+    rows = sorted(result.rows, key=lambda row: leaf_order(row, "puzzle_id"))
     for row in rows:
         row.update(engine=engine_name, nodes=DEFAULT_SETTING.label)
-    with atomic_write(args.out / "puzzles.csv", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(args.out / "puzzles.csv", COLUMNS, rows)
     leaves = leaf_rows(targets, result.filled)
     report = {"engine": engine_name, "seed": args.seed, "scale": args.scale,
               "target": sum(targets.values()), "selected": len(rows),
@@ -125,9 +117,7 @@ def run(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
-    args = build_parser().parse_args(argv)
-    setup_logging()
-    return run_cli(lambda: run(args))
+    return step_main(build_parser, run, argv)
 
 
 if __name__ == "__main__":

@@ -15,11 +15,11 @@ if __package__ in (None, ""):
 import chess
 from tqdm import tqdm
 
-from lib.cli import add_out_arg, positive_int, run_cli, setup_logging
+from lib.cli import add_out_arg, positive_int, step_main
 from lib.engine import Engine, EnginePool, EngineSettings, find_stockfish
 from lib.errors import DataError
 from lib.evaluation import DEFAULT_SETTING, EvalSetting, evaluate_moves, to_json
-from lib.files import atomic_write, sha256_file
+from lib.files import atomic_write, sha256_file, write_csv
 from lib.kvstore import JsonStore
 from lib.pipeline import StepSpec, default_workers
 from lib.questions import COLUMNS, game_question, puzzle_question
@@ -109,10 +109,7 @@ def run(args: argparse.Namespace) -> None:
     rows = [game_question(r, expected[r["fen"]], engine_name, setting.nodes) for r in games]
     rows += [puzzle_question(r, expected[r["fen"]], engine_name, setting.nodes)
              for r in puzzles]
-    with atomic_write(args.questions, newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(args.questions, COLUMNS, rows)
     report = {"positions": len(fens), "evaluated_now": len(todo),
               "reused": len(fens) - len(todo), "engine": engine_name, "setting": setting.label}
     with atomic_write(args.out / "evaluation_report.json") as handle:
@@ -123,9 +120,7 @@ def run(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
-    args = build_parser().parse_args(argv)
-    setup_logging()
-    return run_cli(lambda: run(args))
+    return step_main(build_parser, run, argv)
 
 
 if __name__ == "__main__":
