@@ -22,7 +22,15 @@ import chess
 from lib import tactics
 from lib.engine import EnginePool
 from lib.phase import phase
-from lib.position import castling_rights, fen4, hash_bucket, is_eligible, pos_id, side_name
+from lib.position import (
+    MAX_HALFMOVE_CLOCK,
+    castling_rights,
+    fen4,
+    hash_bucket,
+    is_eligible,
+    pos_id,
+    side_name,
+)
 from lib.probecache import ProbeCache
 from lib.records import Counter, Probe
 from lib.tree import ELO_BUCKETS, Leaf
@@ -185,7 +193,7 @@ class Selector:
 
     def _open_ply(self, game: Game, board: chess.Board, ply: int,
                   pending: dict[Leaf, int]) -> tuple[int, str, str] | None:
-        if board.halfmove_clock >= 80:
+        if board.halfmove_clock >= MAX_HALFMOVE_CLOCK:
             return None
         phase_name = phase(board, ply)
         side = side_name(board.turn)
