@@ -9,8 +9,14 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from lib.cli import positive_float, positive_int, run_cli, setup_logging
-from lib.pipeline import State, default_workers, fingerprint_parts
+from lib.cli import (
+    add_engine_args,
+    non_negative_float,
+    positive_float,
+    run_cli,
+    setup_logging,
+)
+from lib.pipeline import State, fingerprint_parts
 
 log = logging.getLogger("generate")
 
@@ -37,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: the last complete month's Lichess standard rated dump)")
     parser.add_argument("--month", default=None, metavar="YYYY-MM",
                         help="month of the default games dump")
-    parser.add_argument("--offset-mb", type=float, default=0.0,
+    parser.add_argument("--offset-mb", type=non_negative_float, default=0.0,
                         help="decompressed MB of each games source to skip (default 0)")
     parser.add_argument("--chunk-mb", type=positive_float, default=2048.0,
                         help="decompressed MB to keep from each games source (default 2048)")
@@ -52,11 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--scale", type=positive_float, default=1.0,
                         help="shrink every leaf target by this factor for quick runs "
                         "(default 1: 800 game positions and 200 puzzles)")
-    parser.add_argument("--workers", type=positive_int, default=default_workers(),
-                        help="parallel engine processes (default: number of cores)")
-    parser.add_argument("--stockfish", default=None,
-                        help="Stockfish binary (default: STOCKFISH_PATH, PATH, "
-                        "/usr/games/stockfish)")
+    add_engine_args(parser, "parallel engine processes")
     parser.add_argument("--force", action="store_true",
                         help="run the selected steps even if their outputs are current")
     parser.add_argument("--from", dest="from_step", type=int, choices=sorted(STEPS),

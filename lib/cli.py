@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -47,6 +48,15 @@ def non_negative_float(text: str) -> float:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
     return value
+
+
+def add_engine_args(parser: argparse.ArgumentParser, workers_help: str) -> None:
+    """The shared --workers and --stockfish options of every step that runs engines."""
+    parser.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
+                        help=f"{workers_help} (default: number of cores)")
+    parser.add_argument("--stockfish", default=None,
+                        help="Stockfish binary (default: STOCKFISH_PATH, then PATH, then "
+                        "/usr/games/stockfish)")
 
 
 def add_out_arg(parser: argparse.ArgumentParser) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,7 +89,3 @@ class State:
             with atomic_write(self.path) as handle:
                 json.dump(self.data, handle, indent=2, sort_keys=True)
 
-
-def default_workers() -> int:
-    """One worker per core."""
-    return os.cpu_count() or 1

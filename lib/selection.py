@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import chess
@@ -124,8 +124,8 @@ class Selector:
         """Free places of a leaf after the pending candidates."""
         return self.config.targets.get(leaf, 0) - self.result.filled[leaf] - pending.get(leaf, 0)
 
-    def run(self, games: dict[str, list[Game]]) -> Selection:
-        """Fill the leaves from the games of each bucket (each list in rand_key order)."""
+    def run(self, games: dict[str, Iterable[Game]]) -> Selection:
+        """Fill the leaves from the games of each bucket (each in rand_key order)."""
         queues = {bucket: iter(games.get(bucket, [])) for bucket in ELO_BUCKETS}
         while True:
             candidates = [c for bucket in ELO_BUCKETS for c in self._draw(bucket, queues[bucket])]

@@ -14,10 +14,10 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib import gamesdb
-from lib.cli import add_out_arg, positive_float, positive_int, step_main
+from lib.cli import add_engine_args, add_out_arg, positive_float, step_main
 from lib.engine import EnginePool, EngineSettings, find_stockfish
 from lib.files import atomic_write, sha256_file, write_csv
-from lib.pipeline import StepSpec, default_workers
+from lib.pipeline import StepSpec
 from lib.probecache import ProbeCache
 from lib.report import leaf_rows, shortfall_lines
 from lib.selection import Game, SelectConfig, Selector, rand_key
@@ -49,11 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--scale", type=positive_float, default=1.0,
                         help="multiply every leaf target by this, rounding level by level "
                         "(default 1: 800 positions)")
-    parser.add_argument("--workers", type=positive_int, default=default_workers(),
-                        help="engine processes probing in parallel (default: number of cores)")
-    parser.add_argument("--stockfish", default=None,
-                        help="Stockfish binary (default: STOCKFISH_PATH, PATH, "
-                        "/usr/games/stockfish)")
+    add_engine_args(parser, "engine processes probing in parallel")
     parser.add_argument("--mate-share", type=float, default=0.04,
                         help="at most this share of the positions may have a forced mate "
                         "(default 0.04)")
@@ -95,7 +91,7 @@ def run(args: argparse.Namespace) -> None:
         with EnginePool(settings, args.workers) as pool:
             engine_name = pool.name
             games = {bucket: _games(conn, bucket, args.seed) for bucket in ELO_BUCKETS}
-            result = Selector(config, pool, cache).run(games)  # type: ignore[arg-type]
+            result = Selector(config, pool, cache).run(games)
     finally:
         cache.close()
         conn.close()

@@ -13,12 +13,12 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib.cli import add_out_arg, positive_float, positive_int, step_main
+from lib.cli import add_engine_args, add_out_arg, positive_float, step_main
 from lib.engine import EnginePool, EngineSettings, find_stockfish
 from lib.errors import DataError
 from lib.evaluation import DEFAULT_SETTING
 from lib.files import atomic_write, write_csv
-from lib.pipeline import StepSpec, default_workers
+from lib.pipeline import StepSpec
 from lib.puzzle_selection import PuzzleConfig, PuzzleSelector
 from lib.puzzles import header_problem, read_rows
 from lib.report import leaf_rows, shortfall_lines
@@ -50,11 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="selection seed (default 0)")
     parser.add_argument("--scale", type=positive_float, default=1.0,
                         help="multiply every leaf target by this (default 1: 200 puzzles)")
-    parser.add_argument("--workers", type=positive_int, default=default_workers(),
-                        help="engine processes verifying in parallel (default: cores)")
-    parser.add_argument("--stockfish", default=None,
-                        help="Stockfish binary (default: STOCKFISH_PATH, PATH, "
-                        "/usr/games/stockfish)")
+    add_engine_args(parser, "engine processes verifying in parallel")
     add_out_arg(parser)
     return parser
 

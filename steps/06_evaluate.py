@@ -15,13 +15,13 @@ if __package__ in (None, ""):
 import chess
 from tqdm import tqdm
 
-from lib.cli import add_out_arg, positive_int, step_main
+from lib.cli import add_engine_args, add_out_arg, positive_int, step_main
 from lib.engine import Engine, EnginePool, EngineSettings, find_stockfish
 from lib.errors import DataError
 from lib.evaluation import DEFAULT_SETTING, EvalSetting, evaluate_moves, to_json
 from lib.files import atomic_write, sha256_file, write_csv
 from lib.kvstore import JsonStore
-from lib.pipeline import StepSpec, default_workers
+from lib.pipeline import StepSpec
 from lib.questions import COLUMNS, game_question, puzzle_question
 
 log = logging.getLogger(__name__)
@@ -41,11 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--questions", type=Path, default=Path("questions.csv"),
                         help="output file (default: questions.csv)")
-    parser.add_argument("--workers", type=positive_int, default=default_workers(),
-                        help="engine processes, one thread each (default: number of cores)")
-    parser.add_argument("--stockfish", default=None,
-                        help="Stockfish binary (default: STOCKFISH_PATH, PATH, "
-                        "/usr/games/stockfish)")
+    add_engine_args(parser, "engine processes, one thread each")
     parser.add_argument("--best-nodes", type=int, default=DEFAULT_SETTING.best_nodes,
                         help="nodes of the single-line search that picks the best move "
                         f"(default {DEFAULT_SETTING.best_nodes}; 0 skips it)")
