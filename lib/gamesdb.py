@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 from lib.errors import DataError
@@ -57,20 +57,4 @@ def open_existing(path: Path) -> sqlite3.Connection:
     if not path.is_file():
         raise DataError(f"{path} does not exist: run step 02 (python generate.py --only 2)")
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    conn.row_factory = sqlite3.Row
     return conn
-
-
-def drops(conn: sqlite3.Connection) -> dict[str, int]:
-    """Dropped games by reason."""
-    return dict(conn.execute("SELECT reason, count FROM drops ORDER BY reason").fetchall())
-
-
-def meta(conn: sqlite3.Connection) -> dict[str, str]:
-    """The key/value metadata of the build."""
-    return dict(conn.execute("SELECT key, value FROM meta").fetchall())
-
-
-def iter_ids(conn: sqlite3.Connection) -> Iterator[tuple[str, str]]:
-    """(id, elo_bucket) of every stored game."""
-    yield from conn.execute("SELECT id, elo_bucket FROM games")

@@ -31,9 +31,6 @@ class JsonStore:
         """Make stored values durable."""
         self.conn.commit()
 
-    def __len__(self) -> int:
-        return int(self.conn.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0])
-
     def close(self) -> None:
         """Commit and close."""
         self.conn.commit()

@@ -10,8 +10,6 @@ OPENING_MAX_PLY = 20  # opening: at most this many plies played
 OPENING_MIN_MATERIAL = 26  # ... and at least this much material on the board
 ENDGAME_MAX_MATERIAL = 14  # endgame: at most this much material on the board
 
-PHASES = ("Opening", "Middlegame", "Endgame")
-
 
 def material(board: chess.Board) -> int:
     """Non-king material of both sides together, in pawn units (P1 N3 B3 R5 Q9)."""

@@ -9,7 +9,6 @@ ELO_EDGES = (1400, 1800, 2200, 2600)  # lower edges of every bucket but the firs
 PHASES = ("Opening", "Middlegame", "Endgame")
 TYPES = ("Tactical", "Quiet")
 SIDES = ("White", "Black")
-SOURCES = ("game", "puzzle")
 
 Leaf = tuple[str, str, str, str]  # (elo_bucket, phase, type, side)
 

@@ -82,7 +82,6 @@ def run(args: argparse.Namespace) -> None:
     targets = scale_targets(GAME_TARGETS, args.scale)
     path = find_stockfish(args.stockfish)
     conn = gamesdb.open_existing(args.out / "games.db")
-    conn.row_factory = None
     conn.create_function("rand_key", 2, rand_key, deterministic=True)
     settings = EngineSettings(path=path)
     cache = ProbeCache(args.out / "probes.db", engine_key=f"{sha256_file(Path(path))}|d12|m4")
