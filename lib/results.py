@@ -160,7 +160,7 @@ def leaderboard(out: Path) -> tuple[Path, Path]:
     md = out / "leaderboard.md"
     md.write_text("# Leaderboard\n\nPuzzle Elo is on the Lichess puzzle-rating scale.\n\n"
                   + "\n".join(lines) + "\n")
-    fig, ax = plt.subplots(figsize=(8, 0.5 * len(results) + 1.5))
+    fig, ax = plt.subplots(figsize=(8, 0.5 * len(results) + 2))
     names = [f"{r['model']} ({r['prompt']})" for r in results]
     for offset, kind, color in ((-0.15, "human", "C0"), (0.15, "puzzle", "C1")):
         ys, xs, err = [], [], [[], []]
@@ -177,7 +177,7 @@ def leaderboard(out: Path) -> tuple[Path, Path]:
     ax.set_yticks(range(len(results)), names)
     ax.invert_yaxis()
     ax.set_xlabel("Elo")
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     fig.tight_layout()
     svg = out / "leaderboard.svg"
     fig.savefig(svg)
