@@ -108,15 +108,15 @@ def parse(row: list[str]) -> tuple[Puzzle | None, str | None]:
         return None, "malformed_fen"
     if board.chess960 or not board.is_valid():
         return None, "non_standard"
+    line = board.copy(stack=False)
     for uci in moves:
         try:
             move = chess.Move.from_uci(uci)
         except ValueError:
             return None, "malformed_moves"
-        if move not in board.legal_moves:
+        if move not in line.legal_moves:
             return None, "illegal_move"
-        board.push(move)
-    board = chess.Board(row[1])
+        line.push(move)
     board.push(chess.Move.from_uci(moves[0]))
     themes = tuple(row[7].split())
     phases = [PHASE_THEMES[t] for t in themes if t in PHASE_THEMES]

@@ -82,7 +82,8 @@ def run(args: argparse.Namespace) -> None:
     store = JsonStore(args.out / "evals.db", "evals")
     prefix = f"{sha256_file(Path(path))[:16]}|{setting.label}|"
     fens = sorted({row["fen"] for row in games + puzzles})
-    todo = [fen for fen in fens if store.get(prefix + fen) is None]
+    expected = {fen: store.get(prefix + fen) for fen in fens}
+    todo = [fen for fen in fens if expected[fen] is None]
     log.info("%d positions: %d already evaluated, %d to go", len(fens), len(fens) - len(todo),
              len(todo))
 
@@ -93,15 +94,13 @@ def run(args: argparse.Namespace) -> None:
         engine_name = pool.name
         try:
             with tqdm(total=len(todo), unit="pos", desc="evaluate", disable=None) as bar:
-                for fen, expected in pool.as_completed(evaluate, todo):
-                    store.put(prefix + fen, expected)
+                for fen, moves in pool.as_completed(evaluate, todo):
+                    store.put(prefix + fen, moves)
                     store.commit()  # one position at a time: a crash loses only what ran
+                    expected[fen] = moves
                     bar.update()
         finally:
             store.close()
-    store = JsonStore(args.out / "evals.db", "evals")
-    expected = {fen: store.get(prefix + fen) for fen in fens}
-    store.close()
     rows = [game_question(r, expected[r["fen"]], engine_name, setting.nodes) for r in games]
     rows += [puzzle_question(r, expected[r["fen"]], engine_name, setting.nodes)
              for r in puzzles]
