@@ -11,14 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lib.cli import positive_float, positive_int, run_cli, setup_logging
-from lib.errors import ConfigError
-from lib.files import atomic_write, sha256_file
-from lib.kvstore import JsonStore
-from lib.llm import ChatConfig, parse_extra
-from lib.players import make_player
-from lib.prompts import TEMPLATES, template_name
-from lib.results import (
+from lib.benchmark.llm import ChatConfig, parse_extra
+from lib.benchmark.players import make_player
+from lib.benchmark.prompts import TEMPLATES, template_name
+from lib.benchmark.results import (
     SCHEMA_VERSION,
     leaderboard,
     load_questions,
@@ -27,8 +23,19 @@ from lib.results import (
     slug,
     summary_table,
 )
-from lib.runner import ask_all, trace_record
-from lib.scoring import aggregate, by_strata, elo_estimates, illegal_counts, score_item, world_model
+from lib.benchmark.runner import ask_all, trace_record
+from lib.benchmark.scoring import (
+    aggregate,
+    by_strata,
+    elo_estimates,
+    illegal_counts,
+    score_item,
+    world_model,
+)
+from lib.cli import positive_float, positive_int, run_cli, setup_logging
+from lib.errors import ConfigError
+from lib.files import atomic_write, sha256_file
+from lib.kvstore import JsonStore
 
 log = logging.getLogger("benchmark")
 

@@ -16,7 +16,7 @@ from lib.cli import (
     run_cli,
     setup_logging,
 )
-from lib.pipeline import State, fingerprint_parts
+from lib.testset.pipeline import State, fingerprint_parts
 
 log = logging.getLogger("generate")
 

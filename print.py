@@ -17,8 +17,8 @@ from generate import STEPS
 from lib.cli import run_cli
 from lib.errors import ChessEvalError
 from lib.grading import MATE_FLOOR
-from lib.pipeline import State, fingerprint_parts
-from lib.tree import ELO_BUCKETS, PHASES, SIDES, TYPES
+from lib.testset.pipeline import State, fingerprint_parts
+from lib.testset.tree import ELO_BUCKETS, PHASES, SIDES, TYPES
 
 LEVELS = ["elo_bucket", "phase", "type", "side"]
 ORDER = {"elo_bucket": ELO_BUCKETS, "phase": PHASES, "type": TYPES, "side": SIDES}

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import benchmark  # noqa: E402
-from tests.chatserver import ChatServer, Response  # noqa: E402
+from tests.benchmark.chatserver import ChatServer, Response  # noqa: E402
 
 
 def answer(fen: str, attempt: int) -> Response:

@@ -24,8 +24,8 @@ import zstandard
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lib import gamesdb  # noqa: E402
-from lib.process import process_pgn  # noqa: E402
+from lib.testset import gamesdb  # noqa: E402
+from lib.testset.process import process_pgn  # noqa: E402
 
 GAMES = ROOT.parent / "shared" / "data" / "lichess" / "games"
 

@@ -15,9 +15,9 @@ from tqdm import tqdm
 
 from lib.cli import add_out_arg, non_negative_float, positive_float, step_main
 from lib.errors import FetchError
-from lib.fetch import add_fetch_args, decompressed_blocks, fetch_config, is_url, slice_games
 from lib.files import atomic_write
-from lib.pipeline import StepSpec
+from lib.testset.fetch import add_fetch_args, decompressed_blocks, fetch_config, is_url, slice_games
+from lib.testset.pipeline import StepSpec
 
 log = logging.getLogger(__name__)
 

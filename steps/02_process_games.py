@@ -10,12 +10,12 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib import gamesdb
 from lib.cli import add_out_arg, step_main
 from lib.errors import DataError
 from lib.files import temp_name
-from lib.pipeline import StepSpec
-from lib.process import process_pgn
+from lib.testset import gamesdb
+from lib.testset.pipeline import StepSpec
+from lib.testset.process import process_pgn
 
 log = logging.getLogger(__name__)
 

@@ -13,15 +13,15 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib import gamesdb
 from lib.cli import add_engine_args, add_out_arg, positive_float, step_main
 from lib.engine import EnginePool, EngineSettings, find_stockfish
 from lib.files import atomic_write, sha256_file, write_csv
-from lib.pipeline import StepSpec
-from lib.probecache import ProbeCache
-from lib.report import leaf_rows, shortfall_lines
-from lib.selection import Game, SelectConfig, Selector, rand_key
-from lib.tree import ELO_BUCKETS, GAME_TARGETS, leaf_order, scale_targets
+from lib.testset import gamesdb
+from lib.testset.pipeline import StepSpec
+from lib.testset.probecache import ProbeCache
+from lib.testset.report import leaf_rows, shortfall_lines
+from lib.testset.selection import Game, SelectConfig, Selector, rand_key
+from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, leaf_order, scale_targets
 
 log = logging.getLogger(__name__)
 

@@ -18,11 +18,11 @@ from lib.engine import EnginePool, EngineSettings, find_stockfish
 from lib.errors import DataError
 from lib.evaluation import DEFAULT_SETTING
 from lib.files import atomic_write, write_csv
-from lib.pipeline import StepSpec
-from lib.puzzle_selection import PuzzleConfig, PuzzleSelector
-from lib.puzzles import header_problem, read_rows
-from lib.report import leaf_rows, shortfall_lines
-from lib.tree import GAME_TARGETS, PUZZLE_TARGETS, leaf_order, scale_targets
+from lib.testset.pipeline import StepSpec
+from lib.testset.puzzle_selection import PuzzleConfig, PuzzleSelector
+from lib.testset.puzzles import header_problem, read_rows
+from lib.testset.report import leaf_rows, shortfall_lines
+from lib.testset.tree import GAME_TARGETS, PUZZLE_TARGETS, leaf_order, scale_targets
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from lib.errors import DataError
 from lib.evaluation import DEFAULT_SETTING, EvalSetting, evaluate_moves, to_json
 from lib.files import atomic_write, sha256_file, write_csv
 from lib.kvstore import JsonStore
-from lib.pipeline import StepSpec
-from lib.questions import COLUMNS, game_question, puzzle_question
+from lib.testset.pipeline import StepSpec
+from lib.testset.questions import COLUMNS, game_question, puzzle_question
 
 log = logging.getLogger(__name__)
 

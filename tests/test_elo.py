@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
+from lib.benchmark.results import load_questions
 from lib.elo import human_elo, puzzle_elo_laplace, puzzle_elo_mcmc, world_model_score
-from lib.results import load_questions
 from tests.conftest import ROOT
 
 RATINGS = np.array([q.rating for q in load_questions(ROOT / "questions.csv")

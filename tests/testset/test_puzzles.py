@@ -5,8 +5,8 @@ import io
 
 import chess
 
-from lib.puzzles import lowest_k, parse, quick_leaf, rank_key, read_rows
 from lib.records import Counter
+from lib.testset.puzzles import lowest_k, parse, quick_leaf, rank_key, read_rows
 from tests.conftest import PUZZLES_1K, PUZZLES_44K, unzstd
 
 

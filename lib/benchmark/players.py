@@ -16,10 +16,10 @@ from typing import Any, Protocol
 import chess
 import chess.engine
 
+from lib.benchmark.llm import ChatClient, ChatConfig, Reply
+from lib.benchmark.prompts import Question
 from lib.engine import Engine, EngineSettings, find_stockfish
 from lib.errors import PlayerError
-from lib.llm import ChatClient, ChatConfig, Reply
-from lib.prompts import Question
 
 STOCKFISH_NODES = 300_000  # full-strength baseline: node-limited, so reproducible
 LIMITED_NODES = 100_000  # node budget of a strength-limited Stockfish

@@ -11,9 +11,9 @@ import pytest
 
 from lib.phase import phase
 from lib.position import fen4, hash_bucket, pos_id
-from lib.tree import GAME_TARGETS, scale_targets
+from lib.testset.tree import GAME_TARGETS, scale_targets
 from tests.conftest import GAME_FILES, MONTHLY, unzstd
-from tests.steps import step
+from tests.testset.steps import step
 
 process = step("02_process_games")
 select = step("03_select_games")

@@ -11,9 +11,9 @@ import chess
 from lib.engine import Engine, EnginePool
 from lib.evaluation import DEFAULT_SETTING, EvalSetting, evaluate_moves
 from lib.position import castling_rights, fen4, hash_bucket, pos_id
-from lib.puzzles import Puzzle, lowest_k, parse
 from lib.records import Counter
-from lib.tree import Leaf
+from lib.testset.puzzles import Puzzle, lowest_k, parse
+from lib.testset.tree import Leaf
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from lib.tree import GAME_TARGETS, PUZZLE_TARGETS, elo_bucket, scale_targets, totals
+from lib.testset.tree import GAME_TARGETS, PUZZLE_TARGETS, elo_bucket, scale_targets, totals
 from tests.conftest import ROOT
 
 SEED = ROOT.parent / "shared" / "seeds" / "000_4ab30cf054e00e1a.txt"

@@ -8,7 +8,8 @@ from typing import Any
 import chess
 import numpy as np
 
-from lib import answers
+from lib.benchmark import answers
+from lib.benchmark.prompts import Question
 from lib.elo import (
     LEVEL,
     Estimate,
@@ -18,7 +19,6 @@ from lib.elo import (
     world_model_score,
 )
 from lib.grading import ALL_GRADES, CP_LOSS_CAP, puzzle_solved, score_move
-from lib.prompts import Question
 
 INFRA = "infra"
 LEGAL = "legal"

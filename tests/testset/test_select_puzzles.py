@@ -8,10 +8,10 @@ from pathlib import Path
 import chess
 import pytest
 
-from lib.puzzles import parse
-from lib.tree import PUZZLE_TARGETS, scale_targets
+from lib.testset.puzzles import parse
+from lib.testset.tree import PUZZLE_TARGETS, scale_targets
 from tests.conftest import PUZZLES_44K, unzstd
-from tests.steps import step
+from tests.testset.steps import step
 
 fetch = step("04_fetch_puzzles")
 select = step("05_select_puzzles")
@@ -75,7 +75,7 @@ def test_caps(built: Path) -> None:
 
 
 def parse_themes(text: str) -> list[str]:
-    from lib.puzzles import NON_MOTIF_THEMES
+    from lib.testset.puzzles import NON_MOTIF_THEMES
 
     return [t for t in text.split() if t not in NON_MOTIF_THEMES]
 

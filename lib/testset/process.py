@@ -9,9 +9,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from lib import gamesdb
-from lib.pgn import GameRecord, classify, iter_games
 from lib.records import Counter
+from lib.testset import gamesdb
+from lib.testset.pgn import GameRecord, classify, iter_games
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import chess.pgn
 import pytest
 
 from tests.conftest import GAME_FILES, MONTHLY, unzstd
-from tests.steps import step
+from tests.testset.steps import step
 
 process = step("02_process_games")
 

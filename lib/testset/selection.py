@@ -31,9 +31,9 @@ from lib.position import (
     pos_id,
     side_name,
 )
-from lib.probecache import ProbeCache
 from lib.records import Counter, Probe
-from lib.tree import ELO_BUCKETS, Leaf
+from lib.testset.probecache import ProbeCache
+from lib.testset.tree import ELO_BUCKETS, Leaf
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 import chess
 import pytest
 
-from lib.answers import AMBIGUOUS, FORMAT, RULE, STATE, extract, parse
+from lib.benchmark.answers import AMBIGUOUS, FORMAT, RULE, STATE, extract, parse
 
 START = chess.Board()
 # A real middlegame (Italian game after 4...Bc5 5.O-O d6 6.c3 O-O).

@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from lib.benchmark.prompts import Question
 from lib.errors import DataError
 from lib.evaluation import from_json
-from lib.prompts import Question
 
 SCHEMA_VERSION = 1
 SUMMARY_METRICS = ("legal_rate", "acpl", "accuracy", "best_move_rate", "puzzle_solve_rate")

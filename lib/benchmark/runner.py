@@ -17,10 +17,10 @@ from typing import Any
 
 from tqdm import tqdm
 
+from lib.benchmark.llm import FatalInfraError, InfraError, Reply
+from lib.benchmark.players import Player
+from lib.benchmark.prompts import Question
 from lib.kvstore import JsonStore
-from lib.llm import FatalInfraError, InfraError, Reply
-from lib.players import Player
-from lib.prompts import Question
 
 log = logging.getLogger(__name__)
 

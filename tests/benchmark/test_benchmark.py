@@ -8,7 +8,7 @@ import chess
 import pytest
 
 import benchmark
-from tests.chatserver import ChatServer, Response
+from tests.benchmark.chatserver import ChatServer, Response
 
 SECRET = "sk-test-SECRET-4242"
 KINDS = ("uci", "prose", "san", "format", "ambiguous", "state", "rule", "429", "500",

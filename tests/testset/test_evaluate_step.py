@@ -13,9 +13,9 @@ from pathlib import Path
 
 import chess
 
-from lib.questions import COLUMNS
+from lib.testset.questions import COLUMNS
 from tests.conftest import ROOT
-from tests.steps import step
+from tests.testset.steps import step
 
 evaluate = step("06_evaluate")
 FAST = ["--scan-nodes", "20000", "--best-nodes", "20000"]

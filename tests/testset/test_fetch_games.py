@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MONTHLY, unzstd
-from tests.steps import step
+from tests.testset.steps import step
 
 fetch = step("01_fetch_games")
 ZST = MONTHLY.read_bytes()

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from tests.conftest import PUZZLES_1K, unzstd
-from tests.steps import step
+from tests.testset.steps import step
 
 fetch = step("04_fetch_puzzles")
 ZST = PUZZLES_1K.read_bytes()

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple, TextIO
 
-from lib.tree import elo_bucket
+from lib.testset.tree import elo_bucket
 
 READ_BLOCK = 1 << 22  # characters read from the PGN at a time
 GAME_SPLIT = "\n[Event "

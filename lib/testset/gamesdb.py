@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from lib.errors import DataError
-from lib.pgn import GameRecord
+from lib.testset.pgn import GameRecord
 
 SCHEMA = """
 CREATE TABLE games (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lib.tree import Leaf
+from lib.testset.tree import Leaf
 
 
 def leaf_rows(targets: dict[Leaf, int], achieved: dict[Leaf, int]) -> list[dict[str, object]]:

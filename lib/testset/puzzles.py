@@ -14,7 +14,7 @@ import chess
 from lib.phase import phase
 from lib.position import side_name
 from lib.records import Counter
-from lib.tree import Leaf, elo_bucket
+from lib.testset.tree import Leaf, elo_bucket
 
 # The official header of lichess_db_puzzle.csv; releases may append columns (e.g. SortKey).
 HEADER = ("PuzzleId", "FEN", "Moves", "Rating", "RatingDeviation", "Popularity", "NbPlays",

@@ -1,0 +1,1 @@
+"""Tests of lib/benchmark/ and benchmark.py."""

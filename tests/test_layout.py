@@ -1,0 +1,115 @@
+"""The layout rule: lib/testset and lib/benchmark import the core, never each other or upward."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+CORE, TESTSET, BENCHMARK = "core", "testset", "benchmark"
+# Which layers each layer may import from. Entry points count as their half's layer.
+ALLOWED = {CORE: {CORE}, TESTSET: {CORE, TESTSET}, BENCHMARK: {CORE, BENCHMARK}}
+ENTRY_POINTS = {"generate.py": TESTSET, "print.py": TESTSET, "benchmark.py": BENCHMARK}
+
+
+def _layer_of_module(name: str) -> str | None:
+    """The layer of a dotted module name under lib, or None for anything outside lib."""
+    parts = name.split(".")
+    if parts[0] != "lib":
+        return None
+    if len(parts) > 1 and parts[1] in (TESTSET, BENCHMARK):
+        return parts[1]
+    return CORE
+
+
+def _layer_of_file(root: Path, path: Path) -> str | None:
+    """The layer a source file belongs to, or None when the rule does not cover it."""
+    rel = path.relative_to(root)
+    if rel.parts[0] == "lib":
+        return _layer_of_module(".".join(rel.with_suffix("").parts))
+    if rel.parts[0] == "steps":
+        return TESTSET
+    return ENTRY_POINTS.get(str(rel))
+
+
+def _package_of(root: Path, path: Path) -> list[str]:
+    """The dotted package a file sits in, as parts (for resolving relative imports)."""
+    return list(path.relative_to(root).parent.parts)
+
+
+def _imported(root: Path, path: Path, tree: ast.AST) -> list[tuple[int, str]]:
+    """Every module a file imports, with its line, relative imports resolved."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module.split(".") if node.module else []
+            if node.level:
+                package = _package_of(root, path)
+                base = package[:len(package) - node.level + 1] + base
+            if base == ["lib"]:  # `from lib import testset`: the members are the modules
+                found += [(node.lineno, f"lib.{alias.name}") for alias in node.names]
+            else:
+                found.append((node.lineno, ".".join(base)))
+    return found
+
+
+def violations(root: Path) -> list[str]:
+    """Imports under root that break the layout rule, as 'file:line imports module'."""
+    files = sorted(root.glob("lib/**/*.py")) + sorted(root.glob("steps/*.py"))
+    files += [root / name for name in ENTRY_POINTS if (root / name).is_file()]
+    out = []
+    for path in files:
+        layer = _layer_of_file(root, path)
+        if layer is None:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for line, module in _imported(root, path, tree):
+            target = _layer_of_module(module)
+            if target is not None and target not in ALLOWED[layer]:
+                out.append(f"{path.relative_to(root)}:{line} imports {module}")
+    return sorted(set(out))
+
+
+def _write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_checker_finds_every_kind_of_violation(tmp_path: Path) -> None:
+    """The checker itself: each way of breaking the rule is caught, allowed imports are not."""
+    for package in ("lib", "lib/testset", "lib/benchmark"):
+        _write(tmp_path, f"{package}/__init__.py", "")
+    _write(tmp_path, "lib/engine.py", "import chess\nfrom lib.errors import X\n")
+    _write(tmp_path, "lib/grading.py", "from lib.benchmark.scoring import f\n")
+    _write(tmp_path, "lib/phase.py", "def f():\n    from lib import testset\n")
+    _write(tmp_path, "lib/testset/tree.py", "from lib.engine import E\nfrom . import pgn\n")
+    _write(tmp_path, "lib/testset/pgn.py", "from ..benchmark import answers\n")
+    _write(tmp_path, "lib/benchmark/llm.py", "import lib.testset.fetch\n")
+    _write(tmp_path, "lib/benchmark/runner.py", "from lib.benchmark import llm\n")
+    _write(tmp_path, "steps/06_evaluate.py", "from lib.benchmark.results import load\n")
+    _write(tmp_path, "print.py", "from lib.testset.tree import T\n")
+    _write(tmp_path, "benchmark.py", "from lib.testset import questions\n")
+    assert violations(tmp_path) == [
+        "benchmark.py:1 imports lib.testset",
+        "lib/benchmark/llm.py:1 imports lib.testset.fetch",
+        "lib/grading.py:1 imports lib.benchmark.scoring",
+        "lib/phase.py:2 imports lib.testset",
+        "lib/testset/pgn.py:1 imports lib.benchmark",
+        "steps/06_evaluate.py:1 imports lib.benchmark.results",
+    ]
+
+
+def test_the_repository_follows_the_layout_rule() -> None:
+    """No module of lib/, no step and no entry point imports across the two halves."""
+    assert violations(ROOT) == []
+
+
+def test_every_package_says_what_lives_there() -> None:
+    """Each package of lib/ opens with a docstring of a few lines."""
+    for init in [ROOT / "lib" / "__init__.py", *sorted(ROOT.glob("lib/*/__init__.py"))]:
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        assert doc and len(doc.splitlines()) >= 3, f"{init} needs a docstring of a few lines"

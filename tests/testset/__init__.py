@@ -1,0 +1,1 @@
+"""Tests of lib/testset/, the steps, generate.py and print.py."""
