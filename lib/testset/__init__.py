@@ -1,4 +1,4 @@
-"""The test-set pipeline: only steps/, generate.py and print.py import from here.
+"""The test-set pipeline: of the entry points, only steps/, generate.py and print.py use it.
 
 Data flows through the numbered steps, each a thin script over these modules:
 01 fetch games (fetch) -> games.pgn; 02 process games (process, which filters with pgn and
@@ -6,6 +6,6 @@ stores with gamesdb) -> games.db; 03 select games (selection, with probecache an
 tactics; the targets of tree) -> positions.csv; 04 fetch puzzles (fetch, puzzles checks the
 header) -> lichess_puzzles.csv; 05 select puzzles (puzzle_selection over puzzles, verified by
 the core's evaluation) -> puzzles.csv; 06 evaluate (the core's evaluation; questions writes the
-rows) -> questions.csv. Steps 03 and 05 report shortfalls with report; pipeline declares each
-step's fingerprint for generate.py's driver, and print.py reads it back with tree and report.
+rows) -> questions.csv. Steps 03 and 05 report shortfalls with report. pipeline declares each
+step's fingerprint for generate.py's driver; print.py rechecks it and compares with tree's targets.
 """
