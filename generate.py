@@ -16,7 +16,8 @@ from lib.cli import (
     run_cli,
     setup_logging,
 )
-from lib.testset.pipeline import State, fingerprint_parts
+from lib.files import ensure_writable_dir, ensure_writable_file
+from lib.testset.pipeline import State, fingerprint_parts, output_stamps
 
 log = logging.getLogger("generate")
 
@@ -52,8 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: the Lichess puzzle database)")
     parser.add_argument("--out", type=Path, default=Path("output"),
                         help="directory of generated files (default: output)")
-    parser.add_argument("--questions", type=Path, default=Path("questions.csv"),
-                        help="where step 6 writes the final test set (default: questions.csv)")
+    parser.add_argument("--questions", type=Path, default=None,
+                        help="where step 6 writes the final test set (default: the committed "
+                        "questions.csv at --scale 1; OUT/questions.csv at a smaller scale, "
+                        "so a quick run never replaces the committed file)")
     parser.add_argument("--seed", type=int, default=0, help="selection seed (default 0)")
     parser.add_argument("--scale", type=positive_float, default=1.0,
                         help="shrink every leaf target by this factor for quick runs "
@@ -86,8 +89,15 @@ def step_argv(number: int, args: argparse.Namespace) -> list[str]:
     if number in (3, 5):
         return common + engine + select
     if number == 6:
-        return common + engine + ["--questions", str(args.questions)]
+        return common + engine + ["--questions", str(questions_target(args))]
     return common
+
+
+def questions_target(args: argparse.Namespace) -> Path:
+    """--questions, else questions.csv at full scale, else OUT/questions.csv."""
+    if args.questions is not None:
+        return Path(args.questions)
+    return Path("questions.csv") if args.scale >= 1 else args.out / "questions.csv"
 
 
 def selected_steps(args: argparse.Namespace) -> list[int]:
@@ -109,15 +119,23 @@ def run_step(number: int, module: ModuleType, args: argparse.Namespace, state: S
         log.info("step %d (%s): up to date, skipped", number, spec.name)
         return
     log.info("step %d (%s): running, because %s", number, spec.name, reason)
-    state.forget(spec.name)
-    module.run(step_args)
+    before = output_stamps(spec)
+    try:
+        module.run(step_args)
+    except BaseException:
+        # A run that failed before touching its outputs leaves the old record valid.
+        if output_stamps(spec) != before:
+            state.forget(spec.name)
+        raise
     state.record(spec, parts, argv)
     log.info("step %d (%s): done", number, spec.name)
 
 
 def generate(args: argparse.Namespace) -> None:
     """Run the selected steps in order."""
-    args.out.mkdir(parents=True, exist_ok=True)
+    ensure_writable_dir(args.out, "--out")
+    if EVAL_STEP in selected_steps(args):
+        ensure_writable_file(questions_target(args), "--questions")
     state = State(args.out)
     for number in selected_steps(args):
         run_step(number, importlib.import_module(STEPS[number]), args, state)

@@ -3,37 +3,44 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import importlib
 import json
+import os
 import sqlite3
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from generate import STEPS
-from lib.cli import run_cli
-from lib.errors import ChessEvalError
+from lib.cli import positive_float, run_cli
+from lib.errors import ChessEvalError, DataError
 from lib.grading import MATE_FLOOR
 from lib.testset.pipeline import State, fingerprint_parts
-from lib.testset.tree import ELO_BUCKETS, PHASES, SIDES, TYPES
-
-LEVELS = ["elo_bucket", "phase", "type", "side"]
-ORDER = {"elo_bucket": ELO_BUCKETS, "phase": PHASES, "type": TYPES, "side": SIDES}
+from lib.testset.report import achieved_from_questions, leaf_rows, render_tree
+from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, scale_targets
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Command-line options."""
     parser = argparse.ArgumentParser(
-        description="Summarise the generated files: step status, the games database, the "
-        "achieved tree against its targets (games and puzzles), puzzle ratings and the "
-        "evaluation.")
-    parser.add_argument("--out", type=Path, default=Path("output"),
-                        help="directory of generated files (default: output)")
-    parser.add_argument("--questions", type=Path, default=Path("questions.csv"),
-                        help="the test set (default: questions.csv)")
+        description="Summarise the test set and a build: the achieved tree against its "
+        "targets (from the questions file alone), step status, the games database, the "
+        "game selection, puzzle ratings and the evaluation.")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="a build's directory: its steps, games and the questions file "
+                        "it wrote (default: output for the steps; the committed "
+                        "questions.csv for the tree)")
+    parser.add_argument("--questions", type=Path, default=None,
+                        help="the test set to describe (default: the one --out's build "
+                        "wrote, else questions.csv)")
+    parser.add_argument("--scale", type=positive_float, default=None,
+                        help="the --scale the set was built at, for the targets (default: "
+                        "the build's recorded one, else 1)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--plot", type=Path, default=None, metavar="DIR",
                         help="also write PNG charts of the distributions to DIR")
@@ -48,14 +55,18 @@ def step_status(out: Path) -> pd.DataFrame:
         module = importlib.import_module(module_name)
         record = state.data.get(module.NAME)
         argv = record["argv"] if record else ["--out", str(out)]
+        outputs: list[Path] = []
         try:
-            spec = module.spec(module.build_parser().parse_args(argv))
-            current = record is not None and all(
-                record.get(k) == v for k, v in fingerprint_parts(spec).items())
+            # Paths in the recorded command line are relative to where the build ran.
+            with _cwd(Path(record.get("cwd", ".")) if record else Path(".")):
+                spec = module.spec(module.build_parser().parse_args(argv))
+                parts = fingerprint_parts(spec)
+                outputs = [path.absolute() for path in spec.outputs]
+            current = record is not None and all(record.get(k) == v for k, v in parts.items())
             status = "current" if current else ("stale" if record else "not run")
         except ChessEvalError as exc:
             spec, status = None, f"unknown ({exc})"
-        for path in spec.outputs if spec else []:
+        for path in outputs:
             exists = path.exists()
             rows.append({
                 "step": number, "output": str(path), "exists": exists,
@@ -65,6 +76,16 @@ def step_status(out: Path) -> pd.DataFrame:
                 "fingerprint": status if exists else "missing",
             })
     return pd.DataFrame(rows)
+
+
+@contextlib.contextmanager
+def _cwd(path: Path) -> Iterator[None]:
+    before = Path.cwd()
+    os.chdir(path if path.is_dir() else before)
+    try:
+        yield
+    finally:
+        os.chdir(before)
 
 
 def games_summary(out: Path) -> dict[str, pd.DataFrame]:
@@ -81,30 +102,70 @@ def games_summary(out: Path) -> dict[str, pd.DataFrame]:
     return {"kept games by Elo bucket and time control": table, "dropped games": drops}
 
 
-def tree(report_path: Path) -> pd.DataFrame | None:
-    """Every level of the tree with target, achieved and a shortfall mark."""
-    if not report_path.is_file():
+def _recorded(out: Path, step: str, option: str) -> str | None:
+    """An option of a step's recorded command line in a build's .steps.json, if any."""
+    argv = State(out).data.get(step, {}).get("argv", [])
+    return argv[argv.index(option) + 1] if option in argv[:-1] else None
+
+
+def questions_path(args: argparse.Namespace) -> Path:
+    """--questions, else the file --out's build wrote, else the committed questions.csv."""
+    if args.questions is not None:
+        return Path(args.questions)
+    if args.out is not None:
+        recorded = _recorded(args.out, "06_evaluate", "--questions")
+        if recorded:
+            return Path(State(args.out).data["06_evaluate"].get("cwd", ".")) / recorded
+        return args.out / "questions.csv"
+    return Path("questions.csv")
+
+
+def build_scale(args: argparse.Namespace) -> float:
+    """--scale, else the build's recorded step-03 scale, else 1."""
+    if args.scale is not None:
+        return float(args.scale)
+    recorded = _recorded(args.out, "03_select_games", "--scale") if args.out else None
+    return float(recorded) if recorded else 1.0
+
+
+def trees(questions: Path, scale: float) -> dict[str, Any] | None:
+    """The achieved tree from the questions file alone, against the scaled targets."""
+    if not questions.is_file():
         return None
-    leaves = pd.DataFrame(json.loads(report_path.read_text())["leaves"])
-    frames = []
-    for depth in range(1, 5):
-        keys = LEVELS[:depth]
-        level = leaves.groupby(keys, sort=False)[["target", "achieved"]].sum().reset_index()
-        level["level"] = depth
-        frames.append(level)
-    table = pd.concat(frames, ignore_index=True)
-    for key in LEVELS:
-        table[key] = pd.Categorical(table[key], categories=ORDER[key])
-    table = table.sort_values(LEVELS, na_position="first").reset_index(drop=True)
-    table["short"] = (table["target"] - table["achieved"]).clip(lower=0)
-    table["node"] = table.apply(_node_label, axis=1)
-    table["mark"] = table["short"].map(lambda s: f"SHORT {s}" if s else "")
-    return table[["node", "target", "achieved", "mark"]]
+    rows = read_questions(questions)
+    sources = {
+        "Games": (scale_targets(GAME_TARGETS, scale), achieved_from_questions(rows, "game")),
+        "Puzzles": (scale_targets(PUZZLE_TARGETS, scale),
+                    achieved_from_questions(rows, "puzzle")),
+    }
+    return {"file": str(questions), "scale": scale, "drawing": render_tree(sources),
+            "leaves": {name: leaf_rows(targets, got)
+                       for name, (targets, got) in sources.items()}}
 
 
-def _node_label(row: pd.Series) -> str:
-    names = [str(row[k]) for k in LEVELS[: row["level"]]]
-    return "    " * (row["level"] - 1) + names[-1]
+def read_questions(path: Path) -> list[dict[str, str]]:
+    """The rows of a questions file, checked for the columns print.py reads."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    needed = {"source", "elo_bucket", "phase", "type", "color", "expected_output"}
+    missing = needed - set(rows[0] if rows else needed)
+    if missing:
+        raise DataError(f"{path} is not a questions file: no column {', '.join(sorted(missing))}")
+    return rows
+
+
+def selection(out: Path) -> dict[str, Any]:
+    """What step 03 reports beyond the tree: the per-player cap and the largest player."""
+    path = out / "positions_report.json"
+    if not path.is_file():
+        return {}
+    report = json.loads(path.read_text())
+    capped = {f"{r['elo_bucket']} {r['phase']} {r['type']} {r['side']}":
+              r["shortfall_from_player_cap"]
+              for r in report["leaves"] if r.get("shortfall_from_player_cap")}
+    return {"max_per_player": report.get("max_per_player"),
+            "largest_player": report.get("largest_player"),
+            "shortfall_from_player_cap": capped, "counts": report.get("counts")}
 
 
 def puzzle_ratings(out: Path) -> dict[str, Any]:
@@ -123,8 +184,7 @@ def evaluation(questions: Path) -> dict[str, Any]:
     """Moves per position, share of mate scores, engine and nodes of the test set."""
     if not questions.is_file():
         return {}
-    with open(questions, newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = read_questions(questions)
     if not rows:
         return {"questions": 0}
     moves = [json.loads(r["expected_output"]) for r in rows]
@@ -145,13 +205,15 @@ def evaluation(questions: Path) -> dict[str, Any]:
 
 def collect(args: argparse.Namespace) -> dict[str, Any]:
     """Everything print.py shows, as data."""
+    out = args.out or Path("output")
+    questions = questions_path(args)
     return {
-        "steps": step_status(args.out),
-        **games_summary(args.out),
-        "games tree": tree(args.out / "positions_report.json"),
-        "puzzles tree": tree(args.out / "puzzles_report.json"),
-        "puzzle ratings": puzzle_ratings(args.out),
-        "evaluation": evaluation(args.questions),
+        "tree": trees(questions, build_scale(args)),
+        "steps": step_status(out),
+        **games_summary(out),
+        "game selection": selection(out),
+        "puzzle ratings": puzzle_ratings(out),
+        "evaluation": evaluation(questions),
     }
 
 
@@ -161,40 +223,44 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def plot(data: dict[str, Any], args: argparse.Namespace) -> list[Path]:
-    """Write PNG charts: trees by Elo bucket and phase, puzzle ratings, moves per position."""
+def plot(data: dict[str, Any], questions: Path, directory: Path) -> list[Path]:
+    """Write PNG charts: achieved against target by Elo bucket, legal moves, puzzle ratings."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    args.plot.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for name in ("games tree", "puzzles tree"):
-        table = data[name]
-        if table is None:
-            continue
-        top = table[~table["node"].str.startswith(" ")]
+    for name, leaves in (data["tree"] or {}).get("leaves", {}).items():
+        frame = pd.DataFrame(leaves).groupby("elo_bucket", sort=False)[
+            ["target", "achieved"]].sum().reindex(ELO_BUCKETS)
         fig, ax = plt.subplots(figsize=(7, 4))
-        x = range(len(top))
-        ax.bar([i - 0.2 for i in x], top["target"], width=0.4, label="target")
-        ax.bar([i + 0.2 for i in x], top["achieved"], width=0.4, label="achieved")
-        ax.set_xticks(list(x), top["node"], rotation=20)
-        ax.set_title(f"{name}: positions by Elo bucket")
+        x = range(len(frame))
+        ax.bar([i - 0.2 for i in x], frame["target"], width=0.4, label="target")
+        ax.bar([i + 0.2 for i in x], frame["achieved"], width=0.4, label="achieved")
+        ax.set_xticks(list(x), frame.index, rotation=20)
+        ax.set_title(f"{name}: target and achieved by Elo bucket")
+        ax.set_xlabel("Elo bucket (games: average rating; puzzles: puzzle rating)")
+        ax.set_ylabel("positions")
         ax.legend()
-        written.append(_save(fig, args.plot / f"{name.replace(' ', '_')}.png"))
-    if args.questions.is_file():
-        questions = pd.read_csv(args.questions)
+        written.append(_save(fig, directory / f"{name.lower()}_tree.png"))
+    if questions.is_file():
+        frame = pd.read_csv(questions)
         fig, ax = plt.subplots(figsize=(7, 4))
-        ax.hist(questions["legal_moves"], bins=30)
-        ax.set_title("legal moves per position")
-        written.append(_save(fig, args.plot / "legal_moves.png"))
-        ratings = questions["rating"].dropna()
+        ax.hist(frame["legal_moves"], bins=30)
+        ax.set_title("Legal moves per position")
+        ax.set_xlabel("legal moves")
+        ax.set_ylabel("positions")
+        written.append(_save(fig, directory / "legal_moves.png"))
+        ratings = frame["rating"].dropna()
         if not ratings.empty:
             fig, ax = plt.subplots(figsize=(7, 4))
             ax.hist(ratings, bins=20)
-            ax.set_title("puzzle ratings (Lichess puzzle rating)")
-            written.append(_save(fig, args.plot / "puzzle_ratings.png"))
+            ax.set_title("Puzzle ratings")
+            ax.set_xlabel("Lichess puzzle rating")
+            ax.set_ylabel("puzzles")
+            written.append(_save(fig, directory / "puzzle_ratings.png"))
     return written
 
 
@@ -213,21 +279,29 @@ def show(args: argparse.Namespace) -> None:
         with pd.option_context("display.max_rows", 500, "display.width", 120):
             for title, value in data.items():
                 print(f"\n== {title}")
-                if value is None or (isinstance(value, dict) and not value):
+                if title == "tree" and value:
+                    print(f"{value['file']} (targets at scale {value['scale']:g})")
+                    print("\n".join(value["drawing"]))
+                elif value is None or (isinstance(value, dict) and not value):
                     print("(not built yet)")
                 elif isinstance(value, pd.DataFrame):
                     print(value.to_string(index=False))
                 else:
                     print(json.dumps(value, indent=2))
     if args.plot:
-        for path in plot(data, args):
+        for path in plot(data, questions_path(args), args.plot):
             print(f"wrote {path}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     args = build_parser().parse_args(argv)
-    return run_cli(lambda: show(args))
+    try:
+        return run_cli(lambda: show(args))
+    except BrokenPipeError:
+        # The reader went away (print.py --json | head): not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -1,57 +1,63 @@
-"""Quality and cost of step 06's evaluation setting against the anchor's, on real positions.
+"""Step 06's evaluation against the anchor's, judged on what grading needs, in one run.
 
-Reference: every legal move searched on its own to depth 20. Anchor (the seed's public
-pipeline): MultiPV = number of legal moves, depth 25 capped at 4 s, one thread. For each
-setting it prints the mean absolute cp difference from the reference (scores clipped to
-+-1000), the best-move agreement (the setting's best move is a reference-best move) and the
-engine CPU seconds per position. The reference is cached in output/bench/ because it takes
-about a minute of CPU per position.
+Positions: real rows of questions.csv, games and puzzles, the ones with the lowest
+SHA256(id) (`--games`, `--puzzles`). Reference (cached in output/bench/, it costs about half
+a CPU minute per position): every legal move by MultiPV at depth 16, then each top
+candidate (within 300 cp of that search's best, at most 8, plus any move whose depth-16
+score beats them all) searched on its own to depth 22. Anchor (the seed's public pipeline):
+MultiPV over all legal moves, depth 25 capped at 4 s, one thread.
+
+For every setting: (a) best-move agreement (its best move is a reference-best move);
+(b) mean absolute error of cp loss (best minus move, clipped to 1000) over the moves whose
+reference loss is <= 300; (c) the share of those moves whose grade class equals the
+reference's; (d) rows with a tie at the top that the reference lacks; (e) engine CPU s per
+position. Goal: ours beats the anchor on (a)-(c) at no more than half its CPU, (d) <= 2%.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
+import csv
+import hashlib
 import json
 import os
 import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import chess
 import chess.engine
-import chess.pgn
+from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.process_throughput import sample  # noqa: E402
 from lib.engine import Engine, EngineSettings, find_stockfish, score_to_cp  # noqa: E402
 from lib.evaluation import DEFAULT_SETTING, EvalSetting, evaluate_moves  # noqa: E402
+from lib.grading import grade  # noqa: E402
 
 CLIP = 1000
+NEAR = 300  # moves whose reference loss is at most this are graded in (b) and (c)
+REF_SCAN_DEPTH = 16
+REF_ALONE_DEPTH = 22
+REF_MARGIN = 300
+REF_CANDIDATES = 8
 CACHE = ROOT / "output" / "bench" / "eval_reference.json"
-Evaluator = Callable[[Engine, chess.Board], dict[str, int]]
+REF_KEY = f"d{REF_SCAN_DEPTH}+alone-d{REF_ALONE_DEPTH}@{REF_MARGIN}x{REF_CANDIDATES}"
+Scores = dict[str, int]
+Evaluator = Callable[[Engine, chess.Board], Scores]
 
 
-def positions(count: int) -> list[str]:
-    """Real positions: one mid-game ply from evenly spaced real games."""
-    handle = io.StringIO(sample().decode())
-    games = []
-    while (game := chess.pgn.read_game(handle)) is not None:
-        moves = list(game.mainline_moves())
-        if game.headers.get("Variant", "Standard") == "Standard" and len(moves) > 30:
-            games.append(moves)
-    step = len(games) // count
-    fens = []
-    for i in range(count):
-        moves = games[i * step]
-        board = chess.Board()
-        for move in moves[: 8 + (i * 7) % (len(moves) - 10)]:
-            board.push(move)
-        fens.append(board.fen())
-    return fens
+def positions(questions: Path, games: int, puzzles: int) -> list[str]:
+    """FENs of real rows: per source, the rows with the lowest SHA256(id)."""
+    with open(questions, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    rows.sort(key=lambda r: hashlib.sha256(r["id"].encode()).hexdigest())
+    picked = [r for r in rows if r["source"] == "game"][:games]
+    picked += [r for r in rows if r["source"] == "puzzle"][:puzzles]
+    return [r["prompt"] for r in picked]
 
 
 def cpu_seconds(pid: int) -> float:
@@ -60,92 +66,155 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def reference(engine: Engine, board: chess.Board) -> dict[str, int]:
-    """Each legal move searched alone to depth 20."""
-    out = {}
-    for move in board.legal_moves:
-        info = engine.analyse(board, chess.engine.Limit(depth=20), 1, root_moves=[move])
-        out[move.uci()] = score_to_cp(info[0]["score"].relative)
-    return out
-
-
-def anchor(engine: Engine, board: chess.Board) -> dict[str, int]:
-    """MultiPV over all legal moves, depth 25 capped at 4 s."""
-    n = board.legal_moves.count()
-    infos = engine.analyse(board, chess.engine.Limit(depth=25, time=4.0), n)
+def _multipv(engine: Engine, board: chess.Board, limit: chess.engine.Limit) -> Scores:
+    infos = engine.analyse(board, limit, board.legal_moves.count())
     return {i["pv"][0].uci(): score_to_cp(i["score"].relative) for i in infos if i.get("pv")}
+
+
+def reference(engine: Engine, board: chess.Board) -> Scores:
+    """Depth-16 MultiPV over all moves, then the top candidates alone to depth 22."""
+    scores = _multipv(engine, board, chess.engine.Limit(depth=REF_SCAN_DEPTH))
+    for move in board.legal_moves:  # moves the MultiPV search did not report
+        if move.uci() not in scores:
+            scores[move.uci()] = _alone(engine, board, move, REF_SCAN_DEPTH)
+    order = sorted(scores, key=lambda m: (-scores[m], m))
+    deep: Scores = {}
+    for uci in order:
+        near = len(deep) < REF_CANDIDATES and scores[order[0]] - scores[uci] <= REF_MARGIN
+        if not near and (not deep or scores[uci] <= max(deep.values())):
+            break
+        deep[uci] = _alone(engine, board, chess.Move.from_uci(uci), REF_ALONE_DEPTH)
+    return {**scores, **deep}
+
+
+def _alone(engine: Engine, board: chess.Board, move: chess.Move, depth: int) -> int:
+    info = engine.analyse(board, chess.engine.Limit(depth=depth), 1, root_moves=[move])
+    return score_to_cp(info[0]["score"].relative)
+
+
+def anchor(engine: Engine, board: chess.Board) -> Scores:
+    """MultiPV over all legal moves, depth 25 capped at 4 s."""
+    return _multipv(engine, board, chess.engine.Limit(depth=25, time=4.0))
 
 
 def ours(setting: EvalSetting) -> Evaluator:
     """Step 06's evaluation with a given setting."""
-    def run(engine: Engine, board: chess.Board) -> dict[str, int]:
+    def run(engine: Engine, board: chess.Board) -> Scores:
         return {m.uci(): cp for m, cp in evaluate_moves(engine, board, setting)}
     return run
 
 
-def _measure(job: tuple[str, str, str]) -> tuple[dict[str, int], float]:
+def _measure(job: tuple[str, str, str]) -> tuple[Scores, float]:
     path, name, fen = job
-    evaluator = EVALUATORS[name]
     with Engine(EngineSettings(path=path)) as engine:
         engine.analyse(chess.Board(), chess.engine.Limit(depth=1), 1)  # start-up off the clock
         before = cpu_seconds(engine.pid)
-        result = evaluator(engine, chess.Board(fen))
+        result = evaluator(name)(engine, chess.Board(fen))
         return result, cpu_seconds(engine.pid) - before
 
 
-EVALUATORS: dict[str, Evaluator] = {"reference": reference, "anchor": anchor,
-                                    "default": ours(DEFAULT_SETTING)}
+def evaluator(name: str) -> Evaluator:
+    """The evaluator a name stands for: reference, anchor, default or the fields of an
+    EvalSetting separated by commas."""
+    if name in ("reference", "anchor"):
+        return reference if name == "reference" else anchor
+    if name == "default":
+        return ours(DEFAULT_SETTING)
+    return ours(EvalSetting(*(int(x) for x in name.split(","))))
 
 
-def run_all(path: str, name: str, fens: list[str], workers: int) -> list[tuple[dict, float]]:
+def run_all(path: str, name: str, fens: list[str], workers: int) -> list[tuple[Scores, float]]:
     """Evaluate every position with one evaluator, in parallel processes."""
     with ProcessPoolExecutor(workers) as pool:
-        return list(pool.map(_measure, [(path, name, fen) for fen in fens]))
+        jobs = pool.map(_measure, [(path, name, fen) for fen in fens])
+        return list(tqdm(jobs, total=len(fens), desc=name, unit="pos", leave=False))
 
 
-def compare(result: dict[str, int], ref: dict[str, int]) -> tuple[float, bool]:
-    """Mean absolute clipped cp difference, and whether the best move is reference-best."""
-    clip = lambda cp: max(-CLIP, min(CLIP, cp))  # noqa: E731
-    diffs = [abs(clip(result[m]) - clip(ref[m])) for m in ref if m in result]
+@dataclass
+class Row:
+    """The figures of one position under one setting."""
+
+    best_ok: bool
+    errors: list[int]  # |cp loss - reference cp loss| of the graded moves
+    same_grade: list[bool]
+    false_tie: bool
+
+
+def _loss(scores: Scores) -> dict[str, int]:
+    best = max(scores.values())
+    return {m: min(best - cp, CLIP) for m, cp in scores.items()}
+
+
+def _tied_top(scores: Scores) -> bool:
+    top = sorted(scores.values(), reverse=True)
+    return len(top) > 1 and top[0] == top[1]
+
+
+def compare(result: Scores, ref: Scores) -> Row:
+    """How one setting's evaluation of a position matches the reference."""
+    ours_loss, ref_loss = _loss(result), _loss(ref)
     best = max(result, key=lambda m: result[m])
-    return sum(diffs) / len(diffs), ref[best] == max(ref.values())
+    graded = [m for m in ref if ref_loss[m] <= NEAR and m in result]
+    return Row(
+        best_ok=ref_loss[best] == 0,
+        errors=[abs(ours_loss[m] - ref_loss[m]) for m in graded],
+        same_grade=[grade(ours_loss[m]) == grade(ref_loss[m]) for m in graded],
+        false_tie=_tied_top(result) and not _tied_top(ref),
+    )
+
+
+def load_reference(path: str, fens: list[str], workers: int) -> dict[str, Scores]:
+    """The cached reference of every position, computing what is missing."""
+    cache = json.loads(CACHE.read_text()) if CACHE.is_file() else {}
+    refs = cache.setdefault(REF_KEY, {})
+    todo = [f for f in fens if f not in refs]
+    if todo:
+        print(f"computing the reference for {len(todo)} positions ...", flush=True)
+        with ProcessPoolExecutor(workers) as pool:
+            jobs = [(path, "reference", fen) for fen in todo]
+            for fen, (ref, _) in zip(todo, tqdm(pool.map(_measure, jobs), total=len(todo),
+                                                desc="reference", unit="pos"), strict=True):
+                refs[fen] = ref
+                CACHE.parent.mkdir(parents=True, exist_ok=True)
+                tmp = CACHE.with_suffix(".tmp")
+                tmp.write_text(json.dumps(cache))
+                tmp.replace(CACHE)
+    return {f: refs[f] for f in fens}
 
 
 def main() -> None:
-    """Print the three figures for the anchor and our setting."""
+    """Print (a)-(e) for the anchor, our default and any extra settings."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--positions", type=int, default=30)
+    parser.add_argument("--questions", type=Path, default=ROOT / "questions.csv")
+    parser.add_argument("--games", type=int, default=36, help="game positions (default 36)")
+    parser.add_argument("--puzzles", type=int, default=14, help="puzzles (default 14)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--stockfish", default=None)
-    parser.add_argument("--setting", action="append", default=[], metavar="BEST,SCAN",
-                        help="extra settings to compare, e.g. 0,300000 (nodes of the "
-                        "best-move search and of the all-moves scan)")
+    parser.add_argument("--no-anchor", action="store_true", help="skip the anchor's run")
+    parser.add_argument("--setting", action="append", default=[],
+                        metavar="SCAN,MOVE,MARGIN,CAP[,NEAR,NEAR_MARGIN]",
+                        help="extra settings to compare, e.g. 60000,100000,20,2,800000,350")
     args = parser.parse_args()
     path = find_stockfish(args.stockfish)
-    fens = positions(args.positions)
-    cache = json.loads(CACHE.read_text()) if CACHE.is_file() else {}
-    todo = [f for f in fens if f not in cache]
-    if todo:
-        print(f"computing the depth-20 reference for {len(todo)} positions ...", flush=True)
-        for fen, (ref, _) in zip(todo, run_all(path, "reference", todo, args.workers),
-                                 strict=True):
-            cache[fen] = ref
-        CACHE.parent.mkdir(parents=True, exist_ok=True)
-        CACHE.write_text(json.dumps(cache))
-    for text in args.setting:
-        best, scan = (int(x) for x in text.split(","))
-        EVALUATORS[text] = ours(EvalSetting(best, scan))
-    print(f"{len(fens)} real positions; reference: each move alone to depth 20")
-    print(f"{'setting':<34} {'MAE cp':>7} {'best agree':>10} {'CPU s/pos':>9}")
-    for name in ["anchor", "default", *args.setting]:
+    fens = positions(args.questions, args.games, args.puzzles)
+    refs = load_reference(path, fens, args.workers)
+    print(f"{len(fens)} real positions of {args.questions.name}; reference: MultiPV depth "
+          f"{REF_SCAN_DEPTH}, top {REF_CANDIDATES} within {REF_MARGIN} cp alone to depth "
+          f"{REF_ALONE_DEPTH}")
+    print(f"{'setting':<36} {'(a) best':>8} {'(b) MAE':>8} {'(c) grade':>9} "
+          f"{'(d) ties':>8} {'(e) CPU s':>9}")
+    names = ([] if args.no_anchor else ["anchor"]) + ["default", *args.setting]
+    for name in names:
         results = run_all(path, name, fens, args.workers)
-        scores = [compare(r, cache[f]) for (r, _), f in zip(results, fens, strict=True)]
-        mae = sum(s[0] for s in scores) / len(scores)
-        agree = sum(s[1] for s in scores) / len(scores)
-        cpu = sum(c for _, c in results) / len(results)
-        label = {"anchor": "anchor (MultiPV all, d25/4s)",
-                 "default": f"default ({DEFAULT_SETTING.label})"}.get(name, name)
-        print(f"{label:<34} {mae:7.1f} {agree:10.0%} {cpu:9.2f}")
+        rows = [compare(r, refs[f]) for (r, _), f in zip(results, fens, strict=True)]
+        errors = [e for r in rows for e in r.errors]
+        grades = [g for r in rows for g in r.same_grade]
+        label = {"anchor": "anchor (MultiPV all, d25 / 4 s)",
+                 "default": f"default {DEFAULT_SETTING.label}"}.get(name, name)
+        print(f"{label:<36} {sum(r.best_ok for r in rows) / len(rows):8.1%} "
+              f"{sum(errors) / len(errors):8.1f} {sum(grades) / len(grades):9.1%} "
+              f"{sum(r.false_tie for r in rows) / len(rows):8.1%} "
+              f"{sum(c for _, c in results) / len(results):9.2f}", flush=True)
 
 
 if __name__ == "__main__":

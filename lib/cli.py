@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
+import signal
+import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from lib.errors import ChessEvalError
+from lib.evaluation import DEFAULT_SETTING, EvalSetting
 
 log = logging.getLogger(__name__)
 
@@ -27,9 +31,9 @@ def setup_logging(verbose: bool = False) -> None:
 
 
 def positive_float(text: str) -> float:
-    """argparse type: a float > 0."""
+    """argparse type: a finite float > 0."""
     value = float(text)
-    if value <= 0:
+    if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
     return value
 
@@ -42,10 +46,18 @@ def positive_int(text: str) -> int:
     return value
 
 
-def non_negative_float(text: str) -> float:
-    """argparse type: a float >= 0."""
-    value = float(text)
+def non_negative_int(text: str) -> int:
+    """argparse type: an int >= 0."""
+    value = int(text)
     if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """argparse type: a finite float >= 0."""
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
     return value
 
@@ -57,6 +69,35 @@ def add_engine_args(parser: argparse.ArgumentParser, workers_help: str) -> None:
     parser.add_argument("--stockfish", default=None,
                         help="Stockfish binary (default: STOCKFISH_PATH, then PATH, then "
                         "/usr/games/stockfish)")
+
+
+def add_setting_args(parser: argparse.ArgumentParser) -> None:
+    """Options of the evaluation setting (steps 05 and 06 grade with the same one)."""
+    default = DEFAULT_SETTING
+    parser.add_argument("--scan-nodes", type=positive_int, default=default.scan_nodes,
+                        help="nodes of the MultiPV search over all legal moves that ranks "
+                        f"them (default {default.scan_nodes})")
+    parser.add_argument("--near-nodes", type=non_negative_int, default=default.near_nodes,
+                        help="nodes of the MultiPV search over the moves near the top "
+                        f"(default {default.near_nodes}; 0: none)")
+    parser.add_argument("--near-margin", type=non_negative_int, default=default.near_margin,
+                        help="moves the scan puts within this many cp of its best are near "
+                        f"the top (default {default.near_margin})")
+    parser.add_argument("--move-nodes", type=non_negative_int, default=default.move_nodes,
+                        help="nodes of each candidate move's own search (default "
+                        f"{default.move_nodes}; 0: the scan's scores only)")
+    parser.add_argument("--margin", type=non_negative_int, default=default.margin,
+                        help="moves within this many cp of the best so far are candidates, "
+                        f"each searched alone (default {default.margin})")
+    parser.add_argument("--max-candidates", type=non_negative_int,
+                        default=default.max_candidates,
+                        help=f"at most this many candidates (default {default.max_candidates})")
+
+
+def setting_of(args: argparse.Namespace) -> EvalSetting:
+    """The evaluation setting named by add_setting_args's options."""
+    return EvalSetting(args.scan_nodes, args.move_nodes, args.margin, args.max_candidates,
+                       args.near_nodes, args.near_margin)
 
 
 def add_out_arg(parser: argparse.ArgumentParser) -> None:
@@ -73,12 +114,22 @@ def step_main(build_parser: Callable[[], argparse.ArgumentParser],
     return run_cli(lambda: run(args))
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM unwinds like Ctrl-C: temporary files are removed
+
+
 def run_cli(fn: Callable[[], None]) -> int:
-    """Run an entry point; expected errors and Ctrl-C become a message and an exit code."""
+    """Run an entry point; expected errors, Ctrl-C and SIGTERM become a message and an exit
+    code (a corrupt SQLite file included)."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         fn()
     except ChessEvalError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except sqlite3.DatabaseError as exc:
+        print(f"error: a database file is unreadable ({exc}); delete the .db file the log "
+              "names last and run again: it is rebuilt", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("interrupted: finished work is kept; run again to resume", file=sys.stderr)

@@ -6,6 +6,8 @@ import logging
 import os
 import queue
 import shutil
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -16,7 +18,7 @@ from typing import TypeVar
 import chess
 import chess.engine
 
-from lib.errors import EngineError, EngineNotFoundError
+from lib.errors import EngineCrash, EngineError, EngineNotFoundError
 from lib.records import Probe, RankedMove
 
 log = logging.getLogger(__name__)
@@ -27,8 +29,10 @@ R = TypeVar("R")
 DEBIAN_STOCKFISH = "/usr/games/stockfish"
 # Mate rule, used everywhere a score becomes a number: mate in n (moves) for the side to
 # move is +(MATE_CP - 100 n) cp, being mated in n is -(MATE_CP - 100 n); n = 0 (already
-# mated) gives -MATE_CP. Faster mates score higher and every mate outranks any cp score.
-MATE_CP = 100_000
+# mated) gives -MATE_CP. Faster mates score higher and every mate outranks any cp score
+# (Stockfish's cp scores stay below 10,000). 30000 is the anchor's (peval's) encoding, so a
+# reader written for its file reads ours the same.
+MATE_CP = 30_000
 MATE_STEP = 100
 
 # The light probe of the seed's tactical/quiet labeling: depth 12, MultiPV 4.
@@ -37,6 +41,16 @@ PROBE_MULTIPV = 4
 # Fixed engine settings so that a node- or depth-limited search is reproducible.
 THREADS = 1
 HASH_MB = 16
+# Stall bounds. A search that has not finished after STALL_SLACK_S plus its budget at
+# MIN_NPS (Stockfish does about 1M nodes/s per thread, so this is 50x slack) has stalled: the
+# process is killed and the work redone on a fresh one. A depth-only limit gets
+# DEPTH_BOUND_S at depth 12, growing 1.5x per ply.
+MIN_NPS = 20_000
+STALL_SLACK_S = 10.0
+DEPTH_BOUND_S = 30.0
+UNBOUNDED_S = 3600.0  # a limit with neither time, nodes nor depth
+# How often one position may kill the engine before the run stops with an error naming it.
+MAX_ATTEMPTS = 3
 
 
 def score_to_cp(score: chess.engine.Score) -> int:
@@ -77,6 +91,18 @@ def find_stockfish(explicit: str | None = None) -> str:
     )
 
 
+def stall_bound(limit: chess.engine.Limit) -> float:
+    """Seconds after which a search under `limit` that has not finished counts as stalled."""
+    bounds = []
+    if limit.time is not None:
+        bounds.append(2 * limit.time)
+    if limit.nodes is not None:
+        bounds.append(limit.nodes / MIN_NPS)
+    if limit.depth is not None:
+        bounds.append(DEPTH_BOUND_S * 1.5 ** max(0, limit.depth - 12))
+    return STALL_SLACK_S + (min(bounds) if bounds else UNBOUNDED_S)
+
+
 @dataclass(frozen=True)
 class EngineSettings:
     """How an engine process is started and configured."""
@@ -87,13 +113,20 @@ class EngineSettings:
 
 
 class Engine:
-    """A Stockfish process used as a context manager; restarts itself once if it dies."""
+    """A Stockfish process used as a context manager.
+
+    Every search has a stall bound (`stall_bound`); an engine that dies or stalls is
+    killed, and the unit of work it was on (one call, or a whole `run`) is redone from the
+    start on a fresh process, so the result is what an undisturbed run gives.
+    """
 
     def __init__(self, settings: EngineSettings) -> None:
         self.settings = settings
         self._engine: chess.engine.SimpleEngine | None = None
         self._options: dict[str, object] = {}
         self._game: object | None = None
+        self._in_run = False
+        self._stalled = False
 
     def __enter__(self) -> Engine:
         self._start()
@@ -136,37 +169,77 @@ class Engine:
         assert self._engine is not None
         return int(self._engine.transport.get_pid())  # type: ignore[attr-defined]
 
-    def _call(self, board: chess.Board, call: Callable[[chess.engine.SimpleEngine], R]) -> R:
-        """Run `call` on the engine; if the engine died, restart it and try once more."""
-        for attempt in (1, 2):
-            if self._engine is None:
-                self._start()
-            assert self._engine is not None
+    def run(self, board: chess.Board, work: Callable[[Engine], R]) -> R:
+        """work(self) on one position; redone from scratch on a fresh engine if it dies.
+
+        `work` must begin with a cleared hash (new_game), so a redo gives the same result as
+        an undisturbed run. After MAX_ATTEMPTS failures an EngineError names the position.
+        """
+        if self._in_run:
+            return work(self)
+        last: EngineCrash | None = None
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            self._in_run = True
             try:
-                return call(self._engine)
-            except (chess.engine.EngineTerminatedError, CancelledError) as exc:
-                log.warning("engine died on %s (attempt %d): %r", board.fen(), attempt, exc)
-                self._engine.close()
-                self._engine = None
-                self._game = object()  # a new process has an empty hash anyway
-        raise EngineError(f"engine died twice on {board.fen()}")
+                return work(self)
+            except EngineCrash as exc:
+                last = exc
+                log.warning("%s (attempt %d of %d); redoing the position on a fresh engine",
+                            exc, attempt, MAX_ATTEMPTS)
+            finally:
+                self._in_run = False
+        raise EngineError(f"the engine failed {MAX_ATTEMPTS} times on the position "
+                          f"{board.fen()} (last: {last}); check the engine binary "
+                          "(--stockfish) and the machine's memory")
+
+    def _call(self, board: chess.Board, limit: chess.engine.Limit,
+              call: Callable[[chess.engine.SimpleEngine], R]) -> R:
+        """Run one search; a death or a stall kills the process and raises EngineCrash."""
+        if self._engine is None:
+            self._start()
+        engine = self._engine
+        assert engine is not None
+        bound = stall_bound(limit)
+        self._stalled = False
+        watchdog = threading.Timer(bound, self._kill_stalled, args=(engine,))
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            return call(engine)
+        except (chess.engine.EngineTerminatedError, CancelledError) as exc:
+            what = (f"stalled (no result within {bound:.0f} s)" if self._stalled
+                    else f"died ({exc!r})")
+            engine.close()
+            self._engine = None
+            raise EngineCrash(f"engine {what} on {board.fen()}") from exc
+        finally:
+            watchdog.cancel()
+
+    def _kill_stalled(self, engine: chess.engine.SimpleEngine) -> None:
+        self._stalled = True
+        try:
+            os.kill(int(engine.transport.get_pid()), signal.SIGKILL)  # type: ignore[attr-defined]
+        except (ProcessLookupError, TypeError):
+            pass  # it ended on its own meanwhile
 
     def analyse(
         self, board: chess.Board, limit: chess.engine.Limit, multipv: int,
         root_moves: list[chess.Move] | None = None, new_game: bool = True,
     ) -> list[chess.engine.InfoDict]:
-        """MultiPV analysis (restarting a dead engine once).
+        """MultiPV analysis, with the stall bound and redo of `run`.
 
         With new_game (the default) the hash is cleared first, so the result does not depend
         on what was searched before; new_game=False keeps the hash of the previous search of
-        the same position, which a caller chaining searches on one position may want.
+        the same position, for a caller chaining searches inside one `run`.
         """
+        if not self._in_run:
+            return self.run(board, lambda e: e.analyse(board, limit, multipv, root_moves))
         if new_game or self._game is None:
             # A fresh game object makes python-chess send ucinewgame, which clears the hash.
             self._game = object()
         game = self._game
-        return self._call(board, lambda e: e.analyse(board, limit, multipv=multipv,
-                                                     game=game, root_moves=root_moves))
+        return self._call(board, limit, lambda e: e.analyse(
+            board, limit, multipv=multipv, game=game, root_moves=root_moves))
 
     def configure(self, options: dict[str, object]) -> None:
         """Set UCI options (e.g. UCI_LimitStrength); kept across restarts."""
@@ -175,8 +248,9 @@ class Engine:
             self._engine.configure(options)
 
     def play(self, board: chess.Board, limit: chess.engine.Limit) -> chess.Move:
-        """The engine's move, from a cleared hash (restarting a dead engine once)."""
-        result = self._call(board, lambda e: e.play(board, limit, game=object()))
+        """The engine's move, from a cleared hash (redone on a fresh engine if it dies)."""
+        result = self.run(board, lambda _: self._call(
+            board, limit, lambda e: e.play(board, limit, game=object())))
         if result.move is None:
             raise EngineError(f"engine returned no move on {board.fen()}")
         return result.move

@@ -13,6 +13,10 @@ class EngineError(ChessEvalError):
     """The engine failed in a way a restart did not fix."""
 
 
+class EngineCrash(EngineError):
+    """The engine died or stalled during one search (its work is redone on a fresh one)."""
+
+
 class FetchError(ChessEvalError):
     """A download or a local source could not be read completely."""
 

@@ -16,7 +16,7 @@ GRADES = (("Excellent", 10), ("Good", 30), ("Inaccuracy", 60), ("Mistake", 100))
 BLUNDER = "Blunder"
 ALL_GRADES = tuple(name for name, _ in GRADES) + (BLUNDER,)
 PUZZLE_TOLERANCE = 10  # a puzzle also counts as solved by a move this close to the best (cp)
-MATE_FLOOR = MATE_CP - 100 * 500  # scores this large are forced mates (mate in <= 500)
+MATE_FLOOR = MATE_CP - 100 * 150  # scores this large are forced mates (mate in <= 150)
 
 
 def win_percent(cp: int) -> float:

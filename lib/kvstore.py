@@ -7,6 +7,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from lib.errors import DataError
+
 
 class JsonStore:
     """Values by key; `put` then `commit` makes them survive a crash (even kill -9)."""
@@ -14,8 +16,14 @@ class JsonStore:
     def __init__(self, path: Path, table: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.table = table
-        self.conn = sqlite3.connect(path)
-        self.conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT)")
+        try:
+            self.conn = sqlite3.connect(path)
+            self.conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT)")
+            self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise DataError(f"{path} is corrupt ({exc}): it only caches finished work, so "
+                            f"delete it and run again") from exc
 
     def get(self, key: str) -> Any | None:
         """The stored value, or None."""

@@ -10,6 +10,7 @@ import chess
 POS_ID_SALT = "chess-eval-v1:"
 # Positions whose halfmove clock reaches this are dropped (50-move-rule artefacts).
 MAX_HALFMOVE_CLOCK = 80
+INITIAL_FEN4 = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"
 # hash_bucket below this value marks a position as private (hidden split).
 PRIVATE_BUCKETS = 20
 
@@ -34,9 +35,15 @@ def is_private(bucket: int) -> bool:
     return bucket < PRIVATE_BUCKETS
 
 
+def is_initial(board: chess.Board) -> bool:
+    """The standard starting position (by fen4: also when reached again by knight moves)."""
+    return fen4(board) == INITIAL_FEN4
+
+
 def is_eligible(board: chess.Board) -> bool:
-    """Legal, not terminal (at least one legal move) and halfmove clock below 80."""
-    if board.halfmove_clock >= MAX_HALFMOVE_CLOCK:
+    """Legal, not terminal (at least one legal move), halfmove clock below 80, and not the
+    initial position (every model knows its answer)."""
+    if board.halfmove_clock >= MAX_HALFMOVE_CLOCK or is_initial(board):
         return False
     if not board.is_valid():
         return False

@@ -90,14 +90,20 @@ def run(args: argparse.Namespace) -> None:
             log.info("reading %s", source)
             written = 0
             limit = int(args.chunk_mb * MB)
-            with tqdm(total=limit / MB, unit="MB", desc=Path(source).name[:40],
-                      bar_format="{l_bar}{bar}| {n:.1f}/{total:.0f} MB [{elapsed}<{remaining}]",
+            # A local file's progress is its bytes read (its decompressed size is unknown);
+            # a download's is the decompressed MB kept, against --chunk-mb.
+            local = not is_url(source) and Path(source).is_file()
+            size = Path(source).stat().st_size if local else limit
+            with tqdm(total=size / MB, unit="MB", desc=Path(source).name[:40],
+                      bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} MB [{elapsed}<{remaining}]",
                       disable=None) as bar:
-                blocks = decompressed_blocks(source, config)
+                blocks = decompressed_blocks(
+                    source, config, (lambda n: bar.update(n / MB)) if local else None)
                 for piece in slice_games(blocks, int(args.offset_mb * MB), limit):
                     handle.write(piece)
                     written += len(piece)
-                    bar.update(len(piece) / MB)
+                    if not local:
+                        bar.update(len(piece) / MB)
             if written == 0:
                 where = "remote" if is_url(source) else "local"
                 raise FetchError(f"no games read from {where} source {source} "

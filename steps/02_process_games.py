@@ -19,7 +19,7 @@ from lib.testset.process import process_pgn
 
 log = logging.getLogger(__name__)
 
-VERSION = "1"
+VERSION = "2"
 NAME = "02_process_games"
 
 

@@ -13,7 +13,13 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib.cli import add_engine_args, add_out_arg, positive_float, step_main
+from lib.cli import (
+    add_engine_args,
+    add_out_arg,
+    non_negative_int,
+    positive_float,
+    step_main,
+)
 from lib.engine import EnginePool, EngineSettings, find_stockfish
 from lib.files import atomic_write, sha256_file, write_csv
 from lib.testset import gamesdb
@@ -25,8 +31,9 @@ from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, leaf_order, scale_target
 
 log = logging.getLogger(__name__)
 
-VERSION = "1"
+VERSION = "2"
 NAME = "03_select_games"
+PLAYER_SHARE = 0.01  # default per-player cap: this share of the game positions
 COLUMNS = [
     "fen", "fen4", "pos_id", "hash_bucket", "game_id", "game_url", "ply", "elo_bucket",
     "avg_elo", "white_elo", "black_elo", "tc_class", "phase", "type", "side", "legal_moves",
@@ -51,8 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 1: 800 positions)")
     add_engine_args(parser, "engine processes probing in parallel")
     parser.add_argument("--mate-share", type=float, default=0.04,
-                        help="at most this share of the positions may have a forced mate "
-                        "(default 0.04)")
+                        help="at most this share of the game positions may have a forced "
+                        "mate (default 0.04); step 05 gives puzzles what is left of 4%% of "
+                        "all cases")
+    parser.add_argument("--max-per-player", type=non_negative_int, default=None,
+                        help="at most this many positions from games of any one player, "
+                        "counting both players of a game (default: 1%% of the game "
+                        "positions, at least 1; 0: no cap)")
     add_out_arg(parser)
     return parser
 
@@ -63,14 +75,24 @@ def spec(args: argparse.Namespace) -> StepSpec:
         name=NAME, version=VERSION,
         inputs=(str(args.out / "games.db"), find_stockfish(args.stockfish)),
         outputs=(args.out / "positions.csv", args.out / "positions_report.json"),
-        params={"seed": args.seed, "scale": args.scale, "mate_share": args.mate_share},
+        params={"seed": args.seed, "scale": args.scale, "mate_share": args.mate_share,
+                "max_per_player": _player_cap(args)},
     )
+
+
+def _player_cap(args: argparse.Namespace) -> int:
+    """--max-per-player, or its default: 1% of the game positions, at least 1."""
+    if args.max_per_player is not None:
+        return int(args.max_per_player)
+    total = sum(scale_targets(GAME_TARGETS, args.scale).values())
+    return max(1, int(PLAYER_SHARE * total))
 
 
 def _games(conn: sqlite3.Connection, bucket: str, seed: int) -> Iterator[Game]:
     """Games of a bucket in rand_key order, read lazily so memory stays bounded."""
     query = (
-        "SELECT id, site, elo_bucket, avg_elo, white_elo, black_elo, tc_class, movetext "
+        "SELECT id, site, white, black, elo_bucket, avg_elo, white_elo, black_elo, tc_class, "
+        "movetext "
         "FROM games WHERE elo_bucket = ? ORDER BY rand_key(?, id)"
     )
     for row in conn.execute(query, (bucket, seed)):
@@ -85,7 +107,8 @@ def run(args: argparse.Namespace) -> None:
     conn.create_function("rand_key", 2, rand_key, deterministic=True)
     settings = EngineSettings(path=path)
     cache = ProbeCache(args.out / "probes.db", engine_key=f"{sha256_file(Path(path))}|d12|m4")
-    config = SelectConfig(seed=args.seed, targets=targets, mate_share=args.mate_share)
+    config = SelectConfig(seed=args.seed, targets=targets, mate_share=args.mate_share,
+                          max_per_player=_player_cap(args))
     try:
         with EnginePool(settings, args.workers) as pool:
             engine_name = pool.name
@@ -98,12 +121,16 @@ def run(args: argparse.Namespace) -> None:
     for row in rows:
         row["engine"] = engine_name
     write_csv(args.out / "positions.csv", COLUMNS, rows)
-    leaves = leaf_rows(targets, result.filled)
+    leaves = leaf_rows(targets, result.filled, result.player_capped)
     counts = dict(sorted(result.counts.counts.items()))
+    top = max(result.players.items(), key=lambda kv: (kv[1], kv[0]), default=("", 0))
     report = {
         "engine": engine_name, "seed": args.seed, "scale": args.scale,
         "target": sum(targets.values()), "selected": len(rows),
         "probes_per_selected": round(counts.get("probes", 0) / max(len(rows), 1), 3),
+        "max_per_player": config.max_per_player,
+        "largest_player": {"name": top[0], "positions": top[1],
+                           "share": round(top[1] / max(len(rows), 1), 4)},
         "counts": counts, "leaves": leaves,
     }
     with atomic_write(args.out / "positions_report.json") as handle:

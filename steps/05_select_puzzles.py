@@ -13,11 +13,17 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib.cli import add_engine_args, add_out_arg, positive_float, step_main
+from lib.cli import (
+    add_engine_args,
+    add_out_arg,
+    add_setting_args,
+    positive_float,
+    setting_of,
+    step_main,
+)
 from lib.engine import EnginePool, EngineSettings, find_stockfish
 from lib.errors import DataError
-from lib.evaluation import DEFAULT_SETTING
-from lib.files import atomic_write, write_csv
+from lib.files import ProgressReader, atomic_write, mb_bar, write_csv
 from lib.testset.pipeline import StepSpec
 from lib.testset.puzzle_selection import PuzzleConfig, PuzzleSelector
 from lib.testset.puzzles import header_problem, read_rows
@@ -26,13 +32,15 @@ from lib.testset.tree import GAME_TARGETS, PUZZLE_TARGETS, leaf_order, scale_tar
 
 log = logging.getLogger(__name__)
 
-VERSION = "1"
+VERSION = "2"
 NAME = "05_select_puzzles"
-MATE_SHARE = 0.04  # mate puzzles: at most 4% of all cases (games and puzzles) of the test set
+# Mates: at most 4% of all cases of the test set (40 of 1000, scaled), game positions whose
+# best line is a forced mate and mate puzzles together; puzzles get what the games left.
+MATE_SHARE = 0.04
 MOTIF_SHARE = 0.2  # any one motif theme: at most 20% of the puzzles
 COLUMNS = ["puzzle_id", "fen", "fen4", "pos_id", "hash_bucket", "rating", "elo_bucket",
-           "phase", "type", "side", "themes", "solution", "game_url", "legal_moves",
-           "castling", "mate", "verify_gap", "engine", "nodes"]
+           "phase", "lichess_phase", "type", "side", "themes", "solution", "game_url",
+           "legal_moves", "castling", "mate", "verify_gap", "engine", "nodes"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--scale", type=positive_float, default=1.0,
                         help="multiply every leaf target by this (default 1: 200 puzzles)")
     add_engine_args(parser, "engine processes verifying in parallel")
+    add_setting_args(parser)
     add_out_arg(parser)
     return parser
 
@@ -62,16 +71,19 @@ def _source(args: argparse.Namespace) -> Path:
 def spec(args: argparse.Namespace) -> StepSpec:
     """Inputs, outputs and parameters of this run."""
     return StepSpec(
-        name=NAME, version=VERSION, inputs=(str(_source(args)), find_stockfish(args.stockfish)),
+        name=NAME, version=VERSION,
+        inputs=(str(_source(args)), str(args.out / "positions.csv"),
+                find_stockfish(args.stockfish)),
         outputs=(args.out / "puzzles.csv", args.out / "puzzles_report.json"),
         params={"seed": args.seed, "scale": args.scale, "mate_share": MATE_SHARE,
-                "motif_share": MOTIF_SHARE, "setting": DEFAULT_SETTING.label},
+                "motif_share": MOTIF_SHARE, "setting": setting_of(args).label},
     )
 
 
 def _rows(path: Path) -> Iterator[list[str]]:
-    with open(path, newline="", encoding="utf-8") as handle:
-        yield from read_rows(handle)
+    with open(path, newline="", encoding="utf-8") as handle, \
+            mb_bar(path, "scan puzzles") as bar:
+        yield from read_rows(ProgressReader(handle, bar))
 
 
 def _check_header(path: Path) -> None:
@@ -83,25 +95,38 @@ def _check_header(path: Path) -> None:
         raise DataError(f"{path}: {problem}")
 
 
+def _game_mates(path: Path) -> int:
+    """Selected game positions whose best line is a forced mate (step 03's mate column)."""
+    if not path.is_file():
+        raise DataError(f"{path} does not exist: run step 03 first (the mate cap is shared "
+                        "with the game positions)")
+    with open(path, newline="", encoding="utf-8") as handle:
+        return sum(row["mate"] == "1" for row in csv.DictReader(handle))
+
+
 def run(args: argparse.Namespace) -> None:
     """Select puzzles and write puzzles.csv and its report."""
     source = _source(args)
     _check_header(source)
     targets = scale_targets(PUZZLE_TARGETS, args.scale)
     all_cases = sum(targets.values()) + sum(scale_targets(GAME_TARGETS, args.scale).values())
+    joint_cap = int(MATE_SHARE * all_cases)
+    game_mates = _game_mates(args.out / "positions.csv")
     config = PuzzleConfig(seed=args.seed, targets=targets,
-                          mate_cap=int(MATE_SHARE * all_cases),
-                          motif_cap=max(1, int(MOTIF_SHARE * sum(targets.values()))))
+                          mate_cap=max(0, joint_cap - game_mates),
+                          motif_cap=max(1, int(MOTIF_SHARE * sum(targets.values()))),
+                          setting=setting_of(args))
     with EnginePool(EngineSettings(path=find_stockfish(args.stockfish)), args.workers) as pool:
         engine_name = pool.name
         result = PuzzleSelector(config, pool).run(lambda: _rows(source))
     rows = sorted(result.rows, key=lambda row: leaf_order(row, "puzzle_id"))
     for row in rows:
-        row.update(engine=engine_name, nodes=DEFAULT_SETTING.label)
+        row.update(engine=engine_name, nodes=config.setting.label)
     write_csv(args.out / "puzzles.csv", COLUMNS, rows)
     leaves = leaf_rows(targets, result.filled)
     report = {"engine": engine_name, "seed": args.seed, "scale": args.scale,
               "target": sum(targets.values()), "selected": len(rows),
+              "mate_cap_joint": joint_cap, "game_mates": game_mates,
               "mate_cap": config.mate_cap, "motif_cap": config.motif_cap,
               "counts": dict(sorted(result.counts.counts.items())), "leaves": leaves}
     with atomic_write(args.out / "puzzles_report.json") as handle:

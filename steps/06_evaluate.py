@@ -15,18 +15,19 @@ if __package__ in (None, ""):
 import chess
 from tqdm import tqdm
 
-from lib.cli import add_engine_args, add_out_arg, positive_int, step_main
+from lib.cli import add_engine_args, add_out_arg, add_setting_args, setting_of, step_main
 from lib.engine import Engine, EnginePool, EngineSettings, find_stockfish
 from lib.errors import DataError
-from lib.evaluation import DEFAULT_SETTING, EvalSetting, evaluate_moves, to_json
-from lib.files import atomic_write, sha256_file, write_csv
+from lib.evaluation import evaluate_position, from_json, to_json
+from lib.files import atomic_write, ensure_writable_file, sha256_file, write_csv
+from lib.grading import MATE_FLOOR
 from lib.kvstore import JsonStore
 from lib.testset.pipeline import StepSpec
 from lib.testset.questions import COLUMNS, game_question, puzzle_question
 
 log = logging.getLogger(__name__)
 
-VERSION = "2"
+VERSION = "3"
 NAME = "06_evaluate"
 
 
@@ -39,21 +40,13 @@ def build_parser() -> argparse.ArgumentParser:
         "position: reproducible), checkpointing each position in OUT/evals.db, and write "
         "the test set.",
     )
-    parser.add_argument("--questions", type=Path, default=Path("questions.csv"),
-                        help="output file (default: questions.csv)")
+    parser.add_argument("--questions", type=Path, default=None,
+                        help="output file (default: questions.csv when OUT was built at "
+                        "--scale 1, else OUT/questions.csv)")
     add_engine_args(parser, "engine processes, one thread each")
-    parser.add_argument("--best-nodes", type=int, default=DEFAULT_SETTING.best_nodes,
-                        help="nodes of the single-line search that picks the best move "
-                        f"(default {DEFAULT_SETTING.best_nodes}; 0 skips it)")
-    parser.add_argument("--scan-nodes", type=positive_int, default=DEFAULT_SETTING.scan_nodes,
-                        help="nodes of the MultiPV search over all legal moves (default "
-                        f"{DEFAULT_SETTING.scan_nodes})")
+    add_setting_args(parser)
     add_out_arg(parser)
     return parser
-
-
-def _setting(args: argparse.Namespace) -> EvalSetting:
-    return EvalSetting(args.best_nodes, args.scan_nodes)
 
 
 def spec(args: argparse.Namespace) -> StepSpec:
@@ -62,8 +55,26 @@ def spec(args: argparse.Namespace) -> StepSpec:
         name=NAME, version=VERSION,
         inputs=(str(args.out / "positions.csv"), str(args.out / "puzzles.csv"),
                 find_stockfish(args.stockfish)),
-        outputs=(args.questions,), params={"setting": _setting(args).label},
+        outputs=(questions_target(args),), params={"setting": setting_of(args).label},
     )
+
+
+def questions_target(args: argparse.Namespace) -> Path:
+    """--questions, else the committed questions.csv for a full-scale build, else in OUT."""
+    if args.questions is not None:
+        return Path(args.questions)
+    report = args.out / "positions_report.json"
+    scale = json.loads(report.read_text()).get("scale", 1) if report.is_file() else 1
+    return Path("questions.csv") if scale >= 1 else args.out / "questions.csv"
+
+
+def mate_count(rows: list[dict[str, str]]) -> dict[str, int]:
+    """Questions whose best move forces mate, by source (the seed caps them at 4%)."""
+    counts = {"game": 0, "puzzle": 0}
+    for row in rows:
+        best = from_json(row["expected_output"])[:1]
+        counts[row["source"]] += bool(best) and best[0][1] >= MATE_FLOOR
+    return counts
 
 
 def _read(path: Path, step: str) -> list[dict[str, str]]:
@@ -75,9 +86,11 @@ def _read(path: Path, step: str) -> list[dict[str, str]]:
 
 def run(args: argparse.Namespace) -> None:
     """Evaluate (resuming from the checkpoint) and write questions.csv."""
+    target = questions_target(args)
+    ensure_writable_file(target, "--questions")
     games = _read(args.out / "positions.csv", "03")
     puzzles = _read(args.out / "puzzles.csv", "05")
-    setting = _setting(args)
+    setting = setting_of(args)
     path = find_stockfish(args.stockfish)
     store = JsonStore(args.out / "evals.db", "evals")
     prefix = f"{sha256_file(Path(path))[:16]}|{setting.label}|"
@@ -87,8 +100,9 @@ def run(args: argparse.Namespace) -> None:
     log.info("%d positions: %d already evaluated, %d to go", len(fens), len(fens) - len(todo),
              len(todo))
 
-    def evaluate(engine: Engine, fen: str) -> str:
-        return to_json(evaluate_moves(engine, chess.Board(fen), setting))
+    def evaluate(engine: Engine, fen: str) -> dict[str, object]:
+        result = evaluate_position(engine, chess.Board(fen), setting)
+        return {"expected": to_json(result.moves), "nodes": result.nodes}
 
     with EnginePool(EngineSettings(path=path), args.workers) as pool:
         engine_name = pool.name
@@ -101,16 +115,18 @@ def run(args: argparse.Namespace) -> None:
                     bar.update()
         finally:
             store.close()
-    rows = [game_question(r, expected[r["fen"]], engine_name, setting.nodes) for r in games]
-    rows += [puzzle_question(r, expected[r["fen"]], engine_name, setting.nodes)
-             for r in puzzles]
-    write_csv(args.questions, COLUMNS, rows)
+    rows = [game_question(r, expected[r["fen"]], engine_name) for r in games]
+    rows += [puzzle_question(r, expected[r["fen"]], engine_name) for r in puzzles]
+    write_csv(target, COLUMNS, rows)
+    mates = mate_count(rows)
     report = {"positions": len(fens), "evaluated_now": len(todo),
-              "reused": len(fens) - len(todo), "engine": engine_name, "setting": setting.label}
+              "reused": len(fens) - len(todo), "engine": engine_name, "setting": setting.label,
+              "questions": str(target), "best_move_mates": mates}
     with atomic_write(args.out / "evaluation_report.json") as handle:
         json.dump(report, handle, indent=2)
-    log.info("wrote %s: %d questions (%d evaluated now, %d from the checkpoint)",
-             args.questions, len(rows), len(todo), len(fens) - len(todo))
+    log.info("wrote %s: %d questions (%d evaluated now, %d from the checkpoint); best move "
+             "forces mate in %d game positions and %d puzzles", target, len(rows), len(todo),
+             len(fens) - len(todo), mates["game"], mates["puzzle"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,6 +20,10 @@ DATA = ROOT.parent / "shared" / "data" / "lichess"
 GAMES = DATA / "games"
 PUZZLES = DATA / "puzzles"
 GAME_FILES = sorted(GAMES.glob("*.pgn.zst"))
+STRONG = DATA / "games-strong"
+STRONG_FILES = sorted(STRONG.glob("*.pgn.zst"))
+ELITE_NO_ID = STRONG / "lichess_elite_2015-11.pgn.zst"  # no Site, no LichessId
+ELITE_LICHESS_ID = STRONG / "lichess_elite_2015-03.pgn.zst"  # no Site, LichessId tags
 MONTHLY = GAMES / "lichess_db_standard_rated_2021-10.first999.pgn.zst"
 PUZZLES_44K = PUZZLES / "lichess_db_puzzle.sample44k.csv.zst"
 PUZZLES_1K = PUZZLES / "lichess_db_puzzle.random1k.csv.zst"
@@ -59,3 +63,16 @@ def small_build(tmp_path_factory: pytest.TempPathFactory, stockfish: str) -> Pat
             "--workers", "2", "--stockfish", stockfish]
     assert generate.main(argv) == 0
     return out
+
+
+def fault_engine(tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch, mode: str,
+                 fail_at: str) -> str:
+    """An executable wrapping the real Stockfish that dies or stalls at the given `go`s."""
+    script = tmp_path / "fault-engine"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'tests' / 'faultengine.py'}\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("FAULT_ENGINE", stockfish)
+    monkeypatch.setenv("FAULT_COUNTER", str(tmp_path / "go-count"))
+    monkeypatch.setenv("FAULT_MODE", mode)
+    monkeypatch.setenv("FAULT_AT", fail_at)
+    return str(script)

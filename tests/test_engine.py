@@ -2,6 +2,7 @@
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import chess
@@ -9,8 +10,16 @@ import chess.engine
 import pytest
 
 from lib import engine as engine_mod
-from lib.engine import MATE_CP, Engine, EngineSettings, find_stockfish, score_to_cp
-from lib.errors import EngineNotFoundError
+from lib.engine import (
+    MATE_CP,
+    Engine,
+    EngineSettings,
+    find_stockfish,
+    score_to_cp,
+    stall_bound,
+)
+from lib.errors import EngineError, EngineNotFoundError
+from tests.conftest import fault_engine
 
 
 def test_explicit_path_wins(stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,6 +62,10 @@ def test_mate_rule() -> None:
     assert score_to_cp(chess.engine.Mate(-2)) == -(MATE_CP - 200)
     # Faster mates rank higher; any mate outranks the largest real evaluation.
     assert score_to_cp(chess.engine.Mate(1)) > score_to_cp(chess.engine.Mate(2)) > 20000
+    # The anchor's (peval's) encoding: +-(30000 - 100 n).
+    mates = (score_to_cp(chess.engine.Mate(3)), score_to_cp(chess.engine.Mate(-2)))
+    mates = (score_to_cp(chess.engine.Mate(3)), score_to_cp(chess.engine.Mate(-2)))
+    assert mates == (29700, -29800)
 
 
 def test_engine_restarts_after_being_killed(stockfish: str) -> None:
@@ -72,3 +85,40 @@ def test_depth_limited_search_is_repeatable(stockfish: str) -> None:
         eng.ranked_moves(chess.Board(), chess.engine.Limit(depth=12), 4)
         b = eng.ranked_moves(board, chess.engine.Limit(depth=12), 4)
     assert a == b
+
+
+KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+
+
+def test_a_stalled_search_is_killed_and_redone(
+        tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    board = chess.Board(KIWIPETE)
+    limit = chess.engine.Limit(nodes=50_000)
+    with Engine(EngineSettings(path=stockfish)) as eng:
+        expected = eng.ranked_moves(board, limit, 3)
+    # A bound of 2 s: the wrapped engine answers nothing from its second `go` on.
+    monkeypatch.setattr(engine_mod, "STALL_SLACK_S", 2.0)
+    path = fault_engine(tmp_path, stockfish, monkeypatch, "stall", "2")
+    started = time.monotonic()
+    with Engine(EngineSettings(path=path)) as eng:
+        first = eng.ranked_moves(board, limit, 3)
+        second = eng.ranked_moves(board, limit, 3)  # stalls, is killed, then redone
+    assert first == second == expected
+    assert time.monotonic() - started < 30
+    assert (tmp_path / "go-count").read_text() == "3"
+
+
+def test_stall_bound_grows_with_the_limit() -> None:
+    small = stall_bound(chess.engine.Limit(nodes=100_000))
+    assert small < stall_bound(chess.engine.Limit(nodes=10_000_000))
+    assert stall_bound(chess.engine.Limit(depth=12)) < stall_bound(chess.engine.Limit(depth=22))
+    # Generous: 50x slower than Stockfish's usual speed still finishes within the bound.
+    assert small >= 100_000 / 1_000_000 * 50
+
+
+def test_an_engine_that_keeps_dying_is_an_error_naming_the_position(
+        tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = fault_engine(tmp_path, stockfish, monkeypatch, "die", "1,2,3")
+    with Engine(EngineSettings(path=path)) as eng, pytest.raises(EngineError) as info:
+        eng.ranked_moves(chess.Board(KIWIPETE), chess.engine.Limit(nodes=10_000), 2)
+    assert KIWIPETE in str(info.value) and "3 times" in str(info.value)

@@ -1,12 +1,27 @@
-"""Every legal move evaluated once, sorted, with the mate rule, on telling real positions."""
+"""Every legal move evaluated, sorted, with the mate rule, on telling real positions."""
+
+from pathlib import Path
 
 import chess
 import pytest
 
 from lib.engine import MATE_CP, Engine, EngineSettings
-from lib.evaluation import EvalSetting, evaluate_moves, from_json, to_json
+from lib.evaluation import (
+    DEFAULT_SETTING,
+    EvalSetting,
+    evaluate_moves,
+    evaluate_position,
+    from_json,
+    to_json,
+)
+from tests.conftest import fault_engine
 
-SMALL = EvalSetting(best_nodes=20_000, scan_nodes=20_000)
+SMALL = EvalSetting(scan_nodes=20_000, move_nodes=40_000, margin=150, max_candidates=3)
+# Two real positions of the committed set where the old scan, capped at the best move's
+# score, tied a clearly worse move with the best (g-9209d160d5b26b0c: d1d4, g-57b724b4ea471627:
+# g2g4); searched alone to depth 18 they are 36-176 cp worse.
+CLAMPED = (("r1bq1rk1/pp2ppbp/3p1np1/8/3nP3/2N1B2P/PPP1BPP1/R2Q1RK1 w - - 0 10", "d1d4"),
+           ("3B2k1/5p1p/4p1p1/1p6/pKb5/5P2/6PP/8 w - - 2 38", "g2g4"))
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +82,32 @@ def test_json_round_trip_and_repeatability(engine: Engine) -> None:
     evaluate_moves(engine, chess.Board(), SMALL)
     assert evaluate_moves(engine, board, SMALL) == first
     assert from_json(to_json(first)) == [(m.uci(), cp) for m, cp in first]
+
+
+@pytest.mark.parametrize(("fen", "uci"), CLAMPED)
+def test_no_score_is_clamped_into_a_tie_with_the_best(engine: Engine, fen: str,
+                                                      uci: str) -> None:
+    board = chess.Board(fen)
+    result = evaluate_position(engine, board, DEFAULT_SETTING)
+    _check(board, result.moves)
+    scores = {m.uci(): cp for m, cp in result.moves}
+    best = result.moves[0][1]
+    assert result.moves[1][1] < best  # no tie at the top
+    assert best - scores[uci] >= 30
+    # The top moves were searched on their own, the best among them, and the cost says so.
+    assert result.moves[0][0] in result.alone and 1 < len(result.alone) <= 5
+    setting = DEFAULT_SETTING
+    assert result.nodes == setting.scan_nodes + len(result.alone) * setting.move_nodes
+
+
+def test_a_crash_mid_position_gives_the_undisturbed_result(
+        engine: Engine, tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    board = chess.Board(CLAMPED[0][0])
+    expected = evaluate_position(engine, board, SMALL)
+    assert len(expected.alone) >= 2
+    # `go` 1 is the scan, 2 the first move searched alone, 3 the second: die on the third,
+    # after the hash has been filled by two searches.
+    path = fault_engine(tmp_path, stockfish, monkeypatch, "die", "3")
+    with Engine(EngineSettings(path=path)) as flaky:
+        assert evaluate_position(flaky, board, SMALL) == expected
+    assert int((tmp_path / "go-count").read_text()) == 3 + 1 + len(expected.alone)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -147,9 +147,13 @@ class _Zstd:
             raise FetchError("truncated zstd stream: the source ended inside a frame")
 
 
-def decompressed_blocks(source: str, config: FetchConfig) -> Iterator[bytes]:
-    """Blocks of a source's content, decompressed when its name ends in .zst."""
+def decompressed_blocks(source: str, config: FetchConfig,
+                        on_raw: Callable[[int], None] | None = None) -> Iterator[bytes]:
+    """Blocks of a source's content, decompressed when its name ends in .zst; `on_raw` is
+    told the size of every raw block read (for progress over a compressed file)."""
     raw = _raw_blocks(source, config)
+    if on_raw is not None:
+        raw = _tap(raw, on_raw)
     if not source.split("?")[0].endswith(".zst"):
         yield from raw
         return
@@ -158,6 +162,12 @@ def decompressed_blocks(source: str, config: FetchConfig) -> Iterator[bytes]:
         if out := decoder.feed(block):
             yield out
     decoder.finish()
+
+
+def _tap(blocks: Iterator[bytes], on_raw: Callable[[int], None]) -> Iterator[bytes]:
+    for block in blocks:
+        on_raw(len(block))
+        yield block
 
 
 def _game_start(data: bytes, pos: int, at_least: int) -> int | None:

@@ -11,8 +11,10 @@ from lib.testset.pgn import GameRecord
 
 SCHEMA = """
 CREATE TABLE games (
-    id TEXT PRIMARY KEY,       -- Lichess game id
-    site TEXT,                 -- game URL
+    id TEXT PRIMARY KEY,       -- Lichess game id, or 'sha-' + a hash of the game's content
+    site TEXT,                 -- game URL ('' when the source names none)
+    white TEXT,                -- player names
+    black TEXT,
     white_elo INTEGER,
     black_elo INTEGER,
     avg_elo REAL,
@@ -57,4 +59,10 @@ def open_existing(path: Path) -> sqlite3.Connection:
     if not path.is_file():
         raise DataError(f"{path} does not exist: run step 02 (python generate.py --only 2)")
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        conn.execute("SELECT id, white, black, movetext FROM games LIMIT 1").fetchall()
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise DataError(f"{path} is corrupt or from an older version ({exc}): delete it and "
+                        "run step 02 again (python generate.py --from 2)") from exc
     return conn

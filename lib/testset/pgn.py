@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 from typing import NamedTuple, TextIO
@@ -18,10 +19,11 @@ RESULTS = ("1-0", "0-1", "1/2-1/2")
 
 # Drop reasons, in the order they are tested: a game is counted under the first that applies.
 DROP_REASONS = (
-    "corrupt_headers",  # no tags, or no game id
+    "corrupt_headers",  # no tags
     "from_position",  # [Variant "From Position"] or a SetUp/FEN tag
     "variant",  # any other non-standard variant
-    "casual",  # Event says casual
+    "casual",  # Event says casual, or says neither rated nor casual and has no RatingDiff
+    "bot",  # a player's title is BOT: a bot's move is no human baseline
     "correspondence",  # TimeControl "-": correspondence or unlimited
     "bad_time_control",  # TimeControl not of the form base+increment
     "ultrabullet",
@@ -53,6 +55,8 @@ class GameRecord(NamedTuple):
 
     id: str
     site: str
+    white: str  # player names: the per-player cap counts them
+    black: str
     white_elo: int
     black_elo: int
     avg_elo: float
@@ -96,14 +100,27 @@ def iter_games(handle: TextIO, block: int = READ_BLOCK) -> Iterator[str]:
         yield carry
 
 
+def is_rated(tags: dict[str, str]) -> bool:
+    """Rated by the Event tag ('Rated Blitz game', 'rated blitz game'); an event that says
+    neither (an arena's name, in API exports) is rated when it carries RatingDiff tags."""
+    event = tags.get("Event", "").lower()
+    if "casual" in event:
+        return False
+    if "rated" in event:
+        return True
+    return "WhiteRatingDiff" in tags or "BlackRatingDiff" in tags
+
+
 def _header_reason(tags: dict[str, str]) -> str | None:
     variant = tags.get("Variant", "Standard").lower()
     if variant == "from position" or tags.get("SetUp") == "1" or "FEN" in tags:
         return "from_position"
     if variant not in ("standard", "normal"):
         return "variant"
-    if "casual" in tags.get("Event", "").lower():
+    if not is_rated(tags):
         return "casual"
+    if "BOT" in (tags.get("WhiteTitle"), tags.get("BlackTitle")):
+        return "bot"
     tc_class = time_control_class(tags.get("TimeControl", ""))
     if tc_class is None:
         return "bad_time_control"
@@ -116,12 +133,32 @@ def _header_reason(tags: dict[str, str]) -> str | None:
     return None
 
 
+CONTENT_TAGS = ("White", "Black", "UTCDate", "UTCTime", "WhiteElo", "BlackElo", "Result")
+
+
 def game_id(tags: dict[str, str]) -> str:
-    """The Lichess game id from GameId or the Site URL; '' when neither names one."""
+    """The Lichess game id from GameId, the Site URL or LichessId; '' when none names one."""
     if tags.get("GameId"):
         return tags["GameId"]
     site = tags.get("Site", "")
-    return site.rstrip("/").rsplit("/", 1)[-1] if "lichess.org/" in site else ""
+    if "lichess.org/" in site:
+        return site.rstrip("/").rsplit("/", 1)[-1]
+    return tags.get("LichessId", "")
+
+
+def content_id(tags: dict[str, str], tokens: list[str]) -> str:
+    """An id for a game no tag identifies: 'sha-' + 16 hex of SHA-256 over the players, UTC
+    date and time, ratings, result and the moves (so rewrapped copies get the same id)."""
+    text = "\n".join(tags.get(t, "") for t in CONTENT_TAGS) + "\n" + " ".join(tokens)
+    return "sha-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def site_url(tags: dict[str, str]) -> str:
+    """The game's URL: Site when it is one, else built from LichessId, else ''."""
+    site = tags.get("Site", "")
+    if site.startswith("http"):
+        return site
+    return f"https://lichess.org/{tags['LichessId']}" if tags.get("LichessId") else ""
 
 
 def clean_moves(movetext: str) -> list[str]:
@@ -158,8 +195,7 @@ def classify(game: str) -> tuple[str | None, GameRecord | None]:
     """(drop reason, None) for a dropped game, (None, record) for a kept one."""
     head, _, movetext = game.partition("\n\n")
     tags = dict(HEADER_RE.findall(head))
-    gid = game_id(tags)
-    if not tags or not gid:
+    if not tags:
         return "corrupt_headers", None
     reason = _header_reason(tags)
     if reason:
@@ -177,7 +213,9 @@ def classify(game: str) -> tuple[str | None, GameRecord | None]:
     white, black = int(tags["WhiteElo"]), int(tags["BlackElo"])
     avg = (white + black) / 2
     return None, GameRecord(
-        id=gid, site=tags.get("Site", ""), white_elo=white, black_elo=black, avg_elo=avg,
+        id=game_id(tags) or content_id(tags, tokens), site=site_url(tags),
+        white=tags.get("White", ""), black=tags.get("Black", ""),
+        white_elo=white, black_elo=black, avg_elo=avg,
         elo_bucket=elo_bucket(avg), time_control=tags["TimeControl"],
         tc_class=time_control_class(tags["TimeControl"]) or "", eco=tags.get("ECO", ""),
         opening=tags.get("Opening", ""), result=result, termination=tags.get("Termination", ""),

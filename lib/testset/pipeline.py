@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,9 +77,10 @@ class State:
     def record(self, spec: StepSpec, parts: dict[str, str], argv: list[str]) -> None:
         """Mark the step finished with this fingerprint (call only after outputs are in place).
 
-        The step's command line is kept so that print.py can recompute the fingerprint.
+        The step's command line and working directory are kept so that print.py can
+        recompute the fingerprint from anywhere.
         """
-        self.data[spec.name] = {**parts, "argv": argv,
+        self.data[spec.name] = {**parts, "argv": argv, "cwd": os.getcwd(),
                                 "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
         with atomic_write(self.path) as handle:
             json.dump(self.data, handle, indent=2, sort_keys=True)
@@ -89,3 +91,9 @@ class State:
             with atomic_write(self.path) as handle:
                 json.dump(self.data, handle, indent=2, sort_keys=True)
 
+
+
+def output_stamps(spec: StepSpec) -> dict[Path, tuple[int, int] | None]:
+    """(mtime, size) of each output, None when absent: to tell whether a run touched them."""
+    return {p: ((st := p.stat()).st_mtime_ns, st.st_size) if p.exists() else None
+            for p in spec.outputs}

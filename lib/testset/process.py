@@ -7,8 +7,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
-
+from lib.files import ProgressReader, mb_bar
 from lib.records import Counter
 from lib.testset import gamesdb
 from lib.testset.pgn import GameRecord, classify, iter_games
@@ -26,29 +25,13 @@ class ProcessReport:
     drops: Counter = field(default_factory=Counter)
 
 
-class _Progress:
-    """A text stream wrapper that advances a tqdm bar by the bytes read."""
-
-    def __init__(self, handle, bar: tqdm) -> None:  # type: ignore[no-untyped-def]
-        self._handle = handle
-        self._bar = bar
-
-    def read(self, size: int) -> str:
-        text = self._handle.read(size)
-        self._bar.update(len(text) / (1 << 20))
-        return text
-
-
 def process_pgn(path: Path, conn: sqlite3.Connection) -> ProcessReport:
     """Classify every game of `path` and insert the kept ones into `conn`."""
     report = ProcessReport()
     batch: list[GameRecord] = []
-    size_mb = path.stat().st_size / (1 << 20)
-    with open(path, encoding="utf-8", errors="replace") as handle, tqdm(
-        total=size_mb, unit="MB", desc="process games", disable=None,
-        bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} MB [{elapsed}<{remaining}]",
-    ) as bar:
-        for game in iter_games(_Progress(handle, bar)):  # type: ignore[arg-type]
+    with open(path, encoding="utf-8", errors="replace") as handle, \
+            mb_bar(path, "process games") as bar:
+        for game in iter_games(ProgressReader(handle, bar)):  # type: ignore[arg-type]
             reason, record = classify(game)
             if record is None:
                 report.drops.add(reason or "unknown")

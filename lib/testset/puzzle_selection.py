@@ -7,9 +7,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import chess
+from tqdm import tqdm
 
 from lib.engine import Engine, EnginePool
 from lib.evaluation import DEFAULT_SETTING, EvalSetting, evaluate_moves
+from lib.grading import MATE_FLOOR
 from lib.position import castling_rights, fen4, hash_bucket, pos_id
 from lib.records import Counter
 from lib.testset.puzzles import Puzzle, lowest_k, parse
@@ -27,7 +29,7 @@ class PuzzleConfig:
 
     seed: int  # orders the candidates of each leaf
     targets: dict[Leaf, int]  # puzzles wanted per leaf
-    mate_cap: int  # at most this many mate puzzles (4% of all cases of the test set)
+    mate_cap: int  # at most this many mate puzzles: the joint cap less the game mates
     motif_cap: int  # at most this many puzzles carrying any one motif theme
     setting: EvalSetting = DEFAULT_SETTING  # the grading setting used to verify
 
@@ -48,13 +50,15 @@ class Verdict:
     best: str  # the engine's best move
     gap: int | None  # best minus second-best, cp; None with one legal move
     legal_moves: int
+    mate: bool  # the best move forces mate
 
 
 def verify(engine: Engine, puzzle: Puzzle, setting: EvalSetting) -> Verdict:
     """Evaluate every legal move of the puzzle position at the grading setting."""
     moves = evaluate_moves(engine, chess.Board(puzzle.fen), setting)
     gap = moves[0][1] - moves[1][1] if len(moves) > 1 else None
-    return Verdict(best=moves[0][0].uci(), gap=gap, legal_moves=len(moves))
+    return Verdict(best=moves[0][0].uci(), gap=gap, legal_moves=len(moves),
+                   mate=moves[0][1] >= MATE_FLOOR)
 
 
 def passes(puzzle: Puzzle, verdict: Verdict) -> str | None:
@@ -84,6 +88,13 @@ class PuzzleSelector:
         """Select from the rows `read_rows()` streams (it may be called again for more)."""
         tried: set[str] = set()
         factor = OVERSAMPLE
+        total = sum(self.config.targets.values())
+        self._bar = tqdm(total=total, unit="puzzle", desc="verify puzzles", disable=None)
+        with self._bar:
+            return self._rounds(read_rows, tried, factor)
+
+    def _rounds(self, read_rows: Callable[[], Iterable[list[str]]], tried: set[str],
+                factor: int) -> PuzzleSelection:
         while True:
             keep = {leaf: (n * factor + 2 if self.room(leaf) > 0 else 0)
                     for leaf, n in self.config.targets.items()}
@@ -147,14 +158,19 @@ class PuzzleSelector:
         if reason:
             self.result.counts.add(reason)
             return
-        self.mates += puzzle.is_mate
+        mate = puzzle.is_mate or verdict.mate
+        if mate and self.mates >= self.config.mate_cap:
+            self.result.counts.add("mate_cap")  # a forced mate the themes do not tag
+            return
+        self.mates += mate
         for motif in puzzle.motifs:
             self.motifs[motif] = self.motifs.get(motif, 0) + 1
         self.result.filled[leaf] += 1
-        self.result.rows.append(_row(puzzle, verdict))
+        self.result.rows.append(_row(puzzle, verdict, mate))
+        self._bar.update()
 
 
-def _row(puzzle: Puzzle, verdict: Verdict) -> dict[str, object]:
+def _row(puzzle: Puzzle, verdict: Verdict, mate: bool) -> dict[str, object]:
     board = chess.Board(puzzle.fen)
     key = fen4(board)
     bucket, phase_name, type_name, side = puzzle.leaf
@@ -164,5 +180,6 @@ def _row(puzzle: Puzzle, verdict: Verdict) -> dict[str, object]:
         "phase": phase_name, "type": type_name, "side": side, "themes": " ".join(puzzle.themes),
         "solution": " ".join(puzzle.solution), "game_url": puzzle.game_url,
         "legal_moves": verdict.legal_moves, "castling": castling_rights(board),
-        "mate": int(puzzle.is_mate), "verify_gap": "" if verdict.gap is None else verdict.gap,
+        "lichess_phase": puzzle.lichess_phase, "mate": int(mate),
+        "verify_gap": "" if verdict.gap is None else verdict.gap,
     }

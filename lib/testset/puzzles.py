@@ -11,7 +11,12 @@ from dataclasses import dataclass
 
 import chess
 
-from lib.phase import phase
+from lib.phase import (
+    ENDGAME_MAX_MATERIAL,
+    OPENING_MAX_PLY,
+    OPENING_MIN_MATERIAL,
+    phase,
+)
 from lib.position import side_name
 from lib.records import Counter
 from lib.testset.tree import Leaf, elo_bucket
@@ -52,9 +57,10 @@ class Puzzle:
     rating: int
     themes: tuple[str, ...]
     game_url: str
-    phase: str
+    phase: str  # by the board rule (lib/phase.py), like game positions
     type: str
     side: str
+    lichess_phase: str  # Lichess's phase theme (opening/middlegame/endgame), '' when none
 
     @property
     def leaf(self) -> Leaf:
@@ -72,27 +78,62 @@ class Puzzle:
         return tuple(t for t in self.themes if t not in NON_MOTIF_THEMES)
 
 
+_VALUE = {"p": 1, "n": 3, "b": 3, "r": 5, "q": 9}
+
+
+def _rank_squares(placement: str, square: str) -> str:
+    """The piece letter on a square of a FEN placement, '.' when empty."""
+    rank = placement.split("/")[8 - int(square[1])]
+    expanded = "".join("." * int(c) if c.isdigit() else c for c in rank)
+    return expanded[ord(square[0]) - ord("a")]
+
+
+def phase_after_first_move(placement: str, turn: str, fullmove: int, first: str) -> str:
+    """The board rule's phase of the puzzle position, from the FEN text and the first move.
+
+    The same result as `phase(board, board.ply())` on the board after `first`, without
+    building a board: this runs on every row of the database.
+    """
+    lower = placement.lower()
+    material = sum(_VALUE.get(c, 0) for c in lower)
+    queens = {"w": placement.count("Q"), "b": placement.count("q")}
+    mover, target = _rank_squares(placement, first[:2]), _rank_squares(placement, first[2:4])
+    if target != ".":
+        material -= _VALUE.get(target.lower(), 0)
+        if target.lower() == "q":
+            queens["b" if target == "q" else "w"] -= 1
+    elif mover.lower() == "p" and first[0] != first[2]:
+        material -= 1  # en passant
+    if len(first) == 5:
+        material += _VALUE[first[4]] - 1
+        queens[turn] += first[4] == "q"
+    ply = 2 * (fullmove - 1) + (turn == "b") + 1
+    if material <= ENDGAME_MAX_MATERIAL:
+        return "Endgame"
+    if ply <= OPENING_MAX_PLY and all(queens.values()) and material >= OPENING_MIN_MATERIAL:
+        return "Opening"
+    return "Middlegame"
+
+
 def quick_leaf(row: list[str]) -> Leaf | None:
     """The leaf of a raw CSV row from its text alone (no board), or None if malformed.
 
-    Side to move is the opposite of the FEN's, since the first move is the opponent's. A
-    puzzle without a phase theme gets no leaf here; `parse` finds it from the board. The
+    Side to move is the opposite of the FEN's, since the first move is the opponent's. The
     checks are textual (regular expressions) because this runs on every row of the database;
     rows that fail them go through `parse`, which names the problem.
     """
     if len(row) < len(HEADER) or not row[3].isdigit() or not MOVES_RE.fullmatch(row[2]):
         return None
     fen_fields = row[1].split()
-    if (len(fen_fields) != 6 or fen_fields[1] not in ("w", "b")
+    if (len(fen_fields) != 6 or fen_fields[1] not in ("w", "b") or not fen_fields[5].isdigit()
             or not PLACEMENT_RE.fullmatch(fen_fields[0])):
         return None
     themes = row[7].split()
-    found = [PHASE_THEMES[t] for t in themes if t in PHASE_THEMES]
-    if not found:
-        return None
     side = "Black" if fen_fields[1] == "w" else "White"
     type_name = "Quiet" if QUIET_THEME in themes else "Tactical"
-    return (elo_bucket(int(row[3])), found[0], type_name, side)
+    phase_name = phase_after_first_move(fen_fields[0], fen_fields[1], int(fen_fields[5]),
+                                        row[2][:5].strip())
+    return (elo_bucket(int(row[3])), phase_name, type_name, side)
 
 
 def parse(row: list[str]) -> tuple[Puzzle | None, str | None]:
@@ -119,12 +160,12 @@ def parse(row: list[str]) -> tuple[Puzzle | None, str | None]:
         line.push(move)
     board.push(chess.Move.from_uci(moves[0]))
     themes = tuple(row[7].split())
-    phases = [PHASE_THEMES[t] for t in themes if t in PHASE_THEMES]
+    phases = [t for t in themes if t in PHASE_THEMES]
     return Puzzle(
         id=row[0], fen=board.fen(en_passant="legal"), solution=tuple(moves[1:]),
-        rating=int(row[3]), themes=themes, game_url=row[8],
-        phase=phases[0] if phases else phase(board, board.ply()),
+        rating=int(row[3]), themes=themes, game_url=row[8], phase=phase(board, board.ply()),
         type="Quiet" if QUIET_THEME in themes else "Tactical", side=side_name(board.turn),
+        lichess_phase=phases[0] if phases else "",
     ), None
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import chess
+from tqdm import tqdm
 
 from lib import tactics
 from lib.engine import EnginePool
@@ -45,6 +46,7 @@ class SelectConfig:
     seed: int  # drives the game order and the ply draws
     targets: dict[Leaf, int]  # positions wanted per leaf
     mate_share: float = 0.04  # at most this share of all targeted positions may be mates
+    max_per_player: int = 0  # positions from games of any one player at most; 0: no cap
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ class Game:
 
     id: str
     site: str
+    white: str
+    black: str
     elo_bucket: str
     avg_elo: float
     white_elo: int
@@ -88,6 +92,9 @@ class Selection:
     rows: list[dict[str, object]] = field(default_factory=list)
     filled: dict[Leaf, int] = field(default_factory=dict)
     counts: Counter = field(default_factory=Counter)  # probes, rejections, skipped games
+    # Candidates turned away by the per-player cap, by the leaf their type was predicted for.
+    player_capped: dict[Leaf, int] = field(default_factory=dict)
+    players: dict[str, int] = field(default_factory=dict)  # selected positions per player
 
 
 def rand_key(seed: int, game_id: str) -> str:
@@ -119,6 +126,7 @@ class Selector:
         self.used: set[str] = set()
         self.mates = 0
         self.mate_cap = int(config.mate_share * sum(config.targets.values()))
+        self.load: dict[str, int] = {}  # per player: selected plus candidates in flight
 
     def room(self, leaf: Leaf, pending: dict[Leaf, int]) -> int:
         """Free places of a leaf after the pending candidates."""
@@ -127,23 +135,33 @@ class Selector:
     def run(self, games: dict[str, Iterable[Game]]) -> Selection:
         """Fill the leaves from the games of each bucket (each in rand_key order)."""
         queues = {bucket: iter(games.get(bucket, [])) for bucket in ELO_BUCKETS}
-        while True:
-            candidates = [c for bucket in ELO_BUCKETS for c in self._draw(bucket, queues[bucket])]
-            if not candidates:
-                break
-            for candidate, probe in zip(candidates, self._probes(candidates), strict=True):
-                self._commit(candidate, probe)
-            self.cache.commit()
+        total = sum(self.config.targets.values())
+        with tqdm(total=total, unit="pos", desc="select games", disable=None) as bar:
+            while True:
+                candidates = [c for b in ELO_BUCKETS for c in self._draw(b, queues[b])]
+                if not candidates:
+                    break
+                probes = self._probes(candidates, bar)
+                for candidate in candidates:
+                    before = len(self.result.rows)
+                    self._commit(candidate, probes[candidate.fen])
+                    bar.update(len(self.result.rows) - before)
         return self.result
 
-    def _probes(self, candidates: list[Candidate]) -> list[Probe]:
-        """Probes of the candidates: from the cache, else from the engines in parallel."""
-        probes = [self.cache.get(c.fen) for c in candidates]
-        missing = [c for c, p in zip(candidates, probes, strict=True) if p is None]
-        fresh = iter(self.pool.map(lambda engine, c: engine.probe(chess.Board(c.fen), c.fen4),
-                                   missing))
+    def _probes(self, candidates: list[Candidate], bar: tqdm) -> dict[str, Probe]:
+        """Probes of the candidates by FEN: from the cache, else from the engines in
+        parallel, each committed to the cache as it finishes (Ctrl-C keeps them)."""
+        probes = {c.fen: p for c in candidates if (p := self.cache.get(c.fen)) is not None}
+        missing = [c for c in candidates if c.fen not in probes]
         self.result.counts.add("engine_probes", len(missing))
-        return [p if p is not None else next(fresh) for p in probes]
+        work = self.pool.as_completed(
+            lambda engine, c: engine.probe(chess.Board(c.fen), c.fen4), missing)
+        for done, (candidate, probe) in enumerate(work, start=1):
+            self.cache.put(candidate.fen, probe)
+            self.cache.commit()
+            probes[candidate.fen] = probe
+            bar.set_postfix_str(f"probing {done}/{len(missing)} of this round", refresh=False)
+        return probes
 
     def _draw(self, bucket: str, games: Iterator[Game]) -> list[Candidate]:
         """Candidates of one round for a bucket: at most the free room of each leaf."""
@@ -157,11 +175,26 @@ class Selector:
             candidate = self._candidate(game, pending)
             if candidate is None:
                 continue
+            if self._player_full(game):
+                leaf = candidate.leaf(candidate.predicted)
+                capped = self.result.player_capped
+                capped[leaf] = capped.get(leaf, 0) + 1
+                self.result.counts.add("player_cap")
+                continue
+            self._hold(game, 1)
             pending[candidate.leaf(candidate.predicted)] = (
                 pending.get(candidate.leaf(candidate.predicted), 0) + 1)
             self.used.add(candidate.pos_id)
             drawn.append(candidate)
         return drawn
+
+    def _player_full(self, game: Game) -> bool:
+        cap = self.config.max_per_player
+        return cap > 0 and any(self.load.get(p, 0) >= cap for p in _players(game))
+
+    def _hold(self, game: Game, n: int) -> None:
+        for player in _players(game):
+            self.load[player] = self.load.get(player, 0) + n
 
     def _candidate(self, game: Game, pending: dict[Leaf, int]) -> Candidate | None:
         """Replay a game and draw one ply whose predicted leaf has room, or None."""
@@ -224,23 +257,35 @@ class Selector:
 
     def _commit(self, candidate: Candidate, probe: Probe) -> None:
         self.result.counts.add("probes")
-        self.cache.put(candidate.fen, probe)
+        if self._accept(candidate, probe):
+            for player in _players(candidate.game):
+                self.result.players[player] = self.result.players.get(player, 0) + 1
+        else:
+            self._hold(candidate.game, -1)
+
+    def _accept(self, candidate: Candidate, probe: Probe) -> bool:
         board = chess.Board(candidate.fen)
         type_name = tactics.label(board, probe, candidate.phase)
         if type_name is None:
             self.result.counts.add("rejected_ambiguous")
-            return
+            return False
         leaf = candidate.leaf(type_name)
         if self.room(leaf, {}) <= 0:
             self.result.counts.add("rejected_leaf_full")
-            return
+            return False
         mate = tactics.is_mate_line(probe)
         if mate and self.mates >= self.mate_cap:
             self.result.counts.add("rejected_mate_cap")
-            return
+            return False
         self.mates += mate
         self.result.filled[leaf] += 1
         self.result.rows.append(_row(candidate, board, probe, type_name, mate))
+        return True
+
+
+def _players(game: Game) -> tuple[str, ...]:
+    """The game's players by lower-cased name; unknown names ('', '?') are not counted."""
+    return tuple(name.lower() for name in (game.white, game.black) if name not in ("", "?"))
 
 
 def _row(candidate: Candidate, board: chess.Board, probe: Probe, type_name: str,

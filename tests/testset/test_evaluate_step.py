@@ -12,13 +12,15 @@ import time
 from pathlib import Path
 
 import chess
+import pytest
 
+from lib import engine as engine_mod
 from lib.testset.questions import COLUMNS
-from tests.conftest import ROOT
+from tests.conftest import ROOT, fault_engine
 from tests.testset.steps import step
 
 evaluate = step("06_evaluate")
-FAST = ["--scan-nodes", "20000", "--best-nodes", "20000"]
+FAST = ["--scan-nodes", "20000", "--move-nodes", "20000", "--max-candidates", "3"]
 
 
 def _copy_inputs(src: Path, dst: Path) -> None:
@@ -80,7 +82,7 @@ def test_resume_after_kill_9_redoes_only_what_was_in_flight(
     _copy_inputs(small_build, tmp_path)
     argv = [sys.executable, str(ROOT / "steps" / "06_evaluate.py"), "--out", str(tmp_path),
             "--questions", str(tmp_path / "q.csv"), "--workers", "2", "--stockfish", stockfish,
-            "--scan-nodes", "200000", "--best-nodes", "200000"]
+            "--scan-nodes", "200000", "--move-nodes", "200000"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.time() + 120
@@ -104,3 +106,25 @@ def test_missing_inputs_are_a_clear_error(tmp_path: Path, stockfish: str, capsys
             "--stockfish", stockfish]
     assert evaluate.main(argv) == 2
     assert "run step 03 first" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("mode", "fail_at"), [("die", "4,40"), ("stall", "6")])
+def test_crashes_and_stalls_give_byte_identical_output(
+        small_build: Path, tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch,
+        mode: str, fail_at: str) -> None:
+    # The wrapper dies (or goes silent) on these `go` commands, counted over the whole run;
+    # each failed position is redone from scratch on a fresh engine. Two faults at most,
+    # so no position can fail all three of its attempts.
+    monkeypatch.setattr(engine_mod, "STALL_SLACK_S", 3.0)
+    outputs = []
+    for name, path in (("plain", stockfish),
+                       ("faulty", fault_engine(tmp_path, stockfish, monkeypatch, mode, fail_at))):
+        out = tmp_path / name
+        _copy_inputs(small_build, out)
+        argv = ["--out", str(out), "--questions", str(out / "q.csv"), "--workers", "2",
+                "--stockfish", path, *FAST]
+        assert evaluate.main(argv) == 0
+        outputs.append((out / "q.csv").read_bytes())
+    assert outputs[0] == outputs[1]
+    gos = int((tmp_path / "go-count").read_text())
+    assert gos > max(int(n) for n in fail_at.split(","))  # every fault was reached

@@ -1,6 +1,7 @@
 """The driver: skipping current steps, saying why a step runs, rerunning what changed."""
 
 import logging
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ import pytest
 
 import generate
 from tests.conftest import MONTHLY, ROOT
+from tests.testset.steps import step
 
 
 def test_every_step_and_entry_point_has_help() -> None:
@@ -64,3 +66,65 @@ def test_missing_games_source_fails_clearly(tmp_path: Path, capsys) -> None:
 def test_bad_numbers_are_rejected_by_argparse(flag: str) -> None:
     with pytest.raises(SystemExit):
         generate.build_parser().parse_args([flag, "0"])
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-1"])
+def test_non_finite_scales_are_one_line_errors(value: str) -> None:
+    result = subprocess.run([sys.executable, str(ROOT / "generate.py"), "--scale", value],
+                            capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and "--scale" in result.stderr
+
+
+def test_a_quick_run_never_targets_the_committed_file() -> None:
+    parse = generate.build_parser().parse_args
+    assert generate.questions_target(parse([])) == Path("questions.csv")
+    assert generate.questions_target(parse(["--scale", "0.1"])) == Path("output/questions.csv")
+    assert generate.questions_target(parse(["--scale", "0.1", "--out", "b"])) == Path(
+        "b/questions.csv")
+    named = ["--scale", "0.1", "--questions", "questions.csv"]
+    assert generate.questions_target(parse(named)) == Path("questions.csv")
+
+
+def test_step_06_alone_follows_the_build_scale(small_build: Path) -> None:
+    evaluate = step("06_evaluate")
+    args = evaluate.build_parser().parse_args(["--out", str(small_build)])
+    assert evaluate.questions_target(args) == small_build / "questions.csv"
+
+
+def test_unwritable_outputs_fail_before_any_step_and_keep_records(
+        small_build: Path, tmp_path: Path, capsys) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert generate.main(["--out", str(blocker / "sub"), "--only", "1"]) == 2
+    assert "--out" in capsys.readouterr().err
+    state = (small_build / ".steps.json").read_bytes()
+    argv = ["--out", str(small_build), "--questions", str(tmp_path), "--from", "6"]
+    assert generate.main(argv) == 2
+    assert "--questions" in capsys.readouterr().err
+    assert (small_build / ".steps.json").read_bytes() == state
+
+
+def test_a_step_alone_in_a_new_directory_is_one_line(tmp_path: Path, stockfish: str) -> None:
+    for name in ("02_process_games", "03_select_games", "05_select_puzzles", "06_evaluate"):
+        result = subprocess.run(
+            [sys.executable, str(ROOT / "steps" / f"{name}.py"), "--out",
+             str(tmp_path / name), "--stockfish", stockfish], capture_output=True, text=True)
+        assert result.returncode == 2, name
+        assert "Traceback" not in result.stderr and "run step" in result.stderr, name
+
+
+@pytest.mark.parametrize("name", ["games.db", "probes.db", "evals.db"])
+def test_a_corrupt_database_names_itself(name: str, small_build: Path, tmp_path: Path,
+                                         stockfish: str) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(small_build, out)
+    (out / name).write_bytes(b"this is not a database" * 100)
+    number = {"games.db": "3", "probes.db": "3", "evals.db": "6"}[name]
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "generate.py"), "--out", str(out), "--only", number,
+         "--force", "--questions", str(out / "q.csv"), "--scale", "0.05",
+         "--stockfish", stockfish], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert f"{name} is corrupt" in result.stderr and "delete it" in result.stderr

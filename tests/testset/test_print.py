@@ -1,6 +1,9 @@
 """print.py on a small real build: tables, --json and --plot."""
 
+import csv
+import importlib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,26 +22,58 @@ def test_json_summary_matches_the_files(small_build: Path) -> None:
     assert {s["fingerprint"] for s in data["steps"]} == {"current"}
     assert {s["step"] for s in data["steps"]} == {1, 2, 3, 4, 5, 6}
     report = json.loads((small_build / "positions_report.json").read_text())
-    games_top = [r for r in data["games tree"] if not r["node"].startswith(" ")]
-    assert sum(r["achieved"] for r in games_top) == report["selected"]
-    assert sum(r["target"] for r in games_top) == 40
-    puzzles_top = [r for r in data["puzzles tree"] if not r["node"].startswith(" ")]
-    assert sum(r["target"] for r in puzzles_top) == 10
+    games = data["tree"]["leaves"]["Games"]
+    assert sum(r["achieved"] for r in games) == report["selected"]
+    assert sum(r["target"] for r in games) == 40
+    puzzles = data["tree"]["leaves"]["Puzzles"]
+    assert sum(r["target"] for r in puzzles) == 10
     evaluation = data["evaluation"]
-    assert evaluation["questions"] == report["selected"] + sum(
-        r["achieved"] for r in puzzles_top)
+    assert evaluation["questions"] == report["selected"] + sum(r["achieved"] for r in puzzles)
     assert evaluation["engine"][0].startswith("Stockfish")
     drops = {r["reason"]: r["count"] for r in data["dropped games"]}
-    assert drops["bullet"] == 293
+    assert drops["bullet"] == 293 and drops["bot"] == 2
     assert 835 <= data["puzzle ratings"]["min"] <= data["puzzle ratings"]["max"] <= 2147
 
 
 def test_tables_mark_shortfalls(small_build: Path) -> None:
     text = _print(small_build).stdout
-    for title in ("== steps", "== games tree", "== puzzles tree", "== evaluation"):
+    for title in ("== tree", "== steps", "== game selection", "== evaluation"):
         assert title in text
     # The 1k puzzle sample has no puzzle above 2147: those leaves are marked short.
-    assert "SHORT" in text.split("== puzzles tree")[1]
+    puzzles = text.split("|-- Puzzles" if "|-- Puzzles" in text else "`-- Puzzles")[1]
+    assert "SHORT" in puzzles
+
+
+def test_fresh_clone_shows_the_committed_tree_from_questions_alone(tmp_path: Path) -> None:
+    shutil.copy(ROOT / "questions.csv", tmp_path / "questions.csv")
+    result = subprocess.run([sys.executable, str(ROOT / "print.py")], cwd=tmp_path,
+                            capture_output=True, text=True, check=True)
+    with open(ROOT / "questions.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    games = sum(r["source"] == "game" for r in rows)
+    lines = result.stdout.splitlines()
+    top = next(line for line in lines if line.startswith("All (1000)"))
+    assert f"achieved {len(rows)}" in top
+    assert any(line.startswith("|-- Games (800)") and f"achieved {games}" in line
+               for line in lines)
+    # The seed's drawing: branches and indentation kept, leaves four levels down.
+    assert any(line.startswith("|   |   |   |   |-- White (") for line in lines)
+    assert any(line.startswith("    |-- (0, 1400) ELO (") for line in lines)
+
+
+def test_out_reads_the_questions_file_that_build_wrote(small_build: Path) -> None:
+    argv = [sys.executable, str(ROOT / "print.py"), "--out", str(small_build), "--json"]
+    data = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+    assert data["tree"]["file"].endswith(str(small_build / "questions.csv"))
+    assert data["tree"]["scale"] == 0.05
+
+
+def test_json_into_a_closed_pipe_is_quiet(small_build: Path) -> None:
+    argv = f"{sys.executable} {ROOT / 'print.py'} --out {small_build} --json | head -1"
+    result = subprocess.run(["bash", "-o", "pipefail", "-c", argv], capture_output=True,
+                            text=True)
+    assert result.stdout.strip() == "{"
+    assert "Traceback" not in result.stderr and result.returncode == 0
 
 
 def test_stale_fingerprint_and_plots(small_build: Path, tmp_path: Path) -> None:
@@ -61,3 +96,16 @@ def test_stale_fingerprint_and_plots(small_build: Path, tmp_path: Path) -> None:
 def test_empty_directory_says_not_built(tmp_path: Path) -> None:
     text = _print(tmp_path).stdout
     assert "(not built yet)" in text
+
+
+def test_every_chart_has_a_title_and_axis_labels(small_build: Path, tmp_path: Path,
+                                                 monkeypatch) -> None:
+    printer = importlib.import_module("print")
+    figures = []
+    monkeypatch.setattr(printer, "_save", lambda fig, path: figures.append(fig) or path)
+    args = printer.build_parser().parse_args(["--out", str(small_build)])
+    data = printer.collect(args)
+    assert len(printer.plot(data, printer.questions_path(args), tmp_path)) == len(figures) >= 4
+    for fig in figures:
+        ax = fig.axes[0]
+        assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()

@@ -9,7 +9,15 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
-from tests.conftest import GAME_FILES, MONTHLY, unzstd
+from tests.conftest import (
+    ELITE_LICHESS_ID,
+    ELITE_NO_ID,
+    GAME_FILES,
+    MONTHLY,
+    STRONG,
+    STRONG_FILES,
+    unzstd,
+)
 from tests.testset.steps import step
 
 process = step("02_process_games")
@@ -27,8 +35,11 @@ def _expected(pgn: str) -> Counter:
             counts["from_position"] += 1
         elif variant not in ("Standard",):
             counts["variant"] += 1
-        elif "casual" in h.get("Event", "").lower():
+        elif "casual" in h.get("Event", "").lower() or not (
+                "rated" in h.get("Event", "").lower() or "WhiteRatingDiff" in h):
             counts["casual"] += 1
+        elif "BOT" in (h.get("WhiteTitle"), h.get("BlackTitle")):
+            counts["bot"] += 1
         elif tc == "-":
             counts["correspondence"] += 1
         elif (est := int(tc.split("+")[0]) + 40 * int(tc.split("+")[1])) < 29:
@@ -54,7 +65,7 @@ def _process(pgn: bytes, out: Path) -> tuple[int, dict[str, int]]:
     return kept, drops
 
 
-@pytest.mark.parametrize("path", GAME_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", GAME_FILES + STRONG_FILES, ids=lambda p: p.name)
 def test_counts_match_an_independent_reading(path: Path, tmp_path: Path) -> None:
     pgn = unzstd(path)
     expected = _expected(pgn.decode())
@@ -107,3 +118,42 @@ def test_missing_input_is_a_clear_error(tmp_path: Path, capsys) -> None:
     assert process.main(["--out", str(tmp_path)]) == 2
     assert "run step 01 first" in capsys.readouterr().err
     assert not (tmp_path / "games.db").exists()
+
+
+def _stored(out: Path, pgn: bytes) -> list[sqlite3.Row]:
+    _process(pgn, out)
+    with sqlite3.connect(out / "games.db") as conn:
+        conn.row_factory = sqlite3.Row
+        return conn.execute("SELECT * FROM games").fetchall()
+
+
+def test_games_without_site_get_their_lichess_id_or_a_content_id(tmp_path: Path) -> None:
+    text = unzstd(ELITE_LICHESS_ID).decode()
+    lichess_ids = set(re.findall(r'\[LichessId "([^"]+)"\]', text))
+    rows = _stored(tmp_path / "a", text.encode())
+    assert rows and {r["id"] for r in rows} <= lichess_ids
+    assert all(r["site"] == f"https://lichess.org/{r['id']}" for r in rows)
+    assert {r["white"] for r in rows} and all(r["white"] and r["black"] for r in rows)
+
+    elite = unzstd(ELITE_NO_ID)
+    rows = _stored(tmp_path / "b", elite)
+    ids = [r["id"] for r in rows]
+    assert all(i.startswith("sha-") and len(i) == 20 for i in ids) and len(set(ids)) == len(ids)
+    assert all(r["site"] == "" for r in rows)
+    # The content id ignores how the movetext is wrapped: the same games rewrapped onto
+    # single lines get the same ids.
+    games = [g.split("\n\n", 1) for g in re.split(r"\n+(?=\[Event )", elite.decode().strip())]
+    unwrapped = "\n\n".join(f"{head}\n\n{' '.join(moves.split())}" for head, moves in games)
+    assert [r["id"] for r in _stored(tmp_path / "c", unwrapped.encode())] == ids
+
+
+def test_api_export_arenas_are_rated_by_rating_diff_and_bots_dropped(tmp_path: Path) -> None:
+    text = unzstd(STRONG / "lichess_api_export.topplayers.pgn.zst").decode()
+    games = [g.strip() for g in re.split(r"\n+(?=\[Event )", text) if g.strip()]
+    blitz_arena = next(g for g in games if "Arena" in g.split("\n", 1)[0]
+                       and "[WhiteRatingDiff" in g and '"180+0"' in g)
+    unrated = "\n".join(line for line in blitz_arena.splitlines() if "RatingDiff" not in line)
+    bot = next(g for g in games if 'Title "BOT"' in g)
+    kept, drops = _process("\n\n".join([blitz_arena, unrated, bot]).encode(), tmp_path)
+    assert kept == 1
+    assert drops == {"casual": 1, "bot": 1}

@@ -5,8 +5,16 @@ import io
 
 import chess
 
+from lib.phase import phase
 from lib.records import Counter
-from lib.testset.puzzles import lowest_k, parse, quick_leaf, rank_key, read_rows
+from lib.testset.puzzles import (
+    lowest_k,
+    parse,
+    phase_after_first_move,
+    quick_leaf,
+    rank_key,
+    read_rows,
+)
 from tests.conftest import PUZZLES_1K, PUZZLES_44K, unzstd
 
 
@@ -32,23 +40,47 @@ def test_position_is_after_the_opponents_first_move() -> None:
         assert puzzle.side == ("Black" if raw_turn == "w" else "White")
 
 
-def test_type_and_phase_come_from_themes() -> None:
+def test_type_comes_from_themes() -> None:
     quiet = next(r for r in ROWS if "quietMove" in r[7].split())
     assert parse(quiet)[0].type == "Quiet"
     loud = next(r for r in ROWS if "quietMove" not in r[7].split())
     assert parse(loud)[0].type == "Tactical"
-    for theme, name in (("opening", "Opening"), ("middlegame", "Middlegame"),
-                        ("endgame", "Endgame")):
-        row = next(r for r in ROWS if theme in r[7].split())
-        assert parse(row)[0].phase == name
-        assert quick_leaf(row)[1] == name
 
 
-def test_phase_falls_back_to_the_board_rule_without_a_phase_theme() -> None:
-    row = next(r for r in ROWS if "endgame" in r[7].split())
-    untagged = row[:7] + [" ".join(t for t in row[7].split() if t != "endgame")] + row[8:]
-    assert quick_leaf(untagged) is None
-    assert parse(untagged)[0].phase in ("Opening", "Middlegame", "Endgame")
+def test_phase_is_the_board_rule_and_lichess_phase_is_kept_apart() -> None:
+    changed = 0
+    for row in ROWS[:3000]:
+        puzzle = parse(row)[0]
+        board = chess.Board(puzzle.fen)
+        assert puzzle.phase == phase(board, board.ply())
+        themes = [t for t in row[7].split() if t in ("opening", "middlegame", "endgame")]
+        assert puzzle.lichess_phase == (themes[0] if themes else "")
+        changed += bool(themes) and themes[0].capitalize() != puzzle.phase
+    assert changed > 300  # Lichess's theme often disagrees with the board rule
+
+
+def test_quick_leaf_agrees_with_parse_on_every_real_row() -> None:
+    # The textual phase (material after the setup move, captures, en passant and
+    # promotions included) must equal the board's on all 45k real rows.
+    for row in ROWS + _rows(PUZZLES_1K):
+        puzzle = parse(row)[0]
+        assert puzzle is not None and quick_leaf(row) == puzzle.leaf, row[0]
+
+
+def test_textual_phase_of_captures_en_passant_and_promotions() -> None:
+    # Hand-made rows around real shapes: each first move changes material or queens.
+    cases = [
+        ("4k3/8/8/8/8/8/3q4/3QK3 w - - 0 40", "d1d2"),  # queen takes queen
+        ("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 30", "e5d6"),  # en passant
+        ("4k3/1P6/8/8/8/8/8/4K3 w - - 0 50", "b7b8q"),  # promotion
+        ("rnbqkbnr/pppp1ppp/8/4p3/3P4/8/PPP1PPPP/RNBQKBNR w KQkq - 0 2", "d4e5"),
+    ]
+    for fen, first in cases:
+        board = chess.Board(fen)
+        fields = fen.split()
+        board.push(chess.Move.from_uci(first))
+        got = phase_after_first_move(fields[0], fields[1], int(fields[5]), first)
+        assert got == phase(board, board.ply()), (fen, first)
 
 
 def test_malformed_rows_are_reasons_not_crashes() -> None:

@@ -3,6 +3,7 @@
 import csv
 import json
 import shutil
+import sqlite3
 from collections import Counter
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import chess
 import pytest
 
 from lib.phase import phase
-from lib.position import fen4, hash_bucket, pos_id
+from lib.position import fen4, hash_bucket, is_eligible, pos_id
 from lib.testset.tree import GAME_TARGETS, scale_targets
 from tests.conftest import GAME_FILES, MONTHLY, unzstd
 from tests.testset.steps import step
@@ -110,3 +111,38 @@ def test_shortfall_is_reported_per_leaf(tmp_path: Path, stockfish: str, caplog) 
     assert sum(v for k, v in short.items() if k[0] == "[2600, inf)") >= 55
     assert sum(r["shortfall"] for r in report["leaves"]) == report["target"] - len(rows)
     assert "leaves short of their target" in caplog.text
+
+
+def test_no_player_exceeds_the_cap_and_the_cost_is_reported(built: Path) -> None:
+    rows = _rows(built)
+    report = json.loads((built / "positions_report.json").read_text())
+    # Default cap: 1% of the game positions at this scale (80), at least 1.
+    assert report["max_per_player"] == 1
+    with sqlite3.connect(built / "games.db") as conn:
+        players = dict(((gid, (w.lower(), b.lower())) for gid, w, b in
+                        conn.execute("SELECT id, white, black FROM games")))
+    load = Counter(p for r in rows for p in players[r["game_id"]])
+    assert max(load.values()) == 1 == report["largest_player"]["positions"]
+    # The two API exports are one player's games each: the cap turns many away.
+    assert report["counts"]["player_cap"] > 100
+    for leaf in report["leaves"]:
+        assert 0 <= leaf["shortfall_from_player_cap"] <= min(leaf["shortfall"],
+                                                             leaf["player_capped"])
+
+
+def test_without_the_cap_one_player_dominates(tmp_path: Path, built: Path,
+                                              stockfish: str) -> None:
+    shutil.copy(built / "games.db", tmp_path / "games.db")
+    _select(tmp_path, stockfish, "--max-per-player", "0")
+    report = json.loads((tmp_path / "positions_report.json").read_text())
+    assert report["largest_player"]["share"] > 0.3
+
+
+def test_the_initial_position_is_never_eligible() -> None:
+    board = chess.Board()
+    assert not is_eligible(board)
+    for san in ("Nf3", "Nf6", "Ng1", "Ng8"):  # back to the start by knight moves
+        board.push_san(san)
+    assert not is_eligible(board)
+    board.push_san("e4")
+    assert is_eligible(board)

@@ -8,6 +8,7 @@ from pathlib import Path
 import chess
 import pytest
 
+from lib.phase import phase
 from lib.testset.puzzles import parse
 from lib.testset.tree import PUZZLE_TARGETS, scale_targets
 from tests.conftest import PUZZLES_44K, unzstd
@@ -18,7 +19,16 @@ select = step("05_select_puzzles")
 SCALE = "0.25"
 
 
+def _game_positions(out: Path, mates: int) -> None:
+    """A positions.csv from step 03 with `mates` forced-mate rows (the mate cap is shared)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "positions.csv").write_text("pos_id,mate\n" + "".join(
+        f"{i},{int(i < mates)}\n" for i in range(mates + 3)))
+
+
 def _select(out: Path, stockfish: str, *extra: str) -> list[dict[str, str]]:
+    if not (out / "positions.csv").exists():
+        _game_positions(out, 0)
     argv = ["--out", str(out), "--scale", SCALE, "--workers", "2", "--stockfish", stockfish]
     assert select.main(argv + list(extra)) == 0
     with open(out / "puzzles.csv", newline="") as handle:
@@ -92,6 +102,20 @@ def test_mate_cap_bites_when_mates_are_plenty(tmp_path: Path, built: Path,
     report = json.loads((tmp_path / "puzzles_report.json").read_text())
     assert len(selected) == report["mate_cap"] == 10
     assert report["counts"]["mate_cap"] > 0
+    # The cap is joint: with 7 forced mates among the game positions, 3 puzzles are left.
+    _game_positions(tmp_path, 7)
+    selected = _select(tmp_path, stockfish)
+    report = json.loads((tmp_path / "puzzles_report.json").read_text())
+    assert (report["mate_cap_joint"], report["game_mates"]) == (10, 7)
+    assert len(selected) == report["mate_cap"] == 3
+
+
+def test_phase_is_the_board_rule(built: Path) -> None:
+    for row in _rows(built):
+        board = chess.Board(row["fen"])
+        assert row["phase"] == phase(board, board.ply())
+        themes = [t for t in row["themes"].split() if t in ("opening", "middlegame", "endgame")]
+        assert row["lichess_phase"] == (themes[0] if themes else "")
 
 
 def test_same_seed_same_bytes_and_malformed_rows_counted(built: Path, tmp_path: Path,
