@@ -184,8 +184,9 @@ class Engine:
                 return work(self)
             except EngineCrash as exc:
                 last = exc
-                log.warning("%s (attempt %d of %d); redoing the position on a fresh engine",
-                            exc, attempt, MAX_ATTEMPTS)
+                log.warning("%s (attempt %d of %d)%s", exc, attempt, MAX_ATTEMPTS,
+                            "; redoing the position on a fresh engine"
+                            if attempt < MAX_ATTEMPTS else "")
             finally:
                 self._in_run = False
         raise EngineError(f"the engine failed {MAX_ATTEMPTS} times on the position "

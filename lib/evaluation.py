@@ -61,7 +61,7 @@ class Evaluation:
 
     moves: list[tuple[chess.Move, int]]  # best first, cp from the side to move
     alone: tuple[chess.Move, ...]  # the moves searched on their own, in search order
-    nodes: int  # node budget spent: the scan's plus one move budget per move searched alone
+    nodes: int  # node budget of the searches that ran (each may stop a little short of it)
 
 
 def _scores(infos: list[chess.engine.InfoDict]) -> dict[chess.Move, int]:
@@ -70,8 +70,9 @@ def _scores(infos: list[chess.engine.InfoDict]) -> dict[chess.Move, int]:
 
 
 def _scan(engine: Engine, board: chess.Board, legal: list[chess.Move],
-          nodes: int) -> dict[chess.Move, int]:
-    """Scores of every legal move from one MultiPV search (the hash is cleared first)."""
+          nodes: int) -> tuple[dict[chess.Move, int], int]:
+    """Scores of every legal move from one MultiPV search (the hash is cleared first), and
+    the node budget spent."""
     limit = chess.engine.Limit(nodes=nodes)
     scores = _scores(engine.analyse(board, limit, len(legal)))
     missing = [m for m in legal if m not in scores]
@@ -79,7 +80,7 @@ def _scan(engine: Engine, board: chess.Board, legal: list[chess.Move],
         # Stockfish can stop before reporting every line; search the rest on their own.
         scores.update(_scores(engine.analyse(board, limit, len(missing), root_moves=missing,
                                              new_game=False)))
-    return scores
+    return scores, nodes * (2 if missing else 1)
 
 
 def _alone(engine: Engine, board: chess.Board, move: chess.Move, nodes: int) -> int:
@@ -110,11 +111,12 @@ def _break_top_tie(engine: Engine, board: chess.Board, scores: dict[chess.Move, 
 
 def _evaluate(engine: Engine, board: chess.Board, setting: EvalSetting) -> Evaluation:
     legal = list(board.legal_moves)
-    scan = _scan(engine, board, legal, setting.scan_nodes)
+    scan, nodes = _scan(engine, board, legal, setting.scan_nodes)
     order = sorted(legal, key=lambda m: (-scan[m], m.uci()))
     if setting.near_nodes:
         near = [m for m in order if scan[order[0]] - scan[m] <= setting.near_margin]
         if len(near) > 1:
+            nodes += setting.near_nodes
             limit = chess.engine.Limit(nodes=setting.near_nodes)
             scan.update(_scores(engine.analyse(board, limit, len(near), root_moves=near,
                                                new_game=False)))
@@ -135,8 +137,7 @@ def _evaluate(engine: Engine, board: chess.Board, setting: EvalSetting) -> Evalu
     # Best first; among equal scores the more accurate search, then the scan's order.
     moves = sorted(((m, scores[m]) for m in legal),
                    key=lambda mc: (-mc[1], mc[0] not in deep, rank[mc[0]]))
-    nodes = (setting.scan_nodes + setting.near_nodes + setting.move_nodes * len(deep)
-             + extra)
+    nodes += setting.move_nodes * len(deep) + extra
     return Evaluation(moves=moves, alone=tuple(deep), nodes=nodes)
 
 

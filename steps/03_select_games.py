@@ -140,7 +140,8 @@ def run(args: argparse.Namespace) -> None:
              report["probes_per_selected"], counts)
     short = shortfall_lines(leaves)
     if short:
-        log.warning("%d leaves short of their target (the data ran out):\n%s",
+        log.warning("%d leaves short of their target (the data ran out, or the per-player "
+                    "cap turned games away):\n%s",
                     len(short), "\n".join(short))
 
 

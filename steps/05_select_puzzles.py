@@ -24,6 +24,7 @@ from lib.cli import (
 from lib.engine import EnginePool, EngineSettings, find_stockfish
 from lib.errors import DataError
 from lib.files import ProgressReader, atomic_write, mb_bar, write_csv
+from lib.testset.evalcache import EvalCache, best_forces_mate
 from lib.testset.pipeline import StepSpec
 from lib.testset.puzzle_selection import PuzzleConfig, PuzzleSelector
 from lib.testset.puzzles import header_problem, read_rows
@@ -32,7 +33,7 @@ from lib.testset.tree import GAME_TARGETS, PUZZLE_TARGETS, leaf_order, scale_tar
 
 log = logging.getLogger(__name__)
 
-VERSION = "2"
+VERSION = "3"
 NAME = "05_select_puzzles"
 # Mates: at most 4% of all cases of the test set (40 of 1000, scaled), game positions whose
 # best line is a forced mate and mate puzzles together; puzzles get what the games left.
@@ -95,13 +96,25 @@ def _check_header(path: Path) -> None:
         raise DataError(f"{path}: {problem}")
 
 
-def _game_mates(path: Path) -> int:
-    """Selected game positions whose best line is a forced mate (step 03's mate column)."""
+def _game_fens(path: Path) -> list[str]:
+    """The selected game positions (step 03's positions.csv)."""
     if not path.is_file():
         raise DataError(f"{path} does not exist: run step 03 first (the mate cap is shared "
                         "with the game positions)")
     with open(path, newline="", encoding="utf-8") as handle:
-        return sum(row["mate"] == "1" for row in csv.DictReader(handle))
+        return sorted({row["fen"] for row in csv.DictReader(handle)})
+
+
+def _game_mates(args: argparse.Namespace, pool: EnginePool) -> int:
+    """Game positions whose best move forces mate, by step 06's own evaluation (cached in
+    evals.db, where step 06 finds it): the count the final file will show."""
+    cache = EvalCache(args.out / "evals.db", find_stockfish(args.stockfish), setting_of(args))
+    try:
+        evaluations, _ = cache.evaluate(pool, _game_fens(args.out / "positions.csv"),
+                                        "evaluate game positions")
+    finally:
+        cache.close()
+    return sum(best_forces_mate(e) for e in evaluations.values())
 
 
 def run(args: argparse.Namespace) -> None:
@@ -111,13 +124,14 @@ def run(args: argparse.Namespace) -> None:
     targets = scale_targets(PUZZLE_TARGETS, args.scale)
     all_cases = sum(targets.values()) + sum(scale_targets(GAME_TARGETS, args.scale).values())
     joint_cap = int(MATE_SHARE * all_cases)
-    game_mates = _game_mates(args.out / "positions.csv")
-    config = PuzzleConfig(seed=args.seed, targets=targets,
-                          mate_cap=max(0, joint_cap - game_mates),
-                          motif_cap=max(1, int(MOTIF_SHARE * sum(targets.values()))),
-                          setting=setting_of(args))
+    _game_fens(args.out / "positions.csv")  # fail before starting engines
     with EnginePool(EngineSettings(path=find_stockfish(args.stockfish)), args.workers) as pool:
         engine_name = pool.name
+        game_mates = _game_mates(args, pool)
+        config = PuzzleConfig(seed=args.seed, targets=targets,
+                              mate_cap=max(0, joint_cap - game_mates),
+                              motif_cap=max(1, int(MOTIF_SHARE * sum(targets.values()))),
+                              setting=setting_of(args))
         result = PuzzleSelector(config, pool).run(lambda: _rows(source))
     rows = sorted(result.rows, key=lambda row: leaf_order(row, "puzzle_id"))
     for row in rows:

@@ -12,16 +12,11 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import chess
-from tqdm import tqdm
-
 from lib.cli import add_engine_args, add_out_arg, add_setting_args, setting_of, step_main
-from lib.engine import Engine, EnginePool, EngineSettings, find_stockfish
+from lib.engine import EnginePool, EngineSettings, find_stockfish
 from lib.errors import DataError
-from lib.evaluation import evaluate_position, from_json, to_json
-from lib.files import atomic_write, ensure_writable_file, sha256_file, write_csv
-from lib.grading import MATE_FLOOR
-from lib.kvstore import JsonStore
+from lib.files import atomic_write, ensure_writable_file, write_csv
+from lib.testset.evalcache import EvalCache, best_forces_mate
 from lib.testset.pipeline import StepSpec
 from lib.testset.questions import COLUMNS, game_question, puzzle_question
 
@@ -72,8 +67,7 @@ def mate_count(rows: list[dict[str, str]]) -> dict[str, int]:
     """Questions whose best move forces mate, by source (the seed caps them at 4%)."""
     counts = {"game": 0, "puzzle": 0}
     for row in rows:
-        best = from_json(row["expected_output"])[:1]
-        counts[row["source"]] += bool(best) and best[0][1] >= MATE_FLOOR
+        counts[row["source"]] += best_forces_mate({"expected": row["expected_output"]})
     return counts
 
 
@@ -92,41 +86,26 @@ def run(args: argparse.Namespace) -> None:
     puzzles = _read(args.out / "puzzles.csv", "05")
     setting = setting_of(args)
     path = find_stockfish(args.stockfish)
-    store = JsonStore(args.out / "evals.db", "evals")
-    prefix = f"{sha256_file(Path(path))[:16]}|{setting.label}|"
     fens = sorted({row["fen"] for row in games + puzzles})
-    expected = {fen: store.get(prefix + fen) for fen in fens}
-    todo = [fen for fen in fens if expected[fen] is None]
-    log.info("%d positions: %d already evaluated, %d to go", len(fens), len(fens) - len(todo),
-             len(todo))
-
-    def evaluate(engine: Engine, fen: str) -> dict[str, object]:
-        result = evaluate_position(engine, chess.Board(fen), setting)
-        return {"expected": to_json(result.moves), "nodes": result.nodes}
-
-    with EnginePool(EngineSettings(path=path), args.workers) as pool:
-        engine_name = pool.name
-        try:
-            with tqdm(total=len(todo), unit="pos", desc="evaluate", disable=None) as bar:
-                for fen, moves in pool.as_completed(evaluate, todo):
-                    store.put(prefix + fen, moves)
-                    store.commit()  # one position at a time: a crash loses only what ran
-                    expected[fen] = moves
-                    bar.update()
-        finally:
-            store.close()
+    cache = EvalCache(args.out / "evals.db", path, setting)
+    try:
+        with EnginePool(EngineSettings(path=path), args.workers) as pool:
+            engine_name = pool.name
+            expected, now = cache.evaluate(pool, fens, "evaluate")
+    finally:
+        cache.close()
     rows = [game_question(r, expected[r["fen"]], engine_name) for r in games]
     rows += [puzzle_question(r, expected[r["fen"]], engine_name) for r in puzzles]
     write_csv(target, COLUMNS, rows)
     mates = mate_count(rows)
-    report = {"positions": len(fens), "evaluated_now": len(todo),
-              "reused": len(fens) - len(todo), "engine": engine_name, "setting": setting.label,
+    report = {"positions": len(fens), "evaluated_now": now,
+              "reused": len(fens) - now, "engine": engine_name, "setting": setting.label,
               "questions": str(target), "best_move_mates": mates}
     with atomic_write(args.out / "evaluation_report.json") as handle:
         json.dump(report, handle, indent=2)
     log.info("wrote %s: %d questions (%d evaluated now, %d from the checkpoint); best move "
-             "forces mate in %d game positions and %d puzzles", target, len(rows), len(todo),
-             len(fens) - len(todo), mates["game"], mates["puzzle"])
+             "forces mate in %d game positions and %d puzzles", target, len(rows), now,
+             len(fens) - now, mates["game"], mates["puzzle"])
 
 
 def main(argv: list[str] | None = None) -> int:

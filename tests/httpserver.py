@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -15,6 +16,7 @@ class Route:
     drop_after: int | None = None  # close the connection after this many bytes ...
     drops_left: int = 0  # ... this many times
     status: int = 200
+    hang_after: int | None = None  # send this many bytes, then hold the connection silent
     requests: list[dict[str, str]] = field(default_factory=list)
 
 
@@ -48,6 +50,12 @@ class FileServer:
                 self.send_header("Content-Length", str(len(body)))
                 self.send_header("Accept-Ranges", "bytes")
                 self.end_headers()
+                if route.hang_after is not None:
+                    self.wfile.write(body[: route.hang_after])
+                    self.wfile.flush()
+                    time.sleep(30)
+                    self.close_connection = True
+                    return
                 if route.drops_left > 0 and route.drop_after is not None:
                     route.drops_left -= 1
                     self.wfile.write(body[: route.drop_after])

@@ -31,7 +31,7 @@ def shortfall_lines(rows: list[dict[str, object]]) -> list[str]:
     return [
         f"  {r['elo_bucket']:<13} {r['phase']:<10} {r['type']:<9} {r['side']:<5} "
         f"{r['achieved']:>3}/{r['target']:<3} short {r['shortfall']}"
-        + (f" (player cap: {r['shortfall_from_player_cap']})"
+        + (f" (up to {r['shortfall_from_player_cap']} from the player cap)"
            if r.get("shortfall_from_player_cap") else "")
         for r in rows if r["shortfall"]
     ]

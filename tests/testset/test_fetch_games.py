@@ -1,10 +1,14 @@
 """Step 01 over real HTTP on 127.0.0.1, serving a real Lichess zstd file."""
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import MONTHLY, unzstd
+from tests.conftest import MONTHLY, ROOT, unzstd
 from tests.testset.steps import step
 
 fetch = step("01_fetch_games")
@@ -97,3 +101,27 @@ def test_default_source_is_last_complete_month() -> None:
     args.month = "March"
     with pytest.raises(Exception, match="--month"):
         fetch.sources(args)
+
+
+def test_sigterm_mid_download_leaves_no_temporary_file(file_server, tmp_path: Path) -> None:
+    url = file_server.add("/slow.pgn.zst", ZST, hang_after=len(ZST) // 2)
+    argv = [sys.executable, str(ROOT / "steps" / "01_fetch_games.py"), "--source", url,
+            "--out", str(tmp_path)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 20
+    while not list(tmp_path.glob(".games.pgn.tmp-*")) and time.time() < deadline:
+        time.sleep(0.1)
+    assert list(tmp_path.glob(".games.pgn.tmp-*"))
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130 and "Traceback" not in err
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_temporary_file_left_by_kill_9_is_removed(tmp_path: Path) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f".games.pgn.tmp-{dead.pid}"
+    stale.write_bytes(PGN[:5000])
+    assert fetch.main(["--source", str(MONTHLY), "--out", str(tmp_path)]) == 0
+    assert _leftovers(tmp_path) == ["games.pgn"]

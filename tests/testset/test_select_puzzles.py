@@ -19,11 +19,21 @@ select = step("05_select_puzzles")
 SCALE = "0.25"
 
 
+# Back-rank mates in one, for White then Black, and quiet openings: step 05 evaluates the
+# game positions as step 06 will, to count those whose best move forces mate.
+MATES = [f"6k1/5ppp/8/8/8/8/5PPP/{f}R{5 - i}K1 w - - 0 1".replace("0R", "R")
+         for i, f in enumerate(("", "1", "2", "3", "4"))]
+MATES += [f"{f}r{5 - i}k1/5ppp/8/8/8/8/5PPP/6K1 b - - 0 1".replace("0r", "r")
+          for i, f in enumerate(("", "1"))]
+QUIET = ["rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+         "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1"]
+
+
 def _game_positions(out: Path, mates: int) -> None:
-    """A positions.csv from step 03 with `mates` forced-mate rows (the mate cap is shared)."""
+    """A step-03 positions.csv holding `mates` mate-in-one positions and two quiet ones."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "positions.csv").write_text("pos_id,mate\n" + "".join(
-        f"{i},{int(i < mates)}\n" for i in range(mates + 3)))
+    rows = MATES[:mates] + (QUIET if mates else [])
+    (out / "positions.csv").write_text("fen\n" + "".join(f"{fen}\n" for fen in rows))
 
 
 def _select(out: Path, stockfish: str, *extra: str) -> list[dict[str, str]]:

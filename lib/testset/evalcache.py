@@ -1,0 +1,60 @@
+"""The checkpoint of every-legal-move evaluations (OUT/evals.db), shared by steps 05 and 06.
+
+Step 05 evaluates the selected game positions to count those whose best move forces mate
+(the mate cap is shared with the puzzles); step 06 then finds them done. Entries are keyed by
+the engine binary's hash, the evaluation setting and the full FEN, and committed one
+position at a time, so a crash or kill -9 loses only the positions in flight.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import chess
+from tqdm import tqdm
+
+from lib.engine import Engine, EnginePool
+from lib.evaluation import EvalSetting, evaluate_position, from_json, to_json
+from lib.files import sha256_file
+from lib.grading import MATE_FLOOR
+from lib.kvstore import JsonStore
+
+Evaluation = dict[str, object]  # {"expected": expected_output JSON, "nodes": node budget}
+VERSION = "2"  # bump when what is stored for a key changes
+
+
+class EvalCache:
+    """Evaluations of full FENs at one engine and setting, computed when missing."""
+
+    def __init__(self, path: Path, engine_path: str, setting: EvalSetting) -> None:
+        self.store = JsonStore(path, "evals")
+        self.setting = setting
+        self.prefix = f"v{VERSION}|{sha256_file(Path(engine_path))[:16]}|{setting.label}|"
+
+    def evaluate(self, pool: EnginePool, fens: list[str],
+                 desc: str) -> tuple[dict[str, Evaluation], int]:
+        """Every FEN's evaluation and how many were computed now (the rest were cached)."""
+        done = {fen: self.store.get(self.prefix + fen) for fen in fens}
+        todo = [fen for fen in fens if done[fen] is None]
+
+        def evaluate(engine: Engine, fen: str) -> Evaluation:
+            result = evaluate_position(engine, chess.Board(fen), self.setting)
+            return {"expected": to_json(result.moves), "nodes": result.nodes}
+
+        with tqdm(total=len(todo), unit="pos", desc=desc, disable=None) as bar:
+            for fen, value in pool.as_completed(evaluate, todo):
+                self.store.put(self.prefix + fen, value)
+                self.store.commit()  # one position at a time: a crash loses only what ran
+                done[fen] = value
+                bar.update()
+        return done, len(todo)  # type: ignore[return-value]
+
+    def close(self) -> None:
+        """Commit and close."""
+        self.store.close()
+
+
+def best_forces_mate(evaluation: Evaluation) -> bool:
+    """Whether the best move of an evaluated position forces mate."""
+    moves = from_json(str(evaluation["expected"]))
+    return bool(moves) and moves[0][1] >= MATE_FLOOR
