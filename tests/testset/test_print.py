@@ -31,7 +31,7 @@ def test_json_summary_matches_the_files(small_build: Path) -> None:
     assert evaluation["questions"] == report["selected"] + sum(r["achieved"] for r in puzzles)
     assert evaluation["engine"][0].startswith("Stockfish")
     drops = {r["reason"]: r["count"] for r in data["dropped games"]}
-    assert drops["bullet"] == 293 and drops["bot"] == 2
+    assert drops["bullet"] == 293 and drops["bot"] == 1
     assert 835 <= data["puzzle ratings"]["min"] <= data["puzzle ratings"]["max"] <= 2147
 
 
