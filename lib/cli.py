@@ -34,7 +34,7 @@ def positive_float(text: str) -> float:
     """argparse type: a finite float > 0."""
     value = float(text)
     if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
     return value
 
 
@@ -58,7 +58,7 @@ def non_negative_float(text: str) -> float:
     """argparse type: a finite float >= 0."""
     value = float(text)
     if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
     return value
 
 

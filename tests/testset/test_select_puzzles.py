@@ -17,6 +17,8 @@ from tests.testset.steps import step
 fetch = step("04_fetch_puzzles")
 select = step("05_select_puzzles")
 SCALE = "0.25"
+# A cheap evaluation setting: these tests are about selection, not about scores.
+CHEAP = ["--scan-nodes", "20000", "--near-nodes", "100000", "--move-nodes", "30000"]
 
 
 # Back-rank mates in one, for White then Black, and quiet openings: step 05 evaluates the
@@ -39,7 +41,8 @@ def _game_positions(out: Path, mates: int) -> None:
 def _select(out: Path, stockfish: str, *extra: str) -> list[dict[str, str]]:
     if not (out / "positions.csv").exists():
         _game_positions(out, 0)
-    argv = ["--out", str(out), "--scale", SCALE, "--workers", "2", "--stockfish", stockfish]
+    argv = ["--out", str(out), "--scale", SCALE, "--workers", "2", "--stockfish", stockfish,
+            *CHEAP]
     assert select.main(argv + list(extra)) == 0
     with open(out / "puzzles.csv", newline="") as handle:
         return list(csv.DictReader(handle))
