@@ -20,7 +20,8 @@ from tests.conftest import ROOT, fault_engine
 from tests.testset.steps import step
 
 evaluate = step("06_evaluate")
-FAST = ["--scan-nodes", "20000", "--move-nodes", "20000", "--max-candidates", "3"]
+FAST = ["--scan-nodes", "20000", "--near-nodes", "40000", "--move-nodes", "20000",
+        "--max-candidates", "3"]
 
 
 def _copy_inputs(src: Path, dst: Path) -> None:
@@ -82,7 +83,7 @@ def test_resume_after_kill_9_redoes_only_what_was_in_flight(
     _copy_inputs(small_build, tmp_path)
     argv = [sys.executable, str(ROOT / "steps" / "06_evaluate.py"), "--out", str(tmp_path),
             "--questions", str(tmp_path / "q.csv"), "--workers", "2", "--stockfish", stockfish,
-            "--scan-nodes", "200000", "--move-nodes", "200000"]
+            "--scan-nodes", "200000", "--near-nodes", "200000", "--move-nodes", "200000"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.time() + 120
