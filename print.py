@@ -102,9 +102,14 @@ def games_summary(out: Path) -> dict[str, pd.DataFrame]:
     return {"kept games by Elo bucket and time control": table, "dropped games": drops}
 
 
-def _recorded(out: Path, step: str, option: str) -> str | None:
-    """An option of a step's recorded command line in a build's .steps.json, if any."""
-    argv = State(out).data.get(step, {}).get("argv", [])
+def _recorded(out: Path, step: str) -> dict[str, Any]:
+    """A step's record in a build's .steps.json ({} when it never finished)."""
+    return State(out).data.get(step, {})
+
+
+def _option(record: dict[str, Any], option: str) -> str | None:
+    """An option's value in a step record's command line, if given."""
+    argv = record.get("argv", [])
     return argv[argv.index(option) + 1] if option in argv[:-1] else None
 
 
@@ -113,9 +118,10 @@ def questions_path(args: argparse.Namespace) -> Path:
     if args.questions is not None:
         return Path(args.questions)
     if args.out is not None:
-        recorded = _recorded(args.out, "06_evaluate", "--questions")
+        record = _recorded(args.out, "06_evaluate")
+        recorded = _option(record, "--questions")
         if recorded:
-            return Path(State(args.out).data["06_evaluate"].get("cwd", ".")) / recorded
+            return Path(record.get("cwd", ".")) / recorded
         return args.out / "questions.csv"
     return Path("questions.csv")
 
@@ -124,7 +130,7 @@ def build_scale(args: argparse.Namespace) -> float:
     """--scale, else the build's recorded step-03 scale, else 1."""
     if args.scale is not None:
         return float(args.scale)
-    recorded = _recorded(args.out, "03_select_games", "--scale") if args.out else None
+    recorded = _option(_recorded(args.out, "03_select_games"), "--scale") if args.out else None
     return float(recorded) if recorded else 1.0
 
 
