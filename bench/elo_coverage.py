@@ -21,7 +21,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lib.benchmark.results import load_questions  # noqa: E402
+from lib.benchmark.questions import load_questions  # noqa: E402
 from lib.elo import PRIOR_MEAN, PRIOR_SD, human_elo, puzzle_elo_laplace, puzzle_elo_mcmc  # noqa: E402
 from lib.grading import score_move  # noqa: E402
 

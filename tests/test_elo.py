@@ -3,8 +3,16 @@
 import numpy as np
 import pytest
 
-from lib.benchmark.results import load_questions
-from lib.elo import human_elo, puzzle_elo_laplace, puzzle_elo_mcmc, world_model_score
+from lib.benchmark.questions import load_questions
+from lib.elo import (
+    ABOVE,
+    BELOW,
+    UNIDENTIFIED,
+    human_elo,
+    puzzle_elo_laplace,
+    puzzle_elo_mcmc,
+    world_model_score,
+)
 from tests.conftest import ROOT
 
 RATINGS = np.array([q.rating for q in load_questions(ROOT / "questions.csv")
@@ -27,15 +35,33 @@ def test_laplace_and_mcmc_agree_and_cover_the_truth() -> None:
     assert "puzzle ratings" in laplace.note
 
 
-def test_prior_dominates_with_few_puzzles() -> None:
-    few = puzzle_elo_laplace(np.array([1500.0]), np.array([1.0]))
-    assert 1800 <= few.mean < 1900
-    assert few.hi - few.lo > 800  # about 2 x 1.645 x 300
+def _p(ratings: np.ndarray, r: float) -> np.ndarray:
+    return 1 / (1 + 10 ** ((ratings - r) / 400))
 
 
-def test_all_solved_stays_finite() -> None:
+@pytest.mark.parametrize("estimator", [puzzle_elo_laplace, puzzle_elo_mcmc])
+def test_nothing_solved_is_an_upper_bound_not_a_prior(estimator) -> None:
+    sixteen = RATINGS[:16]
+    est = estimator(sixteen, np.zeros(16))
+    assert est.kind == BELOW and est.as_dict()["mean"] is None
+    # The bound is where solving none of these 16 puzzles has probability 5%.
+    assert np.prod(1 - _p(sixteen, est.hi)) == pytest.approx(0.05, rel=1e-3)
+    assert est.text() == f"below ~{round(est.hi)}"
+    assert est.hi < 1500  # the old prior put this model at 1167 [819, 1514]
+
+
+def test_everything_solved_is_a_lower_bound() -> None:
     est = puzzle_elo_laplace(RATINGS, np.ones(len(RATINGS)))
-    assert np.isfinite(est.mean) and est.mean > RATINGS.max() - 200
+    assert est.kind == ABOVE and est.text().startswith("above ~")
+    assert np.prod(_p(RATINGS, est.lo)) == pytest.approx(0.05, rel=1e-3)
+
+
+def test_a_weak_solver_is_not_pulled_to_the_middle() -> None:
+    # Truth 500: about one easy puzzle in ten solved.
+    solved = _solves(500, seed=7)
+    est = puzzle_elo_laplace(RATINGS, solved)
+    assert 0 < solved.sum() < len(solved)
+    assert est.lo < 500 < est.hi and est.hi < 900
 
 
 def test_human_line_places_a_model_at_its_elo() -> None:
@@ -49,14 +75,23 @@ def test_human_line_places_a_model_at_its_elo() -> None:
     assert est.note == ""
 
 
-def test_flat_human_line_gives_an_open_interval_not_an_error() -> None:
+def test_flat_human_line_is_not_identifiable() -> None:
     rng = np.random.default_rng(1)
     elo = rng.uniform(1400, 2000, 300)
     human = 50 + rng.normal(0, 40, 300)
     model = np.full(300, 10.0)
     est = human_elo(elo, human, model, np.full(300, "all"), boot=200)
-    assert est.as_dict()["hi"] is None
-    assert "unbounded" in est.note
+    assert est.kind == UNIDENTIFIED and est.text() == "not identifiable"
+    assert est.as_dict()["mean"] is est.as_dict()["hi"] is None
+
+
+def test_a_model_far_below_the_humans_is_below_their_range() -> None:
+    rng = np.random.default_rng(2)
+    elo = rng.uniform(1000, 2600, 600)
+    human = 200 - 0.08 * elo + rng.normal(0, 20, 600)
+    model = np.full(600, 900.0)  # the line would put it near -8000
+    est = human_elo(elo, human, model, np.full(600, "all"), boot=200)
+    assert est.kind == BELOW and est.text() == f"below ~{round(elo.min())}"
 
 
 @pytest.mark.parametrize(("rate", "score"), [(0, 1.0), (0.005, 0.8), (0.015, 0.6),

@@ -2,24 +2,39 @@
 
 Works with OpenAI, OpenRouter, vLLM, Ollama and llama.cpp servers. Retries 429, 5xx,
 timeouts, dropped connections and malformed responses with exponential backoff and full
-jitter, honouring Retry-After. The API key is only ever put in the Authorization header.
+jitter, honouring Retry-After, and logs each retry. A request's timeout only starts once every
+older request of ours has finished, so time spent queued behind our own requests at a
+single-slot server does not count. The API key is only ever put in the Authorization header,
+and only the provider's own key goes to a provider's host (`key_for`).
 """
 
 from __future__ import annotations
 
 import email.utils
 import json
+import logging
+import queue
 import random
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlparse
 
 import requests
 
-from lib.errors import ChessEvalError
+from lib.errors import ChessEvalError, ConfigError
+
+log = logging.getLogger(__name__)
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+# A provider's key goes to that provider's host only; any other endpoint gets a key only
+# from an explicit --api-key-env.
+PROVIDER_KEYS = {"openrouter.ai": "OPENROUTER_API_KEY", "api.openai.com": "OPENAI_API_KEY"}
+# Request fields that options set: --extra may not change what the traces say was asked.
+RESERVED = ("model", "messages", "max_tokens", "temperature", "stop", "stream", "n")
+DEFAULT_MAX_TOKENS = 1024
+PREFLIGHT_PROMPT = "Reply with the word OK."
 
 
 class InfraError(ChessEvalError):
@@ -37,13 +52,17 @@ class ChatConfig:
     base_url: str  # e.g. https://openrouter.ai/api/v1
     model: str
     api_key: str | None = field(default=None, repr=False)  # never logged or stored
+    key_source: str | None = None  # the environment variable the key came from
     temperature: float = 0.0
-    max_tokens: int | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    system: str | None = None  # a system prompt, sent before every question
+    stop: tuple[str, ...] = ()  # stop sequences
     extra: dict[str, Any] = field(default_factory=dict)  # more request fields
-    timeout_s: float = 120.0  # per request
+    timeout_s: float = 120.0  # per request, from when no older request of ours is pending
     retries: int = 6
     backoff_s: float = 1.0  # base of the exponential backoff
     backoff_cap_s: float = 60.0
+    slots: int = 8  # requests in flight at once: bounds how long one may wait in the queue
 
 
 @dataclass(frozen=True)
@@ -57,6 +76,59 @@ class Reply:
     cost: float | None = None
     latency_s: float = 0.0
     attempts: int = 1
+    finish_reason: str | None = None  # "stop", "length" (cut by max_tokens), ...
+
+
+class _Problem(Exception):
+    """One failed attempt: why, whether retrying can help, and the server's wait hint."""
+
+    def __init__(self, reason: str, retry: bool, hint: float | None = None,
+                 busy: bool = False) -> None:
+        super().__init__(reason)
+        self.retry = retry
+        self.hint = hint
+        self.busy = busy  # the server answered that it is busy or failing (429, 5xx)
+
+
+def key_for(base_url: str, key_env: str | None, environ: dict[str, str]) -> tuple[
+        str | None, str | None]:
+    """The API key for an endpoint and the variable it came from (see PROVIDER_KEYS)."""
+    host = urlparse(base_url).hostname or ""
+    if key_env:
+        if not environ.get(key_env):
+            raise ConfigError(f"--api-key-env {key_env}: that variable is not set")
+        return environ[key_env], key_env
+    var = PROVIDER_KEYS.get(host)
+    if var is None:
+        return None, None
+    if not environ.get(var):
+        raise ConfigError(f"{host} needs an API key: set {var}, or name the variable that "
+                          "holds it with --api-key-env")
+    return environ[var], var
+
+
+def check_base_url(base_url: str) -> None:
+    """A clear error for a --base-url that cannot be an HTTP endpoint."""
+    parts = urlparse(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"bad --base-url {base_url!r}: expected http(s)://host[:port]/path")
+    try:
+        parts.port
+    except ValueError as exc:
+        raise ConfigError(f"bad --base-url {base_url!r}: {exc}") from exc
+
+
+def parse_extra(text: str | None) -> dict[str, Any]:
+    """--extra: a JSON object of additional request fields, none of them RESERVED."""
+    if not text:
+        return {}
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("--extra must be a JSON object")
+    taken = sorted(set(value) & set(RESERVED))
+    if taken:
+        raise ValueError(f"--extra may not set {taken}: use the options of the same name")
+    return value
 
 
 def _retry_after(response: requests.Response) -> float | None:
@@ -66,94 +138,196 @@ def _retry_after(response: requests.Response) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value)
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, parsed.timestamp() - time.time())
+
+
+class _Queue:
+    """Our requests in the order they started: a timeout runs only for the oldest."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next = 0
+        self._open: set[int] = set()
+
+    def enter(self) -> int:
+        with self._lock:
+            self._next += 1
+            self._open.add(self._next)
+            return self._next
+
+    def leave(self, ticket: int) -> None:
+        with self._lock:
+            self._open.discard(ticket)
+
+    def is_oldest(self, ticket: int) -> bool:
+        with self._lock:
+            return min(self._open) == ticket
 
 
 class ChatClient:
-    """Thread-safe: one requests.Session per thread."""
+    """Thread-safe; each request runs on its own daemon thread, so Ctrl-C never waits on it."""
 
     def __init__(self, config: ChatConfig, seed: int = 0) -> None:
         self.config = config
-        self._local = threading.local()
+        self.url = config.base_url.rstrip("/") + "/chat/completions"
+        self._sessions: queue.SimpleQueue[requests.Session] = queue.SimpleQueue()
+        self._queue = _Queue()
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
 
-    def _session(self) -> requests.Session:
-        if not hasattr(self._local, "session"):
-            self._local.session = requests.Session()
-        return self._local.session
-
-    def _payload(self, prompt: str) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.config.model, "temperature": self.config.temperature,
-                                "messages": [{"role": "user", "content": prompt}]}
-        if self.config.max_tokens is not None:
-            body["max_tokens"] = self.config.max_tokens
-        body.update(self.config.extra)
+    def _payload(self, prompt: str, max_tokens: int | None = None) -> dict[str, Any]:
+        messages = [{"role": "user", "content": prompt}]
+        if self.config.system:
+            messages.insert(0, {"role": "system", "content": self.config.system})
+        body: dict[str, Any] = {**self.config.extra, "model": self.config.model,
+                                "temperature": self.config.temperature, "messages": messages,
+                                "max_tokens": max_tokens or self.config.max_tokens}
+        if self.config.stop:
+            body["stop"] = list(self.config.stop)
         return body
 
-    def _wait(self, attempt: int, hint: float | None) -> None:
-        with self._rng_lock:
-            jitter = self._rng.random()
-        backoff = min(self.config.backoff_cap_s, self.config.backoff_s * 2 ** attempt) * jitter
-        time.sleep(max(backoff, hint or 0.0))
-
-    def ask(self, prompt: str) -> Reply:
-        """The model's reply; raises InfraError when every attempt failed."""
+    def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
         if self.config.api_key:
             headers["Authorization"] = f"Bearer {self.config.api_key}"
-        url = self.config.base_url.rstrip("/") + "/chat/completions"
-        start = time.perf_counter()
-        problem = ""
-        for attempt in range(self.config.retries + 1):
-            hint = None
+        return headers
+
+    def _post(self, body: dict[str, Any]) -> requests.Response:
+        """One POST, bounded by the timeout from when it is our oldest pending request."""
+        try:
+            session = self._sessions.get_nowait()
+        except queue.Empty:
+            session = requests.Session()
+        box: dict[str, Any] = {}
+        done = threading.Event()
+        # The socket's own bound: the longest a request may legitimately wait in line.
+        hard = self.config.timeout_s * (self.config.slots + 1)
+
+        def work() -> None:
             try:
-                response = self._session().post(url, json=self._payload(prompt), headers=headers,
-                                                timeout=self.config.timeout_s)
-            except requests.Timeout:
-                problem = "timeout"
+                box["response"] = session.post(self.url, json=body, headers=self._headers(),
+                                               timeout=(min(hard, 30.0), hard),
+                                               allow_redirects=False)
+                self._sessions.put(session)
             except requests.RequestException as exc:
-                problem = f"connection error ({type(exc).__name__})"
-            else:
-                if response.status_code == 200:
-                    try:
-                        return self._reply(response.json(), start, attempt + 1)
-                    except (ValueError, KeyError, IndexError, TypeError):
-                        problem = "malformed response"
-                elif response.status_code in RETRY_STATUS:
-                    problem = f"HTTP {response.status_code}"
-                    hint = _retry_after(response)
-                elif response.status_code in (401, 403, 404):
-                    raise FatalInfraError(
-                        f"HTTP {response.status_code} from {url}: {response.text[:200]}")
-                else:
-                    raise InfraError(f"HTTP {response.status_code}: {response.text[:200]}")
-            if attempt < self.config.retries:
-                self._wait(attempt, hint)
-        raise InfraError(f"{problem} after {self.config.retries + 1} attempts")
+                box["error"] = exc
+            finally:
+                done.set()
 
-    @staticmethod
-    def _reply(data: dict[str, Any], start: float, attempts: int) -> Reply:
-        message = data["choices"][0]["message"]
-        text = message.get("content") or ""
-        if not isinstance(text, str):
-            raise TypeError("content is not text")
-        usage = data.get("usage") or {}
-        details = usage.get("completion_tokens_details") or {}
-        return Reply(
-            text=text, prompt_tokens=usage.get("prompt_tokens"),
-            completion_tokens=usage.get("completion_tokens"),
-            reasoning_tokens=details.get("reasoning_tokens"), cost=usage.get("cost"),
-            latency_s=time.perf_counter() - start, attempts=attempts,
-        )
+        ticket = self._queue.enter()
+        try:
+            threading.Thread(target=work, daemon=True, name="http").start()
+            started: float | None = None
+            while not done.wait(0.05):
+                if started is None and self._queue.is_oldest(ticket):
+                    started = time.monotonic()
+                if started is not None and time.monotonic() - started > self.config.timeout_s:
+                    raise _Problem(f"no reply within {self.config.timeout_s:g} s", True)
+        finally:
+            self._queue.leave(ticket)
+        if "error" in box:
+            raise _Problem(_connection_problem(box["error"], self.url), True)
+        return box["response"]
+
+    def _attempt(self, body: dict[str, Any], start: float, attempt: int) -> Reply:
+        response = self._post(body)
+        status = response.status_code
+        if status == 200:
+            return self._reply(response, start, attempt)
+        if status in RETRY_STATUS:
+            raise _Problem(f"HTTP {status}", True, _retry_after(response), busy=True)
+        raise _Problem(self._refusal(response), False)
+
+    def _refusal(self, response: requests.Response) -> str:
+        status = response.status_code
+        body = " ".join(response.text[:200].split())
+        if status in (301, 302, 303, 307, 308):
+            return (f"{self.url} redirects to {response.headers.get('Location')}: use that "
+                    "address as --base-url")
+        if status in (401, 403):
+            sent = (f"the key from {self.config.key_source} was refused"
+                    if self.config.key_source else
+                    "no API key was sent: name the variable holding it with --api-key-env")
+            return f"HTTP {status} from {self.url}: {sent} ({body})"
+        if status == 404:
+            return (f"HTTP 404 from {self.url}: unknown model {self.config.model!r} or a wrong "
+                    f"--base-url ({body})")
+        return f"HTTP {status} from {self.url}: the request was refused ({body})"
+
+    def _reply(self, response: requests.Response, start: float, attempts: int) -> Reply:
+        try:
+            data = response.json()
+        except ValueError as exc:
+            kind = response.headers.get("Content-Type", "no content type").split(";")[0]
+            raise _Problem(f"{self.url} answered {kind}, not JSON: is --base-url the API's "
+                           "base (e.g. http://host:port/v1)?", True) from exc
+        try:
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+            if not isinstance(text, str):
+                raise TypeError("content is not text")
+            usage = data.get("usage") or {}
+            details = usage.get("completion_tokens_details") or {}
+            return Reply(
+                text=text, prompt_tokens=usage.get("prompt_tokens"),
+                completion_tokens=usage.get("completion_tokens"),
+                reasoning_tokens=details.get("reasoning_tokens"), cost=usage.get("cost"),
+                latency_s=round(time.perf_counter() - start, 3), attempts=attempts,
+                finish_reason=choice.get("finish_reason"))
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise _Problem(f"{self.url} answered JSON without choices[0].message.content: not "
+                           "an OpenAI-compatible chat API", True) from exc
+
+    def _wait(self, attempt: int, hint: float | None) -> float:
+        with self._rng_lock:
+            jitter = self._rng.random()
+        backoff = min(self.config.backoff_cap_s, self.config.backoff_s * 2 ** attempt) * jitter
+        return max(backoff, hint or 0.0)
+
+    def ask(self, prompt: str, label: str = "request") -> Reply:
+        """The model's reply; InfraError when every attempt failed, FatalInfraError when
+        retrying cannot help (a refused key, an unknown model)."""
+        return self._ask(self._payload(prompt), label, self.config.retries)
+
+    def _ask(self, body: dict[str, Any], label: str, retries: int,
+             only_busy: bool = False) -> Reply:
+        start = time.perf_counter()
+        for attempt in range(retries + 1):
+            try:
+                return self._attempt(body, start, attempt + 1)
+            except _Problem as problem:
+                if not problem.retry or (only_busy and not problem.busy):
+                    raise FatalInfraError(str(problem)) from None
+                if attempt == retries:
+                    raise InfraError(f"{problem} (after {retries + 1} attempts)") from None
+                wait = self._wait(attempt, problem.hint)
+                log.warning("%s: %s; retry %d of %d in %.1f s", label, problem, attempt + 1,
+                            retries, wait)
+                time.sleep(wait)
+        raise AssertionError("unreachable")
+
+    def preflight(self) -> Reply:
+        """One small request before a run; FatalInfraError with one clear line when the
+        endpoint cannot answer (refused connection, bad URL, key, model, not JSON)."""
+        body = self._payload(PREFLIGHT_PROMPT, max_tokens=16)
+        try:
+            return self._ask(body, "preflight", min(self.config.retries, 2), only_busy=True)
+        except InfraError as exc:
+            raise FatalInfraError(f"preflight request to {self.url} failed: {exc}") from None
 
 
-def parse_extra(text: str | None) -> dict[str, Any]:
-    """--extra: a JSON object of additional request fields."""
-    if not text:
-        return {}
-    value = json.loads(text)
-    if not isinstance(value, dict):
-        raise ValueError("--extra must be a JSON object")
-    return value
+def _connection_problem(exc: requests.RequestException, url: str) -> str:
+    """A short, clear reason for a request that got no HTTP response."""
+    host = urlparse(url).netloc
+    text = str(exc)
+    if "refused" in text.lower():
+        return f"connection to {host} refused (is the server running?)"
+    if "resolve" in text.lower() or "name or service" in text.lower():
+        return f"cannot resolve host {host}"
+    if isinstance(exc, requests.Timeout):
+        return f"{host} did not answer in time"
+    return f"connection to {host} failed ({type(exc).__name__})"

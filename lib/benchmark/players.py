@@ -35,6 +35,10 @@ class Player(Protocol):
         """The player's reply to one question."""
         ...
 
+    def preflight(self) -> None:
+        """Check once, before the first question, that the player can answer at all."""
+        ...
+
     def close(self) -> None:
         """Release resources."""
         ...
@@ -55,6 +59,9 @@ class RandomPlayer:
         rng = random.Random(f"{self.seed}:{question.id}")
         moves = sorted(m.uci() for m in chess.Board(question.fen).legal_moves)
         return Reply(text=rng.choice(moves))
+
+    def preflight(self) -> None:
+        pass
 
     def close(self) -> None:
         pass
@@ -94,6 +101,9 @@ class StockfishPlayer:
                                    chess.engine.Limit(nodes=self.nodes))
         return Reply(text=move.uci())
 
+    def preflight(self) -> None:
+        pass
+
     def close(self) -> None:
         for engine in self._engines:
             engine.close()
@@ -109,13 +119,18 @@ class ChatPlayer:
         self.max_concurrency = None
         # The endpoint is not part of the identity: a resumed run may reach the same model
         # through another URL or port. Use another --cache to keep providers apart.
-        shown = {"temperature": config.temperature, "max_tokens": config.max_tokens,
-                 "extra": config.extra}
+        shown: dict[str, Any] = {"temperature": config.temperature,
+                                 "max_tokens": config.max_tokens, "extra": config.extra}
+        if config.system or config.stop:  # absent from ids made before these options existed
+            shown.update(system=config.system, stop=list(config.stop))
         digest = hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:12]
         self.id = f"{config.model}@{digest}"
 
     def answer(self, question: Question, prompt: str) -> Reply:
-        return self.client.ask(prompt)
+        return self.client.ask(prompt, label=question.id)
+
+    def preflight(self) -> None:
+        self.client.preflight()
 
     def close(self) -> None:
         pass

@@ -2,63 +2,15 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from pathlib import Path
 from typing import Any
 
-from lib.benchmark.prompts import Question
 from lib.errors import DataError
-from lib.evaluation import from_json
 
 SCHEMA_VERSION = 1
 SUMMARY_METRICS = ("legal_rate", "acpl", "accuracy", "best_move_rate", "puzzle_solve_rate")
-REQUIRED = ("prompt", "expected_output", "private", "id", "source")
-
-
-def load_questions(path: Path) -> list[Question]:
-    """Questions from questions.csv, with a clear error for a missing or foreign file."""
-    if not path.is_file():
-        raise DataError(f"{path} does not exist (build it with python generate.py)")
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-        if missing:
-            raise DataError(f"{path} lacks column(s) {missing}: is it a questions.csv?")
-        rows = list(reader)
-    out = []
-    for row in rows:
-        get = row.get
-        out.append(Question(
-            id=row["id"], fen=row["prompt"], expected=dict(from_json(row["expected_output"])),
-            source=row["source"], elo_bucket=get("elo_bucket", ""), phase=get("phase", ""),
-            type=get("type", ""), color=get("color", ""), history=get("history", "") or "",
-            played_move=get("played_move", "") or "",
-            played_elo=float(get("played_elo") or 0) or None,
-            rating=int(get("rating") or 0) or None, solution=get("solution", "") or "",
-            themes=get("themes", "") or "", private=row["private"] == "true",
-        ))
-    return out
-
-
-def select(questions: list[Question], split: str, filters: list[str], limit: int | None,
-           seed: int) -> list[Question]:
-    """Questions of a split matching every key=value filter; with `limit`, a seeded random
-    sample of that many (by a salted hash of the id, so it is the same on every run)."""
-    chosen = [q for q in questions
-              if split == "all" or (split == "private") == q.private]
-    for text in filters:
-        key, eq, value = text.partition("=")
-        if not eq or key not in Question.__dataclass_fields__:
-            raise DataError(f"bad --filter {text!r}: use key=value with a questions.csv column")
-        chosen = [q for q in chosen if str(getattr(q, key)) == value]
-    if limit is not None and limit < len(chosen):
-        import hashlib
-
-        rank = sorted(chosen, key=lambda q: hashlib.sha256(f"{seed}:{q.id}".encode()).digest())
-        chosen = rank[:limit]
-    return chosen
 
 
 def slug(text: str) -> str:

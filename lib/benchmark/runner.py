@@ -2,7 +2,9 @@
 
 Answers are cached in SQLite under (player with its options, prompt version, question id,
 prompt text), committed one by one, so a rerun or an interrupted run never asks twice.
-Infrastructure failures are not cached: the next run asks again.
+Infrastructure failures are not cached: the next run asks again. Requests run on daemon
+threads, so Ctrl-C ends a run at once even when the server hangs; a run of consecutive
+infrastructure failures opens the circuit breaker and stops the run.
 """
 
 from __future__ import annotations
@@ -10,12 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import queue
+import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from typing import Any
-
-from tqdm import tqdm
 
 from lib.benchmark.llm import FatalInfraError, InfraError, Reply
 from lib.benchmark.players import Player
@@ -23,6 +24,8 @@ from lib.benchmark.prompts import Question
 from lib.kvstore import JsonStore
 
 log = logging.getLogger(__name__)
+
+BREAKER = 5  # this many questions failing in a row for infrastructure reasons stop a run
 
 
 @dataclass(frozen=True)
@@ -36,25 +39,21 @@ class Outcome:
     cached: bool
 
 
+class CircuitOpen(InfraError):
+    """Too many questions in a row failed for infrastructure reasons: the run stops."""
+
+
 def cache_key(player: Player, template: str, question: Question, prompt: str) -> str:
     """The response-cache key of one question for one player and prompt."""
     digest = hashlib.sha256(prompt.encode()).hexdigest()[:16]
     return f"{player.id}|{template}|{question.id}|{digest}"
 
 
-def _ask(player: Player, question: Question, prompt: str) -> tuple[Reply | None, str | None]:
-    try:
-        return player.answer(question, prompt), None
-    except FatalInfraError:
-        raise
-    except InfraError as exc:
-        return None, str(exc)
-
-
 def ask_all(player: Player, template: str, render: Callable[[Question], str],
-            questions: list[Question], cache: JsonStore,
-            concurrency: int) -> Iterator[Outcome]:
-    """Outcomes of all questions, cached ones first, the rest as they finish."""
+            questions: list[Question], cache: JsonStore, concurrency: int,
+            breaker: int = BREAKER) -> Iterator[Outcome]:
+    """Outcomes of all questions, cached ones first, the rest as they finish. The player's
+    preflight runs once before the first request (never when everything is cached)."""
     todo = []
     for question in questions:
         prompt = render(question)
@@ -65,43 +64,66 @@ def ask_all(player: Player, template: str, render: Callable[[Question], str],
             todo.append((question, prompt))
     if not todo:
         return
-    workers = min(concurrency, player.max_concurrency or concurrency)
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ask")
-    try:
-        yield from _run(pool, player, template, todo, cache, workers)
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    player.preflight()
+    workers = min(concurrency, player.max_concurrency or concurrency, len(todo))
+    yield from _run(player, template, todo, cache, workers, breaker)
 
 
-def _run(pool: ThreadPoolExecutor, player: Player, template: str,
-         todo: list[tuple[Question, str]], cache: JsonStore,
-         workers: int) -> Iterator[Outcome]:
-    # Keep only a bounded number of requests queued, so Ctrl-C stops quickly.
-    pending: dict[Future[tuple[Reply | None, str | None]], tuple[Question, str]] = {}
-    queue = iter(todo)
-    with tqdm(total=len(todo), unit="q", desc=f"ask {player.id[:30]}", disable=None) as bar:
-        while True:
-            while len(pending) < 2 * workers and (job := next(queue, None)) is not None:
-                pending[pool.submit(_ask, player, *job)] = job
-            if not pending:
+def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache: JsonStore,
+         workers: int, breaker: int) -> Iterator[Outcome]:
+    jobs: queue.SimpleQueue[tuple[Question, str]] = queue.SimpleQueue()
+    for job in todo:
+        jobs.put(job)
+    results: queue.SimpleQueue[tuple[tuple[Question, str], Reply | None, Any]] = \
+        queue.SimpleQueue()
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                job = jobs.get_nowait()
+            except queue.Empty:
                 return
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                question, prompt = pending.pop(future)
-                reply, error = future.result()
-                if reply is not None:
-                    cache.put(cache_key(player, template, question, prompt), asdict(reply))
-                    cache.commit()
-                bar.update()
-                yield Outcome(question, prompt, reply, error, cached=False)
+            try:
+                results.put((job, player.answer(*job), None))
+            except FatalInfraError as exc:
+                results.put((job, None, exc))
+                return
+            except InfraError as exc:
+                results.put((job, None, str(exc)))
+            except Exception as exc:  # noqa: BLE001 - handed to the main thread, raised there
+                results.put((job, None, exc))
+                return
+
+    for _ in range(workers):
+        threading.Thread(target=work, daemon=True, name="ask").start()
+    in_a_row = 0
+    try:
+        for _ in range(len(todo)):
+            (question, prompt), reply, error = results.get()
+            if isinstance(error, BaseException):
+                raise error
+            if reply is not None:
+                cache.put(cache_key(player, template, question, prompt), asdict(reply))
+                cache.commit()
+                in_a_row = 0
+            else:
+                in_a_row += 1
+            yield Outcome(question, prompt, reply, error, cached=False)
+            if in_a_row >= breaker:
+                raise CircuitOpen(f"stopped after {in_a_row} questions in a row failed for "
+                                  f"infrastructure reasons (last: {error})")
+    finally:
+        stop.set()
 
 
 def trace_record(outcome: Outcome, item: dict[str, Any]) -> str:
     """One JSONL trace line: prompt, raw answer, parsed move, category, tokens, latency, cost."""
     record: dict[str, Any] = {"id": outcome.question.id, "prompt": outcome.prompt,
                               "cached": outcome.cached, "infra_error": outcome.infra_error,
-                              "parsed": item["text"], "move": item["move"],
-                              "category": item["category"], "detail": item["detail"]}
+                              "parsed": item["text"], "found_by": item["found_by"],
+                              "move": item["move"], "category": item["category"],
+                              "detail": item["detail"]}
     if outcome.reply is not None:
         record.update(asdict(outcome.reply))
     return json.dumps(record)

@@ -22,6 +22,8 @@ from lib.grading import ALL_GRADES, CP_LOSS_CAP, puzzle_solved, score_move
 
 INFRA = "infra"
 LEGAL = "legal"
+TRUNCATED = answers.TRUNCATED
+UNSCORED = (INFRA, TRUNCATED)  # outcomes that say nothing of the model's chess
 STRATA = ("source", "elo_bucket", "phase", "type", "color")
 
 
@@ -38,8 +40,10 @@ class Item:
     answer: str | None  # the raw reply (None after an infrastructure failure)
     text: str | None  # the move text the answer committed to
     move: str | None  # the legal move in UCI
-    category: str  # legal, format, ambiguous, state, rule or infra
+    category: str  # legal, format, ambiguous, state, rule, truncated or infra
     detail: str
+    found_by: str | None = None  # where the answer held the move: final, json, marker, ...
+    finish_reason: str | None = None  # the server's: stop, length (cut by max_tokens), ...
     cp_loss: int | None = None
     win_loss: float | None = None
     accuracy: float | None = None
@@ -52,14 +56,22 @@ class Item:
         return asdict(self)
 
 
-def score_item(question: Question, answer: str | None, infra_error: str | None) -> Item:
-    """Parse and grade one answer."""
-    base = dict(id=question.id, source=question.source, elo_bucket=question.elo_bucket,
-                phase=question.phase, type=question.type, color=question.color)
+def score_item(question: Question, answer: str | None, infra_error: str | None,
+               prompt: str | None = None, finish_reason: str | None = None) -> Item:
+    """Parse and grade one answer to `prompt` (whose echoes are never the answer)."""
+    base: dict[str, Any] = dict(
+        id=question.id, source=question.source, elo_bucket=question.elo_bucket,
+        phase=question.phase, type=question.type, color=question.color)
     if infra_error is not None or answer is None:
         return Item(**base, answer=None, text=None, move=None, category=INFRA,
                     detail=infra_error or "no answer")
-    parsed = answers.parse(answer, chess.Board(question.fen))
+    base["finish_reason"] = finish_reason
+    parsed = answers.parse(answer, chess.Board(question.fen), prompt,
+                           truncated=finish_reason == "length")
+    base["found_by"] = parsed.found_by
+    if parsed.category == TRUNCATED:
+        return Item(**base, answer=answer, text=None, move=None, category=TRUNCATED,
+                    detail=parsed.detail)
     if parsed.move is None:
         solved = False if question.source == "puzzle" else None
         return Item(**base, answer=answer, text=parsed.text, move=None,
@@ -101,8 +113,8 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray | float:
 
 def aggregate(items: list[Item], seed: int = 0, boot: int = 1000) -> dict[str, Any]:
     """Every metric with its point value and a 90% interval, from a bootstrap stratified by
-    source and Elo bucket. Infrastructure failures are left out."""
-    scored = [i for i in items if i.category != INFRA]
+    source and Elo bucket. Infrastructure failures and truncated answers are left out."""
+    scored = [i for i in items if i.category not in UNSCORED]
     if not scored:
         return {"n": 0}
     strata = np.array([f"{i.source}|{i.elo_bucket}" for i in scored])
@@ -133,6 +145,11 @@ def by_strata(items: list[Item], seed: int = 0, boot: int = 1000) -> dict[str, A
     return out
 
 
+def scored_count(items: list[Item]) -> int:
+    """Items whose answer was scored (neither infra nor truncated)."""
+    return sum(i.category not in UNSCORED for i in items)
+
+
 def illegal_counts(items: list[Item]) -> dict[str, int]:
     """Illegal answers by category."""
     return {c: sum(i.category == c for i in items) for c in answers.ILLEGAL_CATEGORIES}
@@ -141,7 +158,7 @@ def illegal_counts(items: list[Item]) -> dict[str, int]:
 def elo_estimates(items: list[Item], questions: dict[str, Question], seed: int = 0,
                   mcmc: bool = False) -> dict[str, Any]:
     """Puzzle Elo (Bayesian) and human-calibrated Elo, each with a 90% interval."""
-    scored = [i for i in items if i.category != INFRA]
+    scored = [i for i in items if i.category not in UNSCORED]
     puzzles = [i for i in scored if i.source == "puzzle"]
     out: dict[str, Any] = {"puzzle": None, "human": None}
     if puzzles:
@@ -164,9 +181,12 @@ def elo_estimates(items: list[Item], questions: dict[str, Question], seed: int =
 
 def world_model(items: list[Item]) -> dict[str, Any]:
     """Seed 001's world-model score from the illegal rate, with the taxonomy's shares."""
-    answered = [i for i in items if i.category != INFRA]
+    answered = [i for i in items if i.category not in UNSCORED]
+    if not answered:
+        return {"score": None, "illegal_rate": None, "shares": {},
+                "note": "no scored answer: no world-model score"}
     illegal = [i for i in answered if i.category != LEGAL]
-    rate = len(illegal) / len(answered) if answered else 0.0
+    rate = len(illegal) / len(answered)
     shares = {c: (sum(i.category == c for i in illegal) / len(illegal) if illegal else 0.0)
               for c in answers.ILLEGAL_CATEGORIES}
     return {"score": world_model_score(rate), "illegal_rate": round(rate, 4),

@@ -28,7 +28,7 @@ def test_committed_move_is_found(answer: str, uci: str) -> None:
 
 def test_last_token_of_reasoning_is_not_taken_over_the_marker() -> None:
     text = "Answer: Bg5\nThis pins the knight; if ...h6 then Bh4 keeps it, or Bxf6."
-    assert extract(text) == "Bg5"
+    assert extract(text) == ("Bg5", "marker")
     assert parse(text, ITALIAN).move == chess.Move.from_uci("c1g5")
 
 

@@ -1,0 +1,61 @@
+"""Progress of a run by outcome, with an ETA: a bar on a terminal, else periodic log lines."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+
+from tqdm import tqdm
+
+log = logging.getLogger(__name__)
+
+LOG_EVERY_S = 30.0  # seconds between progress lines when stderr is not a terminal
+
+
+class Progress:
+    """Counts answers as legal, illegal, truncated or infra; cached answers count as done."""
+
+    def __init__(self, total: int, desc: str, every_s: float = LOG_EVERY_S) -> None:
+        self.total = total
+        self.counts: Counter[str] = Counter()
+        self.asked = 0  # answers that needed a request (the ETA's rate)
+        self.bar = tqdm(total=total, desc=desc, unit="q", disable=None)
+        self.every_s = every_s
+        self.start = self.last = time.monotonic()
+
+    @property
+    def done(self) -> int:
+        """Questions with an outcome so far."""
+        return sum(self.counts.values())
+
+    def update(self, category: str, cached: bool) -> None:
+        """Count one outcome (category: legal, infra, truncated, or an illegal category)."""
+        kind = category if category in ("legal", "infra", "truncated") else "illegal"
+        self.counts[kind] += 1
+        self.asked += not cached
+        self.bar.set_postfix_str(self._counts(), refresh=False)
+        self.bar.update()
+        now = time.monotonic()
+        if self.bar.disable and (now - self.last >= self.every_s or self.done == self.total):
+            self.last = now
+            log.info("%d/%d done (%s), ETA %s", self.done, self.total, self._counts(),
+                     self.eta())
+
+    def _counts(self) -> str:
+        return ", ".join(f"{k} {self.counts[k]}"
+                         for k in ("legal", "illegal", "truncated", "infra"))
+
+    def eta(self) -> str:
+        """Time left at the rate of the answers asked so far."""
+        left = self.total - self.done
+        if left == 0:
+            return "0s"
+        if self.asked == 0:
+            return "unknown"
+        seconds = (time.monotonic() - self.start) / self.asked * left
+        return time.strftime("%H:%M:%S", time.gmtime(seconds))
+
+    def close(self) -> None:
+        """Close the bar."""
+        self.bar.close()
