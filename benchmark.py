@@ -11,45 +11,63 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lib.benchmark.llm import ChatConfig, parse_extra
-from lib.benchmark.players import make_player
-from lib.benchmark.prompts import TEMPLATES, template_name
+from lib.benchmark.llm import (
+    DEFAULT_MAX_TOKENS,
+    ChatConfig,
+    check_base_url,
+    key_for,
+    parse_extra,
+)
+from lib.benchmark.players import RandomPlayer, make_player
+from lib.benchmark.progress import Progress
+from lib.benchmark.prompts import TEMPLATES, Question, template_name
+from lib.benchmark.questions import load_questions, select
 from lib.benchmark.results import (
     SCHEMA_VERSION,
     leaderboard,
-    load_questions,
     markdown_report,
-    select,
     slug,
     summary_table,
 )
-from lib.benchmark.runner import ask_all, trace_record
+from lib.benchmark.runner import BREAKER, ask_all, trace_record
 from lib.benchmark.scoring import (
+    TRUNCATED,
+    Item,
     aggregate,
     by_strata,
     elo_estimates,
     illegal_counts,
     score_item,
+    scored_count,
     world_model,
 )
-from lib.cli import positive_float, positive_int, run_cli, setup_logging
+from lib.cli import (
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    run_cli,
+    setup_logging,
+)
 from lib.errors import ConfigError
-from lib.files import atomic_write, sha256_file
+from lib.files import atomic_write, ensure_writable_dir, sha256_file
 from lib.kvstore import JsonStore
 
 log = logging.getLogger("benchmark")
 
 OPENROUTER = "https://openrouter.ai/api/v1"
-KEY_VARS = ("OPENROUTER_API_KEY", "OPENAI_API_KEY")
+EXIT_INCOMPLETE = 3  # results written, but some questions failed for infrastructure reasons
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Options of a benchmark run."""
     p = argparse.ArgumentParser(
         description="Score a model against questions.csv: legal-move rate and why moves were "
-        "illegal, ACPL, accuracy, best-move and puzzle-solve rates with 90%% intervals, a "
-        "Bayesian puzzle Elo and a human-calibrated Elo. Baselines: random, stockfish, "
-        "stockfish:elo=N, stockfish:skill=N, stockfish:nodes=N. "
+        "illegal, ACPL, accuracy, best-move and puzzle-solve rates with 90% intervals, a "
+        "Bayesian puzzle Elo and a human-calibrated Elo, beside a random mover's figures. "
+        "Baselines: random, stockfish, stockfish:elo=N, stockfish:skill=N, "
+        "stockfish:nodes=N. Exit status: 0 complete, 2 error (nothing written), 3 written "
+        "but incomplete (infrastructure failures; rerun to complete), 130 interrupted. "
         "Run 'benchmark.py leaderboard --help' for the leaderboard.")
     p.add_argument("--model", required=True,
                    help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline")
@@ -60,19 +78,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base-url", default=OPENROUTER,
                    help=f"OpenAI-compatible API base URL (default {OPENROUTER})")
     p.add_argument("--api-key-env", default=None, metavar="VAR",
-                   help="environment variable holding the API key (default: "
-                   "OPENROUTER_API_KEY, then OPENAI_API_KEY)")
-    p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0)")
-    p.add_argument("--max-tokens", type=positive_int, default=None,
-                   help="maximum tokens of a reply (default: the server's)")
+                   help="environment variable holding the API key, sent to --base-url "
+                   "whatever it is (default: OPENROUTER_API_KEY for openrouter.ai, "
+                   "OPENAI_API_KEY for api.openai.com, no key for any other host)")
+    p.add_argument("--temperature", type=non_negative_float, default=0.0,
+                   help="sampling temperature (default 0)")
+    p.add_argument("--max-tokens", type=positive_int, default=DEFAULT_MAX_TOKENS,
+                   help=f"maximum tokens of a reply (default {DEFAULT_MAX_TOKENS}; raise it "
+                   "for reasoning models). A reply cut at this limit before its final answer "
+                   "counts as truncated, apart from the scores")
+    p.add_argument("--system", default=None, metavar="TEXT",
+                   help="a system prompt sent before every question (default: none)")
+    p.add_argument("--stop", action="append", default=[], metavar="TEXT",
+                   help="a stop sequence; repeatable (default: none)")
     p.add_argument("--extra", default=None, metavar="JSON",
-                   help='extra request fields, e.g. \'{"reasoning": {"effort": "low"}}\'')
+                   help='extra request fields, e.g. \'{"reasoning": {"effort": "low"}}\'; '
+                   "they may not set model, messages, max_tokens, temperature, stop, stream "
+                   "or n")
     p.add_argument("--concurrency", type=positive_int, default=8,
-                   help="requests in flight at once (default 8)")
+                   help="requests in flight at once (default 8; a single-slot local server "
+                   "answers them in turn)")
     p.add_argument("--timeout", type=positive_float, default=120.0,
-                   help="seconds per request before it counts as a timeout (default 120)")
-    p.add_argument("--retries", type=int, default=6,
-                   help="retries of 429, 5xx, timeouts and malformed replies (default 6)")
+                   help="seconds a request may take, counted from when no older request of "
+                   "ours is still waiting, so time queued behind our own requests does not "
+                   "count (default 120)")
+    p.add_argument("--retries", type=non_negative_int, default=6,
+                   help="retries of 429, 5xx, timeouts and malformed replies, each logged "
+                   "(default 6)")
+    p.add_argument("--breaker", type=positive_int, default=BREAKER,
+                   help="stop the run when this many questions in a row fail for "
+                   f"infrastructure reasons after their retries (default {BREAKER})")
     p.add_argument("--retry-wait", type=positive_float, default=1.0,
                    help="base seconds of the exponential backoff with jitter (default 1)")
     p.add_argument("--limit", type=positive_int, default=None,
@@ -106,71 +141,113 @@ def build_parser() -> argparse.ArgumentParser:
 def leaderboard_parser() -> argparse.ArgumentParser:
     """Options of the leaderboard."""
     p = argparse.ArgumentParser(prog="benchmark.py leaderboard",
-                                description="Rank every run in a results directory: writes "
-                                "leaderboard.md and leaderboard.svg (Elo with 90% intervals).")
+                                description="Rank the complete runs in a results directory "
+                                "that were made on the same questions file: writes "
+                                "leaderboard.md and leaderboard.svg (Elo with 90% intervals, "
+                                "the random mover's figures as the floor).")
     p.add_argument("--out", type=Path, default=Path("results"),
                    help="results directory (default results)")
+    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
+                   help="only runs on this questions file (by its SHA-256) are compared "
+                   "(default questions.csv)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random mover (default 0)")
     return p
 
 
 def _chat_config(args: argparse.Namespace) -> ChatConfig:
-    names = [args.api_key_env] if args.api_key_env else list(KEY_VARS)
-    key = next((os.environ[n] for n in names if os.environ.get(n)), None)
-    if args.api_key_env and key is None:
-        raise ConfigError(f"--api-key-env {args.api_key_env}: that variable is not set")
+    check_base_url(args.base_url)
+    key, source = key_for(args.base_url, args.api_key_env, dict(os.environ))
     try:
         extra = parse_extra(args.extra)
     except ValueError as exc:
         raise ConfigError(f"--extra: {exc}") from exc
-    return ChatConfig(base_url=args.base_url, model=args.model, api_key=key,
-                      temperature=args.temperature, max_tokens=args.max_tokens, extra=extra,
-                      timeout_s=args.timeout, retries=args.retries, backoff_s=args.retry_wait)
+    return ChatConfig(base_url=args.base_url, model=args.model, api_key=key, key_source=source,
+                      temperature=args.temperature, max_tokens=args.max_tokens,
+                      system=args.system, stop=tuple(args.stop), extra=extra,
+                      timeout_s=args.timeout, retries=args.retries, backoff_s=args.retry_wait,
+                      slots=args.concurrency)
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    """Ask, score, estimate and write the results of one run."""
+def _settings(args: argparse.Namespace, template: str, is_baseline: bool) -> dict[str, Any]:
+    """Everything that changes the answers or the selection (recorded and in the name)."""
+    settings: dict[str, Any] = {"prompt": template, "split": args.split,
+                                "filters": args.filter, "limit": args.limit, "seed": args.seed}
+    if not is_baseline:
+        settings.update(temperature=args.temperature, max_tokens=args.max_tokens,
+                        system=args.system, stop=args.stop, extra=parse_extra(args.extra),
+                        base_url=args.base_url)
+    return settings
+
+
+def run(args: argparse.Namespace) -> int:
+    """Ask, score, estimate and write the results of one run; the exit status."""
     template = template_name(args.prompt)
     questions = select(load_questions(args.questions), args.split, args.filter, args.limit,
                        args.seed)
     if not questions:
         raise ConfigError("no question matches --split/--filter")
+    ensure_writable_dir(args.out, "--out")
     is_baseline = args.model.split(":")[0] in ("random", "stockfish")
-    player = make_player(args.model, None if is_baseline else _chat_config(args),
-                         args.stockfish, args.seed, args.workers)
-    name = slug(f"{args.model}__{template}__{args.split}")
-    if args.filter or args.limit:
-        tag = json.dumps([args.filter, args.limit, args.seed])
-        name += "__" + hashlib.sha256(tag.encode()).hexdigest()[:8]
-    args.out.mkdir(parents=True, exist_ok=True)
-    cache = JsonStore(args.cache or args.out / "cache.db", "answers")
-    if args.no_cache:
-        cache = _Forgetful(cache)  # type: ignore[assignment]
-    by_id = {q.id: q for q in questions}
-    items = []
-    traces_path = args.out / "traces" / f"{name}.jsonl"
-    traces_path.parent.mkdir(parents=True, exist_ok=True)
+    chat = None if is_baseline else _chat_config(args)
+    settings = _settings(args, template, is_baseline)
+    digest = sha256_file(args.questions)
+    player = make_player(args.model, chat, args.stockfish, args.seed, args.workers)
+    # The endpoint is recorded but not keyed, like the answer cache: a resumed run may reach
+    # the same model through another address.
+    keyed = {k: v for k, v in settings.items() if k != "base_url"}
+    key = json.dumps([player.id, keyed, digest], sort_keys=True)
+    name = slug(f"{args.model}__{template}__{args.split}") + "__" + hashlib.sha256(
+        key.encode()).hexdigest()[:10]
     try:
-        with open(traces_path, "w", encoding="utf-8") as traces:
-            for outcome in ask_all(player, template, TEMPLATES[template], questions, cache,
-                                   args.concurrency):
-                reply = outcome.reply
-                item = score_item(outcome.question, reply.text if reply else None,
-                                  outcome.infra_error)
-                items.append(item)
-                traces.write(trace_record(outcome, item.as_dict()) + "\n")
-                traces.flush()
+        items = _ask(args, player, template, questions, name)
     finally:
-        cache.close()
         player.close()
-    items.sort(key=lambda i: i.id)
-    result = _result(args, template, player.id, items, by_id)
+    result = _result(args, player.id, settings, digest, items, {q.id: q for q in questions})
     with atomic_write(args.out / f"{name}.json") as handle:
         json.dump(result, handle, indent=1)
     with atomic_write(args.out / f"{name}.md") as handle:
         handle.write(markdown_report(result))
     print(summary_table(result))
     print(f"wrote {args.out / (name + '.json')}, {name}.md and traces/{name}.jsonl")
-    return result
+    if not result["complete"]:
+        log.error("incomplete: %d of %d questions failed for infrastructure reasons; the "
+                  "result is marked incomplete and left off the leaderboard; run the same "
+                  "command again to ask only those", result["infra"], result["asked"])
+        return EXIT_INCOMPLETE
+    return 0
+
+
+def _ask(args: argparse.Namespace, player: Any, template: str, questions: list[Question],
+         name: str) -> list[Item]:
+    """Every question's scored item; traces are written under a temporary name and renamed."""
+    cache = JsonStore(args.cache or args.out / "cache.db", "answers")
+    if args.no_cache:
+        cache = _Forgetful(cache)  # type: ignore[assignment]
+    traces_path = args.out / "traces" / f"{name}.jsonl"
+    traces_path.parent.mkdir(parents=True, exist_ok=True)
+    items: list[Item] = []
+    progress = Progress(len(questions), f"ask {args.model[:30]}")
+    try:
+        with atomic_write(traces_path, encoding="utf-8") as traces:
+            for outcome in ask_all(player, template, TEMPLATES[template], questions, cache,
+                                   args.concurrency, args.breaker):
+                reply = outcome.reply
+                item = score_item(outcome.question, reply.text if reply else None,
+                                  outcome.infra_error, outcome.prompt,
+                                  reply.finish_reason if reply else None)
+                items.append(item)
+                progress.update(item.category, outcome.cached)
+                traces.write(trace_record(outcome, item.as_dict()) + "\n")
+    except BaseException:
+        kept = progress.done - progress.counts["infra"]
+        log.info("%d answers are kept in %s; the same command resumes", kept,
+                 args.cache or args.out / "cache.db")
+        raise
+    finally:
+        progress.close()
+        cache.close()
+    items.sort(key=lambda i: i.id)
+    return items
 
 
 class _Forgetful:
@@ -186,23 +263,40 @@ class _Forgetful:
         return getattr(self._store, name)
 
 
-def _result(args: argparse.Namespace, template: str, player_id: str, items: list,
-            questions: dict) -> dict[str, Any]:
-    scored = [i for i in items if i.category != "infra"]
+def floor_figures(questions: list[Question], seed: int) -> dict[str, Any]:
+    """A uniformly random mover's figures on the same questions: the floor of every metric."""
+    rnd = RandomPlayer(seed=seed)
+    items = [score_item(q, rnd.answer(q, "").text, None) for q in questions]
+    values = aggregate(items, seed, boot=100)
+    by_id = {q.id: q for q in questions}
+    return {"player": rnd.id,
+            **{m: (values.get(m) or {}).get("value") for m in (
+                "legal_rate", "acpl", "accuracy", "best_move_rate", "puzzle_solve_rate")},
+            "elo": elo_estimates(items, by_id, seed)}
+
+
+def _result(args: argparse.Namespace, player_id: str, settings: dict[str, Any], digest: str,
+            items: list[Item], questions: dict[str, Question]) -> dict[str, Any]:
+    n = scored_count(items)
+    infra = sum(i.category == "infra" for i in items)
     intervals = aggregate(items, args.seed, args.bootstrap)
     value = lambda name: (intervals.get(name) or {}).get("value")  # noqa: E731
     return {
         "schema_version": SCHEMA_VERSION,
-        "model": args.model, "player": player_id, "prompt": template,
-        "questions": str(args.questions), "questions_sha256": sha256_file(args.questions),
+        "model": args.model, "player": player_id, "prompt": settings["prompt"],
+        "questions": str(args.questions), "questions_sha256": digest,
         "split": args.split, "filters": args.filter, "limit": args.limit, "seed": args.seed,
-        "n": len(scored), "asked": len(items),
+        "settings": settings,
+        "complete": infra == 0, "n": n, "asked": len(items),
         "legal_rate": value("legal_rate"), "acpl": value("acpl"),
         "accuracy": value("accuracy"), "best_move_rate": value("best_move_rate"),
         "puzzle_solve_rate": value("puzzle_solve_rate"),
-        "illegal": illegal_counts(items), "infra": len(items) - len(scored),
+        "illegal": illegal_counts(items), "infra": infra,
+        "truncated": sum(i.category == TRUNCATED for i in items),
+        "max_tokens": settings.get("max_tokens"),
         "elo": elo_estimates(items, questions, args.seed, args.mcmc),
         "world_model": world_model(items),
+        "floor": floor_figures(list(questions.values()), args.seed),
         "intervals": {k: v for k, v in intervals.items() if k != "n"},
         "by": by_strata(items, args.seed, min(args.bootstrap, 300)),
         "items": [i.as_dict() for i in items],
@@ -217,11 +311,16 @@ def main(argv: list[str] | None = None) -> int:
         args = leaderboard_parser().parse_args(argv[1:])
 
         def board() -> None:
-            for path in leaderboard(args.out):
+            floor = floor_figures(load_questions(args.questions), args.seed)
+            for path in leaderboard(args.out, args.questions, floor):
                 print(f"wrote {path}")
         return run_cli(board)
     args = build_parser().parse_args(argv)
-    return run_cli(lambda: run(args) and None)
+    status = [0]
+
+    def ask() -> None:
+        status[0] = run(args)
+    return run_cli(ask) or status[0]
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ error and is counted apart.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 

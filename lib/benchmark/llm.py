@@ -113,7 +113,7 @@ def check_base_url(base_url: str) -> None:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"bad --base-url {base_url!r}: expected http(s)://host[:port]/path")
     try:
-        parts.port
+        _ = parts.port
     except ValueError as exc:
         raise ConfigError(f"bad --base-url {base_url!r}: {exc}") from exc
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from pathlib import Path
 from typing import Any
 
 from lib.errors import DataError
+from lib.files import atomic_write
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 SUMMARY_METRICS = ("legal_rate", "acpl", "accuracy", "best_move_rate", "puzzle_solve_rate")
@@ -18,14 +22,31 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
 
 
+def status_line(result: dict[str, Any]) -> str:
+    """What the scores cover: scored, truncated (with the limit), infra; incomplete or not."""
+    parts = [f"n={result['n']} scored of {result['asked']} asked"]
+    if result.get("truncated"):
+        parts.append(f"{result['truncated']} truncated at max_tokens={result.get('max_tokens')}"
+                     " (not scored: raise --max-tokens)")
+    if result["infra"]:
+        parts.append(f"INCOMPLETE: {result['infra']} infrastructure failures not scored "
+                     "(rerun the same command to complete)")
+    if not result["n"]:
+        parts.append("no scored answer: no score")
+    return "; ".join(parts)
+
+
 def summary_table(result: dict[str, Any]) -> str:
-    """The terminal summary: metrics with intervals, illegal moves, Elo estimates."""
-    lines = [f"model {result['model']}  prompt {result['prompt']}  n={result['n']} "
-             f"(infrastructure failures not scored: {result['infra']})"]
+    """The terminal summary: metrics with intervals beside the random floor, Elo estimates."""
+    floor = result.get("floor") or {}
+    lines = [f"model {result['model']}  prompt {result['prompt']}  {status_line(result)}"]
     for name in SUMMARY_METRICS:
         m = result["intervals"].get(name)
         if m:
-            lines.append(f"  {name:<18} {m['value']:>9.3f}   90% [{m['lo']:.3f}, {m['hi']:.3f}]")
+            base = floor.get(name)
+            shown = "" if base is None else f"   random mover {base:.3f}"
+            lines.append(f"  {name:<18} {m['value']:>9.3f}   90% [{m['lo']:.3f}, "
+                         f"{m['hi']:.3f}]{shown}")
     lines.append("  illegal by category: " + ", ".join(
         f"{k} {v}" for k, v in result["illegal"].items()))
     for kind, label in (("puzzle", "puzzle Elo (Lichess puzzle rating scale)"),
@@ -33,27 +54,42 @@ def summary_table(result: dict[str, Any]) -> str:
         e = result["elo"].get(kind)
         if e:
             note = f"  [{e['note']}]" if e.get("note") else ""
-            lines.append(f"  {label}: {elo_text(e)}{note}")
+            base = (floor.get("elo") or {}).get(kind)
+            shown = f"; random mover {elo_text(base)}" if base else ""
+            lines.append(f"  {label}: {elo_text(e)}{note}{shown}")
     wm = result["world_model"]
-    lines.append(f"  world-model score {wm['score']} (illegal rate {wm['illegal_rate']:.2%})")
+    if wm["score"] is None:
+        lines.append(f"  world-model score: none ({wm['note']})")
+    else:
+        lines.append(f"  world-model score {wm['score']} (illegal rate "
+                     f"{wm['illegal_rate']:.2%})")
     return "\n".join(lines)
 
 
 def markdown_report(result: dict[str, Any]) -> str:
     """A markdown report of one run."""
+    floor = result.get("floor") or {}
     out = [f"# {result['model']} ({result['prompt']})", "",
-           f"{result['n']} questions scored from `{result['questions']}` (split "
-           f"{result['split']}); {result['infra']} infrastructure failures left out.", "",
-           "| metric | value | 90% interval |", "|---|---|---|"]
+           f"Questions `{result['questions']}` (sha256 {result['questions_sha256'][:12]}), "
+           f"split {result['split']}: {status_line(result)}.", "",
+           f"Settings: `{json.dumps(result.get('settings', {}), sort_keys=True)}`", "",
+           "| metric | value | 90% interval | random mover |", "|---|---|---|---|"]
     for name, m in result["intervals"].items():
         if m:
-            out.append(f"| {name} | {m['value']:.3f} | {m['lo']:.3f} - {m['hi']:.3f} |")
-    out += ["", "## Illegal moves", "", "| category | count |", "|---|---|"]
-    out += [f"| {k} | {v} |" for k, v in result["illegal"].items()]
+            base = floor.get(name)
+            out.append(f"| {name} | {m['value']:.3f} | {m['lo']:.3f} - {m['hi']:.3f} | "
+                       f"{'' if base is None else f'{base:.3f}'} |")
+    out += ["", "## Outcomes", "", "| outcome | count |", "|---|---|"]
+    out += [f"| {k} (illegal) | {v} |" for k, v in result["illegal"].items()]
+    out += [f"| truncated at max_tokens={result.get('max_tokens')} | "
+            f"{result.get('truncated', 0)} |", f"| infra | {result['infra']} |"]
     out += ["", "## Elo", ""]
     for kind, e in result["elo"].items():
         if e:
-            out.append(f"- {kind}: {elo_text(e)} ({e['method']}, n={e['n']}) {e['note']}")
+            base = (floor.get("elo") or {}).get(kind)
+            shown = f"; random mover: {elo_text(base)}" if base else ""
+            out.append(f"- {kind}: {elo_text(e)} ({e['method']}, n={e['n']}) {e['note']}"
+                       f"{shown}")
     out.append("- Puzzle Elo is on the Lichess puzzle-rating scale, not game Elo.")
     out += ["", "## By stratum", ""]
     for key, groups in result["by"].items():
@@ -72,35 +108,54 @@ def _cell(m: dict[str, float] | None) -> str:
     return "" if not m else f"{m['value']:.3f} [{m['lo']:.3f}, {m['hi']:.3f}]"
 
 
-def load_results(out: Path) -> list[dict[str, Any]]:
-    """Every results JSON file under a results directory."""
+def load_results(out: Path, digest: str) -> list[dict[str, Any]]:
+    """The complete, scored runs on the questions file with this digest; every other JSON
+    file is skipped with a warning saying why."""
     results = []
+    skipped: dict[str, int] = {}
     for path in sorted(out.glob("*.json")):
-        data = json.loads(path.read_text())
-        if data.get("schema_version") == SCHEMA_VERSION:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION \
+                    or not isinstance(data.get("elo"), dict):
+                raise ValueError("not a results file of this benchmark")
+        except (ValueError, OSError) as exc:
+            log.warning("skipping %s: %s", path, exc)
+            continue
+        why = ("another questions file" if data.get("questions_sha256") != digest
+               else "incomplete (infrastructure failures)" if not data.get("complete", True)
+               or data.get("infra") else "nothing scored (n = 0)" if not data.get("n")
+               else None)
+        if why:
+            skipped[why] = skipped.get(why, 0) + 1
+            log.info("leaving out %s: %s", path.name, why)
+        else:
             results.append(data)
+    for why, count in skipped.items():
+        log.warning("left out %d run(s): %s", count, why)
     return results
 
 
-def leaderboard(out: Path) -> tuple[Path, Path]:
-    """Write leaderboard.md and leaderboard.svg (Elo with 90% intervals) for all runs."""
-    import matplotlib
+def _rank_key(r: dict[str, Any]) -> float:
+    for kind in ("human", "puzzle"):
+        e = r["elo"].get(kind) or {}
+        for field in ("mean", "lo", "hi"):  # an interval, "above ~N", "below ~N"
+            if e.get(field) is not None:
+                return float(e[field])
+    return float("-inf")
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    results = load_results(out)
+def leaderboard(out: Path, questions: Path, floor: dict[str, Any]) -> tuple[Path, Path]:
+    """Write leaderboard.md and leaderboard.svg (Elo with 90% intervals) for the complete runs
+    on `questions`, with the random mover's figures (`floor`) as the last row."""
+    from lib.files import sha256_file
+
+    digest = sha256_file(questions)
+    results = load_results(out, digest)
     if not results:
-        raise DataError(f"no results in {out}: run python benchmark.py --model ... first")
-
-    def key(r: dict[str, Any]) -> float:
-        for kind in ("human", "puzzle"):
-            mean = (r["elo"].get(kind) or {}).get("mean")
-            if mean is not None:
-                return float(mean)
-        return float("-inf")
-
-    results.sort(key=key, reverse=True)
+        raise DataError(f"no complete results on {questions} (sha256 {digest[:12]}) in {out}: "
+                        "run python benchmark.py --model ... first")
+    results.sort(key=_rank_key, reverse=True)
     lines = ["| # | model | prompt | n | legal | ACPL | accuracy | puzzles solved | "
              "human Elo (90%) | puzzle Elo (90%) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for rank, r in enumerate(results, 1):
@@ -109,36 +164,71 @@ def leaderboard(out: Path) -> tuple[Path, Path]:
         elos = [_elo(r["elo"].get(k)) for k in ("human", "puzzle")]
         lines.append(f"| {rank} | {r['model']} | {r['prompt']} | {r['n']} | "
                      + " | ".join(cells + elos) + " |")
+    base = [_number(floor.get(m)) for m in SUMMARY_METRICS[:3] + ("puzzle_solve_rate",)]
+    lines.append("| floor | random mover | - | all | " + " | ".join(
+        base + [_elo(floor["elo"].get(k)) for k in ("human", "puzzle")]) + " |")
     md = out / "leaderboard.md"
-    md.write_text("# Leaderboard\n\nPuzzle Elo is on the Lichess puzzle-rating scale.\n\n"
-                  + "\n".join(lines) + "\n")
+    with atomic_write(md, encoding="utf-8") as handle:
+        handle.write(f"# Leaderboard\n\nRuns on `{questions}` (sha256 {digest[:12]}) only; "
+                     "incomplete runs are left out. Puzzle Elo is on the Lichess "
+                     "puzzle-rating scale. \"below ~N\" / \"above ~N\": the data bound the "
+                     "Elo on one side only.\n\n" + "\n".join(lines) + "\n")
+    svg = out / "leaderboard.svg"
+    _plot(results + [{"model": "random mover (floor)", "prompt": "-", "elo": floor["elo"]}],
+          svg)
+    return md, svg
+
+
+def _plot(results: list[dict[str, Any]], svg: Path) -> None:
+    """Elo with intervals per run; one-sided and open values drawn as arrows."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(8, 0.5 * len(results) + 2))
     names = [f"{r['model']} ({r['prompt']})" for r in results]
     for offset, kind, color in ((-0.15, "human", "C0"), (0.15, "puzzle", "C1")):
-        ys, xs, err = [], [], [[], []]
         for i, r in enumerate(results):
-            e = r["elo"].get(kind)
-            if e and e["mean"] is not None:
-                ys.append(i + offset)
-                xs.append(e["mean"])
-                # An open bound is drawn 1000 Elo long: the chart cannot show infinity.
-                err[0].append(e["mean"] - e["lo"] if e["lo"] is not None else 1000)
-                err[1].append(e["hi"] - e["mean"] if e["hi"] is not None else 1000)
-        ax.errorbar(xs, ys, xerr=err, fmt="o", color=color, capsize=3,
-                    label=f"{kind} Elo, 90% interval")
+            e = r["elo"].get(kind) or {}
+            _draw(ax, i + offset, e, color)
+        ax.plot([], [], "o", color=color, label=f"{kind} Elo, 90% interval")
     ax.set_yticks(range(len(results)), names)
     ax.invert_yaxis()
-    ax.set_xlabel("Elo")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    ax.set_xlabel("Elo (arrows: bounded on one side only, or beyond the range measured)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2, frameon=False)
     fig.tight_layout()
-    svg = out / "leaderboard.svg"
-    fig.savefig(svg)
+    with atomic_write(svg, encoding="utf-8") as handle:
+        fig.savefig(handle, format="svg")
     plt.close(fig)
-    return md, svg
+
+
+ARROW = 150  # Elo length of an arrow that stands for an open side
+
+
+def _draw(ax: Any, y: float, e: dict[str, Any], color: str) -> None:
+    kind = e.get("kind", "interval")
+    lo, mean, hi = e.get("lo"), e.get("mean"), e.get("hi")
+    if kind == "not identifiable" or (mean is None and lo is None and hi is None):
+        return
+    arrow = dict(arrowstyle="->", color=color)
+    if mean is not None:
+        ax.plot([mean], [y], "o", color=color)
+    left = lo if lo is not None else (mean if mean is not None else hi)
+    right = hi if hi is not None else (mean if mean is not None else lo)
+    ax.plot([left, right], [y, y], "-", color=color)
+    if lo is None:
+        ax.annotate("", xy=(left - ARROW, y), xytext=(left, y), arrowprops=arrow)
+    if hi is None:
+        ax.annotate("", xy=(right + ARROW, y), xytext=(right, y), arrowprops=arrow)
 
 
 def _short(m: dict[str, float] | None) -> str:
     return "" if not m else f"{m['value']:.3f}"
+
+
+def _number(x: float | None) -> str:
+    return "" if x is None else f"{x:.3f}"
 
 
 def _elo(e: dict[str, Any] | None) -> str:
@@ -146,7 +236,9 @@ def _elo(e: dict[str, Any] | None) -> str:
 
 
 def elo_text(e: dict[str, Any]) -> str:
-    """'1712  90% [1590, 1840]', with open bounds written as -inf/+inf."""
+    """The estimate as text: an interval, 'below ~N', 'above ~N' or 'not identifiable'."""
+    if e.get("text"):
+        return str(e["text"])
     mean = "undefined" if e["mean"] is None else str(e["mean"])
     lo = "-inf" if e["lo"] is None else str(e["lo"])
     hi = "+inf" if e["hi"] is None else str(e["hi"])

@@ -23,16 +23,25 @@ class Response:
     raw: bytes | None = None  # a body sent as is (for malformed JSON)
     headers: dict[str, str] = field(default_factory=dict)
     usage: dict | None = None
+    finish_reason: str = "stop"
+    hang: bool = False  # never answer (a silent server)
 
 
 Script = Callable[[str, int], Response]  # (fen, how many times this fen was asked) -> reply
+PREFLIGHT = ""  # the key of a request without a FEN (the client's preflight)
 
 
 class ChatServer:
-    """Answers POST /v1/chat/completions with script(fen, attempt)."""
+    """Answers POST /v1/chat/completions with script(fen, attempt); a request without a FEN
+    (the preflight) gets `preflight`, or the script's answer for PREFLIGHT when None.
+    `single_slot` answers one request at a time, like a local server with one slot."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, preflight: Response | None = Response("OK"),
+                 single_slot: bool = False) -> None:
         self.script = script
+        self.preflight = preflight
+        self.slot = threading.Lock() if single_slot else None
+        self.stopping = threading.Event()
         self.calls: dict[str, int] = {}
         self.auth: list[str | None] = []
         self.bodies: list[dict] = []
@@ -49,19 +58,29 @@ class ChatServer:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length))
                 prompt = body["messages"][-1]["content"]
-                fen = FEN_RE.search(prompt).group(1)
+                found = FEN_RE.search(prompt)
+                fen = found.group(1) if found else PREFLIGHT
                 with server._lock:
                     attempt = server.calls.get(fen, 0)
                     server.calls[fen] = attempt + 1
                     server.auth.append(self.headers.get("Authorization"))
                     server.bodies.append(body)
-                reply = server.script(fen, attempt)
-                if reply.delay:
+                if fen == PREFLIGHT and server.preflight is not None:
+                    reply = server.preflight
+                else:
+                    reply = server.script(fen, attempt)
+                if reply.hang:
+                    server.stopping.wait()
+                    return
+                if server.slot is not None:
+                    with server.slot:
+                        time.sleep(reply.delay)
+                elif reply.delay:
                     time.sleep(reply.delay)
                 payload = reply.raw if reply.raw is not None else json.dumps({
                     "id": "x", "object": "chat.completion",
-                    "choices": [{"index": 0, "message": {"role": "assistant",
-                                                         "content": reply.text}}],
+                    "choices": [{"index": 0, "finish_reason": reply.finish_reason,
+                                 "message": {"role": "assistant", "content": reply.text}}],
                     "usage": reply.usage or {"prompt_tokens": 50, "completion_tokens": 5,
                                              "completion_tokens_details":
                                                  {"reasoning_tokens": 3}},
@@ -70,7 +89,8 @@ class ChatServer:
                     self.send_response(reply.status)
                     for key, value in reply.headers.items():
                         self.send_header(key, value)
-                    self.send_header("Content-Type", "application/json")
+                    if "Content-Type" not in reply.headers:
+                        self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()
                     self.wfile.write(payload)
@@ -86,6 +106,7 @@ class ChatServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 

@@ -8,7 +8,7 @@ import chess
 import pytest
 
 import benchmark
-from tests.benchmark.chatserver import ChatServer, Response
+from tests.benchmark.chatserver import PREFLIGHT, ChatServer, Response
 
 SECRET = "sk-test-SECRET-4242"
 KINDS = ("uci", "prose", "san", "format", "ambiguous", "state", "rule", "429", "500",
@@ -77,7 +77,7 @@ def script_for(kinds: dict[str, str]):
         if kind == "500":
             return Response(status=500)
         if kind == "timeout":
-            return Response(first.uci(), delay=1.5)
+            return Response(hang=True)
         return Response(raw=b'{"choices": [ this is not json')
     return script
 
@@ -91,7 +91,7 @@ def _argv(server: ChatServer, build: Path, out: Path, *extra: str) -> list[str]:
     return ["--model", "test/scripted", "--base-url", server.base_url, "--questions",
             str(build / "questions.csv"), "--out", str(out), "--retries", "1",
             "--retry-wait", "0.01", "--timeout", "0.5", "--concurrency", "4",
-            "--bootstrap", "200", *extra]
+            "--bootstrap", "200", "--breaker", "1000", *extra]
 
 
 @pytest.fixture()
@@ -108,10 +108,11 @@ def test_parsing_taxonomy_retries_and_infra(small_build: Path, tmp_path: Path, s
                                             monkeypatch: pytest.MonkeyPatch, capsys,
                                             caplog) -> None:
     kinds, expected = scripted
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    monkeypatch.setenv("MY_KEY", SECRET)
     with ChatServer(script_for(kinds)) as server:
-        assert benchmark.main(_argv(server, small_build, tmp_path)) == 0
+        # Some questions end as infra: the result is written, marked incomplete, exit 3.
+        argv = _argv(server, small_build, tmp_path, "--api-key-env", "MY_KEY")
+        assert benchmark.main(argv) == benchmark.EXIT_INCOMPLETE
         assert set(server.auth) == {f"Bearer {SECRET}"}
         assert all(b["temperature"] == 0 and b["model"] == "test/scripted"
                    for b in server.bodies)
@@ -119,7 +120,7 @@ def test_parsing_taxonomy_retries_and_infra(small_build: Path, tmp_path: Path, s
     got = {item["id"]: item["category"] for item in result["items"]}
     assert got == expected
     n_infra = sum(c == "infra" for c in expected.values())
-    assert result["infra"] == n_infra > 0
+    assert result["infra"] == n_infra > 0 and result["complete"] is False
     assert result["n"] == len(expected) - n_infra
     for category in ("format", "ambiguous", "state", "rule"):
         assert result["illegal"][category] == sum(c == category for c in expected.values())
@@ -144,15 +145,15 @@ def test_resume_asks_only_what_failed_and_a_cached_rerun_asks_nothing(
         small_build: Path, tmp_path: Path, scripted) -> None:
     kinds, expected = scripted
     with ChatServer(script_for(kinds)) as server:
-        assert benchmark.main(_argv(server, small_build, tmp_path)) == 0
+        assert benchmark.main(_argv(server, small_build, tmp_path)) == benchmark.EXIT_INCOMPLETE
     failed = {row["prompt"] for row in _questions(small_build)
               if expected[row["id"]] == "infra"}
     healthy = {fen: "uci" for fen in kinds}
     with ChatServer(script_for(healthy)) as server:
         assert benchmark.main(_argv(server, small_build, tmp_path, "--resume")) == 0
-        assert set(server.calls) == failed
+        assert set(server.calls) == failed | {PREFLIGHT}
     result = json.loads(next(tmp_path.glob("*.json")).read_text())
-    assert result["infra"] == 0
+    assert result["infra"] == 0 and result["complete"] is True
     with ChatServer(script_for(healthy)) as server:
         assert benchmark.main(_argv(server, small_build, tmp_path)) == 0
         assert server.calls == {}
@@ -161,13 +162,14 @@ def test_resume_asks_only_what_failed_and_a_cached_rerun_asks_nothing(
 def test_bad_key_is_one_clear_error(small_build: Path, tmp_path: Path,
                                     monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.setenv("MY_KEY", SECRET)
-    with ChatServer(lambda fen, attempt: Response(status=401, raw=b'{"error": "bad key"}')) \
-            as server:
+    with ChatServer(lambda fen, attempt: Response(status=401, raw=b'{"error": "bad key"}'),
+                    preflight=None) as server:
         code = benchmark.main(_argv(server, small_build, tmp_path, "--api-key-env", "MY_KEY"))
         assert code == 2
-        assert sum(server.calls.values()) <= 8
+        assert server.calls == {PREFLIGHT: 1}
     err = capsys.readouterr().err
-    assert "HTTP 401" in err and SECRET not in err
+    assert "HTTP 401" in err and "the key from MY_KEY was refused" in err and SECRET not in err
+    assert not list(tmp_path.glob("*.json"))
 
 
 def test_filters_limit_and_split(small_build: Path, tmp_path: Path) -> None:
