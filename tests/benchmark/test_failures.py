@@ -1,0 +1,255 @@
+"""A failed run fails: dead, broken, silent and refusing endpoints; keys; corrupt inputs."""
+
+import csv
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import chess
+import pytest
+
+import benchmark
+from lib.benchmark.llm import key_for
+from lib.errors import ConfigError
+from tests.benchmark.chatserver import PREFLIGHT, ChatServer, Response
+from tests.conftest import ROOT
+
+SECRET = "sk-test-CAPTURED-7777"
+
+
+@pytest.fixture()
+def questions(tmp_path: Path) -> Path:
+    """The first 12 rows of the committed questions.csv."""
+    with open(ROOT / "questions.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))[:13]
+    path = tmp_path / "q.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle, lineterminator="\n").writerows(rows)
+    return path
+
+
+def _first_legal(fen: str) -> str:
+    return sorted(m.uci() for m in chess.Board(fen).legal_moves)[0]
+
+
+def _argv(url: str, questions: Path, out: Path, *extra: str) -> list[str]:
+    return ["--model", "local/model", "--base-url", url, "--questions", str(questions),
+            "--out", str(out), "--retries", "1", "--retry-wait", "0.01", "--timeout", "1",
+            "--bootstrap", "50", *extra]
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize(("preflight", "message"), [
+    (Response(status=500), "HTTP 500"),
+    (Response(raw=b"<html><body>Welcome</body></html>", headers={"Content-Type": "text/html"}),
+     "answered text/html, not JSON"),
+    (Response(raw=b'{"object": "list", "data": []}'), "not an OpenAI-compatible chat API"),
+    (Response(status=404, raw=b'{"error": "model not found"}'), "unknown model"),
+    (Response(hang=True), "no reply within 1 s"),
+])
+def test_a_broken_endpoint_stops_at_the_preflight(preflight: Response, message: str,
+                                                   questions: Path, tmp_path: Path,
+                                                   capsys) -> None:
+    start = time.monotonic()
+    with ChatServer(lambda fen, attempt: Response("e2e4"), preflight=preflight) as server:
+        code = benchmark.main(_argv(server.base_url, questions, tmp_path / "out"))
+        assert set(server.calls) == {PREFLIGHT}  # no question was asked
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and message in err[-1] and err[-1].startswith("error: preflight")
+    assert time.monotonic() - start < 8
+    assert not list((tmp_path / "out").glob("*.json"))
+
+
+def test_connection_refused_is_one_line(questions: Path, tmp_path: Path, capsys) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    assert benchmark.main(_argv(url, questions, tmp_path / "out")) == 2
+    err = capsys.readouterr().err
+    assert "refused (is the server running?)" in err and "Traceback" not in err
+    assert benchmark.main(_argv("localhost:8000", questions, tmp_path / "out")) == 2
+    assert "bad --base-url" in capsys.readouterr().err
+
+
+def test_the_breaker_stops_a_run_of_failures(questions: Path, tmp_path: Path, capsys,
+                                             caplog) -> None:
+    with ChatServer(lambda fen, attempt: Response(status=503)) as server:
+        code = benchmark.main(_argv(server.base_url, questions, tmp_path, "--breaker", "3",
+                                    "--concurrency", "1"))
+        asked = len(server.calls) - 1
+    # The one worker may have started a 4th question before the 3rd failure was counted.
+    assert code == 2 and 3 <= asked <= 4
+    assert "stopped after 3 questions in a row failed" in capsys.readouterr().err
+    assert caplog.text.count("HTTP 503; retry 1 of 1") >= 3  # each retry is logged
+    assert not list(tmp_path.glob("*.json"))
+
+
+def test_truncated_answers_are_counted_apart(questions: Path, tmp_path: Path) -> None:
+    def script(fen: str, attempt: int) -> Response:
+        if fen.split()[1] == "w":
+            return Response("Let me look at the position. The knight on", finish_reason="length")
+        return Response(f"Final answer: {_first_legal(fen)}")
+    with ChatServer(script) as server:
+        assert benchmark.main(_argv(server.base_url, questions, tmp_path,
+                                    "--max-tokens", "90")) == 0
+        assert {b["max_tokens"] for b in server.bodies[1:]} == {90}
+    result = json.loads(next(tmp_path.glob("*.json")).read_text())
+    white = sum(chess.Board(i["id"] and _fen(questions, i["id"])).turn for i in result["items"])
+    assert result["truncated"] == white > 0 and result["n"] == len(result["items"]) - white
+    assert result["illegal"]["format"] == 0
+    assert "truncated at max_tokens=90" in next(tmp_path.glob("*.md")).read_text()
+
+
+def _fen(questions: Path, qid: str) -> str:
+    with open(questions, newline="", encoding="utf-8") as handle:
+        return next(r["prompt"] for r in csv.DictReader(handle) if r["id"] == qid)
+
+
+def test_nothing_scored_gives_no_score(questions: Path, tmp_path: Path) -> None:
+    cut = Response("Chess position (FEN): ... thinking", finish_reason="length")
+    with ChatServer(lambda fen, attempt: cut) as server:
+        assert benchmark.main(_argv(server.base_url, questions, tmp_path)) == 0
+    result = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert result["n"] == 0 and result["legal_rate"] is None
+    assert result["world_model"]["score"] is None
+    assert result["elo"] == {"puzzle": None, "human": None}
+    assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
+                           str(questions)]) == 2  # n = 0 is never listed
+
+
+def test_a_single_slot_server_does_not_time_out_queued_requests(questions: Path,
+                                                                 tmp_path: Path) -> None:
+    # 12 answers of 0.4 s each, one at a time: the last waits ~4 s, the timeout is 1 s.
+    reply = lambda fen, attempt: Response(f"Final answer: {_first_legal(fen)}",  # noqa: E731
+                                          delay=0.4)
+    with ChatServer(reply, single_slot=True) as server:
+        assert benchmark.main(_argv(server.base_url, questions, tmp_path,
+                                    "--concurrency", "6", "--retries", "0")) == 0
+    result = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert result["infra"] == 0 and result["n"] == 12
+
+
+def test_keys_go_only_where_they_belong(questions: Path, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("OPENROUTER_API_KEY", SECRET)
+    with ChatServer(lambda fen, attempt: Response("e2e4")) as server:
+        benchmark.main(_argv(server.base_url, questions, tmp_path / "a"))
+        assert server.auth and set(server.auth) == {None}  # a local endpoint gets no key
+    monkeypatch.setenv("MINE", "sk-mine")
+    with ChatServer(lambda fen, attempt: Response("e2e4")) as server:
+        benchmark.main(_argv(server.base_url, questions, tmp_path / "b", "--api-key-env",
+                             "MINE"))
+        assert set(server.auth) == {"Bearer sk-mine"}
+    env = {"OPENAI_API_KEY": "oa", "OPENROUTER_API_KEY": "or"}
+    assert key_for("https://openrouter.ai/api/v1", None, env) == ("or", "OPENROUTER_API_KEY")
+    assert key_for("https://api.openai.com/v1", None, env) == ("oa", "OPENAI_API_KEY")
+    assert key_for("https://openrouter.ai.evil.example/v1", None, env) == (None, None)
+    with pytest.raises(ConfigError, match="needs an API key: set OPENROUTER_API_KEY"):
+        key_for("https://openrouter.ai/api/v1", None, {"OPENAI_API_KEY": "oa"})
+    for path in tmp_path.rglob("*"):
+        if path.is_file() and path.suffix in (".json", ".md", ".jsonl"):
+            assert SECRET not in path.read_text()
+
+
+def test_extra_cannot_rewrite_the_request(questions: Path, tmp_path: Path, capsys) -> None:
+    for field in ("model", "messages", "max_tokens"):
+        extra = json.dumps({field: 1})
+        assert benchmark.main(_argv("http://127.0.0.1:9/v1", questions, tmp_path,
+                                    "--extra", extra)) == 2
+        assert f"--extra may not set ['{field}']" in capsys.readouterr().err
+
+
+def test_settings_name_the_result(questions: Path, tmp_path: Path) -> None:
+    with ChatServer(lambda fen, attempt: Response(f"Final answer: {_first_legal(fen)}")) \
+            as server:
+        for extra in ([], ["--temperature", "1"], ["--system", "You are a chess engine."],
+                      ["--stop", "\n\n"]):
+            assert benchmark.main(_argv(server.base_url, questions, tmp_path, *extra)) == 0
+        system = [b for b in server.bodies if b["messages"][0]["role"] == "system"]
+        assert system and all(b["messages"][0]["content"] == "You are a chess engine."
+                              for b in system)
+    results = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
+    assert len(results) == 4  # no run replaced another
+    assert {r["settings"]["temperature"] for r in results} == {0.0, 1.0}
+    assert {json.dumps(r["settings"]["stop"]) for r in results} == {"[]", '["\\n\\n"]'}
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda rows: rows[3].__setitem__(0, "not a fen"), "row 3 (line 4), column prompt"),
+    (lambda rows: rows[5].__setitem__(1, "[[\"e2e4\", 1]"),
+     "row 5 (line 6), column expected_output"),
+    (lambda rows: rows[2].__setitem__(1, "[[\"a1a1\", 3]]"),
+     "row 2 (line 3), column expected_output"),
+    (lambda rows: rows[7].__setitem__(rows[0].index("rating"), "12x"),
+     "row 7 (line 8), column rating"),
+    (lambda rows: rows[4].__setitem__(rows[0].index("played_elo"), "nan"),
+     "row 4 (line 5), column played_elo"),
+    (lambda rows: rows[6].__setitem__(2, "maybe"), "row 6 (line 7), column private"),
+])
+def test_a_corrupt_questions_file_is_one_line_before_any_request(edit, message: str,
+                                                                 questions: Path,
+                                                                 tmp_path: Path,
+                                                                 capsys) -> None:
+    with open(questions, newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    edit(rows)
+    with open(questions, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle, lineterminator="\n").writerows(rows)
+    with ChatServer(lambda fen, attempt: Response("e2e4")) as server:
+        assert benchmark.main(_argv(server.base_url, questions, tmp_path / "o")) == 2
+        assert server.calls == {}
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+
+
+def test_non_utf8_and_unwritable_out(questions: Path, tmp_path: Path, capsys) -> None:
+    data = questions.read_bytes().splitlines(keepends=True)
+    data[3] = data[3].replace(b",", b",\xff", 1)
+    questions.write_bytes(b"".join(data))
+    assert benchmark.main(["--model", "random", "--questions", str(questions), "--out",
+                           str(tmp_path)]) == 2
+    assert "line 4: not UTF-8" in capsys.readouterr().err
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert benchmark.main(["--model", "random", "--questions", str(ROOT / "questions.csv"),
+                           "--out", str(blocker / "sub")]) == 2
+    assert "--out" in capsys.readouterr().err
+
+
+def test_ctrl_c_against_a_silent_server_is_quick_and_keeps_answers(questions: Path,
+                                                                   tmp_path: Path) -> None:
+    answered: set[str] = set()
+
+    def script(fen: str, attempt: int) -> Response:
+        if len(answered) < 3:
+            answered.add(fen)
+            return Response(f"Final answer: {_first_legal(fen)}")
+        return Response(hang=True)
+    with ChatServer(script) as server:
+        argv = [sys.executable, str(ROOT / "benchmark.py"), *_argv(
+            server.base_url, questions, tmp_path, "--timeout", "600", "--concurrency", "2")]
+        proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                start_new_session=True)
+        deadline = time.monotonic() + 30
+        while sum(server.calls.values()) < 6 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        start = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+        took = time.monotonic() - start
+    assert proc.returncode == 130 and took < 5, (took, err)
+    assert "Traceback" not in err and "interrupted" in err
+    with sqlite3.connect(tmp_path / "cache.db") as db:
+        assert db.execute("SELECT count(*) FROM answers").fetchone()[0] == 3
+    assert not list(tmp_path.glob("*.json"))
