@@ -1,8 +1,11 @@
 """Coverage of the 90% intervals of both Elo estimators, by simulation (target 87-93%).
 
-Puzzle Elo: true Elos drawn from the prior and at fixed values; solves simulated from the
-logistic model on the real puzzle ratings of questions.csv; the Laplace interval (and, with
---mcmc, the MCMC one) checked against the truth.
+Puzzle Elo: true Elos drawn from the prior and at fixed values from 400 up; solves simulated
+from the logistic model on the real puzzle ratings of questions.csv (all of them, and random
+16-puzzle subsets, where solving nothing is common); the reported estimate checked against
+the truth: an interval must hold it, "below ~N" must have it below N, "above ~N" above N.
+"Solves nothing" is a model that never solves: its report must be "below ~N". Printed beside
+the old prior, Normal(1800, 300^2), for comparison.
 Human-calibrated Elo: the humans' cp-loss line and its residuals are taken from the real
 game positions of questions.csv; each run draws new human and model losses from that line
 plus resampled real residuals, with the model at a known Elo, and checks the bootstrap
@@ -21,22 +24,46 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import lib.elo as elo  # noqa: E402
 from lib.benchmark.questions import load_questions  # noqa: E402
-from lib.elo import PRIOR_MEAN, PRIOR_SD, human_elo, puzzle_elo_laplace, puzzle_elo_mcmc  # noqa: E402
+from lib.elo import (  # noqa: E402
+    ABOVE,
+    BELOW,
+    PRIOR_MEAN,
+    PRIOR_SD,
+    UNIDENTIFIED,
+    Estimate,
+    human_elo,
+    puzzle_elo_laplace,
+    puzzle_elo_mcmc,
+)
 from lib.grading import score_move  # noqa: E402
 
 
+def covers(est: Estimate, truth: float) -> bool:
+    """The report holds the truth (an open end or a one-sided bound counts as open)."""
+    if est.kind == UNIDENTIFIED:
+        return True
+    if est.kind == BELOW:
+        return truth <= est.hi
+    if est.kind == ABOVE:
+        return truth >= est.lo
+    return est.lo <= truth <= est.hi
+
+
 def puzzle_coverage(ratings: np.ndarray, truths: np.ndarray, rng: np.random.Generator,
-                    mcmc: bool) -> float:
-    """Share of runs whose interval holds the true Elo."""
-    hits = 0
+                    mcmc: bool, subset: int | None = None) -> tuple[float, float]:
+    """Share of runs whose report holds the true Elo, and the share reported one-sided."""
+    hits = one_sided = 0
     for i, truth in enumerate(truths):
-        p = 1 / (1 + 10 ** ((ratings - truth) / 400))
-        solved = (rng.random(len(ratings)) < p).astype(float)
-        est = (puzzle_elo_mcmc(ratings, solved, seed=i, draws=1500, burn=300) if mcmc
-               else puzzle_elo_laplace(ratings, solved))
-        hits += est.lo <= truth <= est.hi
-    return hits / len(truths)
+        shown = ratings if subset is None else rng.choice(ratings, subset, replace=False)
+        p = 1 / (1 + 10 ** ((shown - truth) / 400))
+        solved = (rng.random(len(shown)) < p).astype(float)
+        est = (puzzle_elo_mcmc(shown, solved, seed=i, draws=1500, burn=300) if mcmc
+               else puzzle_elo_laplace(shown, solved))
+        hits += covers(est, truth)
+        one_sided += est.kind in (BELOW, ABOVE)
+    return hits / len(truths), one_sided / len(truths)
 
 
 def human_coverage(elos: np.ndarray, strata: np.ndarray, intercept: float, slope: float,
@@ -49,7 +76,7 @@ def human_coverage(elos: np.ndarray, strata: np.ndarray, intercept: float, slope
         human = intercept + slope * elos + rng.choice(residuals, n)
         model = intercept + slope * truth + rng.choice(residuals, n)
         est = human_elo(elos, human, model, strata, seed=i, boot=boot)
-        hits += est.lo <= truth <= est.hi
+        hits += covers(est, truth)
     return hits / len(truths)
 
 
@@ -72,15 +99,26 @@ def main() -> None:
     residuals = loss - (intercept + slope * elos)
     print(f"{len(ratings)} puzzles, {len(games)} game positions; humans' cp loss = "
           f"{intercept:.1f} {slope * 100:+.2f} per 100 Elo (residual sd {residuals.std():.1f})")
-    print(f"{'estimator':<18} {'true Elo':<22} {'runs':>5} {'coverage':>9}")
-    scenarios = [("prior draws", rng.normal(PRIOR_MEAN, PRIOR_SD, args.runs))]
-    scenarios += [(f"fixed {v}", np.full(args.runs, float(v))) for v in (1200, 1800, 2400)]
+    print(f"prior Normal({PRIOR_MEAN:.0f}, {PRIOR_SD:.0f}^2); old prior Normal(1800, 300^2)")
+    print(f"{'estimator':<18} {'true Elo':<22} {'puzzles':>7} {'runs':>5} {'coverage':>9} "
+          f"{'one-sided':>9} {'old prior':>9}")
+    scenarios = [("uniform 400-2800", rng.uniform(400, 2800, args.runs))]
+    scenarios += [(f"fixed {v}", np.full(args.runs, float(v)))
+                  for v in (400, 800, 1200, 1800, 2400)]
+    scenarios += [("solves nothing", np.full(args.runs, -10_000.0))]
     for label, truths in scenarios:
-        cov = puzzle_coverage(ratings, truths, rng, mcmc=False)
-        print(f"{'puzzle (Laplace)':<18} {label:<22} {args.runs:>5} {cov:>9.1%}")
-        if args.mcmc:
-            cov = puzzle_coverage(ratings, truths, rng, mcmc=True)
-            print(f"{'puzzle (MCMC)':<18} {label:<22} {args.runs:>5} {cov:>9.1%}")
+        for subset in (None, 16):
+            size = len(ratings) if subset is None else subset
+            cov, one = puzzle_coverage(ratings, truths, rng, False, subset)
+            elo.PRIOR_MEAN, elo.PRIOR_SD = 1800.0, 300.0
+            old, _ = puzzle_coverage(ratings, truths, rng, False, subset)
+            elo.PRIOR_MEAN, elo.PRIOR_SD = PRIOR_MEAN, PRIOR_SD
+            print(f"{'puzzle (Laplace)':<18} {label:<22} {size:>7} {args.runs:>5} {cov:>9.1%} "
+                  f"{one:>9.1%} {old:>9.1%}")
+            if args.mcmc:
+                cov, one = puzzle_coverage(ratings, truths, rng, True, subset)
+                print(f"{'puzzle (MCMC)':<18} {label:<22} {size:>7} {args.runs:>5} "
+                      f"{cov:>9.1%} {one:>9.1%}")
     low, high = np.percentile(elos, [10, 90])
     mid = float(elos.mean())
     for steep, label, truths in [

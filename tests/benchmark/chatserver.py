@@ -29,6 +29,7 @@ class Response:
 
 Script = Callable[[str, int], Response]  # (fen, how many times this fen was asked) -> reply
 PREFLIGHT = ""  # the key of a request without a FEN (the client's preflight)
+OK = Response("OK")
 
 
 class ChatServer:
@@ -36,7 +37,7 @@ class ChatServer:
     (the preflight) gets `preflight`, or the script's answer for PREFLIGHT when None.
     `single_slot` answers one request at a time, like a local server with one slot."""
 
-    def __init__(self, script: Script, preflight: Response | None = Response("OK"),
+    def __init__(self, script: Script, preflight: Response | None = OK,
                  single_slot: bool = False) -> None:
         self.script = script
         self.preflight = preflight

@@ -40,17 +40,36 @@ def test_random_is_legal_and_bad(results: dict[str, dict]) -> None:
     assert rnd["world_model"]["score"] == 1.0
 
 
+def _place(e: dict) -> float:
+    """An estimate's position: its mean, else its one-sided bound."""
+    return e["mean"] if e["mean"] is not None else e["hi"] if e["kind"] == "below" else e["lo"]
+
+
 @pytest.mark.parametrize("kind", ["puzzle", "human"])
 def test_elo_estimates_order_the_players(results: dict[str, dict], kind: str) -> None:
-    means = [results[p]["elo"][kind]["mean"] for p in PLAYERS]
-    assert None not in means
-    assert means == sorted(means), dict(zip(PLAYERS, means, strict=True))
+    places = [_place(results[p]["elo"][kind]) for p in PLAYERS]
+    assert None not in places
+    assert places == sorted(places), {p: results[p]["elo"][kind]["text"] for p in PLAYERS}
+    # No estimate is a number beyond what the data can speak for.
+    assert all(abs(x) < 5000 for x in places)
 
 
-def test_leaderboard_ranks_every_run(results: dict[str, dict], tmp_path: Path) -> None:
+def test_leaderboard_ranks_complete_runs_on_the_same_questions(
+        results: dict[str, dict], tmp_path: Path, caplog) -> None:
     for player, result in results.items():
         (tmp_path / f"{player.replace(':', '_')}.json").write_text(json.dumps(result))
-    assert benchmark.main(["leaderboard", "--out", str(tmp_path)]) == 0
+    incomplete = dict(results["stockfish"], model="half-done", complete=False, infra=3)
+    (tmp_path / "incomplete.json").write_text(json.dumps(incomplete))
+    other = dict(results["stockfish"], model="other-set", questions_sha256="0" * 64)
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    (tmp_path / "corrupt.json").write_text('{"schema_version": 1, "elo": ')
+    (tmp_path / "foreign.json").write_text('{"hello": "world"}')
+    assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
+                           str(ROOT / "questions.csv")]) == 0
     table = (tmp_path / "leaderboard.md").read_text()
     assert table.index("| stockfish |") < table.index("| random |")
+    assert "| floor | random mover |" in table
+    assert "half-done" not in table and "other-set" not in table
+    assert "skipping" in caplog.text and "corrupt.json" in caplog.text
+    assert "foreign.json" in caplog.text
     assert (tmp_path / "leaderboard.svg").read_text().startswith("<?xml")
