@@ -240,8 +240,9 @@ def _ask(args: argparse.Namespace, player: Any, template: str, questions: list[Q
                 traces.write(trace_record(outcome, item.as_dict()) + "\n")
     except BaseException:
         kept = progress.done - progress.counts["infra"]
-        log.info("%d answers are kept in %s; the same command resumes", kept,
-                 args.cache or args.out / "cache.db")
+        if kept:
+            log.info("%d answers are kept in %s; the same command resumes", kept,
+                     args.cache or args.out / "cache.db")
         raise
     finally:
         progress.close()

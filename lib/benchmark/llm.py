@@ -124,10 +124,10 @@ def parse_extra(text: str | None) -> dict[str, Any]:
         return {}
     value = json.loads(text)
     if not isinstance(value, dict):
-        raise ValueError("--extra must be a JSON object")
+        raise ValueError("must be a JSON object")
     taken = sorted(set(value) & set(RESERVED))
     if taken:
-        raise ValueError(f"--extra may not set {taken}: use the options of the same name")
+        raise ValueError(f"may not set {taken}: use the options of the same name")
     return value
 
 

@@ -166,7 +166,7 @@ def test_extra_cannot_rewrite_the_request(questions: Path, tmp_path: Path, capsy
         extra = json.dumps({field: 1})
         assert benchmark.main(_argv("http://127.0.0.1:9/v1", questions, tmp_path,
                                     "--extra", extra)) == 2
-        assert f"--extra may not set ['{field}']" in capsys.readouterr().err
+        assert f"--extra: may not set ['{field}']" in capsys.readouterr().err
 
 
 def test_settings_name_the_result(questions: Path, tmp_path: Path) -> None:
