@@ -238,8 +238,11 @@ def test_ctrl_c_against_a_silent_server_is_quick_and_keeps_answers(questions: Pa
     with ChatServer(script) as server:
         argv = [sys.executable, str(ROOT / "benchmark.py"), *_argv(
             server.base_url, questions, tmp_path, "--timeout", "600", "--concurrency", "2")]
+        # A background job's shell (CI's, perhaps) ignores SIGINT and Python then keeps it
+        # ignored: give the child the default disposition a terminal's foreground job has.
         proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                                start_new_session=True)
+                                start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 30
         while sum(server.calls.values()) < 6 and time.monotonic() < deadline:
             time.sleep(0.1)
