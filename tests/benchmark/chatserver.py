@@ -41,10 +41,7 @@ class ChatServer:
                  single_slot: bool = False) -> None:
         self.script = script
         self.preflight = preflight
-        self.single_slot = single_slot
-        self._turn = threading.Condition()  # single slot: first come, first served
-        self._tickets = 0
-        self._serving = 0
+        self.slot = threading.Lock() if single_slot else None
         self.stopping = threading.Event()
         self.calls: dict[str, int] = {}
         self.auth: list[str | None] = []
@@ -76,15 +73,9 @@ class ChatServer:
                 if reply.hang:
                     server.stopping.wait()
                     return
-                if server.single_slot:
-                    with server._turn:
-                        ticket = server._tickets
-                        server._tickets += 1
-                        server._turn.wait_for(lambda: server._serving == ticket)
-                    time.sleep(reply.delay)
-                    with server._turn:
-                        server._serving += 1
-                        server._turn.notify_all()
+                if server.slot is not None:
+                    with server.slot:
+                        time.sleep(reply.delay)
                 elif reply.delay:
                     time.sleep(reply.delay)
                 payload = reply.raw if reply.raw is not None else json.dumps({
