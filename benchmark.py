@@ -18,7 +18,7 @@ from lib.benchmark.llm import (
     key_for,
     parse_extra,
 )
-from lib.benchmark.players import RandomPlayer, make_player
+from lib.benchmark.players import make_player
 from lib.benchmark.progress import Progress
 from lib.benchmark.prompts import TEMPLATES, Question, template_name
 from lib.benchmark.questions import load_questions, select
@@ -36,6 +36,7 @@ from lib.benchmark.scoring import (
     aggregate,
     by_strata,
     elo_estimates,
+    floor_figures,
     illegal_counts,
     score_item,
     scored_count,
@@ -168,14 +169,15 @@ def _chat_config(args: argparse.Namespace) -> ChatConfig:
                       slots=args.concurrency)
 
 
-def _settings(args: argparse.Namespace, template: str, is_baseline: bool) -> dict[str, Any]:
+def _settings(args: argparse.Namespace, template: str,
+              chat: ChatConfig | None) -> dict[str, Any]:
     """Everything that changes the answers or the selection (recorded and in the name)."""
     settings: dict[str, Any] = {"prompt": template, "split": args.split,
                                 "filters": args.filter, "limit": args.limit, "seed": args.seed}
-    if not is_baseline:
-        settings.update(temperature=args.temperature, max_tokens=args.max_tokens,
-                        system=args.system, stop=args.stop, extra=parse_extra(args.extra),
-                        base_url=args.base_url)
+    if chat is not None:
+        settings.update(temperature=chat.temperature, max_tokens=chat.max_tokens,
+                        system=chat.system, stop=list(chat.stop), extra=chat.extra,
+                        base_url=chat.base_url)
     return settings
 
 
@@ -189,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     ensure_writable_dir(args.out, "--out")
     is_baseline = args.model.split(":")[0] in ("random", "stockfish")
     chat = None if is_baseline else _chat_config(args)
-    settings = _settings(args, template, is_baseline)
+    settings = _settings(args, template, chat)
     digest = sha256_file(args.questions)
     player = make_player(args.model, chat, args.stockfish, args.seed, args.workers)
     # The endpoint is recorded but not keyed, like the answer cache: a resumed run may reach
@@ -262,18 +264,6 @@ class _Forgetful:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
-
-
-def floor_figures(questions: list[Question], seed: int) -> dict[str, Any]:
-    """A uniformly random mover's figures on the same questions: the floor of every metric."""
-    rnd = RandomPlayer(seed=seed)
-    items = [score_item(q, rnd.answer(q, "").text, None) for q in questions]
-    values = aggregate(items, seed, boot=100)
-    by_id = {q.id: q for q in questions}
-    return {"player": rnd.id,
-            **{m: (values.get(m) or {}).get("value") for m in (
-                "legal_rate", "acpl", "accuracy", "best_move_rate", "puzzle_solve_rate")},
-            "elo": elo_estimates(items, by_id, seed)}
 
 
 def _result(args: argparse.Namespace, player_id: str, settings: dict[str, Any], digest: str,

@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+from lib.benchmark.scoring import SUMMARY_METRICS
 from lib.errors import DataError
-from lib.files import atomic_write
+from lib.files import atomic_write, sha256_file
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
-SUMMARY_METRICS = ("legal_rate", "acpl", "accuracy", "best_move_rate", "puzzle_solve_rate")
 
 
 def slug(text: str) -> str:
@@ -148,8 +148,6 @@ def _rank_key(r: dict[str, Any]) -> float:
 def leaderboard(out: Path, questions: Path, floor: dict[str, Any]) -> tuple[Path, Path]:
     """Write leaderboard.md and leaderboard.svg (Elo with 90% intervals) for the complete runs
     on `questions`, with the random mover's figures (`floor`) as the last row."""
-    from lib.files import sha256_file
-
     digest = sha256_file(questions)
     results = load_results(out, digest)
     if not results:

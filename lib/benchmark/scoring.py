@@ -9,6 +9,7 @@ import chess
 import numpy as np
 
 from lib.benchmark import answers
+from lib.benchmark.players import RandomPlayer
 from lib.benchmark.prompts import Question
 from lib.elo import (
     LEVEL,
@@ -25,6 +26,7 @@ LEGAL = "legal"
 TRUNCATED = answers.TRUNCATED
 UNSCORED = (INFRA, TRUNCATED)  # outcomes that say nothing of the model's chess
 STRATA = ("source", "elo_bucket", "phase", "type", "color")
+SUMMARY_METRICS = ("legal_rate", "acpl", "accuracy", "best_move_rate", "puzzle_solve_rate")
 
 
 @dataclass
@@ -192,3 +194,14 @@ def world_model(items: list[Item]) -> dict[str, Any]:
     return {"score": world_model_score(rate), "illegal_rate": round(rate, 4),
             "shares": {k: round(v, 3) for k, v in shares.items()},
             "note": "rubric applied to the illegal rate only; consistency tests not run"}
+
+
+def floor_figures(questions: list[Question], seed: int) -> dict[str, Any]:
+    """A uniformly random mover's figures on the same questions: the floor of every metric."""
+    rnd = RandomPlayer(seed=seed)
+    items = [score_item(q, rnd.answer(q, "").text, None) for q in questions]
+    values = aggregate(items, seed, boot=100)
+    by_id = {q.id: q for q in questions}
+    return {"player": rnd.id,
+            **{m: (values.get(m) or {}).get("value") for m in SUMMARY_METRICS},
+            "elo": elo_estimates(items, by_id, seed)}
