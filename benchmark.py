@@ -11,6 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lib import btd
+from lib.benchmark.calibration import CalibrationConfig, calibrate, engine_range
+from lib.benchmark.game import PLY_CAP, RETRIES
+from lib.benchmark.gamereport import session_result, session_summary, write_session
+from lib.benchmark.ladder import LADDER_FIELDS, default_rungs, ladder_rows, load_ladder
 from lib.benchmark.llm import (
     DEFAULT_MAX_TOKENS,
     ChatConfig,
@@ -18,7 +23,8 @@ from lib.benchmark.llm import (
     key_for,
     parse_extra,
 )
-from lib.benchmark.players import make_player
+from lib.benchmark.play import CONDITIONS, PlayConfig, play
+from lib.benchmark.players import is_baseline, make_player
 from lib.benchmark.progress import Progress
 from lib.benchmark.prompts import TEMPLATES, Question, template_name
 from lib.benchmark.questions import load_questions, select
@@ -30,6 +36,7 @@ from lib.benchmark.results import (
     summary_table,
 )
 from lib.benchmark.runner import BREAKER, ask_all, trace_record
+from lib.benchmark.sampler import MAX_GAMES, PRIOR, TARGET, SamplerConfig
 from lib.benchmark.scoring import (
     TRUNCATED,
     Item,
@@ -50,8 +57,15 @@ from lib.cli import (
     run_cli,
     setup_logging,
 )
+from lib.engine import EngineSettings, find_stockfish
 from lib.errors import ConfigError
-from lib.files import atomic_write, ensure_writable_dir, sha256_file
+from lib.files import (
+    atomic_write,
+    ensure_writable_dir,
+    ensure_writable_file,
+    sha256_file,
+    write_csv,
+)
 from lib.kvstore import JsonStore
 
 log = logging.getLogger("benchmark")
@@ -60,22 +74,8 @@ OPENROUTER = "https://openrouter.ai/api/v1"
 EXIT_INCOMPLETE = 3  # results written, but some questions failed for infrastructure reasons
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Options of a benchmark run."""
-    p = argparse.ArgumentParser(
-        description="Score a model against questions.csv: legal-move rate and why moves were "
-        "illegal, ACPL, accuracy, best-move and puzzle-solve rates with 90% intervals, a "
-        "Bayesian puzzle Elo and a human-calibrated Elo, beside a random mover's figures. "
-        "Baselines: random, stockfish, stockfish:elo=N, stockfish:skill=N, "
-        "stockfish:nodes=N. Exit status: 0 complete, 2 error (nothing written), 3 written "
-        "but incomplete (infrastructure failures; rerun to complete), 130 interrupted. "
-        "Run 'benchmark.py leaderboard --help' for the leaderboard.")
-    p.add_argument("--model", required=True,
-                   help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline")
-    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
-                   help="the test set (default: questions.csv)")
-    p.add_argument("--prompt", default="fen", choices=sorted(TEMPLATES) + [
-        "fen", "fen-board", "fen-history"], help="prompt template (default fen = fen@1)")
+def add_chat_args(p: argparse.ArgumentParser) -> None:
+    """Options of the endpoint and its requests, shared by the static run and play."""
     p.add_argument("--base-url", default=OPENROUTER,
                    help=f"OpenAI-compatible API base URL (default {OPENROUTER})")
     p.add_argument("--api-key-env", default=None, metavar="VAR",
@@ -96,9 +96,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help='extra request fields, e.g. \'{"reasoning": {"effort": "low"}}\'; '
                    "they may not set model, messages, max_tokens, temperature, stop, stream "
                    "or n")
-    p.add_argument("--concurrency", type=positive_int, default=8,
-                   help="requests in flight at once (default 8; a single-slot local server "
-                   "answers them in turn)")
     p.add_argument("--timeout", type=positive_float, default=120.0,
                    help="seconds a request may take, counted from when no older request of "
                    "ours is still waiting, so time queued behind our own requests does not "
@@ -106,11 +103,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retries", type=non_negative_int, default=6,
                    help="retries of 429, 5xx, timeouts and malformed replies, each logged "
                    "(default 6)")
+    p.add_argument("--retry-wait", type=positive_float, default=1.0,
+                   help="base seconds of the exponential backoff with jitter (default 1)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Options of a benchmark run."""
+    p = argparse.ArgumentParser(
+        description="Score a model against questions.csv: legal-move rate and why moves were "
+        "illegal, ACPL, accuracy, best-move and puzzle-solve rates with 90% intervals, a "
+        "Bayesian puzzle Elo and a human-calibrated Elo, beside a random mover's figures. "
+        "Baselines: random, stockfish, stockfish:elo=N, stockfish:skill=N, "
+        "stockfish:nodes=N. Exit status: 0 complete, 2 error (nothing written), 3 written "
+        "but incomplete (infrastructure failures; rerun to complete), 130 interrupted. "
+        "Run 'benchmark.py leaderboard --help' for the leaderboard.")
+    p.add_argument("--model", required=True,
+                   help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline")
+    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
+                   help="the test set (default: questions.csv)")
+    p.add_argument("--prompt", default="fen", choices=sorted(TEMPLATES) + [
+        "fen", "fen-board", "fen-history"], help="prompt template (default fen = fen@1)")
+    add_chat_args(p)
+    p.add_argument("--concurrency", type=positive_int, default=8,
+                   help="requests in flight at once (default 8; a single-slot local server "
+                   "answers them in turn)")
     p.add_argument("--breaker", type=positive_int, default=BREAKER,
                    help="stop the run when this many questions in a row fail for "
                    f"infrastructure reasons after their retries (default {BREAKER})")
-    p.add_argument("--retry-wait", type=positive_float, default=1.0,
-                   help="base seconds of the exponential backoff with jitter (default 1)")
     p.add_argument("--limit", type=positive_int, default=None,
                    help="ask only this many questions (a seeded sample)")
     p.add_argument("--split", choices=("public", "private", "all"), default="all",
@@ -155,6 +174,151 @@ def leaderboard_parser() -> argparse.ArgumentParser:
     return p
 
 
+def play_parser() -> argparse.ArgumentParser:
+    """Options of games against the ladder."""
+    p = argparse.ArgumentParser(
+        prog="benchmark.py play",
+        description="Play full games against the calibrated ladder (ladder.csv) and rate the "
+        "player with a Bradley-Terry-Davidson model: a Bayesian game Elo with a 90%% interval "
+        "per start condition, rungs chosen by Thompson sampling, stopping at +-TARGET Elo or "
+        "MAX_GAMES. One stateless request per move (FEN, moves so far, side to move). Writes "
+        "a PGN of every game, per-move traces, a JSON and markdown report and PNG figures. "
+        "Players: a model at --base-url, or random, stockfish:elo=N,nodes=N, "
+        "mix:random=P,nodes=N. Exit status: 0 complete, 2 error, 3 written but some games "
+        "were aborted for infrastructure reasons, 130 interrupted (rerun to resume).")
+    p.add_argument("--model", required=True,
+                   help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline")
+    add_chat_args(p)
+    p.add_argument("--ladder", type=Path, default=Path("ladder.csv"),
+                   help="the calibrated ladder (default ladder.csv)")
+    p.add_argument("--conditions", type=conditions_list, default=("standard",),
+                   help="start conditions, comma-separated, each rated on its own: standard, "
+                   "chess960 (seeded, never the standard position), midgame (game positions "
+                   "of --questions) (default standard)")
+    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
+                   help="source of mid-game starts (default questions.csv)")
+    p.add_argument("--legal-moves", action="store_true",
+                   help="list the legal moves in every prompt (recorded in the result)")
+    p.add_argument("--illegal-retries", type=non_negative_int, default=RETRIES,
+                   help="illegal answers retried, each told what was wrong, before the game "
+                   f"is forfeited (default {RETRIES})")
+    p.add_argument("--ply-cap", type=positive_int, default=PLY_CAP,
+                   help=f"a game this many plies long is drawn (default {PLY_CAP})")
+    p.add_argument("--target", type=positive_float, default=TARGET,
+                   help=f"stop a condition when its 90%% interval is within +-TARGET Elo "
+                   f"(default {TARGET:.0f})")
+    p.add_argument("--max-games", type=positive_int, default=MAX_GAMES,
+                   help=f"stop a condition after this many rated games (default {MAX_GAMES})")
+    p.add_argument("--prior", type=float, nargs=2, default=(PRIOR.mean, PRIOR.sd),
+                   metavar=("MEAN", "SD"),
+                   help=f"normal prior of the Elo (default {PRIOR.mean:.0f} {PRIOR.sd:.0f}: "
+                   "wide enough for anything from a random mover to the top rung; seed 001's "
+                   "1800 300 undercovers weak players, see bench/games_coverage.py)")
+    p.add_argument("--mcmc", action="store_true",
+                   help="report the posterior by MCMC instead of the Laplace approximation")
+    p.add_argument("--concurrency", type=positive_int, default=2,
+                   help="games at once, and the sampler's batch: the schedule depends on it "
+                   "(default 2)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of starts, random rungs and the sampler (default 0)")
+    p.add_argument("--stockfish", default=None, help="Stockfish binary (rungs and judge)")
+    p.add_argument("--out", type=Path, default=Path("results"),
+                   help="results directory (default results)")
+    p.add_argument("--store", type=Path, default=None,
+                   help="finished games and every answer, for resuming (default OUT/games.db)")
+    return p
+
+
+def conditions_list(text: str) -> tuple[str, ...]:
+    """--conditions: a comma-separated list of known start conditions."""
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    unknown = [n for n in names if n not in CONDITIONS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown condition(s) {unknown or [text]}: use {', '.join(CONDITIONS)}")
+    return names
+
+
+def play_command(args: argparse.Namespace) -> int:
+    """Play the games, rate them, write PGN, traces, report and figures; the exit status."""
+    ladder = load_ladder(args.ladder)
+    settings = EngineSettings(find_stockfish(args.stockfish))
+    questions = load_questions(args.questions) if "midgame" in args.conditions else []
+    ensure_writable_dir(args.out, "--out")
+    chat = None if is_baseline(args.model) else _chat_config(args)
+    player = make_player(args.model, chat, args.stockfish, args.seed, args.concurrency)
+    sampler = SamplerConfig(tuple(ladder.elos), ladder.nu, btd.Prior(*args.prior),
+                            args.target, args.max_games)
+    config = PlayConfig(args.conditions, sampler, args.illegal_retries, args.legal_moves,
+                        args.ply_cap, args.concurrency, args.seed)
+    settings_shown = {"conditions": list(args.conditions), "prompt": config.template,
+                      "legal_moves": args.legal_moves, "illegal_retries": args.illegal_retries,
+                      "ply_cap": args.ply_cap, "target": args.target,
+                      "max_games": args.max_games, "prior": list(args.prior),
+                      "concurrency": args.concurrency, "seed": args.seed,
+                      "ladder_sha256": sha256_file(args.ladder)}
+    key = json.dumps([player.id, settings_shown], sort_keys=True)
+    name = slug(f"play__{args.model}__{'-'.join(args.conditions)}") + "__" + hashlib.sha256(
+        key.encode()).hexdigest()[:10]
+    try:
+        session = play(player, ladder, questions, config, args.store or args.out / "games.db",
+                       settings)
+    finally:
+        player.close()
+    result = session_result(args.model, player.id, settings_shown, session, ladder, sampler,
+                            args.seed, args.mcmc)
+    paths = write_session(args.out, name, result, session, ladder)
+    print(session_summary(result))
+    print("wrote " + ", ".join(str(p) for p in paths))
+    if any(c["aborted"] for c in result["conditions"].values()):
+        log.error("some games were aborted for infrastructure reasons and are not rated; run "
+                  "the same command again to play them")
+        return EXIT_INCOMPLETE
+    return 0
+
+
+def calibrate_parser() -> argparse.ArgumentParser:
+    """Options of the ladder's calibration."""
+    p = argparse.ArgumentParser(
+        prog="benchmark.py calibrate",
+        description="Play a gauntlet between the ladder's rungs (random mover, mix rungs, "
+        "UCI_Elo settings across the engine's range, full strength) at the node limits "
+        "'play' uses, one thread each, rate them with the BTD estimator anchored to the "
+        "UCI_Elo values, and write the ladder CSV. Finished games are stored, so a rerun "
+        "resumes.")
+    p.add_argument("--games", type=positive_int, default=20,
+                   help="games per pair of adjacent rungs, colours alternating; rungs two "
+                   "apart play half as many (default 20)")
+    p.add_argument("--step", type=positive_int, default=150,
+                   help="UCI_Elo step between engine rungs above the lowest three, which are "
+                   "100 apart (default 150)")
+    p.add_argument("--concurrency", type=positive_int, default=os.cpu_count() or 1,
+                   help="games at once (default: cores)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random and mix rungs")
+    p.add_argument("--ladder", type=Path, default=Path("ladder.csv"),
+                   help="the ladder file written (default ladder.csv)")
+    p.add_argument("--store", type=Path, default=Path("results/calibration.db"),
+                   help="finished games and cached moves, for resuming "
+                   "(default results/calibration.db)")
+    p.add_argument("--stockfish", default=None, help="Stockfish binary")
+    return p
+
+
+def calibrate_command(args: argparse.Namespace) -> None:
+    """Play the gauntlet, rate the rungs, write the ladder."""
+    settings = EngineSettings(find_stockfish(args.stockfish))
+    low, high, name = engine_range(settings)
+    rungs = default_rungs(low, high, args.step)
+    config = CalibrationConfig(args.games, args.concurrency, args.seed)
+    ensure_writable_file(args.ladder, "--ladder")
+    ladder = calibrate(rungs, config, settings, args.store, name)
+    write_csv(args.ladder, LADDER_FIELDS, ladder_rows(ladder))
+    for rung in ladder.rungs:
+        print(f"{rung.name:12} {rung.elo:7.0f}  90% [{rung.lo:.0f}, {rung.hi:.0f}]  "
+              f"{rung.games} games, score {rung.score:.2f}")
+    print(f"draw parameter nu = {ladder.nu:.3f}; wrote {args.ladder} (games in {args.store})")
+
+
 def _chat_config(args: argparse.Namespace) -> ChatConfig:
     check_base_url(args.base_url)
     key, source = key_for(args.base_url, args.api_key_env, dict(os.environ))
@@ -189,8 +353,7 @@ def run(args: argparse.Namespace) -> int:
     if not questions:
         raise ConfigError("no question matches --split/--filter")
     ensure_writable_dir(args.out, "--out")
-    is_baseline = args.model.split(":")[0] in ("random", "stockfish")
-    chat = None if is_baseline else _chat_config(args)
+    chat = None if is_baseline(args.model) else _chat_config(args)
     settings = _settings(args, template, chat)
     digest = sha256_file(args.questions)
     player = make_player(args.model, chat, args.stockfish, args.seed, args.workers)
@@ -298,6 +461,16 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: `benchmark.py [options]` or `benchmark.py leaderboard [options]`."""
     argv = sys.argv[1:] if argv is None else argv
     setup_logging()
+    if argv[:1] == ["play"]:
+        args = play_parser().parse_args(argv[1:])
+        played = [0]
+
+        def games() -> None:
+            played[0] = play_command(args)
+        return run_cli(games) or played[0]
+    if argv[:1] == ["calibrate"]:
+        args = calibrate_parser().parse_args(argv[1:])
+        return run_cli(lambda: calibrate_command(args))
     if argv[:1] == ["leaderboard"]:
         args = leaderboard_parser().parse_args(argv[1:])
 

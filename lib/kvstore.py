@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +12,17 @@ from lib.errors import DataError
 
 
 class JsonStore:
-    """Values by key; `put` then `commit` makes them survive a crash (even kill -9)."""
+    """Values by key; `put` then `commit` makes them survive a crash (even kill -9).
+
+    Safe to share between threads: one lock serialises every statement.
+    """
 
     def __init__(self, path: Path, table: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.table = table
+        self._lock = threading.Lock()
         try:
-            self.conn = sqlite3.connect(path)
+            self.conn = sqlite3.connect(path, check_same_thread=False, timeout=60)
             self.conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT)")
             self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()
@@ -27,19 +32,24 @@ class JsonStore:
 
     def get(self, key: str) -> Any | None:
         """The stored value, or None."""
-        row = self.conn.execute(f"SELECT value FROM {self.table} WHERE key = ?", (key,)).fetchone()
+        with self._lock:
+            row = self.conn.execute(f"SELECT value FROM {self.table} WHERE key = ?",
+                                    (key,)).fetchone()
         return None if row is None else json.loads(row[0])
 
     def put(self, key: str, value: Any) -> None:
         """Store a value (durable after commit)."""
-        self.conn.execute(f"INSERT OR REPLACE INTO {self.table} VALUES (?, ?)",
-                          (key, json.dumps(value, separators=(",", ":"))))
+        text = json.dumps(value, separators=(",", ":"))
+        with self._lock:
+            self.conn.execute(f"INSERT OR REPLACE INTO {self.table} VALUES (?, ?)", (key, text))
 
     def commit(self) -> None:
         """Make stored values durable."""
-        self.conn.commit()
+        with self._lock:
+            self.conn.commit()
 
     def close(self) -> None:
         """Commit and close."""
-        self.conn.commit()
-        self.conn.close()
+        with self._lock:
+            self.conn.commit()
+            self.conn.close()

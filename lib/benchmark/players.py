@@ -57,7 +57,7 @@ class RandomPlayer:
 
     def answer(self, question: Question, prompt: str) -> Reply:
         rng = random.Random(f"{self.seed}:{question.id}")
-        moves = sorted(m.uci() for m in chess.Board(question.fen).legal_moves)
+        moves = sorted(m.uci() for m in question.board().legal_moves)
         return Reply(text=rng.choice(moves))
 
     def preflight(self) -> None:
@@ -97,7 +97,7 @@ class StockfishPlayer:
         return self._local.engine
 
     def answer(self, question: Question, prompt: str) -> Reply:
-        move = self._engine().play(chess.Board(question.fen),
+        move = self._engine().play(question.board(),
                                    chess.engine.Limit(nodes=self.nodes))
         return Reply(text=move.uci())
 
@@ -108,6 +108,31 @@ class StockfishPlayer:
         for engine in self._engines:
             engine.close()
         self._engines.clear()
+
+
+class MixPlayer:
+    """A weak rung: a seeded coin picks a uniformly random legal move (with probability
+    `percent`/100) or node-limited Stockfish's best move, so every move reproduces."""
+
+    def __init__(self, path: str, percent: int, nodes: int, seed: int = 0,
+                 workers: int = 1) -> None:
+        self.percent = percent
+        self.random = RandomPlayer(seed=seed)
+        self.engine = StockfishPlayer(path, nodes=nodes, workers=workers)
+        self.max_concurrency = workers
+        self.id = f"mix:random={percent},nodes={nodes}:seed={seed}"
+
+    def answer(self, question: Question, prompt: str) -> Reply:
+        coin = random.Random(f"coin:{self.random.seed}:{question.id}").random()
+        if coin * 100 < self.percent:
+            return self.random.answer(question, prompt)
+        return self.engine.answer(question, prompt)
+
+    def preflight(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.engine.close()
 
 
 class ChatPlayer:
@@ -147,13 +172,27 @@ def _options(spec: str) -> tuple[str, dict[str, int]]:
     return name, options
 
 
+BASELINES = ("random", "stockfish", "mix")
+
+
+def is_baseline(spec: str) -> bool:
+    """Whether --model names a baseline player rather than a model at an endpoint."""
+    return spec.split(":")[0] in BASELINES
+
+
 def make_player(spec: str, chat: ChatConfig | None, stockfish: str | None, seed: int,
                 workers: int) -> Player:
-    """The player named by --model: 'random', 'stockfish[:elo=N|skill=N|nodes=N]', or a model."""
-    name, options = _options(spec) if spec.split(":")[0] in ("random", "stockfish") else (
-        spec, {})
+    """The player named by --model: 'random', 'stockfish[:elo=N|skill=N|nodes=N]',
+    'mix:random=P,nodes=N' (a random move with probability P%, else Stockfish), or a model."""
+    name, options = _options(spec) if is_baseline(spec) else (spec, {})
     if name == "random":
         return RandomPlayer(seed=seed)
+    if name == "mix":
+        if set(options) != {"random", "nodes"} or not 0 <= options["random"] <= 100 \
+                or options["nodes"] < 1:
+            raise PlayerError(f"bad {spec!r}: expected mix:random=P,nodes=N with P in 0-100")
+        return MixPlayer(find_stockfish(stockfish), options["random"], options["nodes"],
+                         seed=seed, workers=workers)
     if name == "stockfish":
         unknown = set(options) - {"elo", "skill", "nodes"}
         if unknown:

@@ -13,14 +13,20 @@ log = logging.getLogger(__name__)
 LOG_EVERY_S = 30.0  # seconds between progress lines when stderr is not a terminal
 
 
-class Progress:
-    """Counts answers as legal, illegal, truncated or infra; cached answers count as done."""
+ANSWER_KINDS = ("legal", "illegal", "truncated", "infra")
 
-    def __init__(self, total: int, desc: str, every_s: float = LOG_EVERY_S) -> None:
+
+class Progress:
+    """Counts outcomes by kind (answers: legal, illegal, truncated, infra; any category not
+    among the kinds counts as the second); cached outcomes count as done, not in the ETA."""
+
+    def __init__(self, total: int, desc: str, every_s: float = LOG_EVERY_S,
+                 kinds: tuple[str, ...] = ANSWER_KINDS, unit: str = "q") -> None:
         self.total = total
+        self.kinds = kinds
         self.counts: Counter[str] = Counter()
         self.asked = 0  # answers that needed a request (the ETA's rate)
-        self.bar = tqdm(total=total, desc=desc, unit="q", disable=None)
+        self.bar = tqdm(total=total, desc=desc, unit=unit, disable=None)
         self.every_s = every_s
         self.start = self.last = time.monotonic()
 
@@ -31,7 +37,7 @@ class Progress:
 
     def update(self, category: str, cached: bool) -> None:
         """Count one outcome (category: legal, infra, truncated, or an illegal category)."""
-        kind = category if category in ("legal", "infra", "truncated") else "illegal"
+        kind = category if category in self.kinds else self.kinds[1]
         self.counts[kind] += 1
         self.asked += not cached
         self.bar.set_postfix_str(self._counts(), refresh=False)
@@ -43,8 +49,7 @@ class Progress:
                      self.eta())
 
     def _counts(self) -> str:
-        return ", ".join(f"{k} {self.counts[k]}"
-                         for k in ("legal", "illegal", "truncated", "infra"))
+        return ", ".join(f"{k} {self.counts[k]}" for k in self.kinds)
 
     def eta(self) -> str:
         """Time left at the rate of the answers asked so far."""

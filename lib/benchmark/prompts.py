@@ -31,6 +31,11 @@ class Question:
     solution: str
     themes: str
     private: bool
+    chess960: bool = False  # a Chess960 position (castling as king takes rook in UCI)
+
+    def board(self) -> chess.Board:
+        """The position."""
+        return chess.Board(self.fen, chess960=self.chess960)
 
 
 def _side(board: chess.Board) -> str:

@@ -1,0 +1,172 @@
+"""A player's games against the ladder, per start condition, until its Elo is pinned down."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lib.benchmark.game import (
+    ENGINE_TEMPLATE,
+    GAME_TEMPLATE,
+    GameRecord,
+    Side,
+    Start,
+    chess960_start,
+    midgame_starts,
+    standard_start,
+)
+from lib.benchmark.ladder import Ladder
+from lib.benchmark.llm import InfraError
+from lib.benchmark.match import GameJob, play_all
+from lib.benchmark.players import Player, make_player
+from lib.benchmark.progress import Progress
+from lib.benchmark.prompts import Question
+from lib.benchmark.sampler import SamplerConfig, finished, posterior, schedule
+from lib.engine import EngineSettings
+from lib.errors import ConfigError
+from lib.kvstore import JsonStore
+
+log = logging.getLogger(__name__)
+
+CONDITIONS = ("standard", "chess960", "midgame")
+SCORE_WHITE = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
+BREAKER = 3  # this many games in a row aborted for infrastructure reasons stop the run
+
+
+class GamesAborted(InfraError):
+    """Too many games in a row were aborted for infrastructure reasons: the run stops."""
+
+
+@dataclass(frozen=True)
+class PlayConfig:
+    """How the games are played and scheduled."""
+
+    conditions: tuple[str, ...]  # start conditions, each rated on its own
+    sampler: SamplerConfig
+    retries: int  # illegal answers retried (with what was wrong) before a forfeit
+    legal: bool  # the prompt lists the legal moves
+    ply_cap: int  # a game this long is a draw
+    concurrency: int  # games at once; also the sampler's batch (the schedule depends on it)
+    seed: int  # Chess960 and mid-game starts, mix and random rungs, the sampler's draws
+
+    @property
+    def template(self) -> str:
+        """The prompt version, part of every cached answer's key."""
+        return GAME_TEMPLATE + ("+legal" if self.legal else "")
+
+
+@dataclass
+class Game:
+    """A rated (or aborted) game of the player against one rung."""
+
+    condition: str
+    index: int  # its place in the condition's schedule
+    rung: int  # ladder index
+    model_white: bool
+    record: GameRecord | None  # None: aborted
+    aborted: str | None = None
+
+    @property
+    def score(self) -> float:
+        """The player's score."""
+        assert self.record is not None
+        white = SCORE_WHITE[self.record.result]
+        return white if self.model_white else 1 - white
+
+
+@dataclass
+class Session:
+    """Everything played, per condition."""
+
+    games: dict[str, list[Game]] = field(default_factory=dict)
+
+    def rated(self, condition: str) -> list[Game]:
+        """The condition's finished games."""
+        return [g for g in self.games.get(condition, []) if g.record is not None]
+
+
+def start_for(condition: str, index: int, seed: int, mid: list[Start]) -> Start:
+    """The start of a condition's index-th game; each start is played with both colours."""
+    if condition == "standard":
+        return standard_start()
+    if condition == "chess960":
+        return chess960_start(seed, index // 2)
+    return mid[(index // 2) % len(mid)]
+
+
+def play(player: Player, ladder: Ladder, questions: list[Question], config: PlayConfig,
+         store: Path, settings: EngineSettings) -> Session:
+    """Play each condition's adaptive schedule to its stop (resuming stored games)."""
+    mid = midgame_starts(questions, config.seed)
+    if "midgame" in config.conditions and not mid:
+        raise ConfigError("no game positions in the questions file for mid-game starts")
+    rungs = [make_player(r.spec, None, settings.path, config.seed, config.concurrency)
+             for r in ladder.rungs]
+    games_db, cache = JsonStore(store, "games"), JsonStore(store, "answers")
+    session = Session()
+    total = config.sampler.max_games * len(config.conditions)
+    progress = Progress(total, f"play {player.id[:30]}", kinds=("win", "draw", "loss",
+                                                                  "aborted"), unit="game")
+    try:
+        for condition in config.conditions:
+            session.games[condition] = _condition(player, rungs, ladder, mid, config,
+                                                  condition, games_db, cache, settings,
+                                                  progress)
+    finally:
+        progress.close()
+        games_db.close()
+        cache.close()
+        for rung in rungs:
+            rung.close()
+    return session
+
+
+def _once(player: Player) -> Callable[[], None]:
+    """The player's preflight, run at most once per session."""
+    done: list[bool] = []
+
+    def check() -> None:
+        if not done:
+            player.preflight()
+            done.append(True)
+    return check
+
+
+def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[Start],
+               config: PlayConfig, condition: str, games_db: JsonStore, cache: JsonStore,
+               settings: EngineSettings, progress: Progress) -> list[Game]:
+    games: list[Game] = []
+    aborted_in_row = 0
+    while True:
+        rated = [g for g in games if g.record is not None]
+        opponents = [float(ladder.elos[g.rung]) for g in rated]
+        scores = [g.score for g in rated]
+        if finished(posterior(opponents, scores, config.sampler), len(rated), config.sampler) \
+                or len(games) >= 2 * config.sampler.max_games:
+            return games
+        batch = schedule(len(games), opponents, scores, config.sampler, config.concurrency,
+                         config.seed)[: config.sampler.max_games - len(rated)]
+        jobs, meta = [], {}
+        for k, rung in enumerate(batch):
+            index = len(games) + k
+            model_white = index % 2 == 0
+            me = Side(player, config.template, config.legal, config.retries)
+            them = Side(rungs[rung], ENGINE_TEMPLATE)
+            key = f"{condition}:{config.seed}:{index}:{ladder.rungs[rung].name}"
+            start = start_for(condition, index, config.seed, mid)
+            jobs.append(GameJob(key, *((me, them) if model_white else (them, me)), start,
+                                config.ply_cap))
+            meta[key] = Game(condition, index, rung, model_white, None)
+        for played in play_all(jobs, games_db, cache, settings, config.concurrency,
+                               _once(player)):
+            game = meta[played.job.key]
+            game.record, game.aborted = played.record, played.aborted
+            aborted_in_row = aborted_in_row + 1 if played.aborted else 0
+            progress.update("aborted" if played.aborted else
+                            {1.0: "win", 0.5: "draw", 0.0: "loss"}[game.score], played.stored)
+            if aborted_in_row >= BREAKER:
+                raise GamesAborted(f"stopped after {BREAKER} games in a row were aborted for "
+                                   f"infrastructure reasons (last: {played.aborted})")
+        games += sorted(meta.values(), key=lambda g: g.index)

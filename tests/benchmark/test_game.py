@@ -1,0 +1,97 @@
+"""Game starts, the rules' ends, adjudication, cp losses and PGN, on real positions."""
+
+import io
+
+import chess
+import chess.pgn
+
+from lib.benchmark import game
+from lib.benchmark.game import GameRecord, Start
+
+
+def test_chess960_starts_are_seeded_valid_and_never_the_standard_one() -> None:
+    starts = [game.chess960_start(7, i) for i in range(400)]
+    assert all(s.label != "960#518" for s in starts)
+    assert len({s.label for s in starts}) > 300
+    assert game.chess960_start(7, 3) == starts[3]
+    assert game.chess960_start(8, 3) != starts[3] or game.chess960_start(8, 4) != starts[4]
+    for s in starts[:50]:
+        board = s.board()
+        assert board.chess960 and board.is_valid() and board.fen() != chess.STARTING_FEN
+        assert board.legal_moves.count() == 20 or board.legal_moves.count() >= 18
+
+
+def test_a_mid_game_start_keeps_the_moves_that_led_to_it() -> None:
+    history = ("e4", "e5", "Nf3", "Nc6")
+    board = chess.Board()
+    for san in history:
+        board.push_san(san)
+    start = Start("midgame", "q1", board.fen(), history)
+    assert start.board().move_stack == board.move_stack
+    # A history that does not lead to the FEN is ignored, not trusted.
+    assert Start("midgame", "q2", board.fen(), ("d4",)).board().move_stack == []
+
+
+def test_rule_ends_on_real_positions() -> None:
+    mated = chess.Board("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3")
+    assert game.rule_end(mated) == ("0-1", "checkmate")
+    stalemate = chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")
+    assert game.rule_end(stalemate) == ("1/2-1/2", "stalemate")
+    bare = chess.Board("8/8/4k3/8/8/3K4/8/8 w - - 0 1")
+    assert game.rule_end(bare) == ("1/2-1/2", "insufficient material")
+    board = chess.Board()
+    for san in ["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1"]:
+        board.push_san(san)
+    assert game.rule_end(board) is None
+    board.push_san("Ng8")  # the start position for the third time: claimed at once
+    assert game.rule_end(board) == ("1/2-1/2", "threefold repetition")
+
+
+def test_adjudication_needs_a_held_eval() -> None:
+    held = [0, 300] + [1200] * game.DECISIVE_PLIES
+    assert game.adjudicate(held, 40) == ("1-0", "adjudication: decisive")
+    assert game.adjudicate(held[:-1] + [900], 40) is None
+    assert game.adjudicate([-30000] * game.DECISIVE_PLIES, 40) == ("0-1", "adjudication: decisive")
+    level = [0] * game.DEAD_DRAW_PLIES
+    assert game.adjudicate(level, game.DEAD_DRAW_FROM) == ("1/2-1/2", "adjudication: dead draw")
+    assert game.adjudicate(level, game.DEAD_DRAW_FROM - 1) is None
+
+
+def _record() -> GameRecord:
+    start = Start("standard", "standard", chess.STARTING_FEN)
+    # e4 (eval 20 -> 30), e5 (30 -> 40: Black lost 10), Qh5 (40 -> -50: White lost 90),
+    # Nc6 (-50 -> -1500: Black gained, loss 0).
+    return GameRecord("k", "model", "rung", vars(start) | {"history": []},
+                      moves=["e2e4", "e7e5", "d1h5", "b8c6"], sans=["e4", "e5", "Qh5", "Nc6"],
+                      evals=[20, 30, 40, -50, -1500], result="0-1",
+                      termination="forfeit: illegal moves", forfeit="3 illegal answers",
+                      attempts=[{"ply": 2, "category": "state", "text": "Qd5", "answer": "Qd5"},
+                                {"ply": 4, "category": "rule", "text": "Ke2", "answer": "Ke2"}])
+
+
+def test_cp_losses_by_side() -> None:
+    record = _record()
+    assert game.cp_losses(record, white=True) == [0, 90]
+    assert game.cp_losses(record, white=False) == [10, 0]
+
+
+def test_pgn_has_players_rung_result_termination_and_illegal_tries() -> None:
+    text = game.pgn(_record(), {"BlackElo": "1350", "Rung": "sf1350@1"})
+    parsed = chess.pgn.read_game(io.StringIO(text))
+    assert parsed is not None
+    assert parsed.headers["White"] == "model" and parsed.headers["BlackElo"] == "1350"
+    assert parsed.headers["Termination"] == "forfeit: illegal moves"
+    assert parsed.headers["Result"] == "0-1"
+    assert [m.uci() for m in parsed.mainline_moves()] == ["e2e4", "e7e5", "d1h5", "b8c6"]
+    assert "illegal try 'Qd5': state" in text
+    assert "forfeit: 3 illegal answers" in text and "'Ke2': rule" in text
+
+
+def test_the_retry_prompt_says_what_was_wrong() -> None:
+    board = chess.Board()
+    start = game.standard_start()
+    note = game.feedback_line("Qh5", "Final answer: Qh5", "rule", "the queen is blocked")
+    prompt = game.game_prompt(board, [], start, legal=True, feedback=note)
+    assert "'Qh5' was not accepted (rule: the queen is blocked)" in prompt
+    assert "Legal moves: " in prompt and " Nf3 " in prompt
+    assert "You play White" in prompt and chess.STARTING_FEN in prompt

@@ -1,0 +1,160 @@
+"""`benchmark.py play` and `calibrate` for real: baselines, a local model server, kill -9."""
+
+import csv
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import chess
+import pytest
+
+import benchmark
+from lib.benchmark.calibration import CalibrationConfig, calibrate
+from lib.benchmark.ladder import LADDER_FIELDS, Rung
+from lib.engine import EngineSettings, find_stockfish
+from tests.benchmark.chatserver import ChatServer, Response
+from tests.conftest import ROOT
+
+RUNGS = [("random@1", "random", "", -900), ("mix50@1", "mix:random=50,nodes=1000", "", 400),
+         ("sf1350@1", "stockfish:elo=1350,nodes=20000", "1350", 1350)]
+
+
+@pytest.fixture()
+def ladder(tmp_path: Path) -> Path:
+    """A three-rung ladder file."""
+    path = tmp_path / "ladder.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, LADDER_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        for name, spec, anchor, elo in RUNGS:
+            writer.writerow({"rung": name, "spec": spec, "anchor": anchor, "elo": elo,
+                             "lo": elo - 50, "hi": elo + 50, "games": 10, "score": 0.5,
+                             "nu": 0.5, "engine": "Stockfish"})
+    return path
+
+
+def _play(ladder: Path, out: Path, *extra: str) -> list[str]:
+    return ["play", "--ladder", str(ladder), "--out", str(out), "--ply-cap", "16",
+            "--max-games", "3", *extra]
+
+
+def _san(fen: str) -> str:
+    board = chess.Board(fen)
+    return board.san(sorted(board.legal_moves, key=chess.Move.uci)[0])
+
+
+def test_baseline_games_resume_after_kill_9_byte_identical(ladder: Path, tmp_path: Path) -> None:
+    argv = _play(ladder, tmp_path / "a", "--model", "mix:random=50,nodes=1000",
+                 "--conditions", "standard,chess960", "--concurrency", "2")
+    assert benchmark.main(argv) == 0
+    [result] = (tmp_path / "a").glob("play__*.json")
+    data = json.loads(result.read_text())
+    for name in ("standard", "chess960"):
+        c = data["conditions"][name]
+        assert c["games"] == 3 and c["w"] + c["d"] + c["l"] == 3 and c["aborted"] == 0
+        assert c["elo"]["text"]
+    assert data["taxonomy"]["legal"] == data["taxonomy"]["attempts"] > 0
+    pgn = result.with_suffix(".pgn").read_text()
+    assert pgn.count("[Event ") == 6 and '[Variant "Chess960"]' in pgn
+    assert result.with_name(result.stem + "-posterior.png").stat().st_size > 0
+    # The same run killed mid-game, then rerun: the same bytes.
+    out = tmp_path / "b"
+    argv = [sys.executable, str(ROOT / "benchmark.py"),
+            *_play(ladder, out, "--model", "mix:random=50,nodes=1000", "--conditions",
+                   "standard,chess960", "--concurrency", "2")]
+    proc = subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (out / "games.db").exists():
+            with sqlite3.connect(out / "games.db") as db:
+                tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+                if "games" in tables and db.execute(
+                        "SELECT count(*) FROM games").fetchone()[0] >= 2:
+                    break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not list(out.glob("play__*.json"))
+    assert benchmark.main(argv[2:]) == 0
+    for suffix in (".json", ".md", ".pgn"):
+        again = (out / result.name).with_suffix(suffix)
+        assert again.read_bytes() == result.with_suffix(suffix).read_bytes(), suffix
+
+
+def test_a_model_is_retried_then_forfeits_and_500s_abort_unrated(ladder: Path,
+                                                                 tmp_path: Path) -> None:
+    def script(fen: str, attempt: int) -> Response:
+        board = chess.Board(fen)
+        if board.fullmove_number >= 3:  # from its third move on: nonsense, every time
+            return Response("Final answer: Qz9 is my move")
+        if attempt == 0:  # first try at a position: a move of a piece it does not have
+            return Response("Final answer: Qxh7")
+        return Response(f"Let me think.\nFinal answer: {_san(fen)}")
+    with ChatServer(script) as server:
+        out = tmp_path / "m"
+        status = benchmark.main(_play(ladder, out, "--model", "local/m", "--base-url",
+                                      server.base_url, "--retries", "0", "--timeout", "5",
+                                      "--concurrency", "1"))
+        retry_prompts = [b["messages"][-1]["content"] for b in server.bodies
+                         if "was not accepted" in b["messages"][-1]["content"]]
+    assert status == 0
+    [result] = out.glob("play__*.json")
+    data = json.loads(result.read_text())
+    c = data["conditions"]["standard"]
+    assert c["games"] == 3 and c["l"] == 3, c  # every game forfeited
+    assert all("3 illegal answers in a row" in f["reason"] for f in c["forfeits"])
+    assert c["terminations"] == {"forfeit: illegal moves": 3}
+    tax = data["taxonomy"]
+    assert tax["format"] >= 9 and tax["legal"] >= 6 and tax["state"] + tax["rule"] >= 6
+    assert any("'Qxh7' was not accepted" in p for p in retry_prompts)
+    pgn = result.with_suffix(".pgn").read_text()
+    assert "forfeit: 3 illegal answers in a row" in pgn and "illegal try 'Qxh7'" in pgn
+
+    def failing(fen: str, attempt: int) -> Response:
+        return Response(status=500)
+    with ChatServer(failing) as server:
+        out = tmp_path / "f"
+        status = benchmark.main(_play(ladder, out, "--model", "local/m", "--base-url",
+                                      server.base_url, "--retries", "0", "--timeout", "5",
+                                      "--concurrency", "1"))
+    assert status == 2  # three games in a row aborted: the run stops, nothing is rated
+    assert not list(out.glob("play__*.json"))
+
+
+def test_one_failing_game_is_aborted_not_lost(ladder: Path, tmp_path: Path) -> None:
+    seen: set[str] = set()
+
+    def script(fen: str, attempt: int) -> Response:
+        board = chess.Board(fen)
+        if board.turn == chess.BLACK and board.fullmove_number == 1:
+            return Response(status=500)  # the model's first move as Black never comes
+        seen.add(fen)
+        return Response(f"Final answer: {_san(fen)}")
+    with ChatServer(script) as server:
+        out = tmp_path / "x"
+        argv = _play(ladder, out, "--model", "local/m", "--base-url", server.base_url,
+                     "--retries", "0", "--timeout", "5", "--concurrency", "1")
+        status = benchmark.main(argv)
+    assert status == benchmark.EXIT_INCOMPLETE
+    [result] = out.glob("play__*.json")
+    c = json.loads(result.read_text())["conditions"]["standard"]
+    assert c["aborted"] >= 1 and c["games"] == 3 and c["w"] + c["d"] + c["l"] == 3
+
+
+def test_calibrate_rates_rungs_anchored_to_uci_elo(tmp_path: Path) -> None:
+    rungs = [Rung("random@1", "random"), Rung("mix50@1", "mix:random=50,nodes=1000"),
+             Rung("sf1350@1", "stockfish:elo=1350,nodes=20000", anchor=1350)]
+    settings = EngineSettings(find_stockfish())
+    config = CalibrationConfig(games=2, concurrency=2, seed=0, ply_cap=40)
+    ladder = calibrate(rungs, config, settings, tmp_path / "cal.db", "Stockfish")
+    by_name = {r.name: r for r in ladder.rungs}
+    assert by_name["sf1350@1"].elo == pytest.approx(1350)  # the only anchor sets the offset
+    assert by_name["random@1"].elo < by_name["sf1350@1"].elo
+    assert sum(r.games for r in ladder.rungs) == 2 * 5
+    with sqlite3.connect(tmp_path / "cal.db") as db:
+        assert db.execute("SELECT count(*) FROM games").fetchone()[0] == 5
