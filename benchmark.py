@@ -25,6 +25,7 @@ from lib.benchmark.llm import (
 )
 from lib.benchmark.play import CONDITIONS, PlayConfig, play
 from lib.benchmark.players import is_baseline, make_player
+from lib.benchmark.prediction import load_fit, predict
 from lib.benchmark.progress import Progress
 from lib.benchmark.prompts import TEMPLATES, Question, template_name
 from lib.benchmark.questions import load_questions, select
@@ -71,6 +72,7 @@ from lib.kvstore import JsonStore
 log = logging.getLogger("benchmark")
 
 OPENROUTER = "https://openrouter.ai/api/v1"
+GAME_FIT = Path(__file__).resolve().parent / "game_elo_fit.json"
 EXIT_INCOMPLETE = 3  # results written, but some questions failed for infrastructure reasons
 
 
@@ -144,6 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mcmc", action="store_true",
                    help="puzzle Elo by MCMC instead of the Laplace approximation")
     p.add_argument("--stockfish", default=None, help="Stockfish binary for baseline players")
+    p.add_argument("--game-fit", type=Path, default=GAME_FIT,
+                   help="the ladder's static-to-game fit, for a predicted game Elo from the "
+                   "accuracy (default: the committed game_elo_fit.json; used only for a run "
+                   "over the whole questions file it was fitted on)")
     p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
                    help="engine processes of a Stockfish player (default: cores)")
     p.add_argument("--out", type=Path, default=Path("results"),
@@ -448,13 +454,27 @@ def _result(args: argparse.Namespace, player_id: str, settings: dict[str, Any], 
         "illegal": illegal_counts(items), "infra": infra,
         "truncated": sum(i.category == TRUNCATED for i in items),
         "max_tokens": settings.get("max_tokens"),
-        "elo": elo_estimates(items, questions, args.seed, args.mcmc),
+        "elo": {**elo_estimates(items, questions, args.seed, args.mcmc),
+                "predicted_game": _predicted(args, digest, intervals.get("accuracy"))},
         "world_model": world_model(items),
         "floor": floor_figures(list(questions.values()), args.seed),
         "intervals": {k: v for k, v in intervals.items() if k != "n"},
         "by": by_strata(items, args.seed, min(args.bootstrap, 300)),
         "items": [i.as_dict() for i in items],
     }
+
+
+def _predicted(args: argparse.Namespace, digest: str,
+               accuracy: dict[str, float] | None) -> dict[str, Any] | None:
+    """The game Elo the ladder's static fit predicts from the accuracy, when it applies."""
+    fit = load_fit(args.game_fit)
+    if fit is None or accuracy is None:
+        return None
+    if fit.questions_sha256 != digest or args.split != "all" or args.filter or args.limit:
+        log.info("no predicted game Elo: the fit in %s applies only to the whole questions "
+                 "file it was made on", args.game_fit)
+        return None
+    return predict(fit, accuracy["value"], accuracy["lo"], accuracy["hi"]).as_dict()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,14 @@ mover) -> prompts renders a named, versioned template -> runner asks every quest
 concurrently through the core's kvstore cache (after the player's preflight) and makes each
 trace record, progress counting outcomes -> scoring reads the committed move with answers,
 grades it with the core's grading and estimates Elo with the core's elo -> results formats the
-summary, the markdown report and the leaderboard (benchmark.py writes the files).
-New capabilities (games against a ladder, world-model tests, adaptive puzzle runs) go here
-as modules or subpackages.
+summary, the markdown report and the leaderboard (benchmark.py writes the files); prediction
+turns the accuracy into a predicted game Elo by the ladder's committed fit.
+
+Games (`benchmark.py play` and `calibrate`): ladder defines the rungs and reads ladder.csv ->
+play schedules each start condition's games, the sampler choosing rungs by Thompson sampling
+on the core's btd posterior -> match runs games concurrently with a judge engine each and
+stores finished ones -> game plays one game (moves through the same players and answers
+parser, with retries, rules' ends and adjudication, every answer cached) -> gamereport and
+gamefigures write the JSON, markdown, PGN, traces and figures. calibration plays the gauntlet
+between rungs and rates them. World-model tests and adaptive puzzle runs go here next.
 """

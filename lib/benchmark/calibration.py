@@ -10,7 +10,7 @@ import numpy as np
 
 from lib.benchmark.game import ENGINE_TEMPLATE, PLY_CAP, Side, standard_start
 from lib.benchmark.ladder import Ladder, Rung, gauntlet, rate
-from lib.benchmark.match import GameJob, play_all
+from lib.benchmark.match import GameJob, GamePool
 from lib.benchmark.players import Player, make_player
 from lib.benchmark.progress import Progress
 from lib.engine import Engine, EngineSettings
@@ -52,16 +52,17 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
     progress = Progress(len(jobs), "calibrate", kinds=("decisive", "draw", "aborted"),
                         unit="game")
     try:
-        for played in play_all(jobs, games, cache, settings, config.concurrency):
-            record = played.record
-            if record is None:
-                progress.update("aborted", played.stored)
-                continue
-            white.append(index[record.white])
-            black.append(index[record.black])
-            scores.append(SCORES[record.result])
-            progress.update("draw" if record.result == "1/2-1/2" else "decisive",
-                            played.stored)
+        with GamePool(games, cache, settings, config.concurrency) as pool:
+            for played in pool.play(jobs):
+                record = played.record
+                if record is None:
+                    progress.update("aborted", played.stored)
+                    continue
+                white.append(index[record.white])
+                black.append(index[record.black])
+                scores.append(SCORES[record.result])
+                progress.update("draw" if record.result == "1/2-1/2" else "decisive",
+                                played.stored)
     finally:
         progress.close()
         games.close()

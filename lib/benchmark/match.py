@@ -41,54 +41,66 @@ class Played:
     stored: bool  # the record came from the store
 
 
-def play_all(jobs: list[GameJob], games: JsonStore, cache: JsonStore, engine: EngineSettings,
-             concurrency: int, preflight: Callable[[], None] | None = None) -> Iterator[Played]:
-    """Outcomes of all jobs: stored games first, then the rest as they finish. `preflight`
-    runs once before the first game that is not stored."""
-    todo = []
-    for job in jobs:
-        hit = games.get(job.key)
-        if hit is not None:
-            yield Played(job, GameRecord(**hit), None, stored=True)
-        else:
-            todo.append(job)
-    if not todo:
-        return
-    if preflight is not None:
-        preflight()
-    jobs_q: queue.SimpleQueue[GameJob] = queue.SimpleQueue()
-    for job in todo:
-        jobs_q.put(job)
-    done: queue.SimpleQueue[Played | BaseException] = queue.SimpleQueue()
-    stop = threading.Event()
+class GamePool:
+    """`size` daemon worker threads that live as long as the pool, each with its own judge
+    engine; engine players keep one engine per thread, so they are reused across batches.
+    Ctrl-C in the main thread leaves the daemon threads behind; the process ends at once."""
 
-    def work() -> None:
+    def __init__(self, games: JsonStore, cache: JsonStore, engine: EngineSettings,
+                 size: int) -> None:
+        self.games, self.cache, self.engine, self.size = games, cache, engine, size
+        self._jobs: queue.SimpleQueue[GameJob | None] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[Played | BaseException] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+
+    def __enter__(self) -> GamePool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)  # each worker ends after its current game
+
+    def _work(self) -> None:
         try:
-            with Engine(engine) as judge:
-                while not stop.is_set():
-                    try:
-                        job = jobs_q.get_nowait()
-                    except queue.Empty:
-                        return
-                    done.put(_play(job, judge, games, cache))
+            with Engine(self.engine) as judge:
+                while (job := self._jobs.get()) is not None:
+                    self._done.put(_play(job, judge, self.games, self.cache))
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread
-            done.put(exc)
+            self._done.put(exc)
 
-    for _ in range(min(concurrency, len(todo))):
-        threading.Thread(target=work, daemon=True).start()
-    try:
+    def play(self, jobs: list[GameJob],
+             preflight: Callable[[], None] | None = None) -> Iterator[Played]:
+        """Outcomes of all jobs: stored games first, then the rest as they finish.
+        `preflight` runs before the first game that is not stored."""
+        todo = []
+        for job in jobs:
+            hit = self.games.get(job.key)
+            if hit is not None:
+                yield Played(job, GameRecord(**hit), None, stored=True)
+            else:
+                todo.append(job)
+        if not todo:
+            return
+        if preflight is not None:
+            preflight()
+        while len(self._threads) < min(self.size, len(todo)):
+            thread = threading.Thread(target=self._work, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        for job in todo:
+            self._jobs.put(job)
         for _ in todo:
-            while True:
-                try:
-                    item = done.get(timeout=0.5)
-                    break
-                except queue.Empty:
-                    continue
+            item = self._next()
             if isinstance(item, BaseException):
                 raise item
             yield item
-    finally:
-        stop.set()
+
+    def _next(self) -> Played | BaseException:
+        while True:  # a bounded wait keeps Ctrl-C deliverable
+            try:
+                return self._done.get(timeout=0.5)
+            except queue.Empty:
+                continue
 
 
 def _play(job: GameJob, judge: Engine, games: JsonStore, cache: JsonStore) -> Played:

@@ -19,7 +19,7 @@ from lib.benchmark.game import (
 )
 from lib.benchmark.ladder import Ladder
 from lib.benchmark.llm import InfraError
-from lib.benchmark.match import GameJob, play_all
+from lib.benchmark.match import GameJob, GamePool
 from lib.benchmark.players import Player, make_player
 from lib.benchmark.progress import Progress
 from lib.benchmark.prompts import Question
@@ -110,10 +110,10 @@ def play(player: Player, ladder: Ladder, questions: list[Question], config: Play
     progress = Progress(total, f"play {player.id[:30]}", kinds=("win", "draw", "loss",
                                                                   "aborted"), unit="game")
     try:
-        for condition in config.conditions:
-            session.games[condition] = _condition(player, rungs, ladder, mid, config,
-                                                  condition, games_db, cache, settings,
-                                                  progress)
+        with GamePool(games_db, cache, settings, config.concurrency) as pool:
+            for condition in config.conditions:
+                session.games[condition] = _condition(player, rungs, ladder, mid, config,
+                                                      condition, pool, progress)
     finally:
         progress.close()
         games_db.close()
@@ -135,8 +135,8 @@ def _once(player: Player) -> Callable[[], None]:
 
 
 def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[Start],
-               config: PlayConfig, condition: str, games_db: JsonStore, cache: JsonStore,
-               settings: EngineSettings, progress: Progress) -> list[Game]:
+               config: PlayConfig, condition: str, pool: GamePool,
+               progress: Progress) -> list[Game]:
     games: list[Game] = []
     aborted_in_row = 0
     while True:
@@ -159,8 +159,7 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
             jobs.append(GameJob(key, *((me, them) if model_white else (them, me)), start,
                                 config.ply_cap))
             meta[key] = Game(condition, index, rung, model_white, None)
-        for played in play_all(jobs, games_db, cache, settings, config.concurrency,
-                               _once(player)):
+        for played in pool.play(jobs, _once(player)):
             game = meta[played.job.key]
             game.record, game.aborted = played.record, played.aborted
             aborted_in_row = aborted_in_row + 1 if played.aborted else 0

@@ -50,7 +50,8 @@ def summary_table(result: dict[str, Any]) -> str:
     lines.append("  illegal by category: " + ", ".join(
         f"{k} {v}" for k, v in result["illegal"].items()))
     for kind, label in (("puzzle", "puzzle Elo (Lichess puzzle rating scale)"),
-                        ("human", "human-calibrated Elo (Lichess game rating scale)")):
+                        ("human", "human-calibrated Elo (Lichess game rating scale)"),
+                        ("predicted_game", "predicted game Elo (the ladder's scale)")):
         e = result["elo"].get(kind)
         if e:
             note = f"  [{e['note']}]" if e.get("note") else ""

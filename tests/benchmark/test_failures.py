@@ -121,7 +121,7 @@ def test_nothing_scored_gives_no_score(questions: Path, tmp_path: Path) -> None:
     result = json.loads(next(tmp_path.glob("*.json")).read_text())
     assert result["n"] == 0 and result["legal_rate"] is None
     assert result["world_model"]["score"] is None
-    assert result["elo"] == {"puzzle": None, "human": None}
+    assert result["elo"] == {"puzzle": None, "human": None, "predicted_game": None}
     assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
                            str(questions)]) == 2  # n = 0 is never listed
 

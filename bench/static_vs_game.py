@@ -1,0 +1,113 @@
+"""Static scores against game Elo: every ladder rung answers questions.csv; fit and check.
+
+Runs the static benchmark for each rung of ladder.csv (results in --out, resumable through
+its cache), prints each rung's ACPL and accuracy with 90% intervals beside its measured game
+Elo, fits game Elo on accuracy, checks the fit by leaving each rung out, draws the figure and,
+with --write, writes the committed fit (game_elo_fit.json) that the static run reads to
+report a predicted game Elo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import benchmark  # noqa: E402
+from lib.benchmark.ladder import load_ladder  # noqa: E402
+from lib.benchmark.prediction import METRIC, fit_json, fit_line, leave_one_out  # noqa: E402
+from lib.benchmark.results import slug  # noqa: E402
+from lib.btd import Z90  # noqa: E402
+from lib.files import atomic_write, sha256_file  # noqa: E402
+
+
+def rung_result(spec: str, questions: Path, out: Path, workers: int) -> dict:
+    """The rung's static result (run now, or read back from a finished run)."""
+    status = benchmark.main(["--model", spec, "--questions", str(questions), "--out",
+                             str(out), "--workers", str(workers), "--bootstrap", "300"])
+    if status != 0:
+        raise SystemExit(f"static run of {spec} failed with status {status}")
+    prefix = slug(f"{spec}__fen@1__all")
+    [path] = sorted(out.glob(f"{prefix}__*.json"), key=lambda p: p.stat().st_mtime)[-1:]
+    return json.loads(path.read_text())
+
+
+def main() -> None:
+    """Score the rungs, fit, check, draw, and optionally write the fit."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv")
+    p.add_argument("--questions", type=Path, default=ROOT / "questions.csv")
+    p.add_argument("--out", type=Path, default=ROOT / "results" / "rungs")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--write", type=Path, default=None,
+                   help="write the fit here (the committed one is game_elo_fit.json)")
+    args = p.parse_args()
+    ladder = load_ladder(args.ladder)
+    rows = []
+    for rung in ladder.rungs:
+        result = rung_result(rung.spec, args.questions, args.out, args.workers)
+        iv = result["intervals"]
+        rows.append({"rung": rung.name, "elo": rung.elo, "elo_lo": rung.lo, "elo_hi": rung.hi,
+                     **{f"{m}{s}": iv[m][k] for m in ("acpl", "accuracy")
+                        for s, k in (("", "value"), ("_lo", "lo"), ("_hi", "hi"))}})
+    print("| rung | game Elo (90%) | ACPL (90%) | accuracy (90%) |\n|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['rung']} | {r['elo']:.0f} [{r['elo_lo']:.0f}, {r['elo_hi']:.0f}] | "
+              f"{r['acpl']:.0f} [{r['acpl_lo']:.0f}, {r['acpl_hi']:.0f}] | "
+              f"{r['accuracy']:.1f} [{r['accuracy_lo']:.1f}, {r['accuracy_hi']:.1f}] |")
+    acc = [r[METRIC] for r in rows]
+    monotone = all(b >= a for a, b in zip(acc, acc[1:], strict=False))
+    print(f"\naccuracy rises with every rung: {monotone}")
+    xs_sd = [(r[f"{METRIC}_hi"] - r[f"{METRIC}_lo"]) / (2 * Z90) for r in rows]
+    elos = [r["elo"] for r in rows]
+    digest = sha256_file(args.questions)
+    fit = fit_line(acc, elos, METRIC, digest, rows)
+    loo = leave_one_out(acc, xs_sd, elos, METRIC)
+    errors = np.array([abs(x["predicted"] - x["elo"]) for x in loo])
+    covered = np.mean([x["lo"] <= x["elo"] <= x["hi"] for x in loo])
+    print(f"fit: game Elo = {fit.intercept:.0f} + {fit.slope:.1f} x accuracy, residual sd "
+          f"{fit.residual_sd:.0f}; leave-one-out: MAE {errors.mean():.0f} Elo, median "
+          f"{np.median(errors):.0f}, 90% intervals cover {covered:.0%} of {len(loo)} rungs")
+    _figure(rows, fit, args.out / "static_vs_game.png")
+    print(f"figure: {args.out / 'static_vs_game.png'}")
+    if args.write:
+        with atomic_write(args.write) as handle:
+            json.dump(fit_json(fit, loo), handle, indent=1)
+        print(f"wrote {args.write}")
+
+
+def _figure(rows: list[dict], fit: object, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    elo = np.array([r["elo"] for r in rows])
+    xerr = np.array([[r["elo"] - r["elo_lo"] for r in rows], [r["elo_hi"] - r["elo"]
+                                                              for r in rows]])
+    for ax, metric in zip(axes, ("acpl", "accuracy"), strict=True):
+        y = np.array([r[metric] for r in rows])
+        yerr = np.array([y - [r[f"{metric}_lo"] for r in rows],
+                         [r[f"{metric}_hi"] for r in rows] - y])
+        ax.errorbar(elo, y, xerr=xerr, yerr=yerr, fmt="o", capsize=2)
+        ax.set(xlabel="game Elo on the ladder (90% interval)", ylabel=f"static {metric} (90%)",
+               title=f"Static {metric} of the ladder's rungs")
+    grid = np.linspace(min(r["accuracy"] for r in rows), max(r["accuracy"] for r in rows), 50)
+    axes[1].plot(fit.point(grid), grid, "k--", label="fit")  # type: ignore[attr-defined]
+    axes[1].legend()
+    axes[0].set_yscale("log")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()
