@@ -319,9 +319,12 @@ def calibrate_command(args: argparse.Namespace) -> None:
     ensure_writable_file(args.ladder, "--ladder")
     ladder = calibrate(rungs, config, settings, args.store, name)
     write_csv(args.ladder, LADDER_FIELDS, ladder_rows(ladder))
-    for rung in ladder.rungs:
+    for rung, above in zip(ladder.rungs, ladder.rungs[1:] + [None], strict=True):
+        against = "" if above is None else (
+            f", expected {btd.expected_score(rung.elo - above.elo, ladder.nu):.0%} against "
+            f"{above.name}")
         print(f"{rung.name:12} {rung.elo:7.0f}  90% [{rung.lo:.0f}, {rung.hi:.0f}]  "
-              f"{rung.games} games, score {rung.score:.2f}")
+              f"{rung.games} games, score {rung.score:.2f}{against}")
     print(f"draw parameter nu = {ladder.nu:.3f}; wrote {args.ladder} (games in {args.store})")
 
 

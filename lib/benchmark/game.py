@@ -3,8 +3,8 @@
 Every move goes through the same door as a static answer: the player's reply is parsed by
 `answers.parse` and a reply that is not a legal move is retried with a note saying what was
 wrong, up to `retries` times, then the game is forfeited. Replies are cached per (player,
-prompt version, position, moves so far, attempt), so an interrupted game resumes without
-asking twice, and a resumed game replays exactly what was played.
+prompt version, game, position, moves so far, attempt), so an interrupted game resumes
+without asking twice, and a resumed game replays exactly what was played.
 """
 
 from __future__ import annotations
@@ -178,10 +178,16 @@ class Side:
     retries: int = RETRIES
 
 
-def move_key(side: Side, board: chess.Board, sans: list[str], attempt: int) -> str:
-    """The answer-cache key: player, prompt version, position, moves so far, attempt."""
+def move_key(side: Side, game_key: str, board: chess.Board, sans: list[str],
+             attempt: int) -> str:
+    """The answer-cache key: player, prompt version, game, position, moves so far, attempt.
+
+    The game is part of it: two games reaching the same position must not share an answer,
+    or every game of a seeded or random player with the same colour against the same rung
+    would replay the first one (and a model sampled at a temperature would too).
+    """
     history = hashlib.sha256(" ".join(sans).encode()).hexdigest()[:16]
-    return f"{side.player.id}|{side.template}|{board.fen()}|{history}|{attempt}"
+    return f"{side.player.id}|{side.template}|{game_key}|{board.fen()}|{history}|{attempt}"
 
 
 def _ask(side: Side, board: chess.Board, prompt: str, key: str, qid: str,
@@ -211,7 +217,7 @@ def take_turn(side: Side, board: chess.Board, sans: list[str], start: Start, gam
     for attempt in range(side.retries + 1):
         prompt = "" if side.template == ENGINE_TEMPLATE else game_prompt(
             board, sans, start, side.legal, feedback)
-        key = move_key(side, board, sans, attempt)
+        key = move_key(side, game_key, board, sans, attempt)
         reply, cached = _ask(side, board, prompt, key, f"{game_key}:{ply}:{attempt}", cache)
         parsed = answers.parse(reply.text, board, prompt or None,
                                reply.finish_reason == "length")

@@ -24,7 +24,7 @@ from lib.errors import DataError
 
 MIX_NODES = 1_000  # the engine half of a mix rung: weak but instant
 ELO_NODES = 20_000  # UCI_Elo rungs, searched to this many nodes per move, one thread
-TOP_NODES = 50_000  # the full-strength top rung
+TOP_NODES = ELO_NODES  # the full-strength top rung: as the UCI_Elo rungs, unweakened
 LADDER_FIELDS = ["rung", "spec", "anchor", "elo", "lo", "hi", "games", "score", "nu", "engine"]
 
 
@@ -56,7 +56,7 @@ def default_rungs(elo_min: int, elo_max: int, step: int = 150) -> list[Rung]:
         rungs.append(Rung(f"mix{percent}@1", f"mix:random={percent},nodes={MIX_NODES}"))
     elos = [elo_min, elo_min + 100, elo_min + 200]
     elos += list(range(elo_min + 200 + step, elo_max - step // 2, step)) + [elo_max]
-    for elo in elos:
+    for elo in sorted({e for e in elos if e <= elo_max}):
         rungs.append(Rung(f"sf{elo}@1", f"stockfish:elo={elo},nodes={ELO_NODES}", anchor=elo))
     rungs.append(Rung("sf-full@1", f"stockfish:nodes={TOP_NODES}"))
     return rungs

@@ -61,6 +61,10 @@ def test_baseline_games_resume_after_kill_9_byte_identical(ladder: Path, tmp_pat
     assert data["taxonomy"]["legal"] == data["taxonomy"]["attempts"] > 0
     pgn = result.with_suffix(".pgn").read_text()
     assert pgn.count("[Event ") == 6 and '[Variant "Chess960"]' in pgn
+    # Games 1 and 3 of the standard start: same colours, same rung, yet their own games.
+    standard = [g for g in pgn.split("[Event ") if '[Condition "standard"]' in g]
+    movetexts = [g.split("\n\n", 1)[1].strip() for g in standard]
+    assert len(movetexts) == 3 and len(set(movetexts)) == 3
     assert result.with_name(result.stem + "-posterior.png").stat().st_size > 0
     # The same run killed mid-game, then rerun: the same bytes.
     out = tmp_path / "b"
