@@ -73,6 +73,7 @@ log = logging.getLogger("benchmark")
 
 OPENROUTER = "https://openrouter.ai/api/v1"
 GAME_FIT = Path(__file__).resolve().parent / "game_elo_fit.json"
+LADDER = Path(__file__).resolve().parent / "ladder.csv"
 EXIT_INCOMPLETE = 3  # results written, but some questions failed for infrastructure reasons
 
 
@@ -195,8 +196,8 @@ def play_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True,
                    help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline")
     add_chat_args(p)
-    p.add_argument("--ladder", type=Path, default=Path("ladder.csv"),
-                   help="the calibrated ladder (default ladder.csv)")
+    p.add_argument("--ladder", type=Path, default=LADDER,
+                   help="the calibrated ladder (default: the committed ladder.csv)")
     p.add_argument("--conditions", type=conditions_list, default=("standard",),
                    help="start conditions, comma-separated, each rated on its own: standard, "
                    "chess960 (seeded, never the standard position), midgame (game positions "
@@ -301,8 +302,8 @@ def calibrate_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=positive_int, default=os.cpu_count() or 1,
                    help="games at once (default: cores)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random and mix rungs")
-    p.add_argument("--ladder", type=Path, default=Path("ladder.csv"),
-                   help="the ladder file written (default ladder.csv)")
+    p.add_argument("--ladder", type=Path, default=LADDER,
+                   help="the ladder file written (default: the committed ladder.csv)")
     p.add_argument("--store", type=Path, default=Path("results/calibration.db"),
                    help="finished games and cached moves, for resuming "
                    "(default results/calibration.db)")

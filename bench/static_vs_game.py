@@ -21,9 +21,15 @@ sys.path.insert(0, str(ROOT))
 
 import benchmark  # noqa: E402
 from lib.benchmark.ladder import load_ladder  # noqa: E402
-from lib.benchmark.prediction import METRIC, fit_json, fit_line, leave_one_out  # noqa: E402
+from lib.benchmark.prediction import (  # noqa: E402
+    METRIC,
+    TRANSFORMS,
+    fit_json,
+    fit_line,
+    leave_one_out,
+    transform,
+)
 from lib.benchmark.results import slug  # noqa: E402
-from lib.btd import Z90  # noqa: E402
 from lib.files import atomic_write, sha256_file  # noqa: E402
 
 
@@ -64,16 +70,23 @@ def main() -> None:
     acc = [r[METRIC] for r in rows]
     monotone = all(b >= a for a, b in zip(acc, acc[1:], strict=False))
     print(f"\naccuracy rises with every rung: {monotone}")
-    xs_sd = [(r[f"{METRIC}_hi"] - r[f"{METRIC}_lo"]) / (2 * Z90) for r in rows]
+    values = [(r[METRIC], r[f"{METRIC}_lo"], r[f"{METRIC}_hi"]) for r in rows]
     elos = [r["elo"] for r in rows]
     digest = sha256_file(args.questions)
-    fit = fit_line(acc, elos, METRIC, digest, rows)
-    loo = leave_one_out(acc, xs_sd, elos, METRIC)
-    errors = np.array([abs(x["predicted"] - x["elo"]) for x in loo])
-    covered = np.mean([x["lo"] <= x["elo"] <= x["hi"] for x in loo])
-    print(f"fit: game Elo = {fit.intercept:.0f} + {fit.slope:.1f} x accuracy, residual sd "
-          f"{fit.residual_sd:.0f}; leave-one-out: MAE {errors.mean():.0f} Elo, median "
-          f"{np.median(errors):.0f}, 90% intervals cover {covered:.0%} of {len(loo)} rungs")
+    best = None
+    for kind in TRANSFORMS:
+        fit = fit_line(acc, elos, METRIC, kind, digest, rows)
+        loo = leave_one_out(values, elos, METRIC, kind)
+        errors = np.array([abs(x["predicted"] - x["elo"]) for x in loo])
+        covered = np.mean([x["lo"] <= x["elo"] <= x["hi"] for x in loo])
+        print(f"{kind}: game Elo = {fit.intercept:.0f} + {fit.slope:.1f} x, residual sd "
+              f"{fit.residual_sd:.0f}; leave-one-out: MAE {errors.mean():.0f} Elo, median "
+              f"{np.median(errors):.0f}, 90% intervals cover {covered:.0%} of {len(loo)} rungs")
+        if best is None or errors.mean() < best[2]:
+            best = (fit, loo, errors.mean())
+    assert best is not None
+    fit, loo, _ = best
+    print(f"chosen: {fit.transform} (the smaller leave-one-out error)")
     _figure(rows, fit, args.out / "static_vs_game.png")
     print(f"figure: {args.out / 'static_vs_game.png'}")
     if args.write:
@@ -100,7 +113,8 @@ def _figure(rows: list[dict], fit: object, path: Path) -> None:
         ax.set(xlabel="game Elo on the ladder (90% interval)", ylabel=f"static {metric} (90%)",
                title=f"Static {metric} of the ladder's rungs")
     grid = np.linspace(min(r["accuracy"] for r in rows), max(r["accuracy"] for r in rows), 50)
-    axes[1].plot(fit.point(grid), grid, "k--", label="fit")  # type: ignore[attr-defined]
+    line = fit.point(transform(grid, fit.transform))  # type: ignore[attr-defined]
+    axes[1].plot(line, grid, "k--", label=f"fit ({fit.transform})")  # type: ignore[attr-defined]
     axes[1].legend()
     axes[0].set_yscale("log")
     fig.tight_layout()

@@ -23,13 +23,23 @@ from lib.elo import Estimate, bounded
 from lib.errors import DataError
 
 METRIC = "accuracy"
+TRANSFORMS = ("linear", "log-gap")  # x = accuracy, or x = ln(100 - accuracy)
+
+
+def transform(accuracy: float | np.ndarray, kind: str) -> float | np.ndarray:
+    """The fit's x for an accuracy: itself, or the log of its gap to 100 (which keeps the
+    strong rungs, all near 96, apart)."""
+    if kind == "linear":
+        return accuracy
+    return np.log(np.maximum(100 - np.asarray(accuracy, float), 1e-3))
 
 
 @dataclass(frozen=True)
 class Fit:
-    """Game Elo = intercept + slope * metric, fitted on the ladder's rungs."""
+    """Game Elo = intercept + slope * x, x = transform(metric), fitted on the ladder's rungs."""
 
     metric: str  # the static result's metric
+    transform: str  # one of TRANSFORMS
     intercept: float
     slope: float
     residual_sd: float  # Elo
@@ -50,37 +60,45 @@ class Fit:
         return float(np.sqrt(line + (self.slope * x_sd) ** 2))
 
 
-def fit_line(xs: list[float], elos: list[float], metric: str, questions_sha256: str,
-             rungs: list[dict[str, Any]]) -> Fit:
-    """Least-squares line of Elo on the metric."""
-    x, y = np.asarray(xs, float), np.asarray(elos, float)
+def fit_line(values: list[float], elos: list[float], metric: str, kind: str,
+             questions_sha256: str, rungs: list[dict[str, Any]]) -> Fit:
+    """Least-squares line of Elo on the transformed metric."""
+    x, y = np.asarray(transform(np.asarray(values, float), kind)), np.asarray(elos, float)
     if len(x) < 3:
         raise DataError("a fit needs at least three rungs")
     slope, intercept = np.polyfit(x, y, 1)
     resid = y - (intercept + slope * x)
     sd = float(np.sqrt(np.sum(resid ** 2) / (len(x) - 2)))
-    return Fit(metric, float(intercept), float(slope), sd, len(x), float(x.mean()),
+    return Fit(metric, kind, float(intercept), float(slope), sd, len(x), float(x.mean()),
                float(np.sum((x - x.mean()) ** 2)), questions_sha256,
                (float(y.min()), float(y.max())), rungs)
 
 
+def _x(fit_kind: str, value: float, lo: float, hi: float) -> tuple[float, float]:
+    """x and its standard deviation from a metric's value and 90% interval."""
+    ends = transform(np.array([lo, hi]), fit_kind)
+    return float(transform(value, fit_kind)), float(abs(ends[1] - ends[0])) / (2 * Z90)
+
+
 def predict(fit: Fit, value: float, lo: float, hi: float) -> Estimate:
     """The predicted game Elo of a static score (value with its 90% interval)."""
-    x_sd = (hi - lo) / (2 * Z90)
-    mean, sd = fit.point(value), fit.sd(value, x_sd)
+    x, x_sd = _x(fit.transform, value, lo, hi)
+    mean, sd = fit.point(x), fit.sd(x, x_sd)
     est = Estimate(mean, mean - Z90 * sd, mean + Z90 * sd, fit.n, "static fit",
                    "predicted from static accuracy by the ladder's fit, not measured by games")
     return bounded(est, *fit.elo_range)
 
 
-def leave_one_out(xs: list[float], x_sds: list[float], elos: list[float],
-                  metric: str) -> list[dict[str, float]]:
-    """Each rung predicted by the line fitted on the others."""
+def leave_one_out(values: list[tuple[float, float, float]], elos: list[float], metric: str,
+                  kind: str) -> list[dict[str, float]]:
+    """Each rung (value, lo, hi of the metric) predicted by the line fitted on the others."""
     out = []
-    for i in range(len(xs)):
-        keep = [j for j in range(len(xs)) if j != i]
-        f = fit_line([xs[j] for j in keep], [elos[j] for j in keep], metric, "", [])
-        mean, sd = f.point(xs[i]), f.sd(xs[i], x_sds[i])
+    for i, (value, lo, hi) in enumerate(values):
+        keep = [j for j in range(len(values)) if j != i]
+        f = fit_line([values[j][0] for j in keep], [elos[j] for j in keep], metric, kind, "",
+                     [])
+        x, x_sd = _x(kind, value, lo, hi)
+        mean, sd = f.point(x), f.sd(x, x_sd)
         out.append({"elo": elos[i], "predicted": mean, "lo": mean - Z90 * sd,
                     "hi": mean + Z90 * sd})
     return out

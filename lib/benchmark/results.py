@@ -117,6 +117,8 @@ def load_results(out: Path, digest: str) -> list[dict[str, Any]]:
     for path in sorted(out.glob("*.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and data.get("kind") == "games":
+                continue  # a `play` result: rated on the ladder, not on the static set
             if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION \
                     or not isinstance(data.get("elo"), dict):
                 raise ValueError("not a results file of this benchmark")

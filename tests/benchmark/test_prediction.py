@@ -1,0 +1,56 @@
+"""Static accuracy to game Elo: the fit, its leave-one-out check, predictions, the file."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lib.benchmark import prediction
+from lib.elo import ABOVE, BELOW, INTERVAL
+from lib.files import sha256_file
+from tests.conftest import ROOT
+
+
+def _rungs(noise: float = 0.0) -> tuple[list[float], list[float]]:
+    acc = [50.0, 60.0, 70.0, 80.0, 90.0, 95.0]
+    rng = np.random.default_rng(0)
+    elos = [float(3000 - 700 * np.log(100 - a) + noise * rng.standard_normal()) for a in acc]
+    return acc, elos
+
+
+def test_an_exact_relation_is_recovered_and_predicts_left_out_rungs() -> None:
+    acc, elos = _rungs()
+    fit = prediction.fit_line(acc, elos, "accuracy", "log-gap", "sha", [])
+    assert fit.slope == pytest.approx(-700) and fit.intercept == pytest.approx(3000)
+    assert fit.residual_sd == pytest.approx(0, abs=1e-6)
+    loo = prediction.leave_one_out([(a, a, a) for a in acc], elos, "accuracy", "log-gap")
+    assert [x["predicted"] for x in loo] == pytest.approx(elos)
+
+
+def test_a_prediction_widens_with_the_scores_own_interval_and_stops_at_the_range() -> None:
+    acc, elos = _rungs(noise=60)
+    fit = prediction.fit_line(acc, elos, "accuracy", "log-gap", "sha", [])
+    sharp = prediction.predict(fit, 75.0, 75.0, 75.0)
+    loose = prediction.predict(fit, 75.0, 70.0, 80.0)
+    assert sharp.kind == loose.kind == INTERVAL
+    assert sharp.mean == pytest.approx(loose.mean)
+    assert loose.hi - loose.lo > sharp.hi - sharp.lo > 2 * 1.6 * fit.residual_sd
+    assert prediction.predict(fit, 20.0, 18.0, 22.0).kind == BELOW
+    assert prediction.predict(fit, 99.5, 99.3, 99.7).kind == ABOVE
+
+
+def test_the_fit_file_round_trips(tmp_path: Path) -> None:
+    acc, elos = _rungs(noise=60)
+    fit = prediction.fit_line(acc, elos, "accuracy", "linear", "sha", [{"rung": "x"}])
+    path = tmp_path / "fit.json"
+    path.write_text(json.dumps(prediction.fit_json(fit, [])))
+    assert prediction.load_fit(path) == fit
+    assert prediction.load_fit(tmp_path / "none.json") is None
+
+
+def test_the_committed_fit_is_for_the_committed_questions() -> None:
+    fit = prediction.load_fit(ROOT / "game_elo_fit.json")
+    assert fit is not None and fit.questions_sha256 == sha256_file(ROOT / "questions.csv")
+    assert fit.slope < 0 if fit.transform == "log-gap" else fit.slope > 0
+    assert fit.n >= 10
