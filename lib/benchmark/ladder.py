@@ -48,14 +48,16 @@ MIX_PERCENTS = (95, 90, 80, 70, 60, 50, 40, 30, 20, 10)  # random-move shares of
 def default_rungs(elo_min: int, elo_max: int, step: int = 150) -> list[Rung]:
     """Random, mix rungs, UCI_Elo from the engine's minimum to its maximum, full strength.
 
-    UCI_Elo rungs are 100 apart at the bottom, where node-limited settings spread widest
-    (a pilot measured ~500 Elo per 250 nominal there), then `step` apart.
+    UCI_Elo rungs are 100 apart at the bottom, then `step` apart, with two more between
+    min + 500 and min + 800: there Stockfish 15.1's weakening picks its move two plies
+    deeper per rung (UCI_Elo sets a Skill level whose whole part fixes the pick depth), and
+    a calibration measured 670 Elo between 1850 and 2000 at these node limits.
     """
     rungs = [Rung("random@1", "random")]
     for percent in MIX_PERCENTS:
         rungs.append(Rung(f"mix{percent}@1", f"mix:random={percent},nodes={MIX_NODES}"))
-    elos = [elo_min, elo_min + 100, elo_min + 200]
-    elos += list(range(elo_min + 200 + step, elo_max - step // 2, step)) + [elo_max]
+    elos = [elo_min + d for d in (0, 100, 200, 350, 500, 575, 650, 750, 800)]
+    elos += list(range(elo_min + 800 + step, elo_max - step // 2, step)) + [elo_max]
     for elo in sorted({e for e in elos if e <= elo_max}):
         rungs.append(Rung(f"sf{elo}@1", f"stockfish:elo={elo},nodes={ELO_NODES}", anchor=elo))
     rungs.append(Rung("sf-full@1", f"stockfish:nodes={TOP_NODES}"))
