@@ -54,3 +54,20 @@ def test_the_committed_fit_is_for_the_committed_questions() -> None:
     assert fit is not None and fit.questions_sha256 == sha256_file(ROOT / "questions.csv")
     assert fit.slope < 0 if fit.transform == "log-gap" else fit.slope > 0
     assert fit.n >= 10
+
+
+def test_a_static_run_over_the_whole_set_reports_a_predicted_game_elo(tmp_path: Path) -> None:
+    import benchmark
+
+    argv = ["--model", "random", "--out", str(tmp_path), "--bootstrap", "100",
+            "--questions", str(ROOT / "questions.csv")]
+    assert benchmark.main(argv) == 0
+    result = json.loads(next(tmp_path.glob("*.json")).read_text())
+    predicted = result["elo"]["predicted_game"]
+    # A random mover's accuracy puts it far below the half-random mix50@1 rung (Elo 65).
+    assert predicted["kind"] in (INTERVAL, BELOW) and predicted["hi"] < 0
+    assert f"predicted_game: {predicted['text']}" in next(tmp_path.glob("*.md")).read_text()
+    # A sample of the set is not what the line was fitted on: no prediction.
+    assert benchmark.main([*argv, "--limit", "50", "--out", str(tmp_path / "s")]) == 0
+    sample = json.loads(next((tmp_path / "s").glob("*.json")).read_text())
+    assert sample["elo"]["predicted_game"] is None
