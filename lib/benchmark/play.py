@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -109,11 +111,17 @@ def play(player: Player, ladder: Ladder, questions: list[Question], config: Play
     total = config.sampler.max_games * len(config.conditions)
     progress = Progress(total, f"play {player.id[:30]}", kinds=("win", "draw", "loss",
                                                                   "aborted"), unit="game")
+    # Stored games are keyed by everything that changes how the player plays them, so runs
+    # of other players or settings sharing the store never read each other's games.
+    ident = json.dumps([player.id, config.template, config.retries, config.ply_cap])
+    prefix = hashlib.sha256(ident.encode()).hexdigest()[:12]
+    preflight = _once(player)
     try:
         with GamePool(games_db, cache, settings, config.concurrency) as pool:
             for condition in config.conditions:
-                session.games[condition] = _condition(player, rungs, ladder, mid, config,
-                                                      condition, pool, progress)
+                session.games[condition] = _condition(
+                    player, rungs, ladder, mid, config, f"{prefix}:{condition}", pool,
+                    progress, preflight)
     finally:
         progress.close()
         games_db.close()
@@ -135,8 +143,10 @@ def _once(player: Player) -> Callable[[], None]:
 
 
 def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[Start],
-               config: PlayConfig, condition: str, pool: GamePool,
-               progress: Progress) -> list[Game]:
+               config: PlayConfig, name: str, pool: GamePool, progress: Progress,
+               preflight: Callable[[], None]) -> list[Game]:
+    """One condition's games (`name`: the session's key prefix and the condition)."""
+    condition = name.rsplit(":", 1)[1]
     games: list[Game] = []
     aborted_in_row = 0
     while True:
@@ -154,12 +164,12 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
             model_white = index % 2 == 0
             me = Side(player, config.template, config.legal, config.retries)
             them = Side(rungs[rung], ENGINE_TEMPLATE)
-            key = f"{condition}:{config.seed}:{index}:{ladder.rungs[rung].name}"
+            key = f"{name}:{config.seed}:{index}:{ladder.rungs[rung].name}"
             start = start_for(condition, index, config.seed, mid)
             jobs.append(GameJob(key, *((me, them) if model_white else (them, me)), start,
                                 config.ply_cap))
             meta[key] = Game(condition, index, rung, model_white, None)
-        for played in pool.play(jobs, _once(player)):
+        for played in pool.play(jobs, preflight):
             game = meta[played.job.key]
             game.record, game.aborted = played.record, played.aborted
             aborted_in_row = aborted_in_row + 1 if played.aborted else 0

@@ -66,6 +66,11 @@ def test_baseline_games_resume_after_kill_9_byte_identical(ladder: Path, tmp_pat
     movetexts = [g.split("\n\n", 1)[1].strip() for g in standard]
     assert len(movetexts) == 3 and len(set(movetexts)) == 3
     assert result.with_name(result.stem + "-posterior.png").stat().st_size > 0
+    # Another player sharing the store plays its own games, never reads the first one's.
+    assert benchmark.main(_play(ladder, tmp_path / "a", "--model", "random")) == 0
+    [other] = (tmp_path / "a").glob("play__random__*.json")
+    pgn = other.with_suffix(".pgn").read_text()
+    assert '"random:seed=0"]' in pgn and "mix:random=50" not in pgn
     # The same run killed mid-game, then rerun: the same bytes.
     out = tmp_path / "b"
     argv = [sys.executable, str(ROOT / "benchmark.py"),
@@ -114,7 +119,9 @@ def test_a_model_is_retried_then_forfeits_and_500s_abort_unrated(ladder: Path,
     assert all("3 illegal answers in a row" in f["reason"] for f in c["forfeits"])
     assert c["terminations"] == {"forfeit: illegal moves": 3}
     tax = data["taxonomy"]
-    assert tax["format"] >= 9 and tax["legal"] >= 6 and tax["state"] + tax["rule"] >= 6
+    # Two legal moves and three nonsense answers per game; the server answers Qxh7 only to
+    # the first request for a position, and games 1 and 3 both start from the same one.
+    assert tax["legal"] == 6 and tax["format"] == 9 and 5 <= tax["state"] + tax["rule"] <= 6
     assert any("'Qxh7' was not accepted" in p for p in retry_prompts)
     pgn = result.with_suffix(".pgn").read_text()
     assert "forfeit: 3 illegal answers in a row" in pgn and "illegal try 'Qxh7'" in pgn
