@@ -58,3 +58,10 @@ def castling_rights(board: chess.Board) -> str:
 def side_name(color: chess.Color) -> str:
     """'White' or 'Black'."""
     return "White" if color == chess.WHITE else "Black"
+
+
+def mirror_move(move: chess.Move) -> chess.Move:
+    """The move on the colour-flipped board (`Board.mirror()`): ranks reflected, same files,
+    promotion kept; castling (king to its g/c square) maps onto the other side's castling."""
+    return chess.Move(chess.square_mirror(move.from_square), chess.square_mirror(move.to_square),
+                      move.promotion)

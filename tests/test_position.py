@@ -1,8 +1,17 @@
 """Board rules: canonical FEN with legal-only en passant, ids, split bucket, eligibility."""
 
 import chess
+import pytest
 
-from lib.position import castling_rights, fen4, hash_bucket, is_eligible, is_private, pos_id
+from lib.position import (
+    castling_rights,
+    fen4,
+    hash_bucket,
+    is_eligible,
+    is_private,
+    mirror_move,
+    pos_id,
+)
 from tests.conftest import MONTHLY, unzstd
 
 
@@ -77,3 +86,40 @@ def test_eligibility_rules() -> None:
 def test_castling_rights_field() -> None:
     assert castling_rights(chess.Board()) == "KQkq"
     assert castling_rights(chess.Board("4k3/8/8/8/8/8/8/4K3 w - - 0 1")) == "-"
+
+
+@pytest.mark.parametrize("fen", [
+    # Both sides may castle both ways.
+    "r3k2r/pppq1ppp/2npbn2/2b1p3/2B1P3/2NPBN2/PPPQ1PPP/R3K2R w KQkq - 4 9",
+    # Only White short and Black long: the rights must go with the mirror, not stay put.
+    "r3kb1r/ppp2ppp/2n1bn2/3qp3/8/2NP1N2/PPP1BPPP/R1BQK2R b Kq - 1 7",
+    # Black's e-pawn just moved two past White's d5 pawn: d5xe6 en passant is legal, and the
+    # en passant square goes with the mirror.
+    "rnbqkbnr/pppp1ppp/8/3Pp3/8/8/PPP1PPPP/RNBQKBNR w KQkq e6 0 3",
+    # En passant for Black.
+    "rnbqkbnr/ppp1pppp/8/8/2Pp4/5N2/PP1PPPPP/RNBQKB1R b KQkq c3 0 3",
+    # A promotion.
+    "8/1P4k1/8/8/8/8/6K1/8 w - - 0 1",
+])
+def test_mirror_maps_every_legal_move_onto_the_mirror_s_legal_moves(fen: str) -> None:
+    board = chess.Board(fen)
+    mirror = board.mirror()
+    assert mirror.turn != board.turn
+    assert mirror.mirror() == board
+    assert {mirror_move(m) for m in board.legal_moves} == set(mirror.legal_moves)
+    for move in board.legal_moves:
+        flipped = mirror_move(move)
+        assert board.is_castling(move) == mirror.is_castling(flipped)
+        assert board.is_en_passant(move) == mirror.is_en_passant(flipped)
+
+
+def test_mirror_of_castling_and_en_passant_by_hand() -> None:
+    board = chess.Board("r3k2r/pppq1ppp/2npbn2/2b1p3/2B1P3/2NPBN2/PPPQ1PPP/R3K2R w KQkq - 4 9")
+    assert mirror_move(chess.Move.from_uci("e1g1")) == chess.Move.from_uci("e8g8")
+    assert board.mirror().castling_xfen() == "KQkq"
+    ep = chess.Board("rnbqkbnr/pppp1ppp/8/3Pp3/8/8/PPP1PPPP/RNBQKBNR w KQkq e6 0 3")
+    assert ep.mirror().ep_square == chess.E3
+    assert mirror_move(chess.Move.from_uci("d5e6")) == chess.Move.from_uci("d4e3")
+    partial = chess.Board("r3kb1r/ppp2ppp/2n1bn2/3qp3/8/2NP1N2/PPP1BPPP/R1BQK2R b Kq - 1 7")
+    assert partial.mirror().castling_xfen() == "Qk"
+    assert mirror_move(chess.Move.from_uci("b7b8q")).uci() == "b2b1q"
