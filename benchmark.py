@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -481,17 +482,22 @@ def _predicted(args: argparse.Namespace, digest: str,
     return predict(fit, accuracy["value"], accuracy["lo"], accuracy["hi"]).as_dict()
 
 
+def _with_status(command: Callable[[], int]) -> int:
+    """run_cli for a command that returns its own exit status (0 or EXIT_INCOMPLETE)."""
+    status = [0]
+
+    def call() -> None:
+        status[0] = command()
+    return run_cli(call) or status[0]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: `benchmark.py [options]` or `benchmark.py leaderboard [options]`."""
+    """Entry point: `benchmark.py [options]`, or the subcommands play, calibrate, leaderboard."""
     argv = sys.argv[1:] if argv is None else argv
     setup_logging()
     if argv[:1] == ["play"]:
         args = play_parser().parse_args(argv[1:])
-        played = [0]
-
-        def games() -> None:
-            played[0] = play_command(args)
-        return run_cli(games) or played[0]
+        return _with_status(lambda: play_command(args))
     if argv[:1] == ["calibrate"]:
         args = calibrate_parser().parse_args(argv[1:])
         return run_cli(lambda: calibrate_command(args))
@@ -504,11 +510,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"wrote {path}")
         return run_cli(board)
     args = build_parser().parse_args(argv)
-    status = [0]
-
-    def ask() -> None:
-        status[0] = run(args)
-    return run_cli(ask) or status[0]
+    return _with_status(lambda: run(args))
 
 
 if __name__ == "__main__":

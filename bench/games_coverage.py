@@ -19,6 +19,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.elo_coverage import covers  # noqa: E402
 from lib import btd  # noqa: E402
 from lib.benchmark.ladder import load_ladder  # noqa: E402
 from lib.benchmark.sampler import (  # noqa: E402
@@ -29,20 +30,9 @@ from lib.benchmark.sampler import (  # noqa: E402
     posterior,
     schedule,
 )
-from lib.elo import ABOVE, BELOW, UNIDENTIFIED, Estimate  # noqa: E402
+from lib.elo import ABOVE, BELOW, Estimate  # noqa: E402
 
 FIXED_CAP = 2000  # games the fixed schedule may play before it is counted as not reaching
-
-
-def covers(est: Estimate, truth: float) -> bool:
-    """The report holds the truth (an open end or a one-sided bound counts as open)."""
-    if est.kind == UNIDENTIFIED:
-        return True
-    if est.kind == BELOW:
-        return truth <= est.hi
-    if est.kind == ABOVE:
-        return truth >= est.lo
-    return est.lo <= truth <= est.hi
 
 
 def outcome(truth: float, rung_elo: float, nu: float, rng: np.random.Generator) -> float:

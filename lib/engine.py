@@ -163,6 +163,12 @@ class Engine:
         assert self._engine is not None
         return str(self._engine.id.get("name", "unknown engine"))
 
+    def option_range(self, name: str) -> tuple[int, int]:
+        """The (min, max) the engine declares for a spin option, e.g. UCI_Elo."""
+        assert self._engine is not None
+        option = self._engine.options[name]
+        return int(option.min), int(option.max)  # type: ignore[arg-type]
+
     @property
     def pid(self) -> int:
         """Process id of the running engine."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lib.benchmark.game import ENGINE_TEMPLATE, PLY_CAP, Side, standard_start
+from lib.benchmark.game import ENGINE_TEMPLATE, PLY_CAP, WHITE_SCORE, Side, standard_start
 from lib.benchmark.ladder import Ladder, Rung, gauntlet, rate
 from lib.benchmark.match import GameJob, GamePool
 from lib.benchmark.players import Player, make_player
@@ -17,9 +17,6 @@ from lib.engine import Engine, EngineSettings
 from lib.kvstore import JsonStore
 
 log = logging.getLogger(__name__)
-
-SCORES = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
-
 
 @dataclass(frozen=True)
 class CalibrationConfig:
@@ -34,9 +31,7 @@ class CalibrationConfig:
 def engine_range(settings: EngineSettings) -> tuple[int, int, str]:
     """The engine's UCI_Elo limits (read from its options) and its name."""
     with Engine(settings) as engine:
-        assert engine._engine is not None
-        option = engine._engine.options["UCI_Elo"]
-        return int(option.min), int(option.max), engine.name
+        return (*engine.option_range("UCI_Elo"), engine.name)
 
 
 def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSettings,
@@ -60,7 +55,7 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
                     continue
                 white.append(index[record.white])
                 black.append(index[record.black])
-                scores.append(SCORES[record.result])
+                scores.append(WHITE_SCORE[record.result])
                 progress.update("draw" if record.result == "1/2-1/2" else "decisive",
                                 played.stored)
     finally:

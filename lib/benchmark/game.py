@@ -35,8 +35,11 @@ DEAD_DRAW_CP = 5  # an eval this close to zero for DEAD_DRAW_PLIES plies in a ro
 DEAD_DRAW_PLIES = 20
 DEAD_DRAW_FROM = 120  # ... but only from this ply on
 PLY_CAP = 300
+WHITE_SCORE = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}  # a result as White's score
 RETRIES = 2
 GAME_TEMPLATE = "game@1"
+GAME_INSTRUCTION = ("Reply with your move in SAN (e.g. Nf3) or UCI (e.g. g1f3), on the last "
+                    "line as: Final answer: <move>")  # the last line of every game prompt
 ENGINE_TEMPLATE = "engine"  # the cache's prompt version of engine rungs: they read no prompt
 
 
@@ -146,14 +149,8 @@ def game_prompt(board: chess.Board, sans: list[str], start: Start, legal: bool,
     lines.append(f"You play {side}; {side} to move.")
     if feedback:
         lines.append(feedback)
-    lines.append(answers_instruction())
+    lines.append(GAME_INSTRUCTION)
     return "\n".join(lines)
-
-
-def answers_instruction() -> str:
-    """The last line of every game prompt."""
-    return ("Reply with your move in SAN (e.g. Nf3) or UCI (e.g. g1f3), on the last line as: "
-            "Final answer: <move>")
 
 
 def _numbered(sans: list[str]) -> str:

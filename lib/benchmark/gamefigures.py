@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from lib.benchmark.answers import ILLEGAL_CATEGORIES, TRUNCATED
+from lib.files import atomic_write
 
 
 def figures(result: dict[str, Any], stem: Path) -> list[Path]:
@@ -60,12 +61,9 @@ def _save(fig: Any, stem: Path, what: str) -> Path:
     """Save under stem-what.png (atomically) and close."""
     import matplotlib.pyplot as plt
 
-    from lib.files import temp_name
-
     path = stem.with_name(f"{stem.name}-{what}.png")
-    tmp = temp_name(path)
     fig.tight_layout()
-    fig.savefig(tmp, format="png", dpi=100)
+    with atomic_write(path, "wb") as handle:
+        fig.savefig(handle, format="png", dpi=100)
     plt.close(fig)
-    tmp.replace(path)
     return path

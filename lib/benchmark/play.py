@@ -12,6 +12,7 @@ from pathlib import Path
 from lib.benchmark.game import (
     ENGINE_TEMPLATE,
     GAME_TEMPLATE,
+    WHITE_SCORE,
     GameRecord,
     Side,
     Start,
@@ -33,7 +34,6 @@ from lib.kvstore import JsonStore
 log = logging.getLogger(__name__)
 
 CONDITIONS = ("standard", "chess960", "midgame")
-SCORE_WHITE = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
 BREAKER = 3  # this many games in a row aborted for infrastructure reasons stop the run
 
 
@@ -74,7 +74,7 @@ class Game:
     def score(self) -> float:
         """The player's score."""
         assert self.record is not None
-        white = SCORE_WHITE[self.record.result]
+        white = WHITE_SCORE[self.record.result]
         return white if self.model_white else 1 - white
 
 

@@ -56,9 +56,8 @@ def posterior(opponents: list[float], scores: list[float], config: SamplerConfig
         p = config.prior
         return btd.Posterior(p.mean, p.sd, p.mean - btd.Z90 * p.sd, p.mean + btd.Z90 * p.sd,
                              0, "prior")
-    fit = btd.fit_mcmc if mcmc else btd.fit
     args = (np.array(opponents), np.array(scores), config.nu, config.prior)
-    return fit(*args, seed) if mcmc else fit(*args)  # type: ignore[call-arg]
+    return btd.fit_mcmc(*args, seed) if mcmc else btd.fit(*args)
 
 
 def schedule(done: int, opponents: list[float], scores: list[float], config: SamplerConfig,
