@@ -29,6 +29,11 @@ from lib.benchmark.players import is_baseline, make_player
 from lib.benchmark.prediction import load_fit, predict
 from lib.benchmark.progress import Progress
 from lib.benchmark.prompts import TEMPLATES, Question, template_name
+from lib.benchmark.puzzleline import TEMPLATE as PUZZLE_TEMPLATE
+from lib.benchmark.puzzlerun import PuzzleConfig, run_puzzles, run_result, write_run
+from lib.benchmark.puzzlerun import summary as puzzle_summary
+from lib.benchmark.puzzlesampler import MAX_PUZZLES
+from lib.benchmark.puzzlesampler import TARGET as PUZZLE_TARGET
 from lib.benchmark.questions import load_questions, select
 from lib.benchmark.results import (
     SCHEMA_VERSION,
@@ -60,7 +65,7 @@ from lib.cli import (
     setup_logging,
 )
 from lib.engine import EngineSettings, find_stockfish
-from lib.errors import ConfigError
+from lib.errors import ConfigError, DataError
 from lib.files import (
     atomic_write,
     ensure_writable_dir,
@@ -69,12 +74,16 @@ from lib.files import (
     write_csv,
 )
 from lib.kvstore import JsonStore
+from lib.puzzledb import read_puzzles
 
 log = logging.getLogger("benchmark")
 
 OPENROUTER = "https://openrouter.ai/api/v1"
 GAME_FIT = Path(__file__).resolve().parent / "game_elo_fit.json"
 LADDER = Path(__file__).resolve().parent / "ladder.csv"
+STEP04_PUZZLES = Path("output/lichess_puzzles.csv")  # generate.py's step 04 output
+SHARED_PUZZLES = (Path(__file__).resolve().parent.parent / "shared/data/lichess/puzzles"
+                  / "lichess_db_puzzle.sample44k.csv.zst")
 EXIT_INCOMPLETE = 3  # results written, but some questions failed for infrastructure reasons
 
 
@@ -285,6 +294,75 @@ def play_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def puzzles_parser() -> argparse.ArgumentParser:
+    """Options of an adaptive puzzle run."""
+    p = argparse.ArgumentParser(
+        prog="benchmark.py puzzles",
+        description="Solve Lichess puzzles as whole lines (one stateless request per solver "
+        "move, the opponent's replies from the solution; any mate counts; a move the engine "
+        "finds within the puzzle generator's margin of the key is credited apart as an "
+        "alternative), chosen adaptively by Thompson sampling on the puzzle-Elo posterior, "
+        "never repeated, spread over themes; stop at +-TARGET or MAX_PUZZLES. Finished "
+        "puzzles and every answer are stored: a rerun resumes. Exit status: 0 complete, 2 "
+        "error (finished puzzles kept), 130 interrupted.")
+    p.add_argument("--model", required=True,
+                   help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline")
+    add_chat_args(p)
+    p.add_argument("--puzzles", type=Path, default=None,
+                   help=f"Lichess puzzle CSV or .csv.zst (default: {STEP04_PUZZLES} when "
+                   "step 04 has written it, else ../shared's 44k sample)")
+    p.add_argument("--target", type=positive_float, default=PUZZLE_TARGET,
+                   help=f"stop when the 90%% interval is within +-TARGET Elo "
+                   f"(default {PUZZLE_TARGET:.0f})")
+    p.add_argument("--max-puzzles", type=positive_int, default=MAX_PUZZLES,
+                   help=f"stop after this many puzzles (default {MAX_PUZZLES})")
+    p.add_argument("--mcmc", action="store_true",
+                   help="report the posterior by MCMC instead of the Laplace approximation")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the Thompson draws and the random player (default 0)")
+    p.add_argument("--stockfish", default=None,
+                   help="Stockfish binary (baselines and the alternative check)")
+    p.add_argument("--out", type=Path, default=Path("results"),
+                   help="results directory (default results)")
+    p.add_argument("--store", type=Path, default=None,
+                   help="finished puzzles and every answer, for resuming "
+                   "(default OUT/puzzles.db)")
+    return p
+
+
+def puzzles_command(args: argparse.Namespace) -> None:
+    """Run the adaptive puzzle sequence; write the JSON, markdown report and figure."""
+    path = args.puzzles or (STEP04_PUZZLES if STEP04_PUZZLES.exists() else SHARED_PUZZLES)
+    if not path.exists():
+        raise ConfigError(f"--puzzles: {path} does not exist")
+    puzzles, bad = read_puzzles(path)
+    if not puzzles:
+        raise DataError(f"{path}: no well-formed puzzle")
+    if bad:
+        log.warning("%s: %d malformed rows left out", path, bad)
+    settings = EngineSettings(find_stockfish(args.stockfish))
+    ensure_writable_dir(args.out, "--out")
+    chat = None if is_baseline(args.model) else _chat_config(args)
+    player = make_player(args.model, chat, args.stockfish, args.seed, 1)
+    digest = sha256_file(path)
+    shown = {"puzzles": str(path), "puzzles_sha256": digest, "target": args.target,
+             "max_puzzles": args.max_puzzles, "seed": args.seed, "prompt": PUZZLE_TEMPLATE,
+             "malformed_rows": bad}
+    key = json.dumps([player.id, {k: v for k, v in shown.items() if k != "puzzles"}],
+                     sort_keys=True)
+    name = slug(f"puzzles__{args.model}") + "__" + hashlib.sha256(key.encode()).hexdigest()[:10]
+    config = PuzzleConfig(args.target, args.max_puzzles, args.seed)
+    try:
+        session = run_puzzles(player, puzzles, config, args.store or args.out / "puzzles.db",
+                              settings)
+    finally:
+        player.close()
+    result = run_result(args.model, player.id, shown, session, args.mcmc, args.seed)
+    paths = write_run(args.out, name, result)
+    print(puzzle_summary(result))
+    print("wrote " + ", ".join(str(p) for p in paths))
+
+
 def calibrate_parser() -> argparse.ArgumentParser:
     """Options of the ladder's calibration."""
     p = argparse.ArgumentParser(
@@ -492,12 +570,16 @@ def _with_status(command: Callable[[], int]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: `benchmark.py [options]`, or the subcommands play, calibrate, leaderboard."""
+    """Entry point: `benchmark.py [options]`, or the subcommands play, puzzles, worldmodel,
+    calibrate, leaderboard."""
     argv = sys.argv[1:] if argv is None else argv
     setup_logging()
     if argv[:1] == ["play"]:
         args = play_parser().parse_args(argv[1:])
         return _with_status(lambda: play_command(args))
+    if argv[:1] == ["puzzles"]:
+        args = puzzles_parser().parse_args(argv[1:])
+        return run_cli(lambda: puzzles_command(args))
     if argv[:1] == ["calibrate"]:
         args = calibrate_parser().parse_args(argv[1:])
         return run_cli(lambda: calibrate_command(args))

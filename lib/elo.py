@@ -127,8 +127,8 @@ def _log_posterior(r: float, ratings: np.ndarray, solved: np.ndarray) -> float:
     return float(loglik - 0.5 * ((r - PRIOR_MEAN) / PRIOR_SD) ** 2)
 
 
-def _map(ratings: np.ndarray, solved: np.ndarray) -> tuple[float, float]:
-    """The posterior's mode and the Laplace approximation's standard deviation."""
+def puzzle_posterior(ratings: np.ndarray, solved: np.ndarray) -> tuple[float, float]:
+    """The puzzle-Elo posterior's mode and its Laplace standard deviation (always defined)."""
     res = optimize.minimize_scalar(lambda r: -_log_posterior(r, ratings, solved),
                                    bounds=(-3000, 7000), method="bounded",
                                    options={"xatol": 1e-3})
@@ -144,7 +144,7 @@ def puzzle_elo_laplace(ratings: np.ndarray, solved: np.ndarray) -> Estimate:
     solved = np.asarray(solved, float)
     if (extreme := _extreme(ratings, solved, "laplace")) is not None:
         return extreme
-    r, sd = _map(ratings, solved)
+    r, sd = puzzle_posterior(ratings, solved)
     est = Estimate(r, r - Z * sd, r + Z * sd, len(ratings), "laplace",
                    "Lichess puzzle ratings, not game Elo")
     return bounded(est, ratings.min() - PUZZLE_REACH, ratings.max() + PUZZLE_REACH)
@@ -157,7 +157,7 @@ def puzzle_elo_mcmc(ratings: np.ndarray, solved: np.ndarray, seed: int = 0,
     solved = np.asarray(solved, float)
     if (extreme := _extreme(ratings, solved, "mcmc")) is not None:
         return extreme
-    start = _map(ratings, solved)
+    start = puzzle_posterior(ratings, solved)
     step = 2.4 * start[1]  # the optimal scale for one dimension
     rng = np.random.default_rng(seed)
     current, current_lp = start[0], _log_posterior(start[0], ratings, solved)

@@ -15,9 +15,9 @@ from tqdm import tqdm
 from lib.cli import add_out_arg, step_main
 from lib.errors import DataError
 from lib.files import atomic_write
+from lib.puzzledb import header_problem
 from lib.testset.fetch import add_fetch_args, decompressed_blocks, fetch_config
 from lib.testset.pipeline import StepSpec
-from lib.testset.puzzles import header_problem
 
 log = logging.getLogger(__name__)
 

@@ -24,10 +24,11 @@ from lib.cli import (
 from lib.engine import EnginePool, EngineSettings, find_stockfish
 from lib.errors import DataError
 from lib.files import ProgressReader, atomic_write, mb_bar, write_csv
+from lib.puzzledb import header_problem
 from lib.testset.evalcache import EvalCache, best_forces_mate
 from lib.testset.pipeline import StepSpec
 from lib.testset.puzzle_selection import PuzzleConfig, PuzzleSelector
-from lib.testset.puzzles import header_problem, read_rows
+from lib.testset.puzzles import read_rows
 from lib.testset.report import leaf_rows, shortfall_lines
 from lib.testset.tree import GAME_TARGETS, PUZZLE_TARGETS, leaf_order, scale_targets
 

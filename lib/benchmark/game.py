@@ -138,6 +138,8 @@ def game_prompt(board: chess.Board, sans: list[str], start: Start, legal: bool,
     if start.chess960:
         lines.append("Chess960 (Fischer random) game; castling is written O-O / O-O-O.")
         origin = f"the start position {start.fen}"
+    elif not start.history and start.fen != chess.STARTING_FEN:
+        origin = f"the position {start.fen}"  # a puzzle: its line starts from its FEN
     played = list(start.history) + sans
     if played:
         lines.append(f"Moves so far (SAN, from {origin}): {_numbered(played)}")

@@ -35,14 +35,14 @@ def figures(result: dict[str, Any], stem: Path) -> list[Path]:
     for ax in axes:
         if ax.get_legend_handles_labels()[0]:
             ax.legend(loc="best")
-    paths.append(_save(fig, stem, "posterior"))
+    paths.append(save(fig, stem, "posterior"))
     tax = result["taxonomy"]
     kinds = [*ILLEGAL_CATEGORIES, TRUNCATED]
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.bar(kinds, [tax[k] for k in kinds], color="tab:red")
     ax.set(title=f"Illegal answers by category ({tax['attempts']} attempts)",
            ylabel="answers")
-    paths.append(_save(fig, stem, "illegal"))
+    paths.append(save(fig, stem, "illegal"))
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, c in conditions.items():
         mean, sd = c["posterior"]["mean"], c["posterior"]["sd"]
@@ -53,11 +53,11 @@ def figures(result: dict[str, Any], stem: Path) -> list[Path]:
            ylabel="density")
     if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="best", fontsize=8)
-    paths.append(_save(fig, stem, "conditions"))
+    paths.append(save(fig, stem, "conditions"))
     return paths
 
 
-def _save(fig: Any, stem: Path, what: str) -> Path:
+def save(fig: Any, stem: Path, what: str) -> Path:
     """Save under stem-what.png (atomically) and close."""
     import matplotlib.pyplot as plt
 

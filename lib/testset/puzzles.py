@@ -18,33 +18,14 @@ from lib.phase import (
     phase,
 )
 from lib.position import side_name
+from lib.puzzledb import HEADER, MOVES_RE, NON_MOTIF_THEMES
 from lib.records import Counter
 from lib.testset.tree import Leaf, elo_bucket
 
-# The official header of lichess_db_puzzle.csv; releases may append columns (e.g. SortKey).
-HEADER = ("PuzzleId", "FEN", "Moves", "Rating", "RatingDeviation", "Popularity", "NbPlays",
-          "Themes", "GameUrl", "OpeningTags")
 PHASE_THEMES = {"opening": "Opening", "middlegame": "Middlegame", "endgame": "Endgame"}
 QUIET_THEME = "quietMove"
 UCI_RE = re.compile(r"[a-h][1-8][a-h][1-8][qrbn]?")
-MOVES_RE = re.compile(r"(?:[a-h][1-8][a-h][1-8][qrbn]? )+[a-h][1-8][a-h][1-8][qrbn]?")
 PLACEMENT_RE = re.compile(r"(?:[pnbrqkPNBRQK1-8]{1,8}/){7}[pnbrqkPNBRQK1-8]{1,8}")
-# Themes that describe length, phase, evaluation or origin rather than a tactical motif;
-# the motif cap ignores them.
-NON_MOTIF_THEMES = frozenset({
-    "opening", "middlegame", "endgame", "short", "long", "veryLong", "oneMove", "mate",
-    "mateIn1", "mateIn2", "mateIn3", "mateIn4", "mateIn5", "advantage", "crushing",
-    "equality", "master", "masterVsMaster", "superGM", "quietMove", "defensiveMove",
-    "kingsideAttack", "queensideAttack", "pawnEndgame", "rookEndgame", "bishopEndgame",
-    "knightEndgame", "queenEndgame", "queenRookEndgame",
-})
-
-
-def header_problem(header: list[str]) -> str | None:
-    """Why a CSV header is not the puzzle database's, or None when it is."""
-    if tuple(header[: len(HEADER)]) != HEADER:
-        return f"expected columns {','.join(HEADER)}, got {','.join(header[:12])}"
-    return None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,168 @@
+"""Adaptive puzzle runs by simulation: ours against seed 003's method, coverage and puzzles.
+
+Each run draws a true puzzle Elo uniformly from 400-2800 and solves simulated puzzles with
+P(solve) = 1 / (1 + 10^((rating - truth) / 400)), the model both estimators assume. Puzzles
+come from a real pool (the shared 44k sample's ratings and themes), never repeated.
+- ours: `benchmark.py puzzles`' sampler and stop rule (Thompson draw, nearest unused
+  puzzle spread over themes, stop at a 90% half-width <= target or the cap); the reported
+  estimate is checked against the truth.
+- seed 003 (lichess-bench): Elo from 1500 with K 40 (first 30), 20 (to 100), then 10; a
+  random unused puzzle within +-100 of the current rating (else the nearest); its "CI" is
+  t(n-1, 0.975) x 200 / sqrt(n), and it stops when that is <= target or at the cap.
+Printed per method: how often its own interval holds the truth (ours claims 90%, seed 003
+95%), puzzles to the stop, and the actual error at the stop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.elo_coverage import covers  # noqa: E402
+from lib.benchmark.puzzlesampler import MAX_PUZZLES, TARGET, Pool, draw, finished, pick  # noqa: E402
+from lib.elo import Estimate, puzzle_elo_laplace  # noqa: E402
+from lib.puzzledb import read_puzzles  # noqa: E402
+
+SHARED = ROOT.parent / "shared/data/lichess/puzzles/lichess_db_puzzle.sample44k.csv.zst"
+WINDOW_003 = 100.0  # seed 003: puzzles within this of the current rating
+START_003 = 1500.0
+
+
+def solves(truth: float, rating: float, rng: np.random.Generator) -> bool:
+    """One simulated attempt."""
+    return bool(rng.random() < 1 / (1 + 10 ** ((rating - truth) / 400)))
+
+
+def ours(truth: float, pool: Pool, rng: np.random.Generator, seed: int, target: float,
+         cap: int) -> tuple[Estimate, int]:
+    """The puzzles run's loop with simulated answers: the final estimate and its length."""
+    used = np.zeros(len(pool.ratings), bool)
+    played: Counter[str] = Counter()
+    ratings: list[float] = []
+    solved: list[bool] = []
+    est = None
+    while not finished(est, len(ratings), target, cap):
+        i = pick(pool, used, played, draw(ratings, solved, seed))
+        used[i] = True
+        played.update(pool.motifs[i])
+        ratings.append(float(pool.ratings[i]))
+        solved.append(solves(truth, ratings[-1], rng))
+        est = puzzle_elo_laplace(np.array(ratings), np.array(solved, float))
+    assert est is not None
+    return est, len(ratings)
+
+
+def k_factor(n: int) -> float:
+    """Seed 003's K: 40 for the first 30 puzzles, 20 up to 100, then 10."""
+    return 40.0 if n < 30 else 20.0 if n < 100 else 10.0
+
+
+def margin_003(n: int) -> float:
+    """Seed 003's "CI" half-width after n puzzles."""
+    return float(stats.t.ppf(0.975, n - 1) * 200 / np.sqrt(n)) if n > 1 else np.inf
+
+
+def seed003(truth: float, ratings: np.ndarray, rng: np.random.Generator, target: float,
+            cap: int, path: list[float] | None = None) -> tuple[float, float, int]:
+    """Seed 003's run: (rating, "CI" half-width, puzzles); with `path`, it runs to the cap
+    and appends the rating after every puzzle."""
+    used = np.zeros(len(ratings), bool)
+    r, n = START_003, 0
+    while n < cap and (path is not None or margin_003(n) > target):
+        dist = np.where(used, np.inf, np.abs(ratings - r))
+        near = np.flatnonzero(dist <= WINDOW_003)
+        i = int(rng.choice(near)) if len(near) else int(np.argmin(dist))
+        used[i] = True
+        expected = 1 / (1 + 10 ** ((ratings[i] - r) / 400))
+        r += k_factor(n) * (solves(truth, ratings[i], rng) - expected)
+        n += 1
+        if path is not None:
+            path.append(r)
+    return r, margin_003(n), n
+
+
+def truly_within(pool: Pool, truths: np.ndarray, seed: int, target: float,
+                 cap: int) -> int | None:
+    """Puzzles after which seed 003's rating is within +-target of the truth in 90% of runs
+    (None: not within the cap)."""
+    errors = np.empty((len(truths), cap))
+    for k, truth in enumerate(truths):
+        path: list[float] = []
+        seed003(float(truth), pool.ratings, np.random.default_rng([seed, k, 3]), target, cap,
+                path)
+        errors[k] = np.abs(np.array(path) - truth)
+    ok = np.flatnonzero(np.quantile(errors, 0.9, axis=0) <= target)
+    return int(ok[0]) + 1 if len(ok) else None
+
+
+def simulate(pool: Pool, truths: np.ndarray, seed: int, target: float,
+             cap: int) -> dict[str, dict[str, list[float]]]:
+    """Per method: covered (0/1), puzzles, absolute error (nan for a one-sided bound)."""
+    out: dict[str, dict[str, list[float]]] = {m: {"cover": [], "n": [], "err": []}
+                                              for m in ("ours", "seed 003")}
+    for k, truth in enumerate(truths):
+        rng = np.random.default_rng([seed, k])
+        est, n = ours(float(truth), pool, rng, seed * 100_003 + k, target, cap)
+        out["ours"]["cover"].append(covers(est, truth))
+        out["ours"]["n"].append(n)
+        out["ours"]["err"].append(abs(est.mean - truth) if np.isfinite(est.mean) else np.nan)
+        r, m, n = seed003(float(truth), pool.ratings, rng, target, cap)
+        out["seed 003"]["cover"].append(abs(r - truth) <= m)
+        out["seed 003"]["n"].append(n)
+        out["seed 003"]["err"].append(abs(r - truth))
+    return out
+
+
+def table(rows: dict[str, dict[str, list[float]]]) -> list[str]:
+    """Markdown rows: coverage, median and p90 puzzles, median and p90 absolute error."""
+    lines = []
+    for method, r in rows.items():
+        err = np.array(r["err"], float)
+        err = err[np.isfinite(err)]
+        lines.append(f"| {method} | {np.mean(r['cover']):.1%} | {np.median(r['n']):.0f} | "
+                     f"{np.quantile(r['n'], 0.9):.0f} | {np.median(err):.0f} | "
+                     f"{np.quantile(err, 0.9):.0f} |")
+    return lines
+
+
+def main() -> None:
+    """Print both methods' coverage, puzzles and errors, overall and by true-Elo band."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=500, help="simulated runs (default 500)")
+    p.add_argument("--puzzles", type=Path, default=SHARED, help="the pool (default: 44k)")
+    p.add_argument("--target", type=float, default=TARGET)
+    p.add_argument("--cap", type=int, default=MAX_PUZZLES)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    puzzles, _ = read_puzzles(args.puzzles)
+    pool = Pool(np.array([q.rating for q in puzzles], float), tuple(q.motifs for q in puzzles))
+    truths = np.random.default_rng(args.seed).uniform(400, 2800, args.runs)
+    rows = simulate(pool, truths, args.seed, args.target, args.cap)
+    print(f"{args.runs} runs, true puzzle Elo uniform 400-2800, pool {args.puzzles.name} "
+          f"({len(puzzles)} puzzles), target +-{args.target:.0f}, cap {args.cap}")
+    head = ("| method | coverage | median puzzles | p90 puzzles | median abs error | "
+            "p90 abs error |\n|---|---|---|---|---|---|")
+    print(head)
+    print("\n".join(table(rows)))
+    within = truly_within(pool, truths, args.seed, args.target, args.cap)
+    print(f"\nSeed 003's rating is actually within +-{args.target:.0f} of the truth in 90% of "
+          "runs after " + (f"{within} puzzles" if within else f"more than {args.cap} puzzles")
+          + f"; ours stops at a median of {np.median(rows['ours']['n']):.0f}.")
+    print("\nBy true Elo:\n" + head.replace("| method |", "| true Elo, method |"))
+    for lo in range(400, 2800, 800):
+        keep = (truths >= lo) & (truths < lo + 800)
+        part = {m: {k: [v for v, w in zip(vals, keep, strict=True) if w]
+                    for k, vals in r.items()} for m, r in rows.items()}
+        print("\n".join(line.replace("| ", f"| {lo}-{lo + 800}, ", 1) for line in table(part)))
+
+
+if __name__ == "__main__":
+    main()

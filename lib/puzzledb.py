@@ -1,0 +1,86 @@
+"""The Lichess puzzle database's CSV format, and reading it whole (.csv or .csv.zst)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import zstandard
+
+from lib.errors import DataError
+
+# The official header of lichess_db_puzzle.csv; releases may append columns (e.g. SortKey).
+HEADER = ("PuzzleId", "FEN", "Moves", "Rating", "RatingDeviation", "Popularity", "NbPlays",
+          "Themes", "GameUrl", "OpeningTags")
+MOVES_RE = re.compile(r"(?:[a-h][1-8][a-h][1-8][qrbn]? )+[a-h][1-8][a-h][1-8][qrbn]?")
+# Themes that describe length, phase, evaluation or origin rather than a tactical motif;
+# the motif cap ignores them.
+NON_MOTIF_THEMES = frozenset({
+    "opening", "middlegame", "endgame", "short", "long", "veryLong", "oneMove", "mate",
+    "mateIn1", "mateIn2", "mateIn3", "mateIn4", "mateIn5", "advantage", "crushing",
+    "equality", "master", "masterVsMaster", "superGM", "quietMove", "defensiveMove",
+    "kingsideAttack", "queensideAttack", "pawnEndgame", "rookEndgame", "bishopEndgame",
+    "knightEndgame", "queenEndgame", "queenRookEndgame",
+})
+
+
+def header_problem(header: list[str]) -> str | None:
+    """Why a CSV header is not the puzzle database's, or None when it is."""
+    if tuple(header[: len(HEADER)]) != HEADER:
+        return f"expected columns {','.join(HEADER)}, got {','.join(header[:12])}"
+    return None
+
+
+@dataclass(frozen=True)
+class LinePuzzle:
+    """A puzzle as the database gives it: `fen` is before the opponent's first move."""
+
+    id: str
+    fen: str
+    moves: tuple[str, ...]  # UCI: the opponent's move, then solver and opponent in turn
+    rating: int
+    themes: tuple[str, ...]
+
+    @property
+    def is_mate(self) -> bool:
+        """Tagged as a forced mate."""
+        return any(t == "mate" or t.startswith("mateIn") for t in self.themes)
+
+    @property
+    def motifs(self) -> tuple[str, ...]:
+        """Themes that name a tactical motif."""
+        return tuple(t for t in self.themes if t not in NON_MOTIF_THEMES)
+
+
+def _lines(path: Path) -> Iterator[str]:
+    with open(path, "rb") as raw:
+        if path.name.endswith(".zst"):
+            stream = zstandard.ZstdDecompressor().stream_reader(raw)
+            yield from io.TextIOWrapper(stream, encoding="utf-8", newline="")
+        else:
+            yield from io.TextIOWrapper(raw, encoding="utf-8", newline="")
+
+
+def read_puzzles(path: Path) -> tuple[list[LinePuzzle], int]:
+    """Every well-formed row of a puzzle CSV, and how many rows were malformed."""
+    try:
+        rows = csv.reader(_lines(path))
+        header = next(rows, None)
+        if header is None or (problem := header_problem(header)):
+            raise DataError(f"{path}: not a Lichess puzzle CSV "
+                            f"({problem if header else 'empty'})")
+        puzzles, bad = [], 0
+        for row in rows:
+            if (len(row) < len(HEADER) or not row[3].isdigit()
+                    or not MOVES_RE.fullmatch(row[2]) or len(row[1].split()) != 6):
+                bad += 1
+                continue
+            puzzles.append(LinePuzzle(row[0], row[1], tuple(row[2].split()), int(row[3]),
+                                      tuple(row[7].split())))
+    except (OSError, UnicodeDecodeError, zstandard.ZstdError, csv.Error) as exc:
+        raise DataError(f"{path}: cannot read the puzzle file ({exc})") from exc
+    return puzzles, bad
