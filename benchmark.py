@@ -29,6 +29,7 @@ from lib.benchmark.players import is_baseline, make_player
 from lib.benchmark.prediction import load_fit, predict
 from lib.benchmark.progress import Progress
 from lib.benchmark.prompts import TEMPLATES, Question, template_name
+from lib.benchmark.puzzleline import RULES as PUZZLE_RULES
 from lib.benchmark.puzzleline import TEMPLATE as PUZZLE_TEMPLATE
 from lib.benchmark.puzzlerun import PuzzleConfig, run_puzzles, run_result, write_run
 from lib.benchmark.puzzlerun import summary as puzzle_summary
@@ -342,11 +343,12 @@ def puzzles_command(args: argparse.Namespace) -> None:
         log.warning("%s: %d malformed rows left out", path, bad)
     settings = EngineSettings(find_stockfish(args.stockfish))
     ensure_writable_dir(args.out, "--out")
-    chat = None if is_baseline(args.model) else _chat_config(args)
+    chat = None if is_baseline(args.model) else _chat_config(args, slots=1)
     player = make_player(args.model, chat, args.stockfish, args.seed, 1)
     digest = sha256_file(path)
     shown = {"puzzles": str(path), "puzzles_sha256": digest, "target": args.target,
              "max_puzzles": args.max_puzzles, "seed": args.seed, "prompt": PUZZLE_TEMPLATE,
+             "rules": PUZZLE_RULES,
              "malformed_rows": bad}
     key = json.dumps([player.id, {k: v for k, v in shown.items() if k != "puzzles"}],
                      sort_keys=True)
@@ -408,7 +410,8 @@ def calibrate_command(args: argparse.Namespace) -> None:
     print(f"draw parameter nu = {ladder.nu:.3f}; wrote {args.ladder} (games in {args.store})")
 
 
-def _chat_config(args: argparse.Namespace) -> ChatConfig:
+def _chat_config(args: argparse.Namespace, slots: int | None = None) -> ChatConfig:
+    """The endpoint's settings; `slots`: requests in flight (default --concurrency)."""
     check_base_url(args.base_url)
     key, source = key_for(args.base_url, args.api_key_env, dict(os.environ))
     try:
@@ -419,7 +422,7 @@ def _chat_config(args: argparse.Namespace) -> ChatConfig:
                       temperature=args.temperature, max_tokens=args.max_tokens,
                       system=args.system, stop=tuple(args.stop), extra=extra,
                       timeout_s=args.timeout, retries=args.retries, backoff_s=args.retry_wait,
-                      slots=args.concurrency)
+                      slots=slots or args.concurrency)
 
 
 def _settings(args: argparse.Namespace, template: str,

@@ -59,7 +59,7 @@ class LinePuzzle:
 def _lines(path: Path) -> Iterator[str]:
     with open(path, "rb") as raw:
         if path.name.endswith(".zst"):
-            stream = zstandard.ZstdDecompressor().stream_reader(raw)
+            stream = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
             yield from io.TextIOWrapper(stream, encoding="utf-8", newline="")
         else:
             yield from io.TextIOWrapper(raw, encoding="utf-8", newline="")

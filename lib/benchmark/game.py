@@ -142,7 +142,9 @@ def game_prompt(board: chess.Board, sans: list[str], start: Start, legal: bool,
         origin = f"the position {start.fen}"  # a puzzle: its line starts from its FEN
     played = list(start.history) + sans
     if played:
-        lines.append(f"Moves so far (SAN, from {origin}): {_numbered(played)}")
+        first = chess.Board(chess.STARTING_FEN if start.history else start.fen)
+        numbered = _numbered(played, first.fullmove_number, first.turn == chess.BLACK)
+        lines.append(f"Moves so far (SAN, from {origin}): {numbered}")
     else:
         lines.append(f"No moves have been played yet from {origin}.")
     lines.append(f"Current position (FEN): {board.fen()}")
@@ -155,9 +157,16 @@ def game_prompt(board: chess.Board, sans: list[str], start: Start, legal: bool,
     return "\n".join(lines)
 
 
-def _numbered(sans: list[str]) -> str:
-    return " ".join((f"{i // 2 + 1}. " if i % 2 == 0 else "") + san
-                    for i, san in enumerate(sans))
+def _numbered(sans: list[str], number: int = 1, black_first: bool = False) -> str:
+    """SAN with move numbers: '1. e4 e5', or '34... Qg2 35. Rh6+' when Black moves first."""
+    out = []
+    for i, san in enumerate(sans):
+        ply = i + black_first
+        if ply % 2 == 0:
+            out.append(f"{number + ply // 2}. {san}")
+        else:
+            out.append(f"{number}... {san}" if i == 0 else san)
+    return " ".join(out)
 
 
 def feedback_line(text: str | None, answer: str, category: str, detail: str) -> str:

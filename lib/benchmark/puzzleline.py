@@ -1,16 +1,20 @@
 """One Lichess puzzle played as a whole line, one stateless request per solver move.
 
 The opponent's replies come from the solution. Like Lichess, any checkmating move is right.
-A move off the key is also credited, as an `alternative`, when the engine finds it no worse
-than the key by the puzzle generator's own uniqueness margin: lichess-puzzler keeps a move
-as the key only when it beats every other move by more than 0.7 in winning chances (+-1
-scale), so a move within that margin shows the key was not the only solution there. The
-line cannot go on from a move the solution does not know, so an alternative ends the puzzle
-(credited, counted apart). An illegal answer fails the puzzle; it is not retried.
+A move off the key is also credited, as an `alternative`, when the engine confirms that it
+still wins: its winning chances (+-1 scale) are at least WIN_FLOOR (a decisive advantage,
+about +300 cp) and within the puzzle generator's uniqueness margin of the key's
+(lichess-puzzler keeps a move as the key only when it beats every other move by more than
+0.7), so the key was not the only solution there. Both conditions are needed: on deep
+puzzles a short search undervalues the key, and the margin alone would then credit moves
+that do not win. The line cannot go on from a move the solution does not know, so an
+alternative ends the puzzle (credited, counted apart). An illegal answer fails the puzzle;
+it is not retried.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -18,15 +22,17 @@ import chess
 import chess.engine
 
 from lib.benchmark.game import Side, Start, take_turn
-from lib.engine import Engine, score_to_cp
+from lib.engine import Engine
 from lib.errors import DataError
-from lib.grading import win_percent
+from lib.grading import WIN_K
 from lib.kvstore import JsonStore
 from lib.puzzledb import LinePuzzle
 
 TEMPLATE = "puzzle@1"  # the game prompt, moves counted from the puzzle's FEN
+RULES = "line@1"  # version of the rules above: part of the stored lines' key
 ALT_LIMIT = chess.engine.Limit(nodes=200_000)  # the search comparing a move with the key
 ALT_MARGIN = 0.7  # lichess-puzzler's margin of the key over the second-best move
+WIN_FLOOR = 0.5  # winning chances of a decisive advantage (about +300 cp)
 SOLVED, ALTERNATIVE, FAILED = "solved", "alternative", "failed"
 
 
@@ -59,16 +65,18 @@ class LineResult:
         return asdict(self)
 
 
-def win_chances(cp: int) -> float:
-    """Lichess's winning chances on the +-1 scale."""
-    return win_percent(cp) / 50 - 1
+def win_chances(score: chess.engine.Score) -> float:
+    """lichess-puzzler's winning chances (+-1 scale, unclipped; a mate is +-1)."""
+    cp = score.score(mate_score=100_000)
+    assert cp is not None
+    return 2 / (1 + math.exp(-WIN_K * max(-10_000, min(10_000, cp)))) - 1
 
 
 def compare(engine: Engine, board: chess.Board, key: chess.Move,
             move: chess.Move) -> tuple[float, float]:
     """Winning chances of the key and of the move, from one search over just those two."""
     infos = engine.analyse(board, ALT_LIMIT, multipv=2, root_moves=[key, move])
-    chances = {info["pv"][0]: win_chances(score_to_cp(info["score"].relative))
+    chances = {info["pv"][0]: win_chances(info["score"].relative)
                for info in infos if info.get("pv")}
     return chances[key], chances[move]
 
@@ -94,7 +102,10 @@ def play_line(puzzle: LinePuzzle, side: Side, engine: Engine, cache: JsonStore) 
     for step, index in enumerate(range(1, len(puzzle.moves), 2)):
         key = _legal(board, puzzle.moves[index], puzzle)
         move, attempts = take_turn(side, board, sans, start, f"puzzle:{puzzle.id}", cache)
-        result.attempts += [asdict(a) for a in attempts]
+        # Whether an answer came from the cache says how a run went, not how the line did:
+        # left out, so a resumed run stores the same line as an undisturbed one.
+        result.attempts += [{k: v for k, v in asdict(a).items() if k != "cached"}
+                            for a in attempts]
         if move is None:
             last = attempts[-1]
             return _failed(result, step, f"illegal ({last.category}: {last.detail})")
@@ -106,7 +117,7 @@ def play_line(puzzle: LinePuzzle, side: Side, engine: Engine, cache: JsonStore) 
                 result.mates += 1
                 return result
             wc_key, wc_move = compare(engine, board, key, move)
-            if wc_key - wc_move > ALT_MARGIN:
+            if wc_move < WIN_FLOOR or wc_key - wc_move > ALT_MARGIN:
                 return _failed(result, step, "wrong move")
             result.outcome = ALTERNATIVE
             result.alternative = {"move": move.uci(), "key": key.uci(),

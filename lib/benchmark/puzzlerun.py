@@ -23,8 +23,10 @@ from lib.benchmark.puzzleline import (
     ALT_MARGIN,
     ALTERNATIVE,
     FAILED,
+    RULES,
     SOLVED,
     TEMPLATE,
+    WIN_FLOOR,
     BadPuzzle,
     LineResult,
     play_line,
@@ -66,12 +68,14 @@ def pool_of(puzzles: list[LinePuzzle]) -> Pool:
                 tuple(p.motifs for p in puzzles))
 
 
-def estimate(lines: list[LineResult], mcmc: bool = False, seed: int = 0) -> Estimate | None:
-    """The puzzle-Elo estimate from the lines so far (None before any)."""
+def estimate(lines: list[LineResult], mcmc: bool = False, seed: int = 0,
+             strict: bool = False) -> Estimate | None:
+    """The puzzle-Elo estimate from the lines so far (None before any); `strict` counts a
+    credited alternative as a failure, as Lichess does."""
     if not lines:
         return None
     ratings = np.array([r.rating for r in lines], float)
-    solved = np.array([r.solved for r in lines], float)
+    solved = np.array([r.outcome == SOLVED if strict else r.solved for r in lines], float)
     return puzzle_elo_mcmc(ratings, solved, seed) if mcmc else puzzle_elo_laplace(ratings,
                                                                                    solved)
 
@@ -80,7 +84,7 @@ def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig,
                 settings: EngineSettings) -> PuzzleSession:
     """Play the adaptive sequence to its stop, reusing stored lines and answers."""
     lines_db, cache = JsonStore(store, "puzzles"), JsonStore(store, "answers")
-    ident = json.dumps([player.id, TEMPLATE])  # everything that changes how lines are played
+    ident = json.dumps([player.id, TEMPLATE, RULES])  # all that changes how lines are played
     prefix = hashlib.sha256(ident.encode()).hexdigest()[:12]
     side = Side(player, TEMPLATE, retries=0)
     pool, session = pool_of(puzzles), PuzzleSession()
@@ -136,7 +140,7 @@ def run_result(model: str, player_id: str, settings: dict[str, Any], session: Pu
                mcmc: bool, seed: int) -> dict[str, Any]:
     """The run's result: the estimate, outcomes, taxonomy, the sequence with the posterior."""
     lines = session.lines
-    est = estimate(lines, mcmc, seed)
+    est, strict = estimate(lines, mcmc, seed), estimate(lines, mcmc, seed, strict=True)
     outcomes = Counter(r.outcome for r in lines)
     sequence = []
     for k, r in enumerate(lines, 1):
@@ -151,20 +155,24 @@ def run_result(model: str, player_id: str, settings: dict[str, Any], session: Pu
             "mates_off_key": sum(r.mates for r in lines), "bad_puzzles": session.bad,
             "illegal": _illegal(lines),
             "elo": None if est is None else est.as_dict(),
+            "elo_lichess_rule": None if strict is None else strict.as_dict(),
             "themes": dict(motifs.most_common(15)), "sequence": sequence,
             "lines": [r.as_dict() for r in lines],
-            "rules": f"whole lines; any mate counts; a move within {ALT_MARGIN} winning "
-                     "chances of the key (engine, 200k nodes) is credited as an alternative "
-                     "and ends the puzzle; an illegal answer fails it"}
+            "rules": "whole lines; any mate counts; a move off the key that the engine "
+                     f"(200k nodes) finds winning (winning chances >= {WIN_FLOOR}) and within "
+                     f"{ALT_MARGIN} of the key's is credited as an alternative and ends the "
+                     "puzzle; an illegal answer fails it"}
 
 
 def summary(result: dict[str, Any]) -> str:
     """The terminal summary."""
-    elo = result["elo"]
+    elo, strict = result["elo"], result["elo_lichess_rule"]
     return "\n".join([
         f"model {result['model']}: {result['n']} puzzles, solved {result['solved']} "
         f"(+{result['alternative']} by a credited alternative), failed {result['failed']}",
         f"  puzzle Elo (Lichess puzzle rating scale): {elo['text'] if elo else 'none'}",
+        "  by Lichess's rule (an alternative counts as a failure; the sequence was chosen "
+        f"by the first): {strict['text'] if strict else 'none'}",
         "  illegal answers: " + ", ".join(f"{k} {v}" for k, v in result["illegal"].items())])
 
 
