@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from lib.benchmark.llm import (
     parse_extra,
 )
 from lib.benchmark.play import CONDITIONS, PlayConfig, play
-from lib.benchmark.players import is_baseline, make_player
+from lib.benchmark.players import Player, is_baseline, make_player
 from lib.benchmark.prediction import load_fit, predict
 from lib.benchmark.progress import Progress
 from lib.benchmark.prompts import TEMPLATES, Question, template_name
@@ -57,6 +58,10 @@ from lib.benchmark.scoring import (
     scored_count,
     world_model,
 )
+from lib.benchmark.wmrun import WorldModelConfig, ask_tests, summarise
+from lib.benchmark.wmrun import summary as wm_summary
+from lib.benchmark.wmrun import write_run as write_wm
+from lib.benchmark.worldmodel import CHOOSE_TEMPLATE, LIST_TEMPLATE, MOVE_TEMPLATE
 from lib.cli import (
     non_negative_float,
     non_negative_int,
@@ -365,6 +370,97 @@ def puzzles_command(args: argparse.Namespace) -> None:
     print("wrote " + ", ".join(str(p) for p in paths))
 
 
+def temperature_list(text: str) -> tuple[float, ...]:
+    """--temperatures: comma-separated non-negative numbers."""
+    try:
+        values = tuple(dict.fromkeys(float(x) for x in text.split(",") if x.strip()))
+    except ValueError:
+        values = ()
+    if not values or any(v < 0 or v != v for v in values):
+        raise argparse.ArgumentTypeError(f"expected comma-separated temperatures >= 0, got "
+                                         f"{text!r}")
+    return values
+
+
+def worldmodel_parser() -> argparse.ArgumentParser:
+    """Options of the world-model tests."""
+    p = argparse.ArgumentParser(
+        prog="benchmark.py worldmodel",
+        description="Seed 001's world-model tests on a seeded sample of questions.csv: "
+        "self-consistency (prompt A lists the legal moves, prompt B chooses from that list), "
+        "symmetry (each position and its colour-flipped mirror) and the illegal rate at "
+        "several temperatures with a trend test; then the rubric score and the hypothesis "
+        "test (H0 pattern matching: illegal rate >= 2%% at T = 0) with the power reached. "
+        "--temperature is the temperature of the self-consistency and symmetry prompts. "
+        "Same client, cache and taxonomy as the static run. Exit status: 0 complete, 2 "
+        "error, 3 written but incomplete (rerun to complete), 130 interrupted.")
+    p.add_argument("--model", required=True,
+                   help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline "
+                   "(baselines answer every prompt with a move and ignore temperature)")
+    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
+                   help="the test set (default: questions.csv)")
+    p.add_argument("--limit", type=positive_int, default=100,
+                   help="positions, a seeded sample (default 100)")
+    p.add_argument("--temperatures", type=temperature_list, default=(0.0, 0.5, 1.0),
+                   help="temperatures of the temperature test (default 0,0.5,1)")
+    add_chat_args(p)
+    p.add_argument("--concurrency", type=positive_int, default=8,
+                   help="requests in flight at once (default 8)")
+    p.add_argument("--breaker", type=positive_int, default=BREAKER,
+                   help=f"stop after this many infrastructure failures in a row "
+                   f"(default {BREAKER})")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the sample, the random player and the bootstrap (default 0)")
+    p.add_argument("--stockfish", default=None, help="Stockfish binary for baseline players")
+    p.add_argument("--out", type=Path, default=Path("results"),
+                   help="results directory (default results)")
+    p.add_argument("--cache", type=Path, default=None,
+                   help="response cache, shared with the static run (default OUT/cache.db)")
+    return p
+
+
+def worldmodel_command(args: argparse.Namespace) -> int:
+    """Ask the three tests, score them, write JSON, report and figure; the exit status."""
+    questions = select(load_questions(args.questions), "all", [], args.limit, args.seed)
+    ensure_writable_dir(args.out, "--out")
+    chat = None if is_baseline(args.model) else _chat_config(args)
+    base = make_player(args.model, chat, args.stockfish, args.seed, args.concurrency)
+    players: dict[float, Player] = {args.temperature: base}
+
+    def at(t: float) -> Player:
+        if t not in players:
+            players[t] = base if chat is None else make_player(
+                args.model, replace(chat, temperature=t), None, args.seed, args.concurrency)
+        return players[t]
+    config = WorldModelConfig(args.temperatures, args.temperature, args.concurrency,
+                              args.breaker, args.seed)
+    digest = sha256_file(args.questions)
+    shown = {"limit": args.limit, "seed": args.seed, "temperatures": list(args.temperatures),
+             "temperature": args.temperature, "max_tokens": args.max_tokens,
+             "templates": [MOVE_TEMPLATE, LIST_TEMPLATE, CHOOSE_TEMPLATE]}
+    key = json.dumps([base.id, shown, digest], sort_keys=True)
+    name = slug(f"worldmodel__{args.model}") + "__" + hashlib.sha256(
+        key.encode()).hexdigest()[:10]
+    cache = JsonStore(args.cache or args.out / "cache.db", "answers")
+    try:
+        answers_ = ask_tests(at, questions, cache, config)
+    finally:
+        cache.close()
+        for player in set(players.values()):
+            player.close()
+    result = {"kind": "worldmodel", "schema_version": 1, "model": args.model,
+              "player": base.id, "questions": str(args.questions), "questions_sha256": digest,
+              "positions": len(questions), "settings": shown, **summarise(answers_, config)}
+    paths = write_wm(args.out, name, result)
+    print(wm_summary(result))
+    print("wrote " + ", ".join(str(p) for p in paths))
+    if not result["complete"]:
+        log.error("incomplete: %d requests failed for infrastructure reasons; run the same "
+                  "command again to ask only those", result["infra"])
+        return EXIT_INCOMPLETE
+    return 0
+
+
 def calibrate_parser() -> argparse.ArgumentParser:
     """Options of the ladder's calibration."""
     p = argparse.ArgumentParser(
@@ -542,7 +638,7 @@ def _result(args: argparse.Namespace, player_id: str, settings: dict[str, Any], 
         "max_tokens": settings.get("max_tokens"),
         "elo": {**elo_estimates(items, questions, args.seed, args.mcmc),
                 "predicted_game": _predicted(args, digest, intervals.get("accuracy"))},
-        "world_model": world_model(items),
+        "world_model": world_model(items, settings.get("temperature")),
         "floor": floor_figures(list(questions.values()), args.seed),
         "intervals": {k: v for k, v in intervals.items() if k != "n"},
         "by": by_strata(items, args.seed, min(args.bootstrap, 300)),
@@ -583,6 +679,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["puzzles"]:
         args = puzzles_parser().parse_args(argv[1:])
         return run_cli(lambda: puzzles_command(args))
+    if argv[:1] == ["worldmodel"]:
+        args = worldmodel_parser().parse_args(argv[1:])
+        return _with_status(lambda: worldmodel_command(args))
     if argv[:1] == ["calibrate"]:
         args = calibrate_parser().parse_args(argv[1:])
         return run_cli(lambda: calibrate_command(args))

@@ -142,6 +142,7 @@ class ChatPlayer:
         self.config = config
         self.client = ChatClient(config, seed=seed)
         self.max_concurrency = None
+        self._checked = False
         # The endpoint is not part of the identity: a resumed run may reach the same model
         # through another URL or port. Use another --cache to keep providers apart.
         shown: dict[str, Any] = {"temperature": config.temperature,
@@ -155,7 +156,9 @@ class ChatPlayer:
         return self.client.ask(prompt, label=question.id)
 
     def preflight(self) -> None:
-        self.client.preflight()
+        if not self._checked:  # once per player, however many runs of questions it answers
+            self.client.preflight()
+            self._checked = True
 
     def close(self) -> None:
         pass

@@ -63,7 +63,8 @@ def summary_table(result: dict[str, Any]) -> str:
         lines.append(f"  world-model score: none ({wm['note']})")
     else:
         lines.append(f"  world-model score {wm['score']} (illegal rate "
-                     f"{wm['illegal_rate']:.2%})")
+                     f"{wm['illegal_rate']:.2%}); rests on "
+                     f"{wm.get('rests_on', 'the illegal rate only')}")
     return "\n".join(lines)
 
 
@@ -92,6 +93,10 @@ def markdown_report(result: dict[str, Any]) -> str:
             out.append(f"- {kind}: {elo_text(e)} ({e['method']}, n={e['n']}) {e['note']}"
                        f"{shown}")
     out.append("- Puzzle Elo is on the Lichess puzzle-rating scale, not game Elo.")
+    wm = result["world_model"]
+    out += ["", "## World model", "",
+            f"Seed 001's rubric: {wm['score']}. It rests on "
+            f"{wm.get('rests_on', 'the illegal rate only')}."]
     out += ["", "## By stratum", ""]
     for key, groups in result["by"].items():
         out += [f"### {key}", "", "| value | n | legal | ACPL | accuracy | best |",

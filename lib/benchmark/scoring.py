@@ -181,18 +181,23 @@ def elo_estimates(items: list[Item], questions: dict[str, Question], seed: int =
     return out
 
 
-def world_model(items: list[Item]) -> dict[str, Any]:
-    """Seed 001's world-model score from the illegal rate, with the taxonomy's shares."""
+def world_model(items: list[Item], temperature: float | None = None) -> dict[str, Any]:
+    """Seed 001's world-model score from the illegal rate alone, with the taxonomy's shares
+    and what the score rests on (`temperature`: the run's; None for a baseline player)."""
     answered = [i for i in items if i.category not in UNSCORED]
+    at = "a baseline player" if temperature is None else f"temperature {temperature:g}"
+    rests_on = (f"the illegal rate of {len(answered)} single-move answers ({at}) only; the "
+                "consistency tests (self-consistency, symmetry, temperature) were not run: "
+                "benchmark.py worldmodel runs them")
     if not answered:
-        return {"score": None, "illegal_rate": None, "shares": {},
+        return {"score": None, "illegal_rate": None, "shares": {}, "rests_on": rests_on,
                 "note": "no scored answer: no world-model score"}
     illegal = [i for i in answered if i.category != LEGAL]
     rate = len(illegal) / len(answered)
     shares = {c: (sum(i.category == c for i in illegal) / len(illegal) if illegal else 0.0)
               for c in answers.ILLEGAL_CATEGORIES}
     return {"score": world_model_score(rate), "illegal_rate": round(rate, 4),
-            "shares": {k: round(v, 3) for k, v in shares.items()},
+            "shares": {k: round(v, 3) for k, v in shares.items()}, "rests_on": rests_on,
             "note": "rubric applied to the illegal rate only; consistency tests not run"}
 
 

@@ -38,8 +38,10 @@ class ChatServer:
     `single_slot` answers one request at a time, like a local server with one slot."""
 
     def __init__(self, script: Script, preflight: Response | None = OK,
-                 single_slot: bool = False) -> None:
+                 single_slot: bool = False,
+                 on_body: Callable[[dict], Response] | None = None) -> None:
         self.script = script
+        self.on_body = on_body  # when set, answers every request with a FEN from its body
         self.preflight = preflight
         self.slot = threading.Lock() if single_slot else None
         self.stopping = threading.Event()
@@ -68,6 +70,8 @@ class ChatServer:
                     server.bodies.append(body)
                 if fen == PREFLIGHT and server.preflight is not None:
                     reply = server.preflight
+                elif server.on_body is not None:
+                    reply = server.on_body(body)
                 else:
                     reply = server.script(fen, attempt)
                 if reply.hang:

@@ -1,0 +1,138 @@
+"""The statistics of the world-model tests: intervals, the trend test, seed 001's rubric and
+its hypothesis test with the power reached."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from lib.elo import LEVEL, world_model_score
+
+H0_RATE = 0.02  # H0 (pattern matching): an illegal rate of at least 2% at T = 0
+ALPHA = 0.05  # the test's size
+POWER_AT = (0.0, 0.005)  # true illegal rates the power is reported for
+POWER_GOAL = 0.90  # seed 001's power target
+# The consistency part of the rubric, on the worst failure rate of the consistency checks.
+CONSISTENCY = ((0.0, 1.0, "passes all consistency tests"),
+               (0.05, 0.8, "minor inconsistencies (< 5%)"),
+               (0.10, 0.6, "fails edge cases (< 10%)"),
+               (0.25, 0.3, "frequent inconsistencies (< 25%)"))
+ILLEGAL_RUBRIC = ("1.0: no illegal answer at T = 0; 0.8: < 1%; 0.6: < 2%; 0.3: < 5%; "
+                  "0.0: >= 5%")
+
+
+def wilson(k: int, n: int, level: float = LEVEL) -> dict[str, Any]:
+    """A proportion with its Wilson score interval."""
+    if n == 0:
+        return {"k": 0, "n": 0, "value": None, "lo": None, "hi": None}
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return {"k": k, "n": n, "value": round(p, 4), "lo": round(max(0.0, centre - half), 4),
+            "hi": round(min(1.0, centre + half), 4)}
+
+
+def paired_mean(diffs: np.ndarray, level: float, seed: int, boot: int = 2000) -> dict[str, Any]:
+    """The mean of paired differences with a bootstrap interval over the pairs."""
+    if len(diffs) == 0:
+        return {"n": 0, "value": None, "lo": None, "hi": None}
+    rng = np.random.default_rng(seed)
+    means = diffs[rng.integers(0, len(diffs), (boot, len(diffs)))].mean(axis=1)
+    lo, hi = np.quantile(means, [0.5 - level / 2, 0.5 + level / 2])
+    return {"n": len(diffs), "value": round(float(diffs.mean()), 4), "lo": round(float(lo), 4),
+            "hi": round(float(hi), 4)}
+
+
+def pooled_ratio(num: np.ndarray, den: np.ndarray, seed: int,
+                 boot: int = 2000) -> dict[str, Any]:
+    """sum(num) / sum(den) with a 90% bootstrap interval over the items."""
+    if den.sum() == 0:
+        return {"value": None, "lo": None, "hi": None}
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(num), (boot, len(num)))
+    with np.errstate(invalid="ignore"):
+        reps = num[idx].sum(axis=1) / den[idx].sum(axis=1)
+    lo, hi = np.quantile(reps[np.isfinite(reps)], [0.5 - LEVEL / 2, 0.5 + LEVEL / 2])
+    return {"value": round(float(num.sum() / den.sum()), 4), "lo": round(float(lo), 4),
+            "hi": round(float(hi), 4)}
+
+
+def trend(temps: list[float], illegal: list[int], n: list[int]) -> dict[str, Any]:
+    """Cochran-Armitage test for a trend of the illegal rate with the temperature."""
+    t, k, m = (np.asarray(x, float) for x in (temps, illegal, n))
+    total = m.sum()
+    if len(t) < 2 or total == 0:
+        return {"z": None, "p": None, "note": "fewer than two temperatures answered"}
+    p = k.sum() / total
+    var = p * (1 - p) * ((m * t * t).sum() - (m * t).sum() ** 2 / total)
+    if var <= 0:
+        return {"z": None, "p": None,
+                "note": "the same illegal rate (0% or 100%) at every temperature: no trend"}
+    z = float((t * (k - m * p)).sum() / np.sqrt(var))
+    return {"z": round(z, 3), "p": round(float(2 * stats.norm.sf(abs(z))), 4),
+            "note": "Cochran-Armitage, two-sided; positive z: more illegal answers when hotter"}
+
+
+def consistency_score(failure: float | None) -> tuple[float, str]:
+    """The rubric's consistency part from the worst consistency failure rate."""
+    if failure is None:
+        return 0.0, "no consistency result"
+    for bound, score, text in CONSISTENCY:
+        if failure <= bound if bound == 0 else failure < bound:
+            return score, text
+    return 0.0, "fails basic tests (>= 25%)"
+
+
+def rubric(illegal_rate: float | None, failure: float | None) -> dict[str, Any]:
+    """Seed 001's score: the lower of its illegal-rate part and its consistency part."""
+    if illegal_rate is None:
+        return {"score": None, "note": "no scored answer at T = 0"}
+    by_illegal = world_model_score(illegal_rate)
+    by_consistency, text = consistency_score(failure)
+    return {"score": min(by_illegal, by_consistency), "by_illegal_rate": by_illegal,
+            "by_consistency": by_consistency, "consistency": text,
+            "worst_failure_rate": failure, "thresholds": {
+                "illegal rate at T = 0": ILLEGAL_RUBRIC,
+                "consistency (worst of: B not in A's list, A's illegal claims, mirrored "
+                "answers neither corresponding nor as good)": "; ".join(
+                    f"{s}: {t}" for _, s, t in CONSISTENCY) + "; 0.0: fails basic tests"}}
+
+
+def _critical(n: int) -> int | None:
+    """The largest k with P(X <= k | n, H0_RATE) <= ALPHA, or None when none is."""
+    k = int(stats.binom.ppf(ALPHA, n, H0_RATE))
+    while k >= 0 and stats.binom.cdf(k, n, H0_RATE) > ALPHA:
+        k -= 1
+    return k if k >= 0 else None
+
+
+def n_for_power(p1: float, goal: float = POWER_GOAL, cap: int = 20_000) -> int | None:
+    """The smallest n whose exact test reaches `goal` power at a true rate p1."""
+    for n in range(1, cap):
+        crit = _critical(n)
+        if crit is not None and stats.binom.cdf(crit, n, p1) >= goal:
+            return n
+    return None
+
+
+def hypothesis(k: int, n: int) -> dict[str, Any]:
+    """H0 pattern matching (illegal rate >= 2% at T = 0) against H1 a world model (< 2%):
+    the exact one-sided binomial test, with the power reached at this n."""
+    out: dict[str, Any] = {"h0": f"illegal rate >= {H0_RATE:.0%} at T = 0 (pattern matching)",
+                           "h1": f"illegal rate < {H0_RATE:.0%} (a world model)",
+                           "alpha": ALPHA, "k": k, "n": n}
+    if n == 0:
+        return {**out, "p_value": None, "reject_h0": None, "power": {}, "note": "no answers"}
+    crit = _critical(n)
+    power = {f"{p1:.1%}": round(float(stats.binom.cdf(crit, n, p1)), 4) if crit is not None
+             else 0.0 for p1 in POWER_AT}
+    p_value = float(stats.binom.cdf(k, n, H0_RATE))
+    needed = {f"{p1:.1%}": n_for_power(p1) for p1 in POWER_AT}
+    note = ("" if crit is not None else
+            f"{n} answers cannot reject H0 even with none illegal: at least "
+            f"{needed['0.0%']} are needed")
+    return {**out, "p_value": round(p_value, 4), "reject_h0": p_value <= ALPHA,
+            "power": power, "n_for_90_power": needed, "note": note}
