@@ -18,6 +18,7 @@ from lib.benchmark.calibration import CalibrationConfig, calibrate, engine_range
 from lib.benchmark.game import PLY_CAP, RETRIES
 from lib.benchmark.gamereport import session_result, session_summary, write_session
 from lib.benchmark.ladder import LADDER_FIELDS, default_rungs, ladder_rows, load_ladder
+from lib.benchmark.leaderboard import leaderboard
 from lib.benchmark.llm import (
     DEFAULT_MAX_TOKENS,
     ChatConfig,
@@ -39,7 +40,6 @@ from lib.benchmark.puzzlesampler import TARGET as PUZZLE_TARGET
 from lib.benchmark.questions import load_questions, select
 from lib.benchmark.results import (
     SCHEMA_VERSION,
-    leaderboard,
     markdown_report,
     slug,
     summary_table,
@@ -184,17 +184,30 @@ def build_parser() -> argparse.ArgumentParser:
 def leaderboard_parser() -> argparse.ArgumentParser:
     """Options of the leaderboard."""
     p = argparse.ArgumentParser(prog="benchmark.py leaderboard",
-                                description="Rank the complete runs in a results directory "
-                                "that were made on the same questions file: writes "
-                                "leaderboard.md and leaderboard.svg (Elo with 90% intervals, "
-                                "the random mover's figures as the floor).")
+                                description="Rank the complete results in a directory: "
+                                "static runs, play (games against the ladder), puzzles "
+                                "(adaptive) and worldmodel, on the same questions file only. "
+                                "Each Elo scale in its own table, with 90%% intervals, "
+                                "P(stronger than the next), a 90%% rank interval and seed "
+                                "003's low-confidence dagger; the world-model table and "
+                                "breakdown. Writes leaderboard.md, .svg, .png and "
+                                "leaderboard-worldmodel.png.")
     p.add_argument("--out", type=Path, default=Path("results"),
                    help="results directory (default results)")
     p.add_argument("--questions", type=Path, default=Path("questions.csv"),
                    help="only runs on this questions file (by its SHA-256) are compared "
                    "(default questions.csv)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random mover (default 0)")
+    p.add_argument("--puzzles", type=Path, default=None,
+                   help="only puzzle runs on this puzzle file (by its SHA-256) are compared "
+                   "(default: the puzzles subcommand's default file)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the random mover and the rank draws (default 0)")
     return p
+
+
+def default_puzzles() -> Path:
+    """The puzzle file of `puzzles` without --puzzles: step 04's, else the shared sample."""
+    return STEP04_PUZZLES if STEP04_PUZZLES.exists() else SHARED_PUZZLES
 
 
 def play_parser() -> argparse.ArgumentParser:
@@ -290,6 +303,9 @@ def play_command(args: argparse.Namespace) -> int:
         player.close()
     result = session_result(args.model, player.id, settings_shown, session, ladder, sampler,
                             args.seed, args.mcmc)
+    # Mid-game starts come from the questions file: the leaderboard compares them only with
+    # runs on the same file.
+    result["questions_sha256"] = sha256_file(args.questions) if questions else None
     paths = write_session(args.out, name, result, session, ladder)
     print(session_summary(result))
     print("wrote " + ", ".join(str(p) for p in paths))
@@ -338,7 +354,7 @@ def puzzles_parser() -> argparse.ArgumentParser:
 
 def puzzles_command(args: argparse.Namespace) -> None:
     """Run the adaptive puzzle sequence; write the JSON, markdown report and figure."""
-    path = args.puzzles or (STEP04_PUZZLES if STEP04_PUZZLES.exists() else SHARED_PUZZLES)
+    path = args.puzzles or default_puzzles()
     if not path.exists():
         raise ConfigError(f"--puzzles: {path} does not exist")
     puzzles, bad = read_puzzles(path)
@@ -446,7 +462,7 @@ def worldmodel_command(args: argparse.Namespace) -> int:
         answers_ = ask_tests(at, questions, cache, config)
     finally:
         cache.close()
-        for player in set(players.values()):
+        for player in {id(p): p for p in players.values()}.values():
             player.close()
     result = {"kind": "worldmodel", "schema_version": 1, "model": args.model,
               "player": base.id, "questions": str(args.questions), "questions_sha256": digest,
@@ -690,7 +706,8 @@ def main(argv: list[str] | None = None) -> int:
 
         def board() -> None:
             floor = floor_figures(load_questions(args.questions), args.seed)
-            for path in leaderboard(args.out, args.questions, floor):
+            puzzles = args.puzzles or default_puzzles()
+            for path in leaderboard(args.out, args.questions, puzzles, floor, args.seed):
                 print(f"wrote {path}")
         return run_cli(board)
     args = build_parser().parse_args(argv)

@@ -1,4 +1,4 @@
-"""The benchmark's outputs: questions in, the public results JSON, reports and leaderboard."""
+"""The static run's outputs: the public results JSON, its reports, and reading them back."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from lib.benchmark.scoring import SUMMARY_METRICS
-from lib.errors import DataError
-from lib.files import atomic_write, sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -122,8 +120,9 @@ def load_results(out: Path, digest: str) -> list[dict[str, Any]]:
     for path in sorted(out.glob("*.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(data, dict) and data.get("kind") == "games":
-                continue  # a `play` result: rated on the ladder, not on the static set
+            if isinstance(data, dict) and data.get("kind") in ("games", "puzzles",
+                                                               "worldmodel"):
+                continue  # another subcommand's result (the leaderboard reads them apart)
             if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION \
                     or not isinstance(data.get("elo"), dict):
                 raise ValueError("not a results file of this benchmark")
@@ -142,103 +141,6 @@ def load_results(out: Path, digest: str) -> list[dict[str, Any]]:
     for why, count in skipped.items():
         log.warning("left out %d run(s): %s", count, why)
     return results
-
-
-def _rank_key(r: dict[str, Any]) -> float:
-    for kind in ("human", "puzzle"):
-        e = r["elo"].get(kind) or {}
-        for field in ("mean", "lo", "hi"):  # an interval, "above ~N", "below ~N"
-            if e.get(field) is not None:
-                return float(e[field])
-    return float("-inf")
-
-
-def leaderboard(out: Path, questions: Path, floor: dict[str, Any]) -> tuple[Path, Path]:
-    """Write leaderboard.md and leaderboard.svg (Elo with 90% intervals) for the complete runs
-    on `questions`, with the random mover's figures (`floor`) as the last row."""
-    digest = sha256_file(questions)
-    results = load_results(out, digest)
-    if not results:
-        raise DataError(f"no complete results on {questions} (sha256 {digest[:12]}) in {out}: "
-                        "run python benchmark.py --model ... first")
-    results.sort(key=_rank_key, reverse=True)
-    lines = ["| # | model | prompt | n | legal | ACPL | accuracy | puzzles solved | "
-             "human Elo (90%) | puzzle Elo (90%) |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for rank, r in enumerate(results, 1):
-        iv = r["intervals"]
-        cells = [_short(iv.get(m)) for m in SUMMARY_METRICS[:3] + ("puzzle_solve_rate",)]
-        elos = [_elo(r["elo"].get(k)) for k in ("human", "puzzle")]
-        lines.append(f"| {rank} | {r['model']} | {r['prompt']} | {r['n']} | "
-                     + " | ".join(cells + elos) + " |")
-    base = [_number(floor.get(m)) for m in SUMMARY_METRICS[:3] + ("puzzle_solve_rate",)]
-    lines.append("| floor | random mover | - | all | " + " | ".join(
-        base + [_elo(floor["elo"].get(k)) for k in ("human", "puzzle")]) + " |")
-    md = out / "leaderboard.md"
-    with atomic_write(md, encoding="utf-8") as handle:
-        handle.write(f"# Leaderboard\n\nRuns on `{questions}` (sha256 {digest[:12]}) only; "
-                     "incomplete runs are left out. Puzzle Elo is on the Lichess "
-                     "puzzle-rating scale. \"below ~N\" / \"above ~N\": the data bound the "
-                     "Elo on one side only.\n\n" + "\n".join(lines) + "\n")
-    svg = out / "leaderboard.svg"
-    _plot(results + [{"model": "random mover (floor)", "prompt": "-", "elo": floor["elo"]}],
-          svg)
-    return md, svg
-
-
-def _plot(results: list[dict[str, Any]], svg: Path) -> None:
-    """Elo with intervals per run; one-sided and open values drawn as arrows."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 0.5 * len(results) + 2))
-    names = [f"{r['model']} ({r['prompt']})" for r in results]
-    for offset, kind, color in ((-0.15, "human", "C0"), (0.15, "puzzle", "C1")):
-        for i, r in enumerate(results):
-            e = r["elo"].get(kind) or {}
-            _draw(ax, i + offset, e, color)
-        ax.plot([], [], "o", color=color, label=f"{kind} Elo, 90% interval")
-    ax.set_yticks(range(len(results)), names)
-    ax.invert_yaxis()
-    ax.set_xlabel("Elo (arrows: bounded on one side only, or beyond the range measured)")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2, frameon=False)
-    fig.tight_layout()
-    with atomic_write(svg, encoding="utf-8") as handle:
-        fig.savefig(handle, format="svg")
-    plt.close(fig)
-
-
-ARROW = 150  # Elo length of an arrow that stands for an open side
-
-
-def _draw(ax: Any, y: float, e: dict[str, Any], color: str) -> None:
-    kind = e.get("kind", "interval")
-    lo, mean, hi = e.get("lo"), e.get("mean"), e.get("hi")
-    if kind == "not identifiable" or (mean is None and lo is None and hi is None):
-        return
-    arrow = dict(arrowstyle="->", color=color)
-    if mean is not None:
-        ax.plot([mean], [y], "o", color=color)
-    left = lo if lo is not None else (mean if mean is not None else hi)
-    right = hi if hi is not None else (mean if mean is not None else lo)
-    ax.plot([left, right], [y, y], "-", color=color)
-    if lo is None:
-        ax.annotate("", xy=(left - ARROW, y), xytext=(left, y), arrowprops=arrow)
-    if hi is None:
-        ax.annotate("", xy=(right + ARROW, y), xytext=(right, y), arrowprops=arrow)
-
-
-def _short(m: dict[str, float] | None) -> str:
-    return "" if not m else f"{m['value']:.3f}"
-
-
-def _number(x: float | None) -> str:
-    return "" if x is None else f"{x:.3f}"
-
-
-def _elo(e: dict[str, Any] | None) -> str:
-    return "" if not e else elo_text(e)
 
 
 def elo_text(e: dict[str, Any]) -> str:

@@ -1,0 +1,94 @@
+"""The leaderboard over every kind of result: ranks, probabilities, daggers, what is left
+out, and figures that do not stretch for an outlier."""
+
+import json
+from pathlib import Path
+
+import pytest
+from scipy import stats
+
+import benchmark
+from lib.benchmark.leaderboard import Entry, _limits, dagger
+from lib.elo import Z
+from lib.files import sha256_file
+from tests.conftest import PUZZLES_1K, ROOT
+
+QUESTIONS = ROOT / "questions.csv"
+
+
+def _elo(mean: float | None, lo: float | None, hi: float | None, kind: str = "interval") -> dict:
+    text = (f"below ~{hi}" if kind == "below" else
+            f"{mean}  90% [{lo if lo is not None else '<0'}, {hi}]")
+    return {"mean": mean, "lo": lo, "hi": hi, "kind": kind, "text": text}
+
+
+def _games(path: Path, model: str, elo: dict, games: int, condition: str = "standard",
+           digest: str | None = None, complete: bool = True) -> None:
+    path.write_text(json.dumps({
+        "kind": "games", "schema_version": 1, "model": model, "complete": complete,
+        "questions_sha256": digest, "conditions": {condition: {
+            "elo": elo, "games": games, "aborted": 0 if complete else 1, "w": games // 2,
+            "d": 0, "l": games - games // 2}}}))
+
+
+def test_leaderboard_ranks_every_kind_with_probabilities_and_daggers(tmp_path: Path) -> None:
+    digest = sha256_file(QUESTIONS)
+    _games(tmp_path / "a.json", "model-a", _elo(1500, 1450, 1550), 100)
+    _games(tmp_path / "b.json", "model-b", _elo(1450, 1400, 1500), 100)
+    _games(tmp_path / "c.json", "model-c", _elo(1000, 900, 1100), 20)  # few games: dagger
+    _games(tmp_path / "d.json", "model-d", _elo(None, None, 300, "below"), 40)
+    _games(tmp_path / "e.json", "model-e", _elo(2000, 1900, 2100), 100, "midgame", "0" * 64)
+    _games(tmp_path / "f.json", "model-f", _elo(2000, 1900, 2100), 100, complete=False)
+    # Real puzzle and world-model runs of the random player.
+    assert benchmark.main(["puzzles", "--model", "random", "--puzzles", str(PUZZLES_1K),
+                           "--max-puzzles", "3", "--out", str(tmp_path)]) == 0
+    assert benchmark.main(["worldmodel", "--model", "random", "--questions", str(QUESTIONS),
+                           "--limit", "4", "--out", str(tmp_path)]) == 0
+    [puzzles] = tmp_path.glob("puzzles__*.json")
+    other = json.loads(puzzles.read_text())
+    other["settings"]["puzzles_sha256"] = "1" * 64
+    other["model"] = "other-puzzle-file"
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
+                           str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
+    md = (tmp_path / "leaderboard.md").read_text()
+    games = md.split("## Game Elo")[1].split("##")[0]
+    rows = [line for line in games.splitlines() if line.startswith("| ") and "model-" in line]
+    assert [r.split(" | ")[1] for r in rows] == ["model-a", "model-b", "model-c", "model-d"]
+    cells = [r.split(" | ") for r in rows]
+    # P(a > b) from two normal posteriors whose 90% intervals are +-50: by hand.
+    sd = 50 / Z
+    assert float(cells[0][-2]) == pytest.approx(stats.norm.cdf(50 / (sd * 2 ** 0.5)), abs=0.02)
+    assert float(cells[1][-2]) == pytest.approx(1.0, abs=0.01)  # 1450 against 1000
+    assert cells[0][-1].rstrip(" |") == "1-2" and cells[2][-1].rstrip(" |") == "3"
+    assert "†" not in cells[0][-3] and "†" in cells[2][-3]  # 20 games: seed 003's dagger
+    assert "below ~300 †" in cells[3][-3] and cells[3][-2] == ""  # one-sided: not ranked
+    assert "model-e" not in md and "model-f" not in md  # other questions file; incomplete
+    assert "other-puzzle-file" not in md
+    assert "## Puzzle Elo, adaptive" in md and "| random | seed 0 | 3 |" in md
+    assert "| random | " in md.split("## World model")[1]
+    assert "worldmodel run, 4 positions" in md
+    assert (tmp_path / "leaderboard.svg").read_text().startswith("<?xml")
+    for name in ("leaderboard.png", "leaderboard-worldmodel.png"):
+        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+    assert digest[:12] in md
+
+
+def test_the_dagger_follows_seed_003s_rule() -> None:
+    # A 90% half-width of 84 is a 95% half-width of 100.1: just over seed 003's +-100.
+    assert not dagger(Entry("m", "x", _elo(1500, 1417, 1583), 30))
+    assert dagger(Entry("m", "x", _elo(1500, 1416, 1584), 30))
+    assert dagger(Entry("m", "x", _elo(1500, 1450, 1550), 29))
+    assert dagger(Entry("m", "x", _elo(None, 1400, None, "above"), 500))
+
+
+def test_an_outlier_does_not_stretch_the_axis() -> None:
+    elos = [_elo(3000, 2900, 3100), _elo(2800, 2700, 2900), _elo(-1194, -1762, -625)]
+    lo, hi = _limits(elos)
+    assert 1000 < lo < 2700 and 3100 < hi < 3500  # the outlier is an arrow at the left edge
+
+
+def test_no_result_at_all_is_one_clear_error(tmp_path: Path, capsys) -> None:
+    assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
+                           str(QUESTIONS)]) == 2
+    assert "no complete results" in capsys.readouterr().err
