@@ -321,12 +321,12 @@ def puzzles_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="benchmark.py puzzles",
         description="Solve Lichess puzzles as whole lines (one stateless request per solver "
-        "move, the opponent's replies from the solution; any mate counts; a move the engine "
-        "finds within the puzzle generator's margin of the key is credited apart as an "
-        "alternative), chosen adaptively by Thompson sampling on the puzzle-Elo posterior, "
-        "never repeated, spread over themes; stop at +-TARGET or MAX_PUZZLES. Finished "
-        "puzzles and every answer are stored: a rerun resumes. Exit status: 0 complete, 2 "
-        "error (finished puzzles kept), 130 interrupted.")
+        "move, the opponent's replies from the solution; any mate counts; a move off the key "
+        "that the engine finds winning and within the puzzle generator's margin of the key "
+        "is credited apart as an alternative), chosen adaptively by Thompson sampling on "
+        "the puzzle-Elo posterior, never repeated, spread over themes; stop at +-TARGET or "
+        "MAX_PUZZLES. Finished puzzles and every answer are stored: a rerun resumes. Exit "
+        "status: 0 complete, 2 error (finished puzzles kept), 130 interrupted.")
     p.add_argument("--model", required=True,
                    help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline")
     add_chat_args(p)

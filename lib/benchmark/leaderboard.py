@@ -103,7 +103,18 @@ def _kind_files(out: Path) -> dict[str, list[dict[str, Any]]]:
         except (ValueError, OSError):
             continue  # load_results names it
         if isinstance(data, dict) and data.get("kind") in found:
-            found[data["kind"]].append({**data, "_file": path.name})
+            data = {**data, "_file": path.name}
+            try:  # read it as the table will, so a file of another version is one warning
+                {"games": lambda d: game_entries([d], ""),
+                 "puzzles": lambda d: puzzle_entries([d], d["settings"]["puzzles_sha256"]),
+                 "worldmodel": lambda d: (world_model_rows([d], []), d["t0"]["taxonomy"],
+                                          d["questions_sha256"], d["complete"])
+                 }[data["kind"]](data)
+            except (KeyError, TypeError, AttributeError, ValueError) as exc:
+                log.warning("skipping %s: not a %s result of this version (%s %s)", path,
+                            data["kind"], type(exc).__name__, exc)
+                continue
+            found[data["kind"]].append(data)
     return found
 
 
@@ -181,7 +192,8 @@ def _pct(x: dict[str, Any] | None) -> str:
 def world_model_rows(wm: list[dict[str, Any]], static: list[dict[str, Any]]) -> list[str]:
     """The world-model table: full runs first, then static runs' illegal-rate-only scores."""
     lines = ["| model | score | rests on | illegal at T = 0 | B in A's list | mirrored "
-             "answers correspond | trend p | H0 rejected (p; power at 0.5%) |",
+             "answers correspond | trend p | H0 rejected (p illegal, p B outside A; power at "
+             "0.5%) |",
              "|---|---|---|---|---|---|---|---|"]
     for r in sorted(wm, key=lambda r: (r["model"], r["_file"])):
         h, p = r["hypothesis"], r["temperature"]["trend"]["p"]
@@ -189,8 +201,9 @@ def world_model_rows(wm: list[dict[str, Any]], static: list[dict[str, Any]]) -> 
             f"| {r['model']} | {r['score']['score']} | worldmodel run, {r['positions']} "
             f"positions | {r['t0']['illegal']}/{r['t0']['answers']} | "
             f"{_pct(r['self_consistency']['b_in_a'])} | {_pct(r['symmetry']['agree'])} | "
-            f"{'' if p is None else p} | {'yes' if h.get('reject_h0') else 'no'} "
-            f"({h.get('p_value')}; {(h.get('power') or {}).get('0.5%', '')}) |")
+            f"{'' if p is None else p} | {'yes' if h['reject_h0'] else 'no'} "
+            f"({h['parts']['illegal']['p_value']}, {h['parts']['b_outside_a']['p_value']}; "
+            f"{h['power'].get('0.5%', '')}) |")
     done = {r["model"] for r in wm}
     for r in static:
         w = r["world_model"]

@@ -91,7 +91,8 @@ def ask_tests(players: Callable[[float], Player], questions: list[Question], cac
               config: WorldModelConfig) -> Answers:
     """Ask every prompt of the three tests (cached answers are reused)."""
     base = players(config.base)
-    total = len(questions) * (4 + len(config.temperatures))
+    # Original, mirror, list A, choice B (at most), and each temperature but the base one.
+    total = len(questions) * (4 + sum(t != config.base for t in config.temperatures))
     progress = Progress(total, f"worldmodel {base.id[:30]}")
     out = Answers()
     move = TEMPLATES[MOVE_TEMPLATE]
@@ -202,7 +203,9 @@ def summarise(ans: Answers, config: WorldModelConfig) -> dict[str, Any]:
                    "taxonomy": {c: sum(i.category == c for i in illegal)
                                 for c in ILLEGAL_CATEGORIES}},
             "score": rubric(rate, max(failures) if failures else None),
-            "hypothesis": hypothesis(len(illegal), len(t0)), "infra": ans.infra,
+            "hypothesis": hypothesis(len(illegal), len(t0),
+                                     sc["b_in_a"]["n"] - sc["b_in_a"]["k"], sc["b_in_a"]["n"]),
+            "infra": ans.infra,
             "complete": ans.infra == 0}
 
 
@@ -231,9 +234,10 @@ def summary(result: dict[str, Any]) -> str:
         f"  illegal at T = 0: {t0['illegal']} of {t0['answers']}; world-model score "
         f"{score['score']} (illegal part {score.get('by_illegal_rate')}, consistency part "
         f"{score.get('by_consistency')})",
-        f"  H0 {hyp['h0']}: p = {hyp.get('p_value')}, "
-        f"{'rejected' if hyp.get('reject_h0') else 'not rejected'}; power at this n "
-        f"{hyp.get('power')} {hyp.get('note', '')}".rstrip()])
+        f"  H0 {hyp['h0']}: {'rejected' if hyp['reject_h0'] else 'not rejected'} (p = "
+        + ", ".join(f"{k} {t['p_value']}" for k, t in hyp["parts"].items())
+        + f"); power at this n against true rates of {hyp['power']}"
+        + (f"; {hyp['note']}" if hyp["note"] else "")])
 
 
 def _num(x: dict[str, Any]) -> str:
@@ -254,11 +258,14 @@ def markdown(result: dict[str, Any]) -> str:
     out += [f"- {k}: {v}" for k, v in score.get("thresholds", {}).items()]
     hyp = result["hypothesis"]
     out += ["", "## Hypothesis test", "", f"- H0: {hyp['h0']}; H1: {hyp['h1']}.",
-            f"- Exact one-sided binomial test at alpha {hyp['alpha']}: {hyp['k']} illegal of "
-            f"{hyp['n']}, p = {hyp.get('p_value')}.",
-            f"- Power reached at n = {hyp['n']} against a true rate of: {hyp.get('power')}; "
-            f"n for 90% power: {hyp.get('n_for_90_power')}. {hyp.get('note', '')}",
-            "", f"![breakdown]({result['figure']})", ""]
+            f"- An intersection-union test at alpha {hyp['alpha']}: H0 is rejected only when "
+            "both exact one-sided binomial tests reject; the power is their product: "
+            f"{hyp['power']} against those true rates of both. "
+            f"{'Rejected.' if hyp['reject_h0'] else 'Not rejected.'} {hyp['note']}"]
+    out += [f"- {name}: {t['k']} of {t['n']} against H0 rate {t['h0_rate']:.0%}, p = "
+            f"{t['p_value']}; power {t['power']}; n for 90% power {t['n_for_90_power']}"
+            for name, t in hyp["parts"].items()]
+    out += ["", f"![breakdown]({result['figure']})", ""]
     return "\n".join(out)
 
 

@@ -10,7 +10,8 @@ from scipy import stats
 
 from lib.elo import LEVEL, world_model_score
 
-H0_RATE = 0.02  # H0 (pattern matching): an illegal rate of at least 2% at T = 0
+H0_RATE = 0.02  # H0 (pattern matching): an illegal rate of at least 2% at T = 0 ...
+H0_INCONSISTENT = 0.05  # ... or B outside A's list at least 5% (the rubric's "minor" line)
 ALPHA = 0.05  # the test's size
 POWER_AT = (0.0, 0.005)  # true illegal rates the power is reported for
 POWER_GOAL = 0.90  # seed 001's power target
@@ -101,38 +102,56 @@ def rubric(illegal_rate: float | None, failure: float | None) -> dict[str, Any]:
                     f"{s}: {t}" for _, s, t in CONSISTENCY) + "; 0.0: fails basic tests"}}
 
 
-def _critical(n: int) -> int | None:
-    """The largest k with P(X <= k | n, H0_RATE) <= ALPHA, or None when none is."""
-    k = int(stats.binom.ppf(ALPHA, n, H0_RATE))
-    while k >= 0 and stats.binom.cdf(k, n, H0_RATE) > ALPHA:
+def _critical(n: int, p0: float) -> int | None:
+    """The largest k with P(X <= k | n, p0) <= ALPHA, or None when none is."""
+    k = int(stats.binom.ppf(ALPHA, n, p0))
+    while k >= 0 and stats.binom.cdf(k, n, p0) > ALPHA:
         k -= 1
     return k if k >= 0 else None
 
 
-def n_for_power(p1: float, goal: float = POWER_GOAL, cap: int = 20_000) -> int | None:
-    """The smallest n whose exact test reaches `goal` power at a true rate p1."""
+def power(n: int, p0: float, p1: float) -> float:
+    """The power of the exact one-sided test of H0 rate >= p0 at a true rate p1."""
+    crit = _critical(n, p0) if n else None
+    return 0.0 if crit is None else float(stats.binom.cdf(crit, n, p1))
+
+
+def n_for_power(p0: float, p1: float, goal: float = POWER_GOAL, cap: int = 20_000) -> int | None:
+    """The smallest n whose exact test of H0 rate >= p0 reaches `goal` power at p1."""
     for n in range(1, cap):
-        crit = _critical(n)
-        if crit is not None and stats.binom.cdf(crit, n, p1) >= goal:
+        if power(n, p0, p1) >= goal:
             return n
     return None
 
 
-def hypothesis(k: int, n: int) -> dict[str, Any]:
-    """H0 pattern matching (illegal rate >= 2% at T = 0) against H1 a world model (< 2%):
-    the exact one-sided binomial test, with the power reached at this n."""
-    out: dict[str, Any] = {"h0": f"illegal rate >= {H0_RATE:.0%} at T = 0 (pattern matching)",
-                           "h1": f"illegal rate < {H0_RATE:.0%} (a world model)",
-                           "alpha": ALPHA, "k": k, "n": n}
+def exact_test(k: int, n: int, p0: float) -> dict[str, Any]:
+    """The exact one-sided binomial test of H0 rate >= p0: p-value, power reached, n needed."""
     if n == 0:
-        return {**out, "p_value": None, "reject_h0": None, "power": {}, "note": "no answers"}
-    crit = _critical(n)
-    power = {f"{p1:.1%}": round(float(stats.binom.cdf(crit, n, p1)), 4) if crit is not None
-             else 0.0 for p1 in POWER_AT}
-    p_value = float(stats.binom.cdf(k, n, H0_RATE))
-    needed = {f"{p1:.1%}": n_for_power(p1) for p1 in POWER_AT}
-    note = ("" if crit is not None else
-            f"{n} answers cannot reject H0 even with none illegal: at least "
-            f"{needed['0.0%']} are needed")
-    return {**out, "p_value": round(p_value, 4), "reject_h0": p_value <= ALPHA,
-            "power": power, "n_for_90_power": needed, "note": note}
+        return {"k": 0, "n": 0, "h0_rate": p0, "p_value": None, "reject": False,
+                "power": {}, "n_for_90_power": {}}
+    p_value = float(stats.binom.cdf(k, n, p0))
+    return {"k": k, "n": n, "h0_rate": p0, "p_value": round(p_value, 4),
+            "reject": p_value <= ALPHA,
+            "power": {f"{p1:.1%}": round(power(n, p0, p1), 4) for p1 in POWER_AT},
+            "n_for_90_power": {f"{p1:.1%}": n_for_power(p0, p1) for p1 in POWER_AT}}
+
+
+def hypothesis(illegal: int, answers: int, outside: int, chosen: int) -> dict[str, Any]:
+    """Seed 001's test on the illegal rate and the consistency score together, as an
+    intersection-union test: H0 pattern matching (illegal rate >= 2% at T = 0, or B outside
+    A's list >= 5%) against H1 a world model (both below). H0 is rejected only when both
+    exact one-sided tests reject at ALPHA, which keeps the level at ALPHA; the power is the
+    product of the two (the answers are separate requests)."""
+    parts = {"illegal": exact_test(illegal, answers, H0_RATE),
+             "b_outside_a": exact_test(outside, chosen, H0_INCONSISTENT)}
+    both = {p1: round(parts["illegal"]["power"].get(p1, 0.0)
+                      * parts["b_outside_a"]["power"].get(p1, 0.0), 4)
+            for p1 in (f"{x:.1%}" for x in POWER_AT)}
+    short = [f"{name}: {t['n']} answers cannot reject even with none failing (at least "
+             f"{t['n_for_90_power'].get('0.0%') or n_for_power(t['h0_rate'], 0.0)} needed)"
+             for name, t in parts.items() if not t["n"] or t["power"].get("0.0%", 0) == 0]
+    return {"h0": f"pattern matching: illegal rate >= {H0_RATE:.0%} at T = 0, or B outside "
+                  f"A's list >= {H0_INCONSISTENT:.0%}",
+            "h1": "a world model: both below", "alpha": ALPHA, "parts": parts,
+            "reject_h0": all(t["reject"] for t in parts.values()), "power": both,
+            "note": "; ".join(short)}

@@ -31,7 +31,8 @@ def _games(path: Path, model: str, elo: dict, games: int, condition: str = "stan
             "d": 0, "l": games - games // 2}}}))
 
 
-def test_leaderboard_ranks_every_kind_with_probabilities_and_daggers(tmp_path: Path) -> None:
+def test_leaderboard_ranks_every_kind_with_probabilities_and_daggers(tmp_path: Path,
+                                                                   caplog) -> None:
     digest = sha256_file(QUESTIONS)
     _games(tmp_path / "a.json", "model-a", _elo(1500, 1450, 1550), 100)
     _games(tmp_path / "b.json", "model-b", _elo(1450, 1400, 1500), 100)
@@ -49,6 +50,7 @@ def test_leaderboard_ranks_every_kind_with_probabilities_and_daggers(tmp_path: P
     other["settings"]["puzzles_sha256"] = "1" * 64
     other["model"] = "other-puzzle-file"
     (tmp_path / "other.json").write_text(json.dumps(other))
+    (tmp_path / "old.json").write_text(json.dumps({"kind": "worldmodel", "model": "old"}))
     assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
                            str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
     md = (tmp_path / "leaderboard.md").read_text()
@@ -64,7 +66,8 @@ def test_leaderboard_ranks_every_kind_with_probabilities_and_daggers(tmp_path: P
     assert "†" not in cells[0][-3] and "†" in cells[2][-3]  # 20 games: seed 003's dagger
     assert "below ~300 †" in cells[3][-3] and cells[3][-2] == ""  # one-sided: not ranked
     assert "model-e" not in md and "model-f" not in md  # other questions file; incomplete
-    assert "other-puzzle-file" not in md
+    assert "other-puzzle-file" not in md and "| old |" not in md
+    assert "skipping" in caplog.text and "old.json" in caplog.text
     assert "## Puzzle Elo, adaptive" in md and "| random | seed 0 | 3 |" in md
     assert "| random | " in md.split("## World model")[1]
     assert "worldmodel run, 4 positions" in md

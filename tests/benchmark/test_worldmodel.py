@@ -84,7 +84,12 @@ def test_worldmodel_flow_against_a_scripted_model(tmp_path: Path) -> None:
     assert r["score"]["worst_failure_rate"] == pytest.approx(worst, abs=1e-4)
     assert r["score"]["by_illegal_rate"] == 1.0
     assert r["score"]["score"] == rubric(0.0, worst)["score"] < 1.0
-    assert r["hypothesis"]["p_value"] == pytest.approx(0.98 ** 24, abs=1e-4)
+    parts = r["hypothesis"]["parts"]
+    assert parts["illegal"]["p_value"] == pytest.approx(0.98 ** 24, abs=1e-4)
+    outside = LIMIT - white  # B's choices outside A's list: the dropped legal moves
+    assert parts["b_outside_a"]["k"] == outside and parts["b_outside_a"]["n"] == LIMIT
+    assert parts["b_outside_a"]["p_value"] == pytest.approx(
+        stats.binom.cdf(outside, LIMIT, 0.05), abs=1e-4)
     assert r["hypothesis"]["reject_h0"] is False and r["hypothesis"]["power"]["0.0%"] == 0.0
     # 12 positions x (original, mirror, T = 0.5, T = 1, list A, choice B), and one preflight
     # for each temperature's player.
@@ -151,9 +156,24 @@ def test_rubric_trend_and_power_by_hand() -> None:
     chi2 = stats.chi2_contingency([[0, 10], [5, 5]], correction=False)[0]
     assert trend([0, 1], [0, 5], [10, 10])["z"] == pytest.approx(chi2 ** 0.5, abs=1e-3)
     assert trend([0, 1], [0, 0], [10, 10])["p"] is None
-    # The exact test: none illegal of n rejects H0 (p = 0.98^n <= 0.05) from n = 149 on.
-    assert 0.98 ** 148 > 0.05 >= 0.98 ** 149
-    assert n_for_power(0.0) == 149
-    assert hypothesis(0, 148)["power"]["0.0%"] == 0.0
-    assert hypothesis(0, 149)["reject_h0"] and hypothesis(0, 149)["power"]["0.0%"] == 1.0
+    # The exact test: none illegal of n rejects H0 (p = 0.98^n <= 0.05) from n = 149 on;
+    # none outside A's list (H0 rate 5%) from n = 59 (0.95^58 > 0.05 >= 0.95^59).
+    assert 0.98 ** 148 > 0.05 >= 0.98 ** 149 and 0.95 ** 58 > 0.05 >= 0.95 ** 59
+    assert n_for_power(0.02, 0.0) == 149 and n_for_power(0.05, 0.0) == 59
+    assert hypothesis(0, 148, 0, 100)["power"]["0.0%"] == 0.0
+    assert not hypothesis(0, 148, 0, 100)["reject_h0"]
+    both = hypothesis(0, 149, 0, 59)
+    assert both["reject_h0"] and both["power"]["0.0%"] == 1.0 and both["note"] == ""
+    # Both parts must reject: a player that is never illegal but contradicts itself is not
+    # a world model (the random baseline: B is never in a one-move list it did not repeat).
+    assert not hypothesis(0, 200, 30, 100)["reject_h0"]
+    # Power at a true 0.5% of both: the product of the parts' powers, by hand.
+    n, crit = 400, int(stats.binom.ppf(0.05, 400, 0.02))
+    while stats.binom.cdf(crit, n, 0.02) > 0.05:
+        crit -= 1
+    m, crit2 = 100, int(stats.binom.ppf(0.05, 100, 0.05))
+    while stats.binom.cdf(crit2, m, 0.05) > 0.05:
+        crit2 -= 1
+    expected = stats.binom.cdf(crit, n, 0.005) * stats.binom.cdf(crit2, m, 0.005)
+    assert hypothesis(0, n, 0, m)["power"]["0.5%"] == pytest.approx(expected, abs=1e-4)
     assert wilson(0, 10)["lo"] == 0.0 and 0.1 < wilson(0, 10)["hi"] < 0.3
