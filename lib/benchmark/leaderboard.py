@@ -192,8 +192,8 @@ def _pct(x: dict[str, Any] | None) -> str:
 def world_model_rows(wm: list[dict[str, Any]], static: list[dict[str, Any]]) -> list[str]:
     """The world-model table: full runs first, then static runs' illegal-rate-only scores."""
     lines = ["| model | score | rests on | illegal at T = 0 | B in A's list | mirrored "
-             "answers correspond | trend p | H0 rejected (p illegal, p B outside A; power at "
-             "0.5%) |",
+             "answers correspond | trend p | H0 rejected (p illegal, B outside A, mirror "
+             "unequal; power at 0.5%) |",
              "|---|---|---|---|---|---|---|---|"]
     for r in sorted(wm, key=lambda r: (r["model"], r["_file"])):
         h, p = r["hypothesis"], r["temperature"]["trend"]["p"]
@@ -202,7 +202,7 @@ def world_model_rows(wm: list[dict[str, Any]], static: list[dict[str, Any]]) -> 
             f"positions | {r['t0']['illegal']}/{r['t0']['answers']} | "
             f"{_pct(r['self_consistency']['b_in_a'])} | {_pct(r['symmetry']['agree'])} | "
             f"{'' if p is None else p} | {'yes' if h['reject_h0'] else 'no'} "
-            f"({h['parts']['illegal']['p_value']}, {h['parts']['b_outside_a']['p_value']}; "
+            f"(p {', '.join(str(t['p_value']) for t in h['parts'].values())}; "
             f"{h['power'].get('0.5%', '')}) |")
     done = {r["model"] for r in wm}
     for r in static:

@@ -203,8 +203,9 @@ def summarise(ans: Answers, config: WorldModelConfig) -> dict[str, Any]:
                    "taxonomy": {c: sum(i.category == c for i in illegal)
                                 for c in ILLEGAL_CATEGORIES}},
             "score": rubric(rate, max(failures) if failures else None),
-            "hypothesis": hypothesis(len(illegal), len(t0),
-                                     sc["b_in_a"]["n"] - sc["b_in_a"]["k"], sc["b_in_a"]["n"]),
+            "hypothesis": hypothesis(
+                len(illegal), len(t0), sc["b_in_a"]["n"] - sc["b_in_a"]["k"], sc["b_in_a"]["n"],
+                sym["pairs"] - sym["equivalent"]["k"], sym["pairs"]),
             "infra": ans.infra,
             "complete": ans.infra == 0}
 
@@ -259,8 +260,8 @@ def markdown(result: dict[str, Any]) -> str:
     hyp = result["hypothesis"]
     out += ["", "## Hypothesis test", "", f"- H0: {hyp['h0']}; H1: {hyp['h1']}.",
             f"- An intersection-union test at alpha {hyp['alpha']}: H0 is rejected only when "
-            "both exact one-sided binomial tests reject; the power is their product: "
-            f"{hyp['power']} against those true rates of both. "
+            "every exact one-sided binomial test rejects; the power is their product: "
+            f"{hyp['power']} against those true rates of all. "
             f"{'Rejected.' if hyp['reject_h0'] else 'Not rejected.'} {hyp['note']}"]
     out += [f"- {name}: {t['k']} of {t['n']} against H0 rate {t['h0_rate']:.0%}, p = "
             f"{t['p_value']}; power {t['power']}; n for 90% power {t['n_for_90_power']}"

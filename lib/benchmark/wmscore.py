@@ -11,7 +11,7 @@ from scipy import stats
 from lib.elo import LEVEL, world_model_score
 
 H0_RATE = 0.02  # H0 (pattern matching): an illegal rate of at least 2% at T = 0 ...
-H0_INCONSISTENT = 0.05  # ... or B outside A's list at least 5% (the rubric's "minor" line)
+H0_INCONSISTENT = 0.05  # ... or an inconsistency rate of 5% (the rubric's "minor" line)
 ALPHA = 0.05  # the test's size
 POWER_AT = (0.0, 0.005)  # true illegal rates the power is reported for
 POWER_GOAL = 0.90  # seed 001's power target
@@ -136,22 +136,26 @@ def exact_test(k: int, n: int, p0: float) -> dict[str, Any]:
             "n_for_90_power": {f"{p1:.1%}": n_for_power(p0, p1) for p1 in POWER_AT}}
 
 
-def hypothesis(illegal: int, answers: int, outside: int, chosen: int) -> dict[str, Any]:
-    """Seed 001's test on the illegal rate and the consistency score together, as an
+def hypothesis(illegal: int, answers: int, outside: int, chosen: int, unequal: int,
+               pairs: int) -> dict[str, Any]:
+    """Seed 001's test on the illegal rate and the consistency scores together, as an
     intersection-union test: H0 pattern matching (illegal rate >= 2% at T = 0, or B outside
-    A's list >= 5%) against H1 a world model (both below). H0 is rejected only when both
-    exact one-sided tests reject at ALPHA, which keeps the level at ALPHA; the power is the
-    product of the two (the answers are separate requests)."""
+    A's list >= 5%, or mirrored answers neither corresponding nor as good >= 5%) against H1
+    a world model (all below). H0 is rejected only when every exact one-sided test rejects
+    at ALPHA, which keeps the level at ALPHA; the power is the product of the parts' (the
+    answers are separate requests)."""
     parts = {"illegal": exact_test(illegal, answers, H0_RATE),
-             "b_outside_a": exact_test(outside, chosen, H0_INCONSISTENT)}
-    both = {p1: round(parts["illegal"]["power"].get(p1, 0.0)
-                      * parts["b_outside_a"]["power"].get(p1, 0.0), 4)
-            for p1 in (f"{x:.1%}" for x in POWER_AT)}
+             "b_outside_a": exact_test(outside, chosen, H0_INCONSISTENT),
+             "mirror_unequal": exact_test(unequal, pairs, H0_INCONSISTENT)}
+    both = {f"{p1:.1%}": round(float(np.prod([t["power"].get(f"{p1:.1%}", 0.0)
+                                               for t in parts.values()])), 4)
+            for p1 in POWER_AT}
     short = [f"{name}: {t['n']} answers cannot reject even with none failing (at least "
-             f"{t['n_for_90_power'].get('0.0%') or n_for_power(t['h0_rate'], 0.0)} needed)"
+             f"{n_for_power(t['h0_rate'], 0.0)} needed)"
              for name, t in parts.items() if not t["n"] or t["power"].get("0.0%", 0) == 0]
     return {"h0": f"pattern matching: illegal rate >= {H0_RATE:.0%} at T = 0, or B outside "
-                  f"A's list >= {H0_INCONSISTENT:.0%}",
-            "h1": "a world model: both below", "alpha": ALPHA, "parts": parts,
+                  f"A's list >= {H0_INCONSISTENT:.0%}, or mirrored answers neither "
+                  f"corresponding nor as good >= {H0_INCONSISTENT:.0%}",
+            "h1": "a world model: all below", "alpha": ALPHA, "parts": parts,
             "reject_h0": all(t["reject"] for t in parts.values()), "power": both,
             "note": "; ".join(short)}

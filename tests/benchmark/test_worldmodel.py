@@ -90,6 +90,7 @@ def test_worldmodel_flow_against_a_scripted_model(tmp_path: Path) -> None:
     assert parts["b_outside_a"]["k"] == outside and parts["b_outside_a"]["n"] == LIMIT
     assert parts["b_outside_a"]["p_value"] == pytest.approx(
         stats.binom.cdf(outside, LIMIT, 0.05), abs=1e-4)
+    assert parts["mirror_unequal"]["k"] == 0 and parts["mirror_unequal"]["n"] == LIMIT
     assert r["hypothesis"]["reject_h0"] is False and r["hypothesis"]["power"]["0.0%"] == 0.0
     # 12 positions x (original, mirror, T = 0.5, T = 1, list A, choice B), and one preflight
     # for each temperature's player.
@@ -160,13 +161,14 @@ def test_rubric_trend_and_power_by_hand() -> None:
     # none outside A's list (H0 rate 5%) from n = 59 (0.95^58 > 0.05 >= 0.95^59).
     assert 0.98 ** 148 > 0.05 >= 0.98 ** 149 and 0.95 ** 58 > 0.05 >= 0.95 ** 59
     assert n_for_power(0.02, 0.0) == 149 and n_for_power(0.05, 0.0) == 59
-    assert hypothesis(0, 148, 0, 100)["power"]["0.0%"] == 0.0
-    assert not hypothesis(0, 148, 0, 100)["reject_h0"]
-    both = hypothesis(0, 149, 0, 59)
-    assert both["reject_h0"] and both["power"]["0.0%"] == 1.0 and both["note"] == ""
-    # Both parts must reject: a player that is never illegal but contradicts itself is not
-    # a world model (the random baseline: B is never in a one-move list it did not repeat).
-    assert not hypothesis(0, 200, 30, 100)["reject_h0"]
+    assert hypothesis(0, 148, 0, 100, 0, 100)["power"]["0.0%"] == 0.0
+    assert not hypothesis(0, 148, 0, 100, 0, 100)["reject_h0"]
+    every = hypothesis(0, 149, 0, 59, 0, 59)
+    assert every["reject_h0"] and every["power"]["0.0%"] == 1.0 and every["note"] == ""
+    # Every part must reject: a player that is never illegal but contradicts itself is not
+    # a world model (the random baseline: its mirrored answers rarely agree).
+    assert not hypothesis(0, 200, 0, 100, 83, 100)["reject_h0"]
+    assert not hypothesis(0, 200, 30, 100, 0, 100)["reject_h0"]
     # Power at a true 0.5% of both: the product of the parts' powers, by hand.
     n, crit = 400, int(stats.binom.ppf(0.05, 400, 0.02))
     while stats.binom.cdf(crit, n, 0.02) > 0.05:
@@ -175,5 +177,6 @@ def test_rubric_trend_and_power_by_hand() -> None:
     while stats.binom.cdf(crit2, m, 0.05) > 0.05:
         crit2 -= 1
     expected = stats.binom.cdf(crit, n, 0.005) * stats.binom.cdf(crit2, m, 0.005)
-    assert hypothesis(0, n, 0, m)["power"]["0.5%"] == pytest.approx(expected, abs=1e-4)
+    got = hypothesis(0, n, 0, m, 0, m)["power"]["0.5%"]
+    assert got == pytest.approx(expected * stats.binom.cdf(crit2, m, 0.005), abs=1e-4)
     assert wilson(0, 10)["lo"] == 0.0 and 0.1 < wilson(0, 10)["hi"] < 0.3
