@@ -364,7 +364,7 @@ def _plot_world_model(wm: list[dict[str, Any]], static: list[dict[str, Any]],
 
     rows = [(f"{r['model']} (worldmodel, T=0)", r["t0"]["taxonomy"], r["t0"]["answers"],
              r["score"]["score"]) for r in sorted(wm, key=lambda r: (r["model"], r["_file"]))]
-    rows += [(f"{r['model']} ({r['prompt']}, static)", r["illegal"], r["n"],
+    rows += [(f"{r['model']} ({r['prompt']}, static; illegal rate only)", r["illegal"], r["n"],
               r["world_model"]["score"]) for r in static]
     fig, ax = plt.subplots(figsize=(9, 0.45 * max(1, len(rows)) + 1.8))
     left = np.zeros(len(rows))
@@ -375,6 +375,7 @@ def _plot_world_model(wm: list[dict[str, Any]], static: list[dict[str, Any]],
     ax.set_yticks(range(len(rows)), [f"{name}: score {score}" for name, _, _, score in rows],
                   fontsize=8)
     ax.invert_yaxis()
+    ax.set_xlim(0, max(0.05, 1.1 * float(left.max(initial=0))))
     ax.set(xlabel="share of answers that were illegal, by type",
            title="World model: illegal answers by type (seed 001's breakdown)")
     ax.legend(loc="lower right", fontsize=8)
