@@ -33,7 +33,7 @@ from lib.benchmark.progress import Progress
 from lib.benchmark.prompts import TEMPLATES, Question, template_name
 from lib.benchmark.puzzleline import RULES as PUZZLE_RULES
 from lib.benchmark.puzzleline import TEMPLATE as PUZZLE_TEMPLATE
-from lib.benchmark.puzzlerun import PuzzleConfig, run_puzzles, run_result, write_run
+from lib.benchmark.puzzlerun import POOL, PuzzleConfig, run_puzzles, run_result, write_run
 from lib.benchmark.puzzlerun import summary as puzzle_summary
 from lib.benchmark.puzzlesampler import MAX_PUZZLES
 from lib.benchmark.puzzlesampler import TARGET as PUZZLE_TARGET
@@ -357,11 +357,14 @@ def puzzles_command(args: argparse.Namespace) -> None:
     path = args.puzzles or default_puzzles()
     if not path.exists():
         raise ConfigError(f"--puzzles: {path} does not exist")
-    puzzles, bad = read_puzzles(path)
+    puzzles, rows, bad = read_puzzles(path, POOL)
     if not puzzles:
         raise DataError(f"{path}: no well-formed puzzle")
     if bad:
         log.warning("%s: %d malformed rows left out", path, bad)
+    if rows - bad > len(puzzles):
+        log.info("%s: %d puzzles, a seeded sample of %d is the pool (the same for every "
+                 "model)", path, rows - bad, len(puzzles))
     settings = EngineSettings(find_stockfish(args.stockfish))
     ensure_writable_dir(args.out, "--out")
     chat = None if is_baseline(args.model) else _chat_config(args, slots=1)
@@ -370,7 +373,7 @@ def puzzles_command(args: argparse.Namespace) -> None:
     shown = {"puzzles": str(path), "puzzles_sha256": digest, "target": args.target,
              "max_puzzles": args.max_puzzles, "seed": args.seed, "prompt": PUZZLE_TEMPLATE,
              "rules": PUZZLE_RULES,
-             "malformed_rows": bad}
+             "malformed_rows": bad, "pool": len(puzzles)}
     key = json.dumps([player.id, {k: v for k, v in shown.items() if k != "puzzles"}],
                      sort_keys=True)
     name = slug(f"puzzles__{args.model}") + "__" + hashlib.sha256(key.encode()).hexdigest()[:10]

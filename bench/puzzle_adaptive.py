@@ -142,7 +142,7 @@ def main() -> None:
     p.add_argument("--cap", type=int, default=MAX_PUZZLES)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
-    puzzles, _ = read_puzzles(args.puzzles)
+    puzzles, _, _ = read_puzzles(args.puzzles)
     pool = Pool(np.array([q.rating for q in puzzles], float), tuple(q.motifs for q in puzzles))
     truths = np.random.default_rng(args.seed).uniform(400, 2800, args.runs)
     rows = simulate(pool, truths, args.seed, args.target, args.cap)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import random
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -65,22 +66,34 @@ def _lines(path: Path) -> Iterator[str]:
             yield from io.TextIOWrapper(raw, encoding="utf-8", newline="")
 
 
-def read_puzzles(path: Path) -> tuple[list[LinePuzzle], int]:
-    """Every well-formed row of a puzzle CSV, and how many rows were malformed."""
+def read_puzzles(path: Path, keep: int | None = None,
+                 seed: int = 0) -> tuple[list[LinePuzzle], int, int]:
+    """The well-formed rows of a puzzle CSV (with `keep`, a seeded uniform sample of at most
+    that many, so the whole database fits in memory), the rows read and the malformed ones."""
+    rng = random.Random(seed)
     try:
         rows = csv.reader(_lines(path))
         header = next(rows, None)
         if header is None or (problem := header_problem(header)):
             raise DataError(f"{path}: not a Lichess puzzle CSV "
                             f"({problem if header else 'empty'})")
-        puzzles, bad = [], 0
+        puzzles: list[LinePuzzle] = []
+        good = bad = 0
         for row in rows:
             if (len(row) < len(HEADER) or not row[3].isdigit()
                     or not MOVES_RE.fullmatch(row[2]) or len(row[1].split()) != 6):
                 bad += 1
                 continue
-            puzzles.append(LinePuzzle(row[0], row[1], tuple(row[2].split()), int(row[3]),
-                                      tuple(row[7].split())))
+            good += 1
+            # Reservoir sampling: every row has the same chance to be kept.
+            slot = len(puzzles) if keep is None or good <= keep else rng.randrange(good)
+            if keep is None or slot < keep:
+                puzzle = LinePuzzle(row[0], row[1], tuple(row[2].split()), int(row[3]),
+                                    tuple(row[7].split()))
+                if slot == len(puzzles):
+                    puzzles.append(puzzle)
+                else:
+                    puzzles[slot] = puzzle
     except (OSError, UnicodeDecodeError, zstandard.ZstdError, csv.Error) as exc:
         raise DataError(f"{path}: cannot read the puzzle file ({exc})") from exc
-    return puzzles, bad
+    return puzzles, good + bad, bad

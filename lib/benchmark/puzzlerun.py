@@ -40,6 +40,8 @@ from lib.puzzledb import LinePuzzle
 
 log = logging.getLogger(__name__)
 
+POOL = 100_000  # a larger puzzle file is sampled down to this many (seeded, the same for all)
+
 
 class PuzzleRunAborted(InfraError):
     """A move could not be had for infrastructure reasons: the run stops (rerun resumes)."""

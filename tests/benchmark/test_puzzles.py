@@ -20,7 +20,7 @@ from bench import puzzle_adaptive
 from lib.benchmark.puzzlesampler import Pool, draw, pick
 from lib.elo import PRIOR_SD, puzzle_posterior
 from lib.puzzledb import HEADER, read_puzzles
-from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
+from tests.benchmark.chatserver import ChatServer, Response
 from tests.conftest import PUZZLES_1K, ROOT
 
 # Two real puzzles of the 1k sample. 9A6fb is a mate in 2 whose last move has two mates
@@ -131,7 +131,7 @@ def test_seed_003_baseline_and_simulation_smoke() -> None:
     assert puzzle_adaptive.margin_003(3) == pytest.approx(496.9, abs=0.1)  # its README: 497
     assert puzzle_adaptive.margin_003(10) == pytest.approx(143.1, abs=0.1)  # 143
     assert [puzzle_adaptive.k_factor(n) for n in (0, 29, 30, 99, 100)] == [40, 40, 20, 20, 10]
-    puzzles, _ = read_puzzles(PUZZLES_1K)
+    puzzles, _, _ = read_puzzles(PUZZLES_1K)
     pool = Pool(np.array([p.rating for p in puzzles], float), tuple(p.motifs for p in puzzles))
     rows = puzzle_adaptive.simulate(pool, np.array([900.0, 1700, 2400]), 0, 100.0, 150)
     # 2.110 x 200 / sqrt(18) = 99.5 <= 100, while 2.120 x 200 / sqrt(17) = 102.8
@@ -196,5 +196,12 @@ def test_a_bad_puzzle_file_is_one_line(tmp_path: Path, capsys, content: str,
     assert message in err and err.count("\n") == 1
 
 
-def test_fen_re_reads_the_puzzle_prompt() -> None:
-    assert FEN_RE.search("Current position (FEN): " + MATE_IN_2[1])
+def test_a_big_file_is_sampled_down_the_same_way_every_time() -> None:
+    every, rows, bad = read_puzzles(PUZZLES_1K)
+    assert rows == 1000 and bad == 0 and len(every) == 1000
+    sample, _, _ = read_puzzles(PUZZLES_1K, keep=100)
+    assert len(sample) == 100 and sample == read_puzzles(PUZZLES_1K, keep=100)[0]
+    assert {p.id for p in sample} <= {p.id for p in every}
+    # Uniform: the sample's ratings look like the file's (a loose check of 100 draws).
+    ratings = np.array([p.rating for p in every])
+    assert abs(np.mean([p.rating for p in sample]) - ratings.mean()) < 3 * ratings.std() / 10
