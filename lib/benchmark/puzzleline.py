@@ -23,7 +23,7 @@ import chess.engine
 
 from lib.benchmark.game import Side, Start, take_turn
 from lib.engine import Engine
-from lib.errors import DataError
+from lib.errors import DataError, EngineError
 from lib.grading import WIN_K
 from lib.kvstore import JsonStore
 from lib.puzzledb import LinePuzzle
@@ -77,7 +77,9 @@ def compare(engine: Engine, board: chess.Board, key: chess.Move,
     """Winning chances of the key and of the move, from one search over just those two."""
     infos = engine.analyse(board, ALT_LIMIT, multipv=2, root_moves=[key, move])
     chances = {info["pv"][0]: win_chances(info["score"].relative)
-               for info in infos if info.get("pv")}
+               for info in infos if info.get("pv") and "score" in info}
+    if key not in chances or move not in chances:
+        raise EngineError(f"the engine did not score both {key} and {move} in {board.fen()}")
     return chances[key], chances[move]
 
 
