@@ -78,7 +78,7 @@ def _ask(player: Player, template: str, render: Callable[[Question], str],
     for o in ask_all(player, template, render, questions, cache, config.concurrency,
                      config.breaker):
         outcomes.append(o)
-        progress.update(INFRA if o.reply is None else LEGAL, o.cached)
+        progress.update(INFRA if o.reply is None else "answered", o.cached)
     return sorted(outcomes, key=lambda o: o.question.id)
 
 
@@ -93,7 +93,7 @@ def ask_tests(players: Callable[[float], Player], questions: list[Question], cac
     base = players(config.base)
     # Original, mirror, list A, choice B (at most), and each temperature but the base one.
     total = len(questions) * (4 + sum(t != config.base for t in config.temperatures))
-    progress = Progress(total, f"worldmodel {base.id[:30]}")
+    progress = Progress(total, f"worldmodel {base.id[:30]}", kinds=("answered", INFRA))
     out = Answers()
     move = TEMPLATES[MOVE_TEMPLATE]
     try:
