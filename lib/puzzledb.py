@@ -6,7 +6,7 @@ import csv
 import io
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +36,16 @@ def header_problem(header: list[str]) -> str | None:
     return None
 
 
+def is_mate(themes: Iterable[str]) -> bool:
+    """The themes tag a forced mate (mate or mateInN)."""
+    return any(t == "mate" or t.startswith("mateIn") for t in themes)
+
+
+def motifs(themes: Iterable[str]) -> tuple[str, ...]:
+    """The themes that name a tactical motif."""
+    return tuple(t for t in themes if t not in NON_MOTIF_THEMES)
+
+
 @dataclass(frozen=True)
 class LinePuzzle:
     """A puzzle as the database gives it: `fen` is before the opponent's first move."""
@@ -47,14 +57,9 @@ class LinePuzzle:
     themes: tuple[str, ...]
 
     @property
-    def is_mate(self) -> bool:
-        """Tagged as a forced mate."""
-        return any(t == "mate" or t.startswith("mateIn") for t in self.themes)
-
-    @property
     def motifs(self) -> tuple[str, ...]:
         """Themes that name a tactical motif."""
-        return tuple(t for t in self.themes if t not in NON_MOTIF_THEMES)
+        return motifs(self.themes)
 
 
 def _lines(path: Path) -> Iterator[str]:

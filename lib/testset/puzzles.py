@@ -18,7 +18,7 @@ from lib.phase import (
     phase,
 )
 from lib.position import side_name
-from lib.puzzledb import HEADER, MOVES_RE, NON_MOTIF_THEMES
+from lib.puzzledb import HEADER, MOVES_RE, is_mate, motifs
 from lib.records import Counter
 from lib.testset.tree import Leaf, elo_bucket
 
@@ -51,12 +51,12 @@ class Puzzle:
     @property
     def is_mate(self) -> bool:
         """Tagged as a forced mate (mate or mateInN)."""
-        return any(t == "mate" or t.startswith("mateIn") for t in self.themes)
+        return is_mate(self.themes)
 
     @property
     def motifs(self) -> tuple[str, ...]:
         """Themes that name a tactical motif."""
-        return tuple(t for t in self.themes if t not in NON_MOTIF_THEMES)
+        return motifs(self.themes)
 
 
 _VALUE = {"p": 1, "n": 3, "b": 3, "r": 5, "q": 9}

@@ -98,7 +98,7 @@ def test_caps(built: Path) -> None:
 
 
 def parse_themes(text: str) -> list[str]:
-    from lib.testset.puzzles import NON_MOTIF_THEMES
+    from lib.puzzledb import NON_MOTIF_THEMES
 
     return [t for t in text.split() if t not in NON_MOTIF_THEMES]
 
