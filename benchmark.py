@@ -93,6 +93,13 @@ SHARED_PUZZLES = (Path(__file__).resolve().parent.parent / "shared/data/lichess/
 EXIT_INCOMPLETE = 3  # results written, but some questions failed for infrastructure reasons
 
 
+def run_name(label: str, key: list[Any]) -> str:
+    """A result file's stem: the label made file-safe, then a hash of everything that changes
+    the answers, so no run replaces another."""
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
+    return slug(label) + "__" + digest
+
+
 def add_chat_args(p: argparse.ArgumentParser) -> None:
     """Options of the endpoint and its requests, shared by the static run and play."""
     p.add_argument("--base-url", default=OPENROUTER,
@@ -293,9 +300,8 @@ def play_command(args: argparse.Namespace) -> int:
                       "max_games": args.max_games, "prior": list(args.prior),
                       "concurrency": args.concurrency, "seed": args.seed,
                       "ladder_sha256": sha256_file(args.ladder)}
-    key = json.dumps([player.id, settings_shown], sort_keys=True)
-    name = slug(f"play__{args.model}__{'-'.join(args.conditions)}") + "__" + hashlib.sha256(
-        key.encode()).hexdigest()[:10]
+    name = run_name(f"play__{args.model}__{'-'.join(args.conditions)}",
+                    [player.id, settings_shown])
     try:
         session = play(player, ladder, questions, config, args.store or args.out / "games.db",
                        settings)
@@ -374,9 +380,8 @@ def puzzles_command(args: argparse.Namespace) -> None:
              "max_puzzles": args.max_puzzles, "seed": args.seed, "prompt": PUZZLE_TEMPLATE,
              "rules": PUZZLE_RULES,
              "malformed_rows": bad, "pool": len(puzzles)}
-    key = json.dumps([player.id, {k: v for k, v in shown.items() if k != "puzzles"}],
-                     sort_keys=True)
-    name = slug(f"puzzles__{args.model}") + "__" + hashlib.sha256(key.encode()).hexdigest()[:10]
+    name = run_name(f"puzzles__{args.model}",
+                    [player.id, {k: v for k, v in shown.items() if k != "puzzles"}])
     config = PuzzleConfig(args.target, args.max_puzzles, args.seed)
     try:
         session = run_puzzles(player, puzzles, config, args.store or args.out / "puzzles.db",
@@ -457,9 +462,7 @@ def worldmodel_command(args: argparse.Namespace) -> int:
     shown = {"limit": args.limit, "seed": args.seed, "temperatures": list(args.temperatures),
              "temperature": args.temperature, "max_tokens": args.max_tokens,
              "templates": [MOVE_TEMPLATE, LIST_TEMPLATE, CHOOSE_TEMPLATE]}
-    key = json.dumps([base.id, shown, digest], sort_keys=True)
-    name = slug(f"worldmodel__{args.model}") + "__" + hashlib.sha256(
-        key.encode()).hexdigest()[:10]
+    name = run_name(f"worldmodel__{args.model}", [base.id, shown, digest])
     cache = JsonStore(args.cache or args.out / "cache.db", "answers")
     try:
         answers_ = ask_tests(at, questions, cache, config)
@@ -567,9 +570,7 @@ def run(args: argparse.Namespace) -> int:
     # The endpoint is recorded but not keyed, like the answer cache: a resumed run may reach
     # the same model through another address.
     keyed = {k: v for k, v in settings.items() if k != "base_url"}
-    key = json.dumps([player.id, keyed, digest], sort_keys=True)
-    name = slug(f"{args.model}__{template}__{args.split}") + "__" + hashlib.sha256(
-        key.encode()).hexdigest()[:10]
+    name = run_name(f"{args.model}__{template}__{args.split}", [player.id, keyed, digest])
     try:
         items = _ask(args, player, template, questions, name)
     finally:
