@@ -33,4 +33,4 @@ lint: setup
 	$(VENV)/bin/ruff check .
 
 bench: setup
-	for script in bench/*.py; do $(PY) $$script || exit 1; done
+	for script in bench/[a-z]*.py; do $(PY) -m bench.$$(basename $$script .py) || exit 1; done

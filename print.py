@@ -19,6 +19,7 @@ import pandas as pd
 from generate import STEPS
 from lib.cli import positive_float, run_cli
 from lib.errors import ChessEvalError, DataError
+from lib.figures import save_figure
 from lib.grading import MATE_FLOOR
 from lib.testset.pipeline import State, fingerprint_parts
 from lib.testset.report import achieved_from_questions, leaf_rows, render_tree
@@ -250,7 +251,7 @@ def plot(data: dict[str, Any], questions: Path, directory: Path) -> list[Path]:
         ax.set_xlabel("Elo bucket (games: average rating; puzzles: puzzle rating)")
         ax.set_ylabel("positions")
         ax.legend()
-        written.append(_save(fig, directory / f"{name.lower()}_tree.png"))
+        written.append(save_figure(fig, directory / f"{name.lower()}_tree.png"))
     if questions.is_file():
         frame = pd.read_csv(questions)
         fig, ax = plt.subplots(figsize=(7, 4))
@@ -258,7 +259,7 @@ def plot(data: dict[str, Any], questions: Path, directory: Path) -> list[Path]:
         ax.set_title("Legal moves per position")
         ax.set_xlabel("legal moves")
         ax.set_ylabel("positions")
-        written.append(_save(fig, directory / "legal_moves.png"))
+        written.append(save_figure(fig, directory / "legal_moves.png"))
         ratings = frame["rating"].dropna()
         if not ratings.empty:
             fig, ax = plt.subplots(figsize=(7, 4))
@@ -266,14 +267,8 @@ def plot(data: dict[str, Any], questions: Path, directory: Path) -> list[Path]:
             ax.set_title("Puzzle ratings")
             ax.set_xlabel("Lichess puzzle rating")
             ax.set_ylabel("puzzles")
-            written.append(_save(fig, directory / "puzzle_ratings.png"))
+            written.append(save_figure(fig, directory / "puzzle_ratings.png"))
     return written
-
-
-def _save(fig: Any, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    return path
 
 
 def show(args: argparse.Namespace) -> None:

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import argparse
 import csv
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import chess
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import benchmark
+from tests.benchmark.chatserver import ChatServer, Response
 
-import benchmark  # noqa: E402
-from tests.benchmark.chatserver import ChatServer, Response  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def answer(fen: str, attempt: int) -> Response:

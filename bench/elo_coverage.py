@@ -16,17 +16,12 @@ scenario uses a line four times as steep, as a full-range build would give.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import lib.elo as elo  # noqa: E402
-from lib.benchmark.questions import load_questions  # noqa: E402
-from lib.elo import (  # noqa: E402
+from lib.benchmark.core import elo
+from lib.benchmark.core.elo import (
     ABOVE,
     BELOW,
     PRIOR_MEAN,
@@ -37,7 +32,10 @@ from lib.elo import (  # noqa: E402
     puzzle_elo_laplace,
     puzzle_elo_mcmc,
 )
-from lib.grading import score_move  # noqa: E402
+from lib.benchmark.core.questions import load_questions
+from lib.grading import score_move
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def covers(est: Estimate, truth: float) -> bool:

@@ -21,7 +21,6 @@ import csv
 import hashlib
 import json
 import os
-import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -31,12 +30,11 @@ import chess
 import chess.engine
 from tqdm import tqdm
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from lib.engine import Engine, EngineSettings, find_stockfish, score_to_cp
+from lib.evaluation import DEFAULT_SETTING, EvalSetting, evaluate_moves
+from lib.grading import grade
 
-from lib.engine import Engine, EngineSettings, find_stockfish, score_to_cp  # noqa: E402
-from lib.evaluation import DEFAULT_SETTING, EvalSetting, evaluate_moves  # noqa: E402
-from lib.grading import grade  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 CLIP = 1000
 NEAR = 300  # moves whose reference loss is at most this are graded in (b) and (c)

@@ -11,18 +11,15 @@ every scenario, median games to +-70 at most 100, and at least 35% fewer games t
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.elo_coverage import covers  # noqa: E402
-from lib import btd  # noqa: E402
-from lib.benchmark.ladder import load_ladder  # noqa: E402
-from lib.benchmark.sampler import (  # noqa: E402
+from bench.elo_coverage import covers
+from lib.benchmark.core import btd
+from lib.benchmark.core.elo import ABOVE, BELOW, Estimate
+from lib.benchmark.games.ladder import load_ladder
+from lib.benchmark.games.sampler import (
     PRIOR,
     SamplerConfig,
     finished,
@@ -30,7 +27,8 @@ from lib.benchmark.sampler import (  # noqa: E402
     posterior,
     schedule,
 )
-from lib.elo import ABOVE, BELOW, Estimate  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
 
 FIXED_CAP = 2000  # games the fixed schedule may play before it is counted as not reaching
 

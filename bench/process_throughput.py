@@ -21,11 +21,10 @@ from pathlib import Path
 import chess.pgn
 import zstandard
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from lib.testset import gamesdb
+from lib.testset.process import process_pgn
 
-from lib.testset import gamesdb  # noqa: E402
-from lib.testset.process import process_pgn  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 GAMES = ROOT.parent / "shared" / "data" / "lichess" / "games"
 
@@ -63,12 +62,11 @@ def baseline(text: str) -> float:
 
 def peak_rss_mb(path: Path) -> float:
     """Peak resident memory of a fresh process running step 02 on `path`."""
-    code = (f"import sys, resource; sys.path.insert(0, {str(ROOT)!r});"
-            "from pathlib import Path; import bench.process_throughput as b;"
+    code = ("import resource; from pathlib import Path; import bench.process_throughput as b;"
             f"b.ours(Path({str(path)!r}));"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={"TQDM_DISABLE": "1"})
+                         check=True, env={"TQDM_DISABLE": "1"}, cwd=ROOT)
     return int(out.stdout.split()[-1]) / 1024
 
 

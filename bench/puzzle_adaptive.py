@@ -16,20 +16,18 @@ Printed per method: how often its own interval holds the truth (ours claims 90%,
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.elo_coverage import covers
+from lib.benchmark.core.elo import Estimate, puzzle_elo_laplace
+from lib.benchmark.puzzles.sampler import MAX_PUZZLES, TARGET, Pool, draw, finished, pick
+from lib.puzzledb import read_puzzles
 
-from bench.elo_coverage import covers  # noqa: E402
-from lib.benchmark.puzzlesampler import MAX_PUZZLES, TARGET, Pool, draw, finished, pick  # noqa: E402
-from lib.elo import Estimate, puzzle_elo_laplace  # noqa: E402
-from lib.puzzledb import read_puzzles  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 SHARED = ROOT.parent / "shared/data/lichess/puzzles/lichess_db_puzzle.sample44k.csv.zst"
 WINDOW_003 = 100.0  # seed 003: puzzles within this of the current rating

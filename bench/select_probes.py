@@ -10,15 +10,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.process_throughput import sample
 
-from bench.process_throughput import sample  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:

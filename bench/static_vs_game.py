@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import benchmark  # noqa: E402
-from lib.benchmark.ladder import load_ladder  # noqa: E402
-from lib.benchmark.prediction import (  # noqa: E402
+import benchmark
+from lib.benchmark.core.results import slug
+from lib.benchmark.games.ladder import load_ladder
+from lib.benchmark.static.prediction import (
     METRIC,
     TRANSFORMS,
     fit_json,
@@ -29,8 +26,10 @@ from lib.benchmark.prediction import (  # noqa: E402
     leave_one_out,
     transform,
 )
-from lib.benchmark.results import slug  # noqa: E402
-from lib.files import atomic_write, sha256_file  # noqa: E402
+from lib.figures import save_figure
+from lib.files import atomic_write, sha256_file
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def rung_result(spec: str, questions: Path, out: Path, workers: int) -> dict:
@@ -117,10 +116,8 @@ def _figure(rows: list[dict], fit: object, path: Path) -> None:
     axes[1].plot(line, grid, "k--", label=f"fit ({fit.transform})")  # type: ignore[attr-defined]
     axes[1].legend()
     axes[0].set_yscale("log")
-    fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
@@ -224,10 +225,8 @@ class Engine:
 
     def _kill_stalled(self, engine: chess.engine.SimpleEngine) -> None:
         self._stalled = True
-        try:
+        with contextlib.suppress(ProcessLookupError, TypeError):  # it ended meanwhile
             os.kill(int(engine.transport.get_pid()), signal.SIGKILL)  # type: ignore[attr-defined]
-        except (ProcessLookupError, TypeError):
-            pass  # it ended on its own meanwhile
 
     def analyse(
         self, board: chess.Board, limit: chess.engine.Limit, multipv: int,

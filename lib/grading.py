@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 
 from lib.engine import MATE_CP
 
@@ -11,10 +12,21 @@ CP_LOSS_CAP = 1000  # cp loss counts at most this much (a blunder is a blunder)
 WIN_CP_CLIP = 1000  # evaluations are clipped to +-this before the win-chance curve
 # Lichess's logistic: win% = 50 + 50 (2 / (1 + exp(-K cp)) - 1).
 WIN_K = 0.00368208
-# Seed 004's grades by cp loss: upper bounds, inclusive.
-GRADES = (("Excellent", 10), ("Good", 30), ("Inaccuracy", 60), ("Mistake", 100))
-BLUNDER = "Blunder"
-ALL_GRADES = tuple(name for name, _ in GRADES) + (BLUNDER,)
+
+
+class Grade(StrEnum):
+    """Seed 004's grade of a move by its cp loss."""
+
+    EXCELLENT = "Excellent"
+    GOOD = "Good"
+    INACCURACY = "Inaccuracy"
+    MISTAKE = "Mistake"
+    BLUNDER = "Blunder"
+
+
+# Seed 004's grades by cp loss: upper bounds, inclusive; anything worse is a blunder.
+GRADES = ((Grade.EXCELLENT, 10), (Grade.GOOD, 30), (Grade.INACCURACY, 60), (Grade.MISTAKE, 100))
+ALL_GRADES = tuple(Grade)
 PUZZLE_TOLERANCE = 10  # a puzzle also counts as solved by a move this close to the best (cp)
 MATE_FLOOR = MATE_CP - 100 * 150  # scores this large are forced mates (mate in <= 150)
 
@@ -30,12 +42,12 @@ def accuracy(win_loss: float) -> float:
     return max(0.0, min(100.0, 103.1668 * math.exp(-0.04354 * win_loss) - 3.1669))
 
 
-def grade(cp_loss: int) -> str:
+def grade(cp_loss: int) -> Grade:
     """Excellent <= 10, Good <= 30, Inaccuracy <= 60, Mistake <= 100, else Blunder."""
     for name, bound in GRADES:
         if cp_loss <= bound:
             return name
-    return BLUNDER
+    return Grade.BLUNDER
 
 
 @dataclass(frozen=True)

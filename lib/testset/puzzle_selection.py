@@ -76,7 +76,7 @@ class PuzzleSelector:
     def __init__(self, config: PuzzleConfig, pool: EnginePool) -> None:
         self.config = config
         self.pool = pool
-        self.result = PuzzleSelection(filled={leaf: 0 for leaf in config.targets})
+        self.result = PuzzleSelection(filled=dict.fromkeys(config.targets, 0))
         self.mates = 0
         self.motifs: dict[str, int] = {}
 

@@ -122,7 +122,7 @@ class Selector:
         self.config = config
         self.pool = pool
         self.cache = cache
-        self.result = Selection(filled={leaf: 0 for leaf in config.targets})
+        self.result = Selection(filled=dict.fromkeys(config.targets, 0))
         self.used: set[str] = set()
         self.mates = 0
         self.mate_cap = int(config.mate_share * sum(config.targets.values()))

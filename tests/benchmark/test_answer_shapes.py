@@ -5,9 +5,9 @@ import csv
 import chess
 import pytest
 
-from lib.benchmark.answers import AMBIGUOUS, FORMAT, RULE, STATE, TRUNCATED, parse
-from lib.benchmark.prompts import fen_board, fen_only
-from lib.benchmark.questions import question_of
+from lib.benchmark.core.answers import Category, parse
+from lib.benchmark.core.prompts import fen_board, fen_only
+from lib.benchmark.core.questions import question_of
 from tests.conftest import ROOT
 
 START = chess.Board()
@@ -25,32 +25,32 @@ SHAPES = [
     (START, '{"move": "Nf3"}', False, "g1f3"),
     (START, 'Move: d4 looks fine, but {"move": "e2e4", "why": "centre"}', False, "e2e4"),
     (START, 'Final answer: c4 {"move": "e4"}', False, "c2c4"),
-    (START, "move h2h", False, FORMAT),
+    (START, "move h2h", False, Category.FORMAT),
     (START, "e2-e4", False, "e2e4"),
     (START, "Final answer: Ng1-f3", False, "g1f3"),
     (START, "Final answer: Ng1\u2013f3", False, "g1f3"),
-    (START, "Final answer: Bg1-f3", False, STATE),
+    (START, "Final answer: Bg1-f3", False, Category.STATE),
     (START, "Knight to f3", False, "g1f3"),
     (START, "N f3", False, "g1f3"),
     (START, "Final answer: knight from b1 to c3", False, "b1c3"),
     (START, "Final answer: pawn to e4", False, "e2e4"),
-    (START, "display e4", False, FORMAT),
-    (START, "<h3>Analysis</h3>\nThe centre matters.\n</h3>", False, FORMAT),
+    (START, "display e4", False, Category.FORMAT),
+    (START, "<h3>Analysis</h3>\nThe centre matters.\n</h3>", False, Category.FORMAT),
     (START, "<p>Final answer: <b>Nc3</b></p>", False, "b1c3"),
     (START, "\u2658f3", False, "g1f3"),
     (START, "Nf3\n\nThis develops a piece and controls e5.", False, "g1f3"),
     (START, "The best move is d4.", False, "d2d4"),
     (START, "I play c4", False, "c2c4"),
-    (START, "For example e4 is popular, e.g. d4 too.", False, FORMAT),
-    (START, "Let me think about e4, d4 and Nf3 in turn. First, e4 opens", True, TRUNCATED),
+    (START, "For example e4 is popular, e.g. d4 too.", False, Category.FORMAT),
+    (START, "Let me think about e4, d4 and Nf3 in turn. First, e4 opens", True, Category.TRUNCATED),
     (START, "Final answer: d4\nReason: it takes the centre and", True, "d2d4"),
     (CASTLE, "castles kingside", False, "e1g1"),
     (CASTLE, "Final answer: 0-0", False, "e1g1"),
-    (ENDGAME, "Final answer: f3", False, STATE),
-    (ENDGAME, "Final answer: a6", False, RULE),
+    (ENDGAME, "Final answer: f3", False, Category.STATE),
+    (ENDGAME, "Final answer: a6", False, Category.RULE),
     (ENDGAME, "Final answer: e6", False, "e5e6"),
     (ENDGAME, "Final answer: Kc5", False, "b4c5"),
-    (ENDGAME, "Final answer: Nc3", False, STATE),
+    (ENDGAME, "Final answer: Nc3", False, Category.STATE),
 ]
 
 
@@ -72,12 +72,12 @@ def question():
 def test_an_echoed_prompt_is_never_the_answer(question, render) -> None:
     prompt = render(question)
     board = chess.Board(question.fen)
-    assert parse(prompt, board, prompt).category == FORMAT
-    assert parse(prompt + "\n" + prompt, board, prompt).category == FORMAT
+    assert parse(prompt, board, prompt).category == Category.FORMAT
+    assert parse(prompt + "\n" + prompt, board, prompt).category == Category.FORMAT
     # An echo cut by the token limit, mid-line, after the example "e2e4".
     cut = prompt[: prompt.index("e2e4") + 6]
-    assert parse(cut, board, prompt, truncated=True).category == TRUNCATED
-    assert parse(cut, board, prompt).category == FORMAT
+    assert parse(cut, board, prompt, truncated=True).category == Category.TRUNCATED
+    assert parse(cut, board, prompt).category == Category.FORMAT
     legal = sorted(m.uci() for m in board.legal_moves)[0]
     answer = f"{prompt}\nFinal answer: {legal}"
     assert parse(answer, board, prompt).move == chess.Move.from_uci(legal)
@@ -86,4 +86,4 @@ def test_an_echoed_prompt_is_never_the_answer(question, render) -> None:
 def test_ambiguous_stays_ambiguous() -> None:
     board = chess.Board("rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R w KQkq - 0 1")
     board.remove_piece_at(chess.D2)
-    assert parse("Final answer: Nd2", board).category == AMBIGUOUS
+    assert parse("Final answer: Nd2", board).category == Category.AMBIGUOUS

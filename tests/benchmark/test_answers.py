@@ -3,7 +3,7 @@
 import chess
 import pytest
 
-from lib.benchmark.answers import AMBIGUOUS, FORMAT, RULE, STATE, extract, parse
+from lib.benchmark.core.answers import Category, extract, parse
 
 START = chess.Board()
 # A real middlegame (Italian game after 4...Bc5 5.O-O d6 6.c3 O-O).
@@ -42,21 +42,21 @@ def test_promotion_spellings() -> None:
     board = chess.Board("8/4P1k1/8/8/8/8/6K1/8 w - - 0 1")
     for text in ("e8=Q", "e8Q", "e7e8q", "Final answer: e8=Q+"):
         assert parse(text, board).move == chess.Move.from_uci("e7e8q"), text
-    assert parse("e7e8", board).category == FORMAT
-    assert parse("e8", board).category == FORMAT
+    assert parse("e7e8", board).category == Category.FORMAT
+    assert parse("e8", board).category == Category.FORMAT
 
 
 @pytest.mark.parametrize(("answer", "category", "detail"), [
-    ("I cannot tell.", FORMAT, "no move found"),
-    ("Final answer: Zx9", FORMAT, "no move found"),
-    ("Nd2", AMBIGUOUS, "SAN fits several legal moves"),
-    ("e3e4", STATE, "no piece on the from-square"),
-    ("e6e5", STATE, "the opponent's piece"),
-    ("Qb3", RULE, "own king left in check"),
-    ("Qh5", RULE, "path blocked"),
-    ("Nd5", RULE, "the knight cannot move so"),
-    ("Ra3", RULE, "path blocked"),
-    ("Bb4", STATE, "no bishop of ours there"),
+    ("I cannot tell.", Category.FORMAT, "no move found"),
+    ("Final answer: Zx9", Category.FORMAT, "no move found"),
+    ("Nd2", Category.AMBIGUOUS, "SAN fits several legal moves"),
+    ("e3e4", Category.STATE, "no piece on the from-square"),
+    ("e6e5", Category.STATE, "the opponent's piece"),
+    ("Qb3", Category.RULE, "own king left in check"),
+    ("Qh5", Category.RULE, "path blocked"),
+    ("Nd5", Category.RULE, "the knight cannot move so"),
+    ("Ra3", Category.RULE, "path blocked"),
+    ("Bb4", Category.STATE, "no bishop of ours there"),
 ])
 def test_taxonomy_on_a_real_position(answer: str, category: str, detail: str) -> None:
     # White king on e1 in check from the bishop on b4 after 1.d4 e6 2.c3?? (built): knights on
@@ -75,7 +75,7 @@ def test_pinned_piece_and_castling_rules() -> None:
     assert parse("O-O", no_rights).detail == "castling without rights"
     through = chess.Board("r3k2r/8/8/8/8/8/5r2/R3K2R w KQkq - 0 1")
     assert (parse("O-O", through).category, parse("O-O", through).detail) == (
-        RULE, "castling through check")
+        Category.RULE, "castling through check")
     blocked = chess.Board()
     assert parse("O-O", blocked).detail == "castling path blocked"
     in_check = chess.Board("4k3/8/8/8/8/8/4r3/R3K2R w KQ - 0 1")

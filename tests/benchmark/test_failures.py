@@ -15,7 +15,7 @@ import chess
 import pytest
 
 import benchmark
-from lib.benchmark.llm import key_for
+from lib.benchmark.core.chat import key_for
 from lib.errors import ConfigError
 from tests.benchmark.chatserver import PREFLIGHT, ChatServer, Response
 from tests.conftest import ROOT

@@ -5,8 +5,10 @@ import io
 import chess
 import chess.pgn
 
-from lib.benchmark import game
-from lib.benchmark.game import GameRecord, Start
+from lib.benchmark.core import turns
+from lib.benchmark.core.turns import Start
+from lib.benchmark.games import game
+from lib.benchmark.games.game import GameRecord
 
 
 def test_chess960_starts_are_seeded_valid_and_never_the_standard_one() -> None:
@@ -90,8 +92,8 @@ def test_pgn_has_players_rung_result_termination_and_illegal_tries() -> None:
 def test_the_retry_prompt_says_what_was_wrong() -> None:
     board = chess.Board()
     start = game.standard_start()
-    note = game.feedback_line("Qh5", "Final answer: Qh5", "rule", "the queen is blocked")
-    prompt = game.game_prompt(board, [], start, legal=True, feedback=note)
+    note = turns.feedback_line("Qh5", "Final answer: Qh5", "rule", "the queen is blocked")
+    prompt = turns.game_prompt(board, [], start, legal=True, feedback=note)
     assert "'Qh5' was not accepted (rule: the queen is blocked)" in prompt
     assert "Legal moves: " in prompt and " Nf3 " in prompt
     assert "You play White" in prompt and chess.STARTING_FEN in prompt

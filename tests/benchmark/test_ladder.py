@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lib import btd
-from lib.benchmark.ladder import default_rungs, gauntlet, load_ladder, rate
+from lib.benchmark.core import btd
+from lib.benchmark.games.ladder import default_rungs, gauntlet, load_ladder, rate
 from lib.errors import DataError
 from tests.conftest import ROOT
 

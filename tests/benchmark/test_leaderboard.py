@@ -8,8 +8,8 @@ import pytest
 from scipy import stats
 
 import benchmark
-from lib.benchmark.leaderboard import Entry, _limits, dagger
-from lib.elo import Z
+from lib.benchmark.core.elo import Z
+from lib.benchmark.leaderboard.board import Entry, _limits, dagger
 from lib.files import sha256_file
 from tests.conftest import PUZZLES_1K, ROOT
 

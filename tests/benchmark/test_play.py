@@ -14,8 +14,9 @@ import chess
 import pytest
 
 import benchmark
-from lib.benchmark.calibration import CalibrationConfig, calibrate
-from lib.benchmark.ladder import LADDER_FIELDS, Rung
+from lib.benchmark.core.cli import EXIT_INCOMPLETE
+from lib.benchmark.games.calibration import CalibrationConfig, calibrate
+from lib.benchmark.games.ladder import LADDER_FIELDS, Rung
 from lib.engine import EngineSettings, find_stockfish
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.conftest import ROOT
@@ -151,7 +152,7 @@ def test_one_failing_game_is_aborted_not_lost(ladder: Path, tmp_path: Path) -> N
         argv = _play(ladder, out, "--model", "local/m", "--base-url", server.base_url,
                      "--retries", "0", "--timeout", "5", "--concurrency", "1")
         status = benchmark.main(argv)
-    assert status == benchmark.EXIT_INCOMPLETE
+    assert status == EXIT_INCOMPLETE
     [result] = out.glob("play__*.json")
     c = json.loads(result.read_text())["conditions"]["standard"]
     assert c["aborted"] >= 1 and c["games"] == 3 and c["w"] + c["d"] + c["l"] == 3

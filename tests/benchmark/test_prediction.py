@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lib.benchmark import prediction
-from lib.elo import ABOVE, BELOW, INTERVAL
+from lib.benchmark.core.elo import ABOVE, BELOW, INTERVAL
+from lib.benchmark.static import prediction
 from lib.files import sha256_file
 from tests.conftest import ROOT
 

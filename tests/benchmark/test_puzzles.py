@@ -17,8 +17,8 @@ import pytest
 
 import benchmark
 from bench import puzzle_adaptive
-from lib.benchmark.puzzlesampler import Pool, draw, pick
-from lib.elo import PRIOR_SD, puzzle_posterior
+from lib.benchmark.core.elo import PRIOR_SD, puzzle_posterior
+from lib.benchmark.puzzles.sampler import Pool, draw, pick
 from lib.puzzledb import HEADER, read_puzzles
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.conftest import PUZZLES_1K, ROOT

@@ -3,7 +3,7 @@
 import pytest
 from scipy import stats
 
-from lib.benchmark.ranking import ranks
+from lib.benchmark.leaderboard.ranking import ranks
 
 
 def test_probability_of_being_stronger_than_the_next_by_hand() -> None:

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from lib import btd
-from lib.benchmark import sampler
-from lib.elo import ABOVE, BELOW, INTERVAL
+from lib.benchmark.core import btd
+from lib.benchmark.core.elo import ABOVE, BELOW, INTERVAL
+from lib.benchmark.games import sampler
 
 ELOS = (-800.0, 300.0, 900.0, 1250.0, 2000.0, 2700.0)
 CONFIG = sampler.SamplerConfig(ELOS, nu=0.5)

@@ -10,9 +10,9 @@ import pytest
 from scipy import stats
 
 import benchmark
-from lib.benchmark.questions import load_questions, select
-from lib.benchmark.wmscore import hypothesis, n_for_power, rubric, trend, wilson
-from lib.benchmark.worldmodel import mirrored, parse_list
+from lib.benchmark.core.questions import load_questions, select
+from lib.benchmark.worldmodel.prompts import mirrored, parse_list
+from lib.benchmark.worldmodel.stats import hypothesis, n_for_power, rubric, trend, wilson
 from lib.position import mirror_move
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
 from tests.conftest import ROOT

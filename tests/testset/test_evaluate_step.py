@@ -92,7 +92,7 @@ def test_resume_after_kill_9_redoes_only_what_was_in_flight(
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     done = _done(tmp_path / "evals.db")
-    assert 5 <= done
+    assert done >= 5
     assert not (tmp_path / "q.csv").exists()
     assert subprocess.run(argv, capture_output=True).returncode == 0
     report = json.loads((tmp_path / "evaluation_report.json").read_text())

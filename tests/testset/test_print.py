@@ -102,7 +102,7 @@ def test_every_chart_has_a_title_and_axis_labels(small_build: Path, tmp_path: Pa
                                                  monkeypatch) -> None:
     printer = importlib.import_module("print")
     figures = []
-    monkeypatch.setattr(printer, "_save", lambda fig, path: figures.append(fig) or path)
+    monkeypatch.setattr(printer, "save_figure", lambda fig, path: figures.append(fig) or path)
     args = printer.build_parser().parse_args(["--out", str(small_build)])
     data = printer.collect(args)
     assert len(printer.plot(data, printer.questions_path(args), tmp_path)) == len(figures) >= 4

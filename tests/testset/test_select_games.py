@@ -119,8 +119,8 @@ def test_no_player_exceeds_the_cap_and_the_cost_is_reported(built: Path) -> None
     # Default cap: 1% of the game positions at this scale (80), at least 1.
     assert report["max_per_player"] == 1
     with sqlite3.connect(built / "games.db") as conn:
-        players = dict(((gid, (w.lower(), b.lower())) for gid, w, b in
-                        conn.execute("SELECT id, white, black FROM games")))
+        players = {gid: (w.lower(), b.lower()) for gid, w, b in
+                        conn.execute("SELECT id, white, black FROM games")}
     load = Counter(p for r in rows for p in players[r["game_id"]])
     assert max(load.values()) == 1 == report["largest_player"]["positions"]
     # The two API exports are one player's games each: the cap turns many away.

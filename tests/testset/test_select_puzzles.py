@@ -65,7 +65,7 @@ def test_every_leaf_is_complete(built: Path) -> None:
     rows = _rows(built)
     targets = scale_targets(PUZZLE_TARGETS, float(SCALE))
     leaves = Counter((r["elo_bucket"], r["phase"], r["type"], r["side"]) for r in rows)
-    assert {k: v for k, v in leaves.items()} == {k: v for k, v in targets.items() if v}
+    assert dict(leaves.items()) == {k: v for k, v in targets.items() if v}
     assert len({r["puzzle_id"] for r in rows}) == len(rows)
 
 

@@ -1,0 +1,342 @@
+"""An OpenAI-compatible chat-completions client over HTTP, with retries that are honest.
+
+Works with OpenAI, OpenRouter, vLLM, Ollama and llama.cpp servers. Retries 429, 5xx,
+timeouts, dropped connections and malformed responses, and logs each retry. urllib3's `Retry`
+is the policy (which statuses, how many attempts, exponential backoff with a cap and jitter,
+Retry-After in seconds or as an HTTP date); our loop drives it rather than the HTTP adapter,
+because the adapter would sleep inside the request, where the queue-aware timeout below would
+count the backoff, and it cannot retry a 200 whose body is not a chat completion. A
+Retry-After beyond RETRY_AFTER_CAP_S is not waited for: the request fails at once.
+
+A request's timeout only starts once every older request of ours has finished, so time spent
+queued behind our own requests at a single-slot server does not count. The API key is only
+ever put in the Authorization header, and only the provider's own key goes to a provider's
+host (`key_for`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+import requests
+from urllib3.exceptions import MaxRetryError
+from urllib3.util import Retry
+
+from lib.errors import ChessEvalError, ConfigError
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+RETRY_AFTER_CAP_S = 120  # a server asking us to wait longer than this fails the request
+# A provider's key goes to that provider's host only; any other endpoint gets a key only
+# from an explicit --api-key-env.
+PROVIDER_KEYS = {"openrouter.ai": "OPENROUTER_API_KEY", "api.openai.com": "OPENAI_API_KEY"}
+# Request fields that options set: --extra may not change what the traces say was asked.
+RESERVED = ("model", "messages", "max_tokens", "temperature", "stop", "stream", "n")
+DEFAULT_MAX_TOKENS = 1024
+PREFLIGHT_PROMPT = "Reply with the word OK."
+
+
+class InfraError(ChessEvalError):
+    """The request failed for reasons that are not the model's (after every retry)."""
+
+
+class FatalInfraError(InfraError):
+    """A failure every further request would repeat (bad key, unknown model or URL)."""
+
+
+@dataclass(frozen=True)
+class ChatConfig:
+    """Where and how to ask."""
+
+    base_url: str  # e.g. https://openrouter.ai/api/v1
+    model: str
+    api_key: str | None = field(default=None, repr=False)  # never logged or stored
+    key_source: str | None = None  # the environment variable the key came from
+    temperature: float = 0.0
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    system: str | None = None  # a system prompt, sent before every question
+    stop: tuple[str, ...] = ()  # stop sequences
+    extra: dict[str, Any] = field(default_factory=dict)  # more request fields
+    timeout_s: float = 120.0  # per request, from when no older request of ours is pending
+    retries: int = 6
+    backoff_s: float = 1.0  # base of the exponential backoff
+    backoff_cap_s: float = 60.0
+    slots: int = 8  # requests in flight at once: bounds how long one may wait in the queue
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A model's answer and what it cost."""
+
+    text: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost: float | None = None
+    latency_s: float = 0.0
+    attempts: int = 1
+    finish_reason: str | None = None  # "stop", "length" (cut by max_tokens), ...
+
+
+class _Problem(Exception):
+    """One failed attempt: why, whether retrying can help, and the server's response."""
+
+    def __init__(self, reason: str, retry: bool, response: requests.Response | None = None,
+                 busy: bool = False) -> None:
+        super().__init__(reason)
+        self.retry = retry
+        self.response = response  # a retryable status's response (for Retry-After)
+        self.busy = busy  # the server answered that it is busy or failing (429, 5xx)
+
+
+def retry_policy(config: ChatConfig, retries: int | None = None) -> Retry:
+    """urllib3's Retry for our requests: statuses, attempts and backoff from the config."""
+    return Retry(total=config.retries if retries is None else retries, redirect=0,
+                 allowed_methods=None,  # POST too: asking a chat completion again is safe
+                 status_forcelist=RETRY_STATUS, backoff_factor=config.backoff_s,
+                 backoff_max=config.backoff_cap_s, backoff_jitter=config.backoff_s,
+                 respect_retry_after_header=True, raise_on_status=False)
+
+
+def key_for(base_url: str, key_env: str | None, environ: dict[str, str]) -> tuple[
+        str | None, str | None]:
+    """The API key for an endpoint and the variable it came from (see PROVIDER_KEYS)."""
+    host = urlparse(base_url).hostname or ""
+    if key_env:
+        if not environ.get(key_env):
+            raise ConfigError(f"--api-key-env {key_env}: that variable is not set")
+        return environ[key_env], key_env
+    var = PROVIDER_KEYS.get(host)
+    if var is None:
+        return None, None
+    if not environ.get(var):
+        raise ConfigError(f"{host} needs an API key: set {var}, or name the variable that "
+                          "holds it with --api-key-env")
+    return environ[var], var
+
+
+def check_base_url(base_url: str) -> None:
+    """A clear error for a --base-url that cannot be an HTTP endpoint."""
+    parts = urlparse(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"bad --base-url {base_url!r}: expected http(s)://host[:port]/path")
+    try:
+        _ = parts.port
+    except ValueError as exc:
+        raise ConfigError(f"bad --base-url {base_url!r}: {exc}") from exc
+
+
+def parse_extra(text: str | None) -> dict[str, Any]:
+    """--extra: a JSON object of additional request fields, none of them RESERVED."""
+    if not text:
+        return {}
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("must be a JSON object")
+    taken = sorted(set(value) & set(RESERVED))
+    if taken:
+        raise ValueError(f"may not set {taken}: use the options of the same name")
+    return value
+
+
+class _Queue:
+    """Our requests in the order they started: a timeout runs only for the oldest."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next = 0
+        self._open: set[int] = set()
+
+    def enter(self) -> int:
+        with self._lock:
+            self._next += 1
+            self._open.add(self._next)
+            return self._next
+
+    def leave(self, ticket: int) -> None:
+        with self._lock:
+            self._open.discard(ticket)
+
+    def is_oldest(self, ticket: int) -> bool:
+        with self._lock:
+            return min(self._open) == ticket
+
+
+class ChatClient:
+    """Thread-safe; each request runs on its own daemon thread, so Ctrl-C never waits on it."""
+
+    def __init__(self, config: ChatConfig) -> None:
+        self.config = config
+        self.url = config.base_url.rstrip("/") + "/chat/completions"
+        self._sessions: queue.SimpleQueue[requests.Session] = queue.SimpleQueue()
+        self._queue = _Queue()
+
+    def _payload(self, prompt: str, max_tokens: int | None = None) -> dict[str, Any]:
+        messages = [{"role": "user", "content": prompt}]
+        if self.config.system:
+            messages.insert(0, {"role": "system", "content": self.config.system})
+        body: dict[str, Any] = {**self.config.extra, "model": self.config.model,
+                                "temperature": self.config.temperature, "messages": messages,
+                                "max_tokens": max_tokens or self.config.max_tokens}
+        if self.config.stop:
+            body["stop"] = list(self.config.stop)
+        return body
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if self.config.api_key:
+            headers["Authorization"] = f"Bearer {self.config.api_key}"
+        return headers
+
+    def _post(self, body: dict[str, Any]) -> requests.Response:
+        """One POST, bounded by the timeout from when it is our oldest pending request."""
+        try:
+            session = self._sessions.get_nowait()
+        except queue.Empty:
+            session = requests.Session()
+        box: dict[str, Any] = {}
+        done = threading.Event()
+        # The socket's own bound: the longest a request may legitimately wait in line.
+        hard = self.config.timeout_s * (self.config.slots + 1)
+
+        def work() -> None:
+            try:
+                box["response"] = session.post(self.url, json=body, headers=self._headers(),
+                                               timeout=(min(hard, 30.0), hard),
+                                               allow_redirects=False)
+                self._sessions.put(session)
+            except requests.RequestException as exc:
+                box["error"] = exc
+            finally:
+                done.set()
+
+        ticket = self._queue.enter()
+        try:
+            threading.Thread(target=work, daemon=True, name="http").start()
+            started: float | None = None
+            while not done.wait(0.05):
+                if started is None and self._queue.is_oldest(ticket):
+                    started = time.monotonic()
+                if started is not None and time.monotonic() - started > self.config.timeout_s:
+                    raise _Problem(f"no reply within {self.config.timeout_s:g} s", True)
+        finally:
+            self._queue.leave(ticket)
+        if "error" in box:
+            raise _Problem(_connection_problem(box["error"], self.url), True)
+        return box["response"]
+
+    def _attempt(self, body: dict[str, Any], start: float, attempt: int) -> Reply:
+        response = self._post(body)
+        status = response.status_code
+        if status == 200:
+            return self._reply(response, start, attempt)
+        if status in RETRY_STATUS:
+            raise _Problem(f"HTTP {status}", True, response, busy=True)
+        raise _Problem(self._refusal(response), False)
+
+    def _refusal(self, response: requests.Response) -> str:
+        status = response.status_code
+        body = " ".join(response.text[:200].split())
+        if status in (301, 302, 303, 307, 308):
+            return (f"{self.url} redirects to {response.headers.get('Location')}: use that "
+                    "address as --base-url")
+        if status in (401, 403):
+            sent = (f"the key from {self.config.key_source} was refused"
+                    if self.config.key_source else
+                    "no API key was sent: name the variable holding it with --api-key-env")
+            return f"HTTP {status} from {self.url}: {sent} ({body})"
+        if status == 404:
+            return (f"HTTP 404 from {self.url}: unknown model {self.config.model!r} or a wrong "
+                    f"--base-url ({body})")
+        return f"HTTP {status} from {self.url}: the request was refused ({body})"
+
+    def _reply(self, response: requests.Response, start: float, attempts: int) -> Reply:
+        try:
+            data = response.json()
+        except ValueError as exc:
+            kind = response.headers.get("Content-Type", "no content type").split(";")[0]
+            raise _Problem(f"{self.url} answered {kind}, not JSON: is --base-url the API's "
+                           "base (e.g. http://host:port/v1)?", True) from exc
+        try:
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+            if not isinstance(text, str):
+                raise TypeError("content is not text")
+            usage = data.get("usage") or {}
+            details = usage.get("completion_tokens_details") or {}
+            return Reply(
+                text=text, prompt_tokens=usage.get("prompt_tokens"),
+                completion_tokens=usage.get("completion_tokens"),
+                reasoning_tokens=details.get("reasoning_tokens"), cost=usage.get("cost"),
+                latency_s=round(time.perf_counter() - start, 3), attempts=attempts,
+                finish_reason=choice.get("finish_reason"))
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise _Problem(f"{self.url} answered JSON without choices[0].message.content: not "
+                           "an OpenAI-compatible chat API", True) from exc
+
+    def _wait(self, policy: Retry, problem: _Problem) -> float:
+        """Seconds before the next attempt: the server's Retry-After, else the backoff."""
+        hint = None
+        if problem.response is not None and problem.response.raw is not None:
+            hint = policy.get_retry_after(problem.response.raw)
+        if hint is None:
+            return policy.get_backoff_time()
+        if hint > RETRY_AFTER_CAP_S:
+            raise InfraError(f"{problem}: the server asks to wait {hint:.0f} s, more than the "
+                             f"{RETRY_AFTER_CAP_S} s we wait") from None
+        return hint
+
+    def ask(self, prompt: str, label: str = "request") -> Reply:
+        """The model's reply; InfraError when every attempt failed, FatalInfraError when
+        retrying cannot help (a refused key, an unknown model)."""
+        return self._ask(self._payload(prompt), label, self.config.retries)
+
+    def _ask(self, body: dict[str, Any], label: str, retries: int,
+             only_busy: bool = False) -> Reply:
+        start = time.perf_counter()
+        policy = retry_policy(self.config, retries)
+        for attempt in range(1, retries + 2):
+            try:
+                return self._attempt(body, start, attempt)
+            except _Problem as problem:
+                if not problem.retry or (only_busy and not problem.busy):
+                    raise FatalInfraError(str(problem)) from None
+                try:
+                    policy = policy.increment("POST", self.url, error=problem)
+                except MaxRetryError:
+                    raise InfraError(f"{problem} (after {attempt} attempts)") from None
+                wait = self._wait(policy, problem)
+                log.warning("%s: %s; retry %d of %d in %.1f s", label, problem, attempt,
+                            retries, wait)
+                time.sleep(wait)
+        raise AssertionError("unreachable: the policy allows retries + 1 attempts")
+
+    def preflight(self) -> Reply:
+        """One small request before a run; FatalInfraError with one clear line when the
+        endpoint cannot answer (refused connection, bad URL, key, model, not JSON)."""
+        body = self._payload(PREFLIGHT_PROMPT, max_tokens=16)
+        try:
+            return self._ask(body, "preflight", min(self.config.retries, 2), only_busy=True)
+        except InfraError as exc:
+            raise FatalInfraError(f"preflight request to {self.url} failed: {exc}") from None
+
+
+def _connection_problem(exc: requests.RequestException, url: str) -> str:
+    """A short, clear reason for a request that got no HTTP response."""
+    host = urlparse(url).netloc
+    text = str(exc)
+    if "refused" in text.lower():
+        return f"connection to {host} refused (is the server running?)"
+    if "resolve" in text.lower() or "name or service" in text.lower():
+        return f"cannot resolve host {host}"
+    if isinstance(exc, requests.Timeout):
+        return f"{host} did not answer in time"
+    return f"connection to {host} failed ({type(exc).__name__})"

@@ -1,0 +1,78 @@
+"""What every subcommand of benchmark.py shares: default paths, the endpoint's options and the
+chat settings built from them, and the exit status of a run that wrote incomplete results."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from lib.benchmark.core.chat import (
+    DEFAULT_MAX_TOKENS,
+    ChatConfig,
+    check_base_url,
+    key_for,
+    parse_extra,
+)
+from lib.cli import non_negative_float, non_negative_int, positive_float, positive_int
+from lib.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[3]  # the repository: committed ladder and fits
+OPENROUTER = "https://openrouter.ai/api/v1"
+STEP04_PUZZLES = Path("output/lichess_puzzles.csv")  # generate.py's step 04 output
+SHARED_PUZZLES = (ROOT.parent / "shared/data/lichess/puzzles"
+                  / "lichess_db_puzzle.sample44k.csv.zst")
+EXIT_INCOMPLETE = 3  # results written, but some questions failed for infrastructure reasons
+
+
+def default_puzzles() -> Path:
+    """The puzzle file of `puzzles` without --puzzles: step 04's, else the shared sample."""
+    return STEP04_PUZZLES if STEP04_PUZZLES.exists() else SHARED_PUZZLES
+
+
+def add_chat_args(p: argparse.ArgumentParser) -> None:
+    """Options of the endpoint and its requests, shared by every subcommand that asks."""
+    p.add_argument("--base-url", default=OPENROUTER,
+                   help=f"OpenAI-compatible API base URL (default {OPENROUTER})")
+    p.add_argument("--api-key-env", default=None, metavar="VAR",
+                   help="environment variable holding the API key, sent to --base-url "
+                   "whatever it is (default: OPENROUTER_API_KEY for openrouter.ai, "
+                   "OPENAI_API_KEY for api.openai.com, no key for any other host)")
+    p.add_argument("--temperature", type=non_negative_float, default=0.0,
+                   help="sampling temperature (default 0)")
+    p.add_argument("--max-tokens", type=positive_int, default=DEFAULT_MAX_TOKENS,
+                   help=f"maximum tokens of a reply (default {DEFAULT_MAX_TOKENS}; raise it "
+                   "for reasoning models). A reply cut at this limit before its final answer "
+                   "counts as truncated, apart from the scores")
+    p.add_argument("--system", default=None, metavar="TEXT",
+                   help="a system prompt sent before every question (default: none)")
+    p.add_argument("--stop", action="append", default=[], metavar="TEXT",
+                   help="a stop sequence; repeatable (default: none)")
+    p.add_argument("--extra", default=None, metavar="JSON",
+                   help='extra request fields, e.g. \'{"reasoning": {"effort": "low"}}\'; '
+                   "they may not set model, messages, max_tokens, temperature, stop, stream "
+                   "or n")
+    p.add_argument("--timeout", type=positive_float, default=120.0,
+                   help="seconds a request may take, counted from when no older request of "
+                   "ours is still waiting, so time queued behind our own requests does not "
+                   "count (default 120)")
+    p.add_argument("--retries", type=non_negative_int, default=6,
+                   help="retries of 429, 5xx, timeouts and malformed replies, each logged "
+                   "(default 6)")
+    p.add_argument("--retry-wait", type=positive_float, default=1.0,
+                   help="base seconds of the exponential backoff with jitter (default 1)")
+
+
+def chat_config(args: argparse.Namespace, slots: int | None = None) -> ChatConfig:
+    """The endpoint's settings; `slots`: requests in flight (default --concurrency)."""
+    check_base_url(args.base_url)
+    key, source = key_for(args.base_url, args.api_key_env, dict(os.environ))
+    try:
+        extra = parse_extra(args.extra)
+    except ValueError as exc:
+        raise ConfigError(f"--extra: {exc}") from exc
+    return ChatConfig(base_url=args.base_url, model=args.model, api_key=key, key_source=source,
+                      temperature=args.temperature, max_tokens=args.max_tokens,
+                      system=args.system, stop=tuple(args.stop), extra=extra,
+                      timeout_s=args.timeout, retries=args.retries, backoff_s=args.retry_wait,
+                      slots=slots or args.concurrency)

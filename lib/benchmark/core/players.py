@@ -1,0 +1,211 @@
+"""Players behind one small interface: an LLM over HTTP, Stockfish at a set strength, random.
+
+A player turns a question and its prompt into a Reply whose text is parsed like any model's
+answer, so baselines go through exactly the same parsing and scoring.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import chess
+import chess.engine
+
+from lib.benchmark.core.chat import ChatClient, ChatConfig, Reply
+from lib.benchmark.core.prompts import Question
+from lib.engine import Engine, EngineSettings, find_stockfish
+from lib.errors import PlayerError
+
+STOCKFISH_NODES = 300_000  # full-strength baseline: node-limited, so reproducible
+LIMITED_NODES = 100_000  # node budget of a strength-limited Stockfish
+
+
+class Player(Protocol):
+    """Anything that answers questions."""
+
+    id: str  # stable identity with every option that changes answers (the cache key)
+    max_concurrency: int | None  # None: as many requests in flight as asked
+
+    def answer(self, question: Question, prompt: str) -> Reply:
+        """The player's reply to one question."""
+        ...
+
+    def preflight(self) -> None:
+        """Check once, before the first question, that the player can answer at all."""
+        ...
+
+    def close(self) -> None:
+        """Release resources."""
+        ...
+
+
+@dataclass
+class RandomPlayer:
+    """A uniformly random legal move, seeded per question."""
+
+    seed: int = 0
+    max_concurrency: int | None = None
+
+    @property
+    def id(self) -> str:
+        return f"random:seed={self.seed}"
+
+    def answer(self, question: Question, prompt: str) -> Reply:
+        rng = random.Random(f"{self.seed}:{question.id}")
+        moves = sorted(m.uci() for m in question.board().legal_moves)
+        return Reply(text=rng.choice(moves))
+
+    def preflight(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class StockfishPlayer:
+    """Stockfish with options: full strength (node limit), UCI_Elo or Skill Level."""
+
+    def __init__(self, path: str, elo: int | None = None, skill: int | None = None,
+                 nodes: int | None = None, workers: int = 1) -> None:
+        self.options: dict[str, Any] = {}
+        if elo is not None:
+            self.options = {"UCI_LimitStrength": True, "UCI_Elo": elo}
+        if skill is not None:
+            self.options["Skill Level"] = skill
+        limited = elo is not None or skill is not None
+        self.nodes = nodes or (LIMITED_NODES if limited else STOCKFISH_NODES)
+        self.settings = EngineSettings(path=path)
+        self.max_concurrency = workers
+        self._local = threading.local()
+        self._engines: list[Engine] = []
+        self._lock = threading.Lock()
+        parts = [f"{k}={v}" for k, v in (("elo", elo), ("skill", skill)) if v is not None]
+        self.id = ":".join(["stockfish", *parts, f"nodes={self.nodes}"])
+
+    def _engine(self) -> Engine:
+        if not hasattr(self._local, "engine"):
+            engine = Engine(self.settings).__enter__()
+            engine.configure(self.options)
+            with self._lock:
+                self._engines.append(engine)
+            self._local.engine = engine
+        return self._local.engine
+
+    def answer(self, question: Question, prompt: str) -> Reply:
+        move = self._engine().play(question.board(),
+                                   chess.engine.Limit(nodes=self.nodes))
+        return Reply(text=move.uci())
+
+    def preflight(self) -> None:
+        pass
+
+    def close(self) -> None:
+        for engine in self._engines:
+            engine.close()
+        self._engines.clear()
+
+
+class MixPlayer:
+    """A weak rung: a seeded coin picks a uniformly random legal move (with probability
+    `percent`/100) or node-limited Stockfish's best move, so every move reproduces."""
+
+    def __init__(self, path: str, percent: int, nodes: int, seed: int = 0,
+                 workers: int = 1) -> None:
+        self.percent = percent
+        self.random = RandomPlayer(seed=seed)
+        self.engine = StockfishPlayer(path, nodes=nodes, workers=workers)
+        self.max_concurrency = workers
+        self.id = f"mix:random={percent},nodes={nodes}:seed={seed}"
+
+    def answer(self, question: Question, prompt: str) -> Reply:
+        coin = random.Random(f"coin:{self.random.seed}:{question.id}").random()
+        if coin * 100 < self.percent:
+            return self.random.answer(question, prompt)
+        return self.engine.answer(question, prompt)
+
+    def preflight(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+class ChatPlayer:
+    """A model behind an OpenAI-compatible chat-completions endpoint."""
+
+    def __init__(self, config: ChatConfig) -> None:
+        self.config = config
+        self.client = ChatClient(config)
+        self.max_concurrency = None
+        self._checked = False
+        # The endpoint is not part of the identity: a resumed run may reach the same model
+        # through another URL or port. Use another --cache to keep providers apart.
+        shown: dict[str, Any] = {"temperature": config.temperature,
+                                 "max_tokens": config.max_tokens, "extra": config.extra}
+        if config.system or config.stop:  # absent from ids made before these options existed
+            shown.update(system=config.system, stop=list(config.stop))
+        digest = hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:12]
+        self.id = f"{config.model}@{digest}"
+
+    def answer(self, question: Question, prompt: str) -> Reply:
+        return self.client.ask(prompt, label=question.id)
+
+    def preflight(self) -> None:
+        if not self._checked:  # once per player, however many runs of questions it answers
+            self.client.preflight()
+            self._checked = True
+
+    def close(self) -> None:
+        pass
+
+
+def _options(spec: str) -> tuple[str, dict[str, int]]:
+    name, _, rest = spec.partition(":")
+    options: dict[str, int] = {}
+    for part in filter(None, rest.split(",")):
+        key, eq, value = part.partition("=")
+        if not eq or not value.lstrip("-").isdigit():
+            raise PlayerError(f"bad option {part!r} in {spec!r}: expected key=number")
+        options[key] = int(value)
+    return name, options
+
+
+BASELINES = ("random", "stockfish", "mix")
+
+
+def is_baseline(spec: str) -> bool:
+    """Whether --model names a baseline player rather than a model at an endpoint."""
+    return spec.split(":")[0] in BASELINES
+
+
+def make_player(spec: str, chat: ChatConfig | None, stockfish: str | None, seed: int,
+                workers: int) -> Player:
+    """The player named by --model: 'random', 'stockfish[:elo=N|skill=N|nodes=N]',
+    'mix:random=P,nodes=N' (a random move with probability P%, else Stockfish), or a model."""
+    name, options = _options(spec) if is_baseline(spec) else (spec, {})
+    if name == "random":
+        return RandomPlayer(seed=seed)
+    if name == "mix":
+        if set(options) != {"random", "nodes"} or not 0 <= options["random"] <= 100 \
+                or options["nodes"] < 1:
+            raise PlayerError(f"bad {spec!r}: expected mix:random=P,nodes=N with P in 0-100")
+        return MixPlayer(find_stockfish(stockfish), options["random"], options["nodes"],
+                         seed=seed, workers=workers)
+    if name == "stockfish":
+        unknown = set(options) - {"elo", "skill", "nodes"}
+        if unknown:
+            raise PlayerError(f"unknown stockfish option(s) {sorted(unknown)}: use elo, skill, "
+                              "nodes")
+        if "elo" in options and not 1320 <= options["elo"] <= 3190:
+            raise PlayerError("stockfish:elo must be within the engine's UCI_Elo range")
+        return StockfishPlayer(find_stockfish(stockfish), elo=options.get("elo"),
+                               skill=options.get("skill"), nodes=options.get("nodes"),
+                               workers=workers)
+    if chat is None:
+        raise PlayerError(f"{spec!r} is not a baseline player and no endpoint is configured")
+    return ChatPlayer(chat)

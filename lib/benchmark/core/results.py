@@ -1,0 +1,67 @@
+"""Result files: their names, the static runs read back for the leaderboard, Elo as text."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+
+def slug(text: str) -> str:
+    """A file-name-safe version of a model name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
+
+
+def run_name(label: str, key: list[Any]) -> str:
+    """A result file's stem: the label made file-safe, then a hash of everything that changes
+    the answers, so no run replaces another."""
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
+    return slug(label) + "__" + digest
+
+
+def load_results(out: Path, digest: str) -> list[dict[str, Any]]:
+    """The complete, scored runs on the questions file with this digest; every other JSON
+    file is skipped with a warning saying why."""
+    results = []
+    skipped: dict[str, int] = {}
+    for path in sorted(out.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and data.get("kind") in ("games", "puzzles",
+                                                               "worldmodel"):
+                continue  # another subcommand's result (the leaderboard reads them apart)
+            if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION \
+                    or not isinstance(data.get("elo"), dict):
+                raise ValueError("not a results file of this benchmark")
+        except (ValueError, OSError) as exc:
+            log.warning("skipping %s: %s", path, exc)
+            continue
+        why = ("another questions file" if data.get("questions_sha256") != digest
+               else "incomplete (infrastructure failures)" if not data.get("complete", True)
+               or data.get("infra") else "nothing scored (n = 0)" if not data.get("n")
+               else None)
+        if why:
+            skipped[why] = skipped.get(why, 0) + 1
+            log.info("leaving out %s: %s", path.name, why)
+        else:
+            results.append(data)
+    for why, count in skipped.items():
+        log.warning("left out %d run(s): %s", count, why)
+    return results
+
+
+def elo_text(e: dict[str, Any]) -> str:
+    """The estimate as text: an interval, 'below ~N', 'above ~N' or 'not identifiable'."""
+    if e.get("text"):
+        return str(e["text"])
+    mean = "undefined" if e["mean"] is None else str(e["mean"])
+    lo = "-inf" if e["lo"] is None else str(e["lo"])
+    hi = "+inf" if e["hi"] is None else str(e["hi"])
+    return f"{mean}  90% [{lo}, {hi}]"

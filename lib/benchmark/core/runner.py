@@ -1,0 +1,129 @@
+"""Ask a player every question: concurrently, through a response cache, with JSONL traces.
+
+Answers are cached in SQLite under (player with its options, prompt version, question id,
+prompt text), committed one by one, so a rerun or an interrupted run never asks twice.
+Infrastructure failures are not cached: the next run asks again. Requests run on daemon
+threads, so Ctrl-C ends a run at once even when the server hangs; a run of consecutive
+infrastructure failures opens the circuit breaker and stops the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from lib.benchmark.core.chat import FatalInfraError, InfraError, Reply
+from lib.benchmark.core.players import Player
+from lib.benchmark.core.prompts import Question
+from lib.kvstore import JsonStore
+
+log = logging.getLogger(__name__)
+
+BREAKER = 5  # this many questions failing in a row for infrastructure reasons stop a run
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What came back for one question."""
+
+    question: Question
+    prompt: str
+    reply: Reply | None  # None after an infrastructure failure
+    infra_error: str | None
+    cached: bool
+
+
+class CircuitOpen(InfraError):
+    """Too many questions in a row failed for infrastructure reasons: the run stops."""
+
+
+def cache_key(player: Player, template: str, question: Question, prompt: str) -> str:
+    """The response-cache key of one question for one player and prompt."""
+    digest = hashlib.sha256(prompt.encode()).hexdigest()[:16]
+    return f"{player.id}|{template}|{question.id}|{digest}"
+
+
+def ask_all(player: Player, template: str, render: Callable[[Question], str],
+            questions: list[Question], cache: JsonStore, concurrency: int,
+            breaker: int = BREAKER) -> Iterator[Outcome]:
+    """Outcomes of all questions, cached ones first, the rest as they finish. The player's
+    preflight runs once before the first request (never when everything is cached)."""
+    todo = []
+    for question in questions:
+        prompt = render(question)
+        hit = cache.get(cache_key(player, template, question, prompt))
+        if hit is not None:
+            yield Outcome(question, prompt, Reply(**hit), None, cached=True)
+        else:
+            todo.append((question, prompt))
+    if not todo:
+        return
+    player.preflight()
+    workers = min(concurrency, player.max_concurrency or concurrency, len(todo))
+    yield from _run(player, template, todo, cache, workers, breaker)
+
+
+def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache: JsonStore,
+         workers: int, breaker: int) -> Iterator[Outcome]:
+    jobs: queue.SimpleQueue[tuple[Question, str]] = queue.SimpleQueue()
+    for job in todo:
+        jobs.put(job)
+    results: queue.SimpleQueue[tuple[tuple[Question, str], Reply | None, Any]] = \
+        queue.SimpleQueue()
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                job = jobs.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                results.put((job, player.answer(*job), None))
+            except FatalInfraError as exc:
+                results.put((job, None, exc))
+                return
+            except InfraError as exc:
+                results.put((job, None, str(exc)))
+            except Exception as exc:  # noqa: BLE001 - handed to the main thread, raised there
+                results.put((job, None, exc))
+                return
+
+    for _ in range(workers):
+        threading.Thread(target=work, daemon=True, name="ask").start()
+    in_a_row = 0
+    try:
+        for _ in range(len(todo)):
+            (question, prompt), reply, error = results.get()
+            if isinstance(error, BaseException):
+                raise error
+            if reply is not None:
+                cache.put(cache_key(player, template, question, prompt), asdict(reply))
+                cache.commit()
+                in_a_row = 0
+            else:
+                in_a_row += 1
+            yield Outcome(question, prompt, reply, error, cached=False)
+            if in_a_row >= breaker:
+                raise CircuitOpen(f"stopped after {in_a_row} questions in a row failed for "
+                                  f"infrastructure reasons (last: {error})")
+    finally:
+        stop.set()
+
+
+def trace_record(outcome: Outcome, item: dict[str, Any]) -> str:
+    """One JSONL trace line: prompt, raw answer, parsed move, category, tokens, latency, cost."""
+    record: dict[str, Any] = {"id": outcome.question.id, "prompt": outcome.prompt,
+                              "cached": outcome.cached, "infra_error": outcome.infra_error,
+                              "parsed": item["text"], "found_by": item["found_by"],
+                              "move": item["move"], "category": item["category"],
+                              "detail": item["detail"]}
+    if outcome.reply is not None:
+        record.update(asdict(outcome.reply))
+    return json.dumps(record)

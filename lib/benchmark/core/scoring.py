@@ -1,0 +1,209 @@
+"""Per-question scores and aggregates with stratified-bootstrap 90% intervals."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import chess
+import numpy as np
+
+from lib.benchmark.core import answers
+from lib.benchmark.core.answers import Category
+from lib.benchmark.core.bootstrap import percentile_interval, resample
+from lib.benchmark.core.elo import (
+    LEVEL,
+    Estimate,
+    human_elo,
+    puzzle_elo_laplace,
+    puzzle_elo_mcmc,
+    world_model_score,
+)
+from lib.benchmark.core.players import RandomPlayer
+from lib.benchmark.core.prompts import Question
+from lib.grading import ALL_GRADES, CP_LOSS_CAP, puzzle_solved, score_move
+
+UNSCORED = (Category.INFRA, Category.TRUNCATED)  # outcomes that say nothing of the model's chess
+STRATA = ("source", "elo_bucket", "phase", "type", "color")
+SUMMARY_METRICS = ("legal_rate", "acpl", "accuracy", "best_move_rate", "puzzle_solve_rate")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One question's outcome, as stored in the results file."""
+
+    id: str
+    source: str
+    elo_bucket: str
+    phase: str
+    type: str
+    color: str
+    answer: str | None  # the raw reply (None after an infrastructure failure)
+    text: str | None  # the move text the answer committed to
+    move: str | None  # the legal move in UCI
+    category: Category  # legal, an illegal category, truncated or infra
+    detail: str
+    found_by: str | None = None  # where the answer held the move: final, json, marker, ...
+    finish_reason: str | None = None  # the server's: stop, length (cut by max_tokens), ...
+    cp_loss: int | None = None
+    win_loss: float | None = None
+    accuracy: float | None = None
+    grade: str | None = None
+    best: bool | None = None
+    solved: bool | None = None  # puzzles only
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return asdict(self)
+
+
+def score_item(question: Question, answer: str | None, infra_error: str | None,
+               prompt: str | None = None, finish_reason: str | None = None) -> Item:
+    """Parse and grade one answer to `prompt` (whose echoes are never the answer)."""
+    base: dict[str, Any] = {
+        "id": question.id, "source": question.source, "elo_bucket": question.elo_bucket,
+        "phase": question.phase, "type": question.type, "color": question.color}
+    if infra_error is not None or answer is None:
+        return Item(**base, answer=None, text=None, move=None, category=Category.INFRA,
+                    detail=infra_error or "no answer")
+    base["finish_reason"] = finish_reason
+    parsed = answers.parse(answer, chess.Board(question.fen), prompt,
+                           truncated=finish_reason == "length")
+    base["found_by"] = parsed.found_by
+    if parsed.category == Category.TRUNCATED:
+        return Item(**base, answer=answer, text=None, move=None, category=Category.TRUNCATED,
+                    detail=parsed.detail)
+    if parsed.move is None:
+        solved = False if question.source == "puzzle" else None
+        return Item(**base, answer=answer, text=parsed.text, move=None,
+                    category=parsed.category or Category.FORMAT, detail=parsed.detail,
+                    accuracy=0.0, best=False, solved=solved)
+    uci = parsed.move.uci()
+    scored = score_move(question.expected, uci)
+    solved = None
+    if question.source == "puzzle":
+        is_mate = any(t.startswith("mate") for t in question.themes.split())
+        solved = puzzle_solved(question.expected, uci, question.solution, is_mate)
+    return Item(**base, answer=answer, text=parsed.text, move=uci, category=Category.LEGAL,
+                detail="legal", cp_loss=scored.cp_loss, win_loss=round(scored.win_loss, 3),
+                accuracy=round(scored.accuracy, 3), grade=scored.grade, best=scored.best,
+                solved=solved)
+
+
+def _metric_arrays(items: list[Item]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Numerator and denominator per item for every ratio metric."""
+    legal = np.array([i.category == Category.LEGAL for i in items], float)
+    ones = np.ones(len(items))
+    puzzle = np.array([i.solved is not None for i in items], float)
+    out = {
+        "legal_rate": (legal, ones),
+        "acpl": (np.array([i.cp_loss or 0 for i in items], float), legal),
+        "accuracy": (np.array([i.accuracy or 0.0 for i in items], float), ones),
+        "best_move_rate": (np.array([bool(i.best) for i in items], float), ones),
+        "puzzle_solve_rate": (np.array([bool(i.solved) for i in items], float), puzzle),
+    }
+    for name in ALL_GRADES:
+        out[f"grade_{name.lower()}"] = (np.array([i.grade == name for i in items], float), legal)
+    return out
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray | float:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return num / den
+
+
+def aggregate(items: list[Item], seed: int = 0, boot: int = 1000) -> dict[str, Any]:
+    """Every metric with its point value and a 90% interval, from a bootstrap stratified by
+    source and Elo bucket. Infrastructure failures and truncated answers are left out."""
+    scored = [i for i in items if i.category not in UNSCORED]
+    if not scored:
+        return {"n": 0}
+    strata = np.array([f"{i.source}|{i.elo_bucket}" for i in scored])
+    groups = [np.flatnonzero(strata == s) for s in np.unique(strata)]
+    idx = resample(np.random.default_rng(seed), groups, boot)
+    out: dict[str, Any] = {"n": len(scored)}
+    for name, (num, den) in _metric_arrays(scored).items():
+        if den.sum() == 0:
+            out[name] = None
+            continue
+        value = float(num.sum() / den.sum())
+        reps = _ratio(num[idx].sum(axis=1), den[idx].sum(axis=1))
+        reps = reps[np.isfinite(reps)]
+        lo, hi = percentile_interval(reps, LEVEL)
+        out[name] = {"value": round(value, 4), "lo": round(lo, 4), "hi": round(hi, 4)}
+    return out
+
+
+def by_strata(items: list[Item], seed: int = 0, boot: int = 1000) -> dict[str, Any]:
+    """The aggregates within each value of source, Elo bucket, phase, type and side."""
+    out: dict[str, Any] = {}
+    for key in STRATA:
+        values = sorted({getattr(i, key) for i in items})
+        out[key] = {v: aggregate([i for i in items if getattr(i, key) == v], seed, boot)
+                    for v in values}
+    return out
+
+
+def scored_count(items: list[Item]) -> int:
+    """Items whose answer was scored (neither infra nor truncated)."""
+    return sum(i.category not in UNSCORED for i in items)
+
+
+def illegal_counts(items: list[Item]) -> dict[str, int]:
+    """Illegal answers by category."""
+    return {c: sum(i.category == c for i in items) for c in answers.ILLEGAL_CATEGORIES}
+
+
+def elo_estimates(items: list[Item], questions: dict[str, Question], seed: int = 0,
+                  mcmc: bool = False) -> dict[str, Any]:
+    """Puzzle Elo (Bayesian) and human-calibrated Elo, each with a 90% interval."""
+    scored = [i for i in items if i.category not in UNSCORED]
+    puzzles = [i for i in scored if i.source == "puzzle"]
+    out: dict[str, Any] = {"puzzle": None, "human": None}
+    if puzzles:
+        ratings = np.array([questions[i.id].rating for i in puzzles], float)
+        solved = np.array([bool(i.solved) for i in puzzles], float)
+        estimate: Estimate = (puzzle_elo_mcmc(ratings, solved, seed) if mcmc
+                              else puzzle_elo_laplace(ratings, solved))
+        out["puzzle"] = estimate.as_dict()
+    games = [i for i in scored if i.source == "game" and questions[i.id].played_move
+             and questions[i.id].played_elo]
+    if len(games) >= 10:
+        human_loss = [score_move(questions[i.id].expected, questions[i.id].played_move).cp_loss
+                      for i in games]
+        model_loss = [CP_LOSS_CAP if i.cp_loss is None else i.cp_loss for i in games]
+        out["human"] = human_elo(
+            np.array([questions[i.id].played_elo for i in games]), np.array(human_loss),
+            np.array(model_loss), np.array([i.elo_bucket for i in games]), seed=seed).as_dict()
+    return out
+
+
+def world_model(items: list[Item], temperature: float | None = None) -> dict[str, Any]:
+    """Seed 001's world-model score from the illegal rate alone, with the taxonomy's shares
+    and what the score rests on (`temperature`: the run's; None for a baseline player)."""
+    answered = [i for i in items if i.category not in UNSCORED]
+    at = "a baseline player" if temperature is None else f"temperature {temperature:g}"
+    rests_on = (f"the illegal rate of {len(answered)} single-move answers ({at}) only; the "
+                "consistency tests (self-consistency, symmetry, temperature) were not run: "
+                "benchmark.py worldmodel runs them")
+    if not answered:
+        return {"score": None, "illegal_rate": None, "shares": {}, "rests_on": rests_on,
+                "note": "no scored answer: no world-model score"}
+    illegal = [i for i in answered if i.category != Category.LEGAL]
+    rate = len(illegal) / len(answered)
+    shares = {c: (sum(i.category == c for i in illegal) / len(illegal) if illegal else 0.0)
+              for c in answers.ILLEGAL_CATEGORIES}
+    return {"score": world_model_score(rate), "illegal_rate": round(rate, 4),
+            "shares": {k: round(v, 3) for k, v in shares.items()}, "rests_on": rests_on,
+            "note": "rubric applied to the illegal rate only; consistency tests not run"}
+
+
+def floor_figures(questions: list[Question], seed: int) -> dict[str, Any]:
+    """A uniformly random mover's figures on the same questions: the floor of every metric."""
+    rnd = RandomPlayer(seed=seed)
+    items = [score_item(q, rnd.answer(q, "").text, None) for q in questions]
+    values = aggregate(items, seed, boot=100)
+    by_id = {q.id: q for q in questions}
+    return {"player": rnd.id,
+            **{m: (values.get(m) or {}).get("value") for m in SUMMARY_METRICS},
+            "elo": elo_estimates(items, by_id, seed)}

@@ -1,0 +1,193 @@
+"""`benchmark.py play` and `benchmark.py calibrate`: their options and handlers."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from lib.benchmark.core import btd
+from lib.benchmark.core.cli import (
+    EXIT_INCOMPLETE,
+    ROOT,
+    add_chat_args,
+    chat_config,
+)
+from lib.benchmark.core.players import is_baseline, make_player
+from lib.benchmark.core.questions import load_questions
+from lib.benchmark.core.results import run_name
+from lib.benchmark.core.turns import RETRIES, Condition
+from lib.benchmark.games.calibration import CalibrationConfig, calibrate, engine_range
+from lib.benchmark.games.game import PLY_CAP
+from lib.benchmark.games.ladder import LADDER_FIELDS, default_rungs, ladder_rows, load_ladder
+from lib.benchmark.games.play import CONDITIONS, PlayConfig, play
+from lib.benchmark.games.report import session_result, session_summary, write_session
+from lib.benchmark.games.sampler import MAX_GAMES, PRIOR, TARGET, SamplerConfig
+from lib.cli import (
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
+from lib.engine import EngineSettings, find_stockfish
+from lib.files import (
+    ensure_writable_dir,
+    ensure_writable_file,
+    sha256_file,
+    write_csv,
+)
+
+log = logging.getLogger(__name__)
+
+LADDER = ROOT / "ladder.csv"  # the committed, calibrated ladder
+
+
+def conditions_list(text: str) -> tuple[Condition, ...]:
+    """--conditions: a comma-separated list of known start conditions."""
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    unknown = [n for n in names if n not in CONDITIONS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown condition(s) {unknown or [text]}: use {', '.join(CONDITIONS)}")
+    return tuple(Condition(n) for n in names)
+
+
+def add_play_parser(commands: Any) -> None:
+    """Options of games against the ladder."""
+    p = commands.add_parser(
+        "play", help="play full games against the calibrated ladder",
+        description="Play full games against the calibrated ladder (ladder.csv) and rate the "
+        "player with a Bradley-Terry-Davidson model: a Bayesian game Elo with a 90%% interval "
+        "per start condition, rungs chosen by Thompson sampling, stopping at +-TARGET Elo or "
+        "MAX_GAMES. One stateless request per move (FEN, moves so far, side to move). Writes "
+        "a PGN of every game, per-move traces, a JSON and markdown report and PNG figures. "
+        "Players: a model at --base-url, or random, stockfish:elo=N,nodes=N, "
+        "mix:random=P,nodes=N. Exit status: 0 complete, 2 error, 3 written but some games "
+        "were aborted for infrastructure reasons, 130 interrupted (rerun to resume).")
+    p.add_argument("--model", required=True,
+                   help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline")
+    add_chat_args(p)
+    p.add_argument("--ladder", type=Path, default=LADDER,
+                   help="the calibrated ladder (default: the committed ladder.csv)")
+    p.add_argument("--conditions", type=conditions_list, default=(Condition.STANDARD,),
+                   help="start conditions, comma-separated, each rated on its own: standard, "
+                   "chess960 (seeded, never the standard position), midgame (game positions "
+                   "of --questions) (default standard)")
+    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
+                   help="source of mid-game starts (default questions.csv)")
+    p.add_argument("--legal-moves", action="store_true",
+                   help="list the legal moves in every prompt (recorded in the result)")
+    p.add_argument("--illegal-retries", type=non_negative_int, default=RETRIES,
+                   help="illegal answers retried, each told what was wrong, before the game "
+                   f"is forfeited (default {RETRIES})")
+    p.add_argument("--ply-cap", type=positive_int, default=PLY_CAP,
+                   help=f"a game this many plies long is drawn (default {PLY_CAP})")
+    p.add_argument("--target", type=positive_float, default=TARGET,
+                   help=f"stop a condition when its 90%% interval is within +-TARGET Elo "
+                   f"(default {TARGET:.0f})")
+    p.add_argument("--max-games", type=positive_int, default=MAX_GAMES,
+                   help=f"stop a condition after this many rated games (default {MAX_GAMES})")
+    p.add_argument("--prior", type=float, nargs=2, default=(PRIOR.mean, PRIOR.sd),
+                   metavar=("MEAN", "SD"),
+                   help=f"normal prior of the Elo (default {PRIOR.mean:.0f} {PRIOR.sd:.0f}: "
+                   "wide enough for anything from a random mover to the top rung; seed 001's "
+                   "1800 300 undercovers weak players, see bench/games_coverage.py)")
+    p.add_argument("--mcmc", action="store_true",
+                   help="report the posterior by MCMC instead of the Laplace approximation")
+    p.add_argument("--concurrency", type=positive_int, default=2,
+                   help="games at once, and the sampler's batch: the schedule depends on it "
+                   "(default 2)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of starts, random rungs and the sampler (default 0)")
+    p.add_argument("--stockfish", default=None, help="Stockfish binary (rungs and judge)")
+    p.add_argument("--out", type=Path, default=Path("results"),
+                   help="results directory (default results)")
+    p.add_argument("--store", type=Path, default=None,
+                   help="finished games and every answer, for resuming (default OUT/games.db)")
+    p.set_defaults(handler=play_command)
+
+
+def play_command(args: argparse.Namespace) -> int:
+    """Play the games, rate them, write PGN, traces, report and figures; the exit status."""
+    ladder = load_ladder(args.ladder)
+    settings = EngineSettings(find_stockfish(args.stockfish))
+    questions = load_questions(args.questions) if Condition.MIDGAME in args.conditions else []
+    ensure_writable_dir(args.out, "--out")
+    chat = None if is_baseline(args.model) else chat_config(args)
+    player = make_player(args.model, chat, args.stockfish, args.seed, args.concurrency)
+    sampler = SamplerConfig(tuple(ladder.elos), ladder.nu, btd.Prior(*args.prior),
+                            args.target, args.max_games)
+    config = PlayConfig(args.conditions, sampler, args.illegal_retries, args.legal_moves,
+                        args.ply_cap, args.concurrency, args.seed)
+    settings_shown = {"conditions": list(args.conditions), "prompt": config.template,
+                      "legal_moves": args.legal_moves, "illegal_retries": args.illegal_retries,
+                      "ply_cap": args.ply_cap, "target": args.target,
+                      "max_games": args.max_games, "prior": list(args.prior),
+                      "concurrency": args.concurrency, "seed": args.seed,
+                      "ladder_sha256": sha256_file(args.ladder)}
+    name = run_name(f"play__{args.model}__{'-'.join(args.conditions)}",
+                    [player.id, settings_shown])
+    try:
+        session = play(player, ladder, questions, config, args.store or args.out / "games.db",
+                       settings)
+    finally:
+        player.close()
+    # Mid-game starts come from the questions file: the leaderboard compares them only with
+    # runs on the same file.
+    result = session_result(args.model, player.id, settings_shown, session, ladder, sampler,
+                            args.seed, args.mcmc,
+                            sha256_file(args.questions) if questions else None)
+    paths = write_session(args.out, name, result, session, ladder)
+    print(session_summary(result.as_dict()))
+    print("wrote " + ", ".join(str(p) for p in paths))
+    if not result.complete:
+        log.error("some games were aborted for infrastructure reasons and are not rated; run "
+                  "the same command again to play them")
+        return EXIT_INCOMPLETE
+    return 0
+
+
+def add_calibrate_parser(commands: Any) -> None:
+    """Options of the ladder's calibration."""
+    p = commands.add_parser(
+        "calibrate", help="calibrate the ladder: games between its rungs",
+        description="Play a gauntlet between the ladder's rungs (random mover, mix rungs, "
+        "UCI_Elo settings across the engine's range, full strength) at the node limits "
+        "'play' uses, one thread each, rate them with the BTD estimator anchored to the "
+        "UCI_Elo values, and write the ladder CSV. Finished games are stored, so a rerun "
+        "resumes.")
+    p.add_argument("--games", type=positive_int, default=20,
+                   help="games per pair of adjacent rungs, colours alternating; rungs two "
+                   "apart play half as many (default 20)")
+    p.add_argument("--step", type=positive_int, default=150,
+                   help="UCI_Elo step between engine rungs above the lowest three, which are "
+                   "100 apart (default 150)")
+    p.add_argument("--concurrency", type=positive_int, default=os.cpu_count() or 1,
+                   help="games at once (default: cores)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random and mix rungs")
+    p.add_argument("--ladder", type=Path, default=LADDER,
+                   help="the ladder file written (default: the committed ladder.csv)")
+    p.add_argument("--store", type=Path, default=Path("results/calibration.db"),
+                   help="finished games and cached moves, for resuming "
+                   "(default results/calibration.db)")
+    p.add_argument("--stockfish", default=None, help="Stockfish binary")
+    p.set_defaults(handler=calibrate_command)
+
+
+def calibrate_command(args: argparse.Namespace) -> None:
+    """Play the gauntlet, rate the rungs, write the ladder."""
+    settings = EngineSettings(find_stockfish(args.stockfish))
+    low, high, name = engine_range(settings)
+    rungs = default_rungs(low, high, args.step)
+    config = CalibrationConfig(args.games, args.concurrency, args.seed)
+    ensure_writable_file(args.ladder, "--ladder")
+    ladder = calibrate(rungs, config, settings, args.store, name)
+    write_csv(args.ladder, LADDER_FIELDS, ladder_rows(ladder))
+    for rung, above in zip(ladder.rungs, ladder.rungs[1:] + [None], strict=True):
+        against = "" if above is None else (
+            f", expected {btd.expected_score(rung.elo - above.elo, ladder.nu):.0%} against "
+            f"{above.name}")
+        print(f"{rung.name:12} {rung.elo:7.0f}  90% [{rung.lo:.0f}, {rung.hi:.0f}]  "
+              f"{rung.games} games, score {rung.score:.2f}{against}")
+    print(f"draw parameter nu = {ladder.nu:.3f}; wrote {args.ladder} (games in {args.store})")

@@ -1,0 +1,116 @@
+"""Many games at once: worker threads, each with its own judge engine, and a game store.
+
+Finished games are stored in SQLite (committed one by one) under their key, so a rerun skips
+them; a game cut short resumes from the answer cache, move by move. Workers are daemon
+threads, so Ctrl-C ends a run at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from lib.benchmark.core.turns import GameAborted, Side, Start
+from lib.benchmark.games.game import GameRecord, play_game
+from lib.engine import Engine, EngineSettings
+from lib.kvstore import JsonStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GameJob:
+    """One game to play."""
+
+    key: str  # unique within the store; the seed of everything random in the game
+    white: Side
+    black: Side
+    start: Start
+    ply_cap: int
+
+
+@dataclass(frozen=True)
+class Played:
+    """A job's outcome: a record, or why the game was aborted (unrated)."""
+
+    job: GameJob
+    record: GameRecord | None
+    aborted: str | None
+    stored: bool  # the record came from the store
+
+
+class GamePool:
+    """`size` daemon worker threads that live as long as the pool, each with its own judge
+    engine; engine players keep one engine per thread, so they are reused across batches.
+    Ctrl-C in the main thread leaves the daemon threads behind; the process ends at once."""
+
+    def __init__(self, games: JsonStore, cache: JsonStore, engine: EngineSettings,
+                 size: int) -> None:
+        self.games, self.cache, self.engine, self.size = games, cache, engine, size
+        self._jobs: queue.SimpleQueue[GameJob | None] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[Played | BaseException] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+
+    def __enter__(self) -> GamePool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)  # each worker ends after its current game
+
+    def _work(self) -> None:
+        try:
+            with Engine(self.engine) as judge:
+                while (job := self._jobs.get()) is not None:
+                    self._done.put(_play(job, judge, self.games, self.cache))
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            self._done.put(exc)
+
+    def play(self, jobs: list[GameJob],
+             preflight: Callable[[], None] | None = None) -> Iterator[Played]:
+        """Outcomes of all jobs: stored games first, then the rest as they finish.
+        `preflight` runs before the first game that is not stored."""
+        todo = []
+        for job in jobs:
+            hit = self.games.get(job.key)
+            if hit is not None:
+                yield Played(job, GameRecord(**hit), None, stored=True)
+            else:
+                todo.append(job)
+        if not todo:
+            return
+        if preflight is not None:
+            preflight()
+        while len(self._threads) < min(self.size, len(todo)):
+            thread = threading.Thread(target=self._work, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        for job in todo:
+            self._jobs.put(job)
+        for _ in todo:
+            item = self._next()
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    def _next(self) -> Played | BaseException:
+        while True:  # a bounded wait keeps Ctrl-C deliverable
+            try:
+                return self._done.get(timeout=0.5)
+            except queue.Empty:
+                continue
+
+
+def _play(job: GameJob, judge: Engine, games: JsonStore, cache: JsonStore) -> Played:
+    try:
+        record = play_game(job.key, job.white, job.black, job.start, judge, cache, job.ply_cap)
+    except GameAborted as exc:
+        log.warning("game %s aborted, unrated: %s", job.key, exc)
+        return Played(job, None, str(exc), stored=False)
+    games.put(job.key, record.as_dict())
+    games.commit()
+    return Played(job, record, None, stored=False)
+

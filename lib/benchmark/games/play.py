@@ -1,0 +1,178 @@
+"""A player's games against the ladder, per start condition, until its Elo is pinned down."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from lib.benchmark.core.chat import InfraError
+from lib.benchmark.core.players import Player, make_player
+from lib.benchmark.core.progress import Progress
+from lib.benchmark.core.prompts import Question
+from lib.benchmark.core.turns import ENGINE_TEMPLATE, GAME_TEMPLATE, Condition, Side, Start
+from lib.benchmark.games.game import (
+    WHITE_SCORE,
+    GameRecord,
+    chess960_start,
+    midgame_starts,
+    standard_start,
+)
+from lib.benchmark.games.ladder import Ladder
+from lib.benchmark.games.match import GameJob, GamePool
+from lib.benchmark.games.sampler import SamplerConfig, finished, posterior, schedule
+from lib.engine import EngineSettings
+from lib.errors import ConfigError
+from lib.kvstore import JsonStore
+
+log = logging.getLogger(__name__)
+
+CONDITIONS = (Condition.STANDARD, Condition.CHESS960, Condition.MIDGAME)  # of play
+BREAKER = 3  # this many games in a row aborted for infrastructure reasons stop the run
+
+
+class GamesAborted(InfraError):
+    """Too many games in a row were aborted for infrastructure reasons: the run stops."""
+
+
+@dataclass(frozen=True)
+class PlayConfig:
+    """How the games are played and scheduled."""
+
+    conditions: tuple[str, ...]  # start conditions, each rated on its own
+    sampler: SamplerConfig
+    retries: int  # illegal answers retried (with what was wrong) before a forfeit
+    legal: bool  # the prompt lists the legal moves
+    ply_cap: int  # a game this long is a draw
+    concurrency: int  # games at once; also the sampler's batch (the schedule depends on it)
+    seed: int  # Chess960 and mid-game starts, mix and random rungs, the sampler's draws
+
+    @property
+    def template(self) -> str:
+        """The prompt version, part of every cached answer's key."""
+        return GAME_TEMPLATE + ("+legal" if self.legal else "")
+
+
+@dataclass(frozen=True)
+class Game:
+    """A rated (or aborted) game of the player against one rung."""
+
+    condition: Condition
+    index: int  # its place in the condition's schedule
+    rung: int  # ladder index
+    model_white: bool
+    record: GameRecord | None  # None: aborted
+    aborted: str | None = None
+
+    @property
+    def score(self) -> float:
+        """The player's score."""
+        assert self.record is not None
+        white = WHITE_SCORE[self.record.result]
+        return white if self.model_white else 1 - white
+
+
+@dataclass
+class Session:
+    """Everything played, per condition."""
+
+    games: dict[str, list[Game]] = field(default_factory=dict)
+
+    def rated(self, condition: str) -> list[Game]:
+        """The condition's finished games."""
+        return [g for g in self.games.get(condition, []) if g.record is not None]
+
+
+def start_for(condition: str, index: int, seed: int, mid: list[Start]) -> Start:
+    """The start of a condition's index-th game; each start is played with both colours."""
+    if condition == Condition.STANDARD:
+        return standard_start()
+    if condition == Condition.CHESS960:
+        return chess960_start(seed, index // 2)
+    return mid[(index // 2) % len(mid)]
+
+
+def play(player: Player, ladder: Ladder, questions: list[Question], config: PlayConfig,
+         store: Path, settings: EngineSettings) -> Session:
+    """Play each condition's adaptive schedule to its stop (resuming stored games)."""
+    mid = midgame_starts(questions, config.seed)
+    if Condition.MIDGAME in config.conditions and not mid:
+        raise ConfigError("no game positions in the questions file for mid-game starts")
+    rungs = [make_player(r.spec, None, settings.path, config.seed, config.concurrency)
+             for r in ladder.rungs]
+    games_db, cache = JsonStore(store, "games"), JsonStore(store, "answers")
+    session = Session()
+    total = config.sampler.max_games * len(config.conditions)
+    progress = Progress(total, f"play {player.id[:30]}", kinds=("win", "draw", "loss",
+                                                                  "aborted"), unit="game")
+    # Stored games are keyed by everything that changes how the player plays them, so runs
+    # of other players or settings sharing the store never read each other's games.
+    ident = json.dumps([player.id, config.template, config.retries, config.ply_cap])
+    prefix = hashlib.sha256(ident.encode()).hexdigest()[:12]
+    preflight = _once(player)
+    try:
+        with GamePool(games_db, cache, settings, config.concurrency) as pool:
+            for condition in config.conditions:
+                session.games[condition] = _condition(
+                    player, rungs, ladder, mid, config, f"{prefix}:{condition}", pool,
+                    progress, preflight)
+    finally:
+        progress.close()
+        games_db.close()
+        cache.close()
+        for rung in rungs:
+            rung.close()
+    return session
+
+
+def _once(player: Player) -> Callable[[], None]:
+    """The player's preflight, run at most once per session."""
+    done: list[bool] = []
+
+    def check() -> None:
+        if not done:
+            player.preflight()
+            done.append(True)
+    return check
+
+
+def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[Start],
+               config: PlayConfig, name: str, pool: GamePool, progress: Progress,
+               preflight: Callable[[], None]) -> list[Game]:
+    """One condition's games (`name`: the session's key prefix and the condition)."""
+    condition = Condition(name.rsplit(":", 1)[1])
+    games: list[Game] = []
+    aborted_in_row = 0
+    while True:
+        rated = [g for g in games if g.record is not None]
+        opponents = [float(ladder.elos[g.rung]) for g in rated]
+        scores = [g.score for g in rated]
+        if finished(posterior(opponents, scores, config.sampler), len(rated), config.sampler) \
+                or len(games) >= 2 * config.sampler.max_games:
+            return games
+        batch = schedule(len(games), opponents, scores, config.sampler, config.concurrency,
+                         config.seed)[: config.sampler.max_games - len(rated)]
+        jobs, meta = [], {}
+        for k, rung in enumerate(batch):
+            index = len(games) + k
+            model_white = index % 2 == 0
+            me = Side(player, config.template, config.legal, config.retries)
+            them = Side(rungs[rung], ENGINE_TEMPLATE)
+            key = f"{name}:{config.seed}:{index}:{ladder.rungs[rung].name}"
+            start = start_for(condition, index, config.seed, mid)
+            jobs.append(GameJob(key, *((me, them) if model_white else (them, me)), start,
+                                config.ply_cap))
+            meta[key] = Game(condition, index, rung, model_white, None)
+        for played in pool.play(jobs, preflight):
+            game = meta[played.job.key] = replace(meta[played.job.key], record=played.record,
+                                                  aborted=played.aborted)
+            aborted_in_row = aborted_in_row + 1 if played.aborted else 0
+            progress.update("aborted" if played.aborted else
+                            {1.0: "win", 0.5: "draw", 0.0: "loss"}[game.score], played.stored)
+            if aborted_in_row >= BREAKER:
+                raise GamesAborted(f"stopped after {BREAKER} games in a row were aborted for "
+                                   f"infrastructure reasons (last: {played.aborted})")
+        games += sorted(meta.values(), key=lambda g: g.index)

@@ -1,0 +1,253 @@
+"""What a `play` session measured: Elo per condition, rungs, forfeits, taxonomy, ACPL."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from lib.benchmark.core.answers import ILLEGAL_CATEGORIES, Category
+from lib.benchmark.core.bootstrap import percentile_interval, resample
+from lib.benchmark.core.elo import INTERVAL, LEVEL
+from lib.benchmark.core.turns import Condition
+from lib.benchmark.games.figures import figures
+from lib.benchmark.games.game import ADJUDICATE, cp_losses, pgn
+from lib.benchmark.games.ladder import Ladder
+from lib.benchmark.games.play import Game, Session
+from lib.benchmark.games.result import GamesResult
+from lib.benchmark.games.sampler import SamplerConfig, game_elo, posterior
+from lib.files import atomic_write
+
+BOOT = 1000  # bootstrap replicates of the by-opening-and-colour interval
+OPENING_PLIES = 4  # standard games: the opening is the first this many plies
+
+
+def opening(game: Game) -> str:
+    """The game's opening: its start, or the first plies of a standard game."""
+    assert game.record is not None
+    if game.condition != Condition.STANDARD:
+        return str(game.record.start["label"])
+    return " ".join(game.record.sans[:OPENING_PLIES])
+
+
+def bootstrap(games: list[Game], ladder: Ladder, config: SamplerConfig, seed: int,
+              boot: int = BOOT) -> tuple[float, float] | None:
+    """Seed 001's interval: resample openings with replacement within each colour, refit."""
+    if len(games) < 2:
+        return None
+    by_colour: dict[bool, dict[str, list[Game]]] = {True: {}, False: {}}
+    for g in games:
+        by_colour[g.model_white].setdefault(opening(g), []).append(g)
+    clusters = [c for by_opening in by_colour.values() for c in by_opening.values()]
+    sizes = [len(by_opening) for by_opening in by_colour.values()]
+    groups = [np.arange(sum(sizes[:k]), sum(sizes[:k + 1])) for k in range(len(sizes))]
+    estimates = []
+    for idx in resample(np.random.default_rng(seed), groups, boot):
+        sample = [g for i in idx for g in clusters[i]]
+        estimates.append(posterior([float(ladder.elos[g.rung]) for g in sample],
+                                   [g.score for g in sample], config).mean)
+    return percentile_interval(np.array(estimates), LEVEL)
+
+
+def condition_report(games: list[Game], ladder: Ladder, config: SamplerConfig, seed: int,
+                     mcmc: bool) -> dict[str, Any]:
+    """One condition's Elo (posterior and bootstrap), games per rung, forfeits, evolution."""
+    rated = [g for g in games if g.record is not None]
+    opponents = [float(ladder.elos[g.rung]) for g in rated]
+    scores = [g.score for g in rated]
+    est = game_elo(opponents, scores, config, mcmc, seed)
+    post = posterior(opponents, scores, config, mcmc, seed)
+    per_rung: dict[str, dict[str, Any]] = {}
+    for g in rated:
+        row = per_rung.setdefault(ladder.rungs[g.rung].name, {
+            "elo": round(ladder.rungs[g.rung].elo), "games": 0, "w": 0, "d": 0, "l": 0})
+        row["games"] += 1
+        row[{1.0: "w", 0.5: "d", 0.0: "l"}[g.score]] += 1
+    evolution = []
+    for n in range(1, len(rated) + 1):
+        p = posterior(opponents[:n], scores[:n], config)
+        evolution.append({"games": n, "mean": round(p.mean, 1), "lo": round(p.lo, 1),
+                          "hi": round(p.hi, 1), "rung": rated[n - 1].rung})
+    boot = bootstrap(rated, ladder, config, seed) if est.kind == INTERVAL else None
+    return {
+        "games": len(rated), "aborted": len(games) - len(rated),
+        "w": sum(s == 1 for s in scores), "d": sum(s == 0.5 for s in scores),
+        "l": sum(s == 0 for s in scores),
+        "elo": est.as_dict(), "posterior": {"mean": post.mean, "sd": post.sd},
+        "bootstrap": None if boot is None else {"lo": round(boot[0]), "hi": round(boot[1])},
+        "rungs": dict(sorted(per_rung.items(), key=lambda kv: kv[1]["elo"])),
+        "forfeits": [{"game": g.record.key, "reason": g.record.forfeit}
+                     for g in rated if g.record and g.record.forfeit],
+        "terminations": dict(Counter(g.record.termination for g in rated if g.record)),
+        "evolution": evolution,
+    }
+
+
+def compare(conditions: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every pair of conditions: the Elo gap with a Bonferroni-simultaneous 90% interval."""
+    names = [c for c, r in conditions.items() if r["elo"]["kind"] == INTERVAL and r["games"]]
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    if not pairs:
+        return []
+    z = float(stats.norm.ppf(1 - (1 - LEVEL) / (2 * len(pairs))))
+    out = []
+    for a, b in pairs:
+        pa, pb = conditions[a]["posterior"], conditions[b]["posterior"]
+        gap, sd = pa["mean"] - pb["mean"], float(np.hypot(pa["sd"], pb["sd"]))
+        lo, hi = gap - z * sd, gap + z * sd
+        out.append({"a": a, "b": b, "gap": round(gap), "lo": round(lo), "hi": round(hi),
+                    "pairs": len(pairs), "significant": bool(lo > 0 or hi < 0)})
+    return out
+
+
+def taxonomy(session: Session) -> dict[str, Any]:
+    """The model's answers over all attempts: legal, and illegal by category."""
+    counts: Counter[str] = Counter()
+    for games in session.games.values():
+        for g in games:
+            if g.record is None:
+                continue
+            side = "white" if g.model_white else "black"
+            for a in g.record.attempts:
+                if a["side"] == side:
+                    counts[a["category"] or "legal"] += 1
+    total = sum(counts.values())
+    return {"attempts": total, "legal": counts["legal"],
+            **{c: counts[c] for c in (*ILLEGAL_CATEGORIES, Category.TRUNCATED)},
+            "illegal_rate": (total - counts["legal"]) / total if total else None}
+
+
+def acpl(session: Session) -> dict[str, Any]:
+    """The model's mean cp loss per move in its games, graded by the judge."""
+    losses = [loss for games in session.games.values() for g in games if g.record
+              for loss in cp_losses(g.record, g.model_white)]
+    return {"moves": len(losses), "acpl": float(np.mean(losses)) if losses else None}
+
+
+def usage(session: Session) -> dict[str, Any]:
+    """Tokens, cost and latency of the model's requests (cached answers included)."""
+    attempts = [a for games in session.games.values() for g in games if g.record
+                for a in g.record.attempts if a["side"] == ("white" if g.model_white
+                                                            else "black")]
+    total = lambda k: sum(a[k] or 0 for a in attempts)  # noqa: E731
+    return {"prompt_tokens": total("prompt_tokens"),
+            "completion_tokens": total("completion_tokens"), "cost": total("cost"),
+            "latency_s": round(total("latency_s"), 1)}
+
+
+def btd_note(ladder: Ladder) -> str:
+    """How the draws were modelled."""
+    return (f"BTD draw parameter nu = {ladder.nu:.3f}, fixed from the ladder's calibration "
+            f"games (P(draw) at equal strength {ladder.nu / (2 + ladder.nu):.0%})")
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The session as a markdown report."""
+    lines = [f"# {result['model']}: games against the ladder", "",
+             f"Player `{result['player']}`, prompt `{result['prompt']}`, legal-move list "
+             f"{'given' if result['legal_moves'] else 'not given'}, illegal retries "
+             f"{result['illegal_retries']}. Ladder of {result['ladder']['rungs']} rungs "
+             f"({result['ladder']['engine']}); scale: CCRL-Blitz-like, anchored to UCI_Elo "
+             "(not Lichess, not FIDE). " + result["ladder"]["note"] + ".", "",
+             "| condition | games | W/D/L | Elo (90%) | bootstrap by opening and colour | "
+             "aborted |", "|---|---|---|---|---|---|"]
+    for name, c in result["conditions"].items():
+        boot = c["bootstrap"]
+        shown = f"[{boot['lo']}, {boot['hi']}]" if boot else "-"
+        lines.append(f"| {name} | {c['games']} | {c['w']}/{c['d']}/{c['l']} | "
+                     f"{c['elo']['text']} | {shown} | {c['aborted']} |")
+    if result["comparisons"]:
+        lines += ["", "Conditions compared (Bonferroni-simultaneous 90% intervals):", ""]
+        for cmp in result["comparisons"]:
+            verdict = "significant" if cmp["significant"] else "not significant"
+            lines.append(f"- {cmp['a']} - {cmp['b']}: {cmp['gap']:+d} Elo "
+                         f"[{cmp['lo']}, {cmp['hi']}], {verdict}")
+    tax = result["taxonomy"]
+    rate = tax["illegal_rate"]
+    lines += ["", f"Answers: {tax['attempts']} attempts, {tax['legal']} legal; illegal: "
+              + ", ".join(f"{c} {tax[c]}" for c in (*ILLEGAL_CATEGORIES, Category.TRUNCATED))
+              + (f" (rate {rate:.1%})" if rate is not None else ""),
+              f"ACPL in its games: {_num(result['acpl']['acpl'])} over "
+              f"{result['acpl']['moves']} moves (judge: {result['judge']})", ""]
+    for name, c in result["conditions"].items():
+        lines += [f"## {name}", "", "| rung | Elo | games | W | D | L |",
+                  "|---|---|---|---|---|---|"]
+        for rung, row in c["rungs"].items():
+            lines.append(f"| {rung} | {row['elo']} | {row['games']} | {row['w']} | {row['d']} "
+                         f"| {row['l']} |")
+        lines += ["", "Terminations: " + ", ".join(f"{k} {v}" for k, v in
+                                                    sorted(c["terminations"].items()))]
+        for f in c["forfeits"]:
+            lines.append(f"- forfeit in {f['game']}: {f['reason']}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0f}"
+
+def session_result(model: str, player_id: str, settings: dict[str, Any], session: Session,
+                   ladder: Ladder, config: SamplerConfig, seed: int, mcmc: bool,
+                   questions_sha256: str | None) -> GamesResult:
+    """The session's result record (`questions_sha256`: the mid-game starts' file, if any)."""
+    conditions = {name: condition_report(games, ladder, config, seed, mcmc)
+                  for name, games in session.games.items()}
+    return GamesResult(
+        schema_version=1, kind="games", model=model, player=player_id,
+        prompt=settings["prompt"], legal_moves=settings["legal_moves"],
+        illegal_retries=settings["illegal_retries"], settings=settings,
+        ladder={"rungs": len(ladder.rungs), "engine": ladder.engine, "nu": ladder.nu,
+                "elos": [round(e) for e in ladder.elos],
+                "names": [r.name for r in ladder.rungs], "note": btd_note(ladder)},
+        judge=f"{ADJUDICATE.nodes} nodes per position",
+        complete=not any(c["aborted"] for c in conditions.values()),
+        conditions=conditions, comparisons=compare(conditions), taxonomy=taxonomy(session),
+        acpl=acpl(session), usage=usage(session), questions_sha256=questions_sha256)
+
+
+def session_summary(result: dict[str, Any]) -> str:
+    """A few lines for the terminal."""
+    lines = [f"{result['model']} against the ladder:"]
+    for name, c in result["conditions"].items():
+        lines.append(f"  {name:9} {c['elo']['text']:32} {c['games']} games "
+                     f"(W/D/L {c['w']}/{c['d']}/{c['l']}), {c['aborted']} aborted")
+    for cmp in result["comparisons"]:
+        lines.append(f"  {cmp['a']} - {cmp['b']}: {cmp['gap']:+d} [{cmp['lo']}, {cmp['hi']}] "
+                     f"({'significant' if cmp['significant'] else 'not significant'}, "
+                     "Bonferroni)")
+    tax = result["taxonomy"]
+    lines.append(f"  answers {tax['attempts']}, illegal " + ", ".join(
+        f"{c} {tax[c]}" for c in (*ILLEGAL_CATEGORIES, Category.TRUNCATED)))
+    return "\n".join(lines)
+
+
+def write_session(out: Path, name: str, record: GamesResult, session: Session,
+                  ladder: Ladder) -> list[Path]:
+    """JSON, markdown, PGN, traces and figures, each written atomically; their paths."""
+    result = record.as_dict()
+    paths = [out / f"{name}.json", out / f"{name}.md", out / f"{name}.pgn",
+             out / "traces" / f"{name}.jsonl"]
+    with atomic_write(paths[0]) as handle:
+        json.dump(result, handle, indent=1)
+    with atomic_write(paths[1]) as handle:
+        handle.write(markdown(result))
+    games = [g for gs in session.games.values() for g in gs if g.record is not None]
+    with atomic_write(paths[2], encoding="utf-8") as handle:
+        for g in games:
+            rung = ladder.rungs[g.rung]
+            headers = {"Round": f"{g.condition} {g.index + 1}",
+                       "WhiteElo" if not g.model_white else "BlackElo": str(round(rung.elo)),
+                       "Rung": rung.name, "Condition": g.condition}
+            handle.write(pgn(g.record, headers) + "\n\n")  # type: ignore[arg-type]
+    paths[3].parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(paths[3], encoding="utf-8") as handle:
+        for g in games:
+            assert g.record is not None
+            for a in g.record.attempts:
+                handle.write(json.dumps({"game": g.record.key, "condition": g.condition,
+                                         "rung": ladder.rungs[g.rung].name, **a}) + "\n")
+    return paths + figures(result, out / name)

@@ -1,0 +1,33 @@
+"""A `play` session's result: one frozen record per run, serialised here and nowhere else."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class GamesResult:
+    """What a session measured, in the order the JSON file lists it."""
+
+    schema_version: int  # the leaderboard reads only this version
+    kind: str  # "games": how the leaderboard tells result files apart
+    model: str  # as given by --model
+    player: str  # the player's id with every option that changes its moves
+    prompt: str  # the game prompt's name@version (+legal when the moves are listed)
+    legal_moves: bool  # the prompt listed the legal moves
+    illegal_retries: int  # illegal answers retried before a forfeit
+    settings: dict[str, Any]  # everything that changes the games (also in the file name)
+    ladder: dict[str, Any]  # the rungs played against: names, Elos, nu, engine, a note
+    judge: str  # the adjudicating engine's search per position
+    complete: bool  # no game was aborted for infrastructure reasons
+    conditions: dict[str, Any]  # per start condition: Elo, games, W/D/L, rungs, forfeits
+    comparisons: list[dict[str, Any]]  # condition against condition, Bonferroni
+    taxonomy: dict[str, Any]  # every answer's category
+    acpl: dict[str, Any]  # the player's cp loss in its games, by the judge
+    usage: dict[str, Any]  # tokens, cost and latency of the requests
+    questions_sha256: str | None  # the questions file of mid-game starts (None: no midgame)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return asdict(self)

@@ -1,0 +1,378 @@
+"""The leaderboard: static, games, puzzle and world-model results per model, each Elo with its
+interval, the probability of being stronger than the next entry, a rank interval and seed
+003's low-confidence dagger; markdown, SVG and PNG.
+
+Scales differ and are never mixed: game Elo is on the ladder's scale, puzzle Elo on Lichess's
+puzzle-rating scale, the human-calibrated Elo on Lichess's game-rating scale. Each is ranked
+in its own table. Rank figures use a normal approximation of each 90% interval; an estimate
+bounded on one side only ("below ~N") is placed by its bound and not ranked.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
+from lib.benchmark.core.elo import LEVEL, Z
+from lib.benchmark.core.results import elo_text, load_results
+from lib.benchmark.core.scoring import SUMMARY_METRICS
+from lib.benchmark.leaderboard.ranking import ranks
+from lib.errors import DataError
+from lib.figures import save_figure
+from lib.files import atomic_write, sha256_file
+
+log = logging.getLogger(__name__)
+
+DAGGER_N = 30  # seed 003: fewer observations than this are low confidence ...
+DAGGER_HALF_95 = 100.0  # ... and so is a 95% interval wider than +-this
+Z95 = 1.959964
+SPAN = 1500.0  # a figure panel shows at most +-this around the entries' median; beyond: arrows
+DAGGER_RULE = (f"† low confidence, seed 003's rule: fewer than {DAGGER_N} games, puzzles or "
+               f"positions, or a 95% interval wider than +-{DAGGER_HALF_95:.0f} Elo (ours are "
+               "90% intervals, widened by 1.96/1.645 for the rule); an estimate bounded on one "
+               "side only is always marked")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One rated line of a table."""
+
+    model: str
+    label: str  # what tells the model's runs apart: prompt, condition, ...
+    elo: dict[str, Any]  # an Estimate's JSON form
+    n: int  # games, puzzles or positions behind it
+    cells: tuple[str, ...] = ()  # the table's other columns
+
+
+def _place(e: dict[str, Any]) -> float:
+    for key in ("mean", "hi" if e.get("kind") == "below" else "lo", "hi", "lo"):
+        if e.get(key) is not None:
+            return float(e[key])
+    return float("-inf")
+
+
+def _rankable(e: dict[str, Any]) -> bool:
+    return e.get("kind") == "interval" and e.get("lo") is not None and e.get("hi") is not None
+
+
+def dagger(entry: Entry) -> bool:
+    """Seed 003's low-confidence mark."""
+    if not _rankable(entry.elo):
+        return True
+    half95 = (entry.elo["hi"] - entry.elo["lo"]) / 2 * Z95 / Z
+    return entry.n < DAGGER_N or half95 > DAGGER_HALF_95
+
+
+def ranked(entries: list[Entry], seed: int = 0) -> list[tuple[Entry, str, str]]:
+    """Entries strongest first, each with P(stronger than the next ranked one) and its 90%
+    rank interval among the ranked entries ('' when not ranked)."""
+    entries = sorted(entries, key=lambda e: (-_place(e.elo), e.model, e.label))
+    able = [e for e in entries if _rankable(e.elo)]
+    stats = {}
+    if able:
+        sds = [max((e.elo["hi"] - e.elo["lo"]) / (2 * Z), 1e-6) for e in able]
+        keys = [f"{i}" for i in range(len(able))]
+        for r in ranks(keys, [e.elo["mean"] for e in able], sds, seed):
+            above = "" if r.above_next is None else f"{r.above_next:.2f}"
+            span = str(r.lo) if r.lo == r.hi else f"{r.lo}-{r.hi}"
+            stats[id(able[int(r.name)])] = (above, span)
+    return [(e, *stats.get(id(e), ("", ""))) for e in entries]
+
+
+def _table(head: list[str], entries: list[Entry], seed: int) -> list[str]:
+    lines = ["| # | " + " | ".join(head) + " | Elo (90%) | P(> next) | rank (90%) |",
+             "|" + "---|" * (len(head) + 4)]
+    for k, (e, above, span) in enumerate(ranked(entries, seed), 1):
+        mark = " †" if dagger(e) else ""
+        lines.append(f"| {k} | {e.model} | {e.label} | " + " | ".join(e.cells) +
+                     f"{' | ' if e.cells else ''}{elo_text(e.elo)}{mark} | {above} | {span} |")
+    return lines
+
+
+def _kind_files(out: Path) -> dict[str, list[dict[str, Any]]]:
+    """The JSON results of `play`, `puzzles` and `worldmodel` in a directory."""
+    found: dict[str, list[dict[str, Any]]] = {"games": [], "puzzles": [], "worldmodel": []}
+    for path in sorted(out.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError):
+            continue  # load_results names it
+        if isinstance(data, dict) and data.get("kind") in found:
+            data = {**data, "_file": path.name}
+            try:  # read it as the table will, so a file of another version is one warning
+                {"games": lambda d: game_entries([d], ""),
+                 "puzzles": lambda d: puzzle_entries([d], d["settings"]["puzzles_sha256"]),
+                 "worldmodel": lambda d: (world_model_rows([d], []), d["t0"]["taxonomy"],
+                                          d["questions_sha256"], d["complete"])
+                 }[data["kind"]](data)
+            except (KeyError, TypeError, AttributeError, ValueError) as exc:
+                log.warning("skipping %s: not a %s result of this version (%s %s)", path,
+                            data["kind"], type(exc).__name__, exc)
+                continue
+            found[data["kind"]].append(data)
+    return found
+
+
+def game_entries(results: list[dict[str, Any]], digest: str) -> list[Entry]:
+    """One entry per complete condition of every play run (mid-game starts only on the same
+    questions file)."""
+    out = []
+    for r in results:
+        for name, c in r["conditions"].items():
+            if name == "midgame" and r.get("questions_sha256") != digest:
+                log.info("leaving out %s's mid-game games: another questions file", r["_file"])
+                continue
+            if c["aborted"] or not c["games"]:
+                continue
+            out.append(Entry(r["model"], name, c["elo"], c["games"],
+                             (str(c["games"]), f"{c['w']}/{c['d']}/{c['l']}")))
+    return out
+
+
+def puzzle_entries(results: list[dict[str, Any]], digest: str) -> list[Entry]:
+    """One entry per puzzle run on the puzzle file with this digest."""
+    other = sum(r["settings"]["puzzles_sha256"] != digest for r in results)
+    if other:
+        log.warning("left out %d puzzle run(s) on another puzzle file", other)
+    return [Entry(r["model"], f"seed {r['settings']['seed']}", r["elo"], r["n"],
+                  (str(r["n"]), f"{r['solved']}/{r['alternative']}/{r['failed']}",
+                   elo_text(r["elo_lichess_rule"])))
+            for r in results if r["settings"]["puzzles_sha256"] == digest and r["elo"]]
+
+
+def static_entries(results: list[dict[str, Any]], kind: str) -> list[Entry]:
+    """One entry per static run, rated by its `kind` Elo (human or puzzle)."""
+    out = []
+    for r in results:
+        e = r["elo"].get(kind)
+        if not e:
+            continue
+        cells = tuple(_short(r["intervals"].get(m)) for m in SUMMARY_METRICS[:3]
+                      + ("puzzle_solve_rate",))
+        wm = r["world_model"]["score"]
+        out.append(Entry(r["model"], r["prompt"], e, e["n"],
+                         (str(r["n"]), *cells, "" if wm is None else f"{wm} (illegal only)")))
+    return out
+
+
+def _number(x: float | None) -> str:
+    return "" if x is None else f"{x:.3f}"
+
+
+def by_model(tables: dict[str, list[Entry]], wm: list[dict[str, Any]]) -> list[str]:
+    """One row per model: its estimate of each kind and its world-model score."""
+    best: dict[tuple[str, str], Entry] = {}
+    for key, entries in tables.items():
+        for e in sorted(entries, key=lambda e: (-e.n, e.label)):
+            best.setdefault((e.model, key), e)
+    scores = {r["model"]: r["score"]["score"] for r in sorted(wm, key=lambda r: r["_file"])}
+    models = sorted({m for m, _ in best} | set(scores))
+    lines = ["| model | " + " | ".join(title for _, title in PANELS) + " | world model |",
+             "|---|" + "---|" * (len(PANELS) + 1)]
+    for m in models:
+        cells = [elo_text(best[(m, k)].elo) + (" †" if dagger(best[(m, k)]) else "")
+                 if (m, k) in best else "" for k, _ in PANELS]
+        lines.append(f"| {m} | " + " | ".join(cells) + f" | {scores.get(m, '')} |")
+    return lines
+
+
+def _short(m: dict[str, float] | None) -> str:
+    return "" if not m else f"{m['value']:.3f}"
+
+
+def _pct(x: dict[str, Any] | None) -> str:
+    return "" if not x or x.get("value") is None else f"{x['value']:.1%}"
+
+
+def world_model_rows(wm: list[dict[str, Any]], static: list[dict[str, Any]]) -> list[str]:
+    """The world-model table: full runs first, then static runs' illegal-rate-only scores."""
+    lines = ["| model | score | rests on | illegal at T = 0 | B in A's list | mirrored "
+             "answers correspond | trend p | H0 rejected (p illegal, B outside A, mirror "
+             "unequal; power at 0.5%) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in sorted(wm, key=lambda r: (r["model"], r["_file"])):
+        h, p = r["hypothesis"], r["temperature"]["trend"]["p"]
+        lines.append(
+            f"| {r['model']} | {r['score']['score']} | worldmodel run, {r['positions']} "
+            f"positions | {r['t0']['illegal']}/{r['t0']['answers']} | "
+            f"{_pct(r['self_consistency']['b_in_a'])} | {_pct(r['symmetry']['agree'])} | "
+            f"{'' if p is None else p} | {'yes' if h['reject_h0'] else 'no'} "
+            f"(p {', '.join(str(t['p_value']) for t in h['parts'].values())}; "
+            f"{h['power'].get('0.5%', '')}) |")
+    done = {r["model"] for r in wm}
+    for r in static:
+        w = r["world_model"]
+        if r["model"] not in done and w["score"] is not None:
+            lines.append(f"| {r['model']} ({r['prompt']}) | {w['score']} | the illegal rate "
+                         f"only ({r['n']} answers) | {w['illegal_rate']:.1%} | | | | |")
+    return lines
+
+
+def leaderboard(out: Path, questions: Path, puzzles: Path | None, floor: dict[str, Any],
+                seed: int = 0) -> list[Path]:
+    """Write leaderboard.md, .svg, .png and the world-model breakdown figure: runs on
+    `questions`, and puzzle runs on `puzzles` (none when it does not exist)."""
+    digest = sha256_file(questions)
+    puzzle_digest = sha256_file(puzzles) if puzzles is not None and puzzles.exists() else ""
+    static = load_results(out, digest)
+    kinds = _kind_files(out)
+    wm = [r for r in kinds["worldmodel"] if r["questions_sha256"] == digest and r["complete"]]
+    tables = {
+        "games": game_entries([r for r in kinds["games"] if r["complete"]], digest),
+        "puzzles": puzzle_entries(kinds["puzzles"], puzzle_digest),
+        "human": static_entries(static, "human"),
+        "static puzzle": static_entries(static, "puzzle")}
+    if not static and not wm and not any(tables.values()):
+        raise DataError(f"no complete results on {questions} (sha256 {digest[:12]}) in {out}: "
+                        "run python benchmark.py --model ... (or play, puzzles, worldmodel) "
+                        "first")
+    md = _markdown(tables, static, wm, floor, questions, digest, seed)
+    paths = [out / "leaderboard.md", out / "leaderboard.svg", out / "leaderboard.png",
+             out / "leaderboard-worldmodel.png"]
+    with atomic_write(paths[0], encoding="utf-8") as handle:
+        handle.write(md)
+    _plot(tables, floor, paths[1], paths[2])
+    _plot_world_model(wm, static, paths[3])
+    return paths
+
+
+def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
+              wm: list[dict[str, Any]], floor: dict[str, Any], questions: Path, digest: str,
+              seed: int) -> str:
+    out = ["# Leaderboard", "",
+           f"Runs on `{questions}` (sha256 {digest[:12]}) only; incomplete runs are left out. "
+           "Each scale is ranked in its own table and never mixed. \"below ~N\" / \"above ~N\": "
+           "the data bound the Elo on one side only; such an entry is placed by its bound and "
+           "not ranked.", "",
+           f"P(> next): the probability that the entry is stronger than the next ranked one "
+           f"below it; rank (90%): its rank's {LEVEL:.0%} interval among the ranked entries. "
+           "Both come from joint draws of the posteriors (normal approximations of the "
+           f"{LEVEL:.0%} intervals).", "", DAGGER_RULE + ".", "",
+           "![Elo](leaderboard.png)", ""]
+    sections = (
+        ("games", "Game Elo against the calibrated ladder (CCRL-Blitz-like scale)",
+         ["model", "condition", "games", "W/D/L"]),
+        ("puzzles", "Puzzle Elo, adaptive whole lines (Lichess puzzle-rating scale)",
+         ["model", "run", "puzzles", "solved/alternative/failed", "by Lichess's rule"]),
+        ("human", "Human-calibrated Elo of the static run (Lichess game-rating scale)",
+         ["model", "prompt", "n", "legal", "ACPL", "accuracy", "puzzles solved",
+          "world model"]),
+        ("static puzzle", "Puzzle Elo of the static run (single moves, Lichess puzzle-rating "
+         "scale)", ["model", "prompt", "n", "legal", "ACPL", "accuracy", "puzzles solved",
+                    "world model"]))
+    for key, title, head in sections:
+        if tables[key]:
+            out += [f"## {title}", "", *_table(head, tables[key], seed), ""]
+            if key in ("human", "static puzzle"):
+                kind = "human" if key == "human" else "puzzle"
+                cells = [_number(floor.get(m)) for m in SUMMARY_METRICS[:3]
+                         + ("puzzle_solve_rate",)]
+                elo = floor["elo"].get(kind)
+                out.insert(-1, "| floor | random mover | - | all | " + " | ".join(cells)
+                           + f" | | {elo_text(elo) if elo else ''} | | |")
+    out += ["## By model", "", "The run with the most observations of each kind.", "",
+            *by_model(tables, wm), ""]
+    out += ["## World model", "", "Seed 001's rubric (thresholds in each run's report).", "",
+            *world_model_rows(wm, static), "", "![World-model breakdown]"
+            "(leaderboard-worldmodel.png)", ""]
+    out += [f"- {r['model']}: [{r['figure']}]({r['figure']})" for r in wm if r.get("figure")]
+    return "\n".join(out) + "\n"
+
+
+PANELS = (("games", "game Elo (ladder)"), ("puzzles", "puzzle Elo, adaptive"),
+          ("human", "human-calibrated Elo (static)"), ("static puzzle", "puzzle Elo (static)"))
+
+
+def _plot(tables: dict[str, list[Entry]], floor: dict[str, Any], svg: Path, png: Path) -> None:
+    """One panel per scale: intervals, with arrows for open or off-scale ends."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [(key, title) for key, title in PANELS if tables[key]]
+    rows = {key: [e for e, _, _ in ranked(tables[key])] for key, _ in panels}
+    for key, kind in (("human", "human"), ("static puzzle", "puzzle")):
+        if key in rows and floor["elo"].get(kind):
+            rows[key].append(Entry("random mover", "floor", floor["elo"][kind], 0))
+    heights = [max(1, len(rows[k])) * 0.45 + 1.2 for k, _ in panels] or [2]
+    fig, axes = plt.subplots(len(heights), 1, figsize=(9, sum(heights)), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    for ax, (key, title) in zip(axes[:, 0], panels, strict=False):
+        lim = _limits([e.elo for e in rows[key]])
+        for y, e in enumerate(rows[key]):
+            _draw(ax, y, e.elo, lim)
+        ax.set_yticks(range(len(rows[key])),
+                      [f"{e.model} ({e.label}){' †' if dagger(e) else ''}: {elo_text(e.elo)}"
+                       for e in rows[key]], fontsize=8)
+        ax.set_ylim(len(rows[key]) - 0.5, -0.5)
+        ax.set_xlim(*lim)
+        ax.set_title(title, fontsize=10)
+    if not panels:
+        axes[0, 0].text(0.5, 0.5, "no Elo estimate", ha="center")
+    axes[-1, 0].set_xlabel("Elo, 90% intervals; arrows: open on that side, or beyond the axis")
+    save_figure(fig, svg, png)
+
+
+def _limits(elos: list[dict[str, Any]]) -> tuple[float, float]:
+    """The axis: the entries' finite values, at most +-SPAN around their median."""
+    values = [float(e[k]) for e in elos for k in ("mean", "lo", "hi") if e.get(k) is not None]
+    if not values:
+        return 0.0, 3000.0
+    centre = float(np.median([_place(e) for e in elos if np.isfinite(_place(e))] or values))
+    lo, hi = max(min(values), centre - SPAN), min(max(values), centre + SPAN)
+    pad = max(100.0, 0.12 * (hi - lo))  # room for the arrows of open ends
+    return lo - pad, hi + pad
+
+
+def _draw(ax: Any, y: float, e: dict[str, Any], lim: tuple[float, float]) -> None:
+    """An interval clipped to the axis; an open or clipped end becomes an arrow at the edge."""
+    kind, mean, lo, hi = e.get("kind"), e.get("mean"), e.get("lo"), e.get("hi")
+    if kind == "not identifiable" or (mean is None and lo is None and hi is None):
+        ax.text(sum(lim) / 2, y, "not identifiable", ha="center", va="center", fontsize=8)
+        return
+    left = lim[0] if lo is None else min(max(lo, lim[0]), lim[1])
+    right = lim[1] if hi is None else max(min(hi, lim[1]), lim[0])
+    ax.plot([left, right], [y, y], "-", color="C0")
+    if mean is not None and lim[0] <= mean <= lim[1]:
+        ax.plot([mean], [y], "o", color="C0")
+    arrow = {"arrowstyle": "->", "color": "C0"}
+    step = 0.06 * (lim[1] - lim[0])
+    if lo is None or lo < lim[0]:
+        ax.annotate("", xy=(lim[0], y), xytext=(lim[0] + step, y), arrowprops=arrow)
+    if hi is None or hi > lim[1]:
+        ax.annotate("", xy=(lim[1], y), xytext=(lim[1] - step, y), arrowprops=arrow)
+
+
+def _plot_world_model(wm: list[dict[str, Any]], static: list[dict[str, Any]],
+                      path: Path) -> None:
+    """Seed 001's breakdown across models: illegal answers by type, with the score."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [(f"{r['model']} (worldmodel, T=0)", r["t0"]["taxonomy"], r["t0"]["answers"],
+             r["score"]["score"]) for r in sorted(wm, key=lambda r: (r["model"], r["_file"]))]
+    rows += [(f"{r['model']} ({r['prompt']}, static; illegal rate only)", r["illegal"], r["n"],
+              r["world_model"]["score"]) for r in static]
+    fig, ax = plt.subplots(figsize=(9, 0.45 * max(1, len(rows)) + 1.8))
+    left = np.zeros(len(rows))
+    for c, color in zip(ILLEGAL_CATEGORIES, ("C0", "C1", "C3", "C4"), strict=True):
+        share = np.array([t.get(c, 0) / n if n else 0.0 for _, t, n, _ in rows])
+        ax.barh(range(len(rows)), share, left=left, color=color, label=c)
+        left += share
+    ax.set_yticks(range(len(rows)), [f"{name}: score {score}" for name, _, _, score in rows],
+                  fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(0.05, 1.1 * float(left.max(initial=0))))
+    ax.set(xlabel="share of answers that were illegal, by type",
+           title="World model: illegal answers by type (seed 001's breakdown)")
+    ax.legend(loc="lower right", fontsize=8)
+    save_figure(fig, path)

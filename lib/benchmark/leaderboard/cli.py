@@ -1,0 +1,49 @@
+"""`benchmark.py leaderboard`: its options and its handler."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from lib.benchmark.core.cli import (
+    default_puzzles,
+)
+from lib.benchmark.core.questions import load_questions
+from lib.benchmark.core.scoring import (
+    floor_figures,
+)
+from lib.benchmark.leaderboard.board import leaderboard
+
+
+def add_parser(commands: Any) -> None:
+    """Options of the leaderboard."""
+    p = commands.add_parser(
+        "leaderboard", help="rank every complete result in a directory",
+        description="Rank the complete results in a directory: "
+                                "static runs, play (games against the ladder), puzzles "
+                                "(adaptive) and worldmodel, on the same questions file only. "
+                                "Each Elo scale in its own table, with 90%% intervals, "
+                                "P(stronger than the next), a 90%% rank interval and seed "
+                                "003's low-confidence dagger; the world-model table and "
+                                "breakdown. Writes leaderboard.md, .svg, .png and "
+                                "leaderboard-worldmodel.png.")
+    p.add_argument("--out", type=Path, default=Path("results"),
+                   help="results directory (default results)")
+    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
+                   help="only runs on this questions file (by its SHA-256) are compared "
+                   "(default questions.csv)")
+    p.add_argument("--puzzles", type=Path, default=None,
+                   help="only puzzle runs on this puzzle file (by its SHA-256) are compared "
+                   "(default: the puzzles subcommand's default file)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the random mover and the rank draws (default 0)")
+    p.set_defaults(handler=leaderboard_command)
+
+
+def leaderboard_command(args: argparse.Namespace) -> None:
+    """Rank every complete result in --out; print where the files went."""
+    floor = floor_figures(load_questions(args.questions), args.seed)
+    puzzles = args.puzzles or default_puzzles()
+    for path in leaderboard(args.out, args.questions, puzzles, floor, args.seed):
+        print(f"wrote {path}")

@@ -1,0 +1,108 @@
+"""`benchmark.py puzzles`: its options and its handler."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+from typing import Any
+
+from lib.benchmark.core.cli import (
+    STEP04_PUZZLES,
+    add_chat_args,
+    chat_config,
+    default_puzzles,
+)
+from lib.benchmark.core.players import is_baseline, make_player
+from lib.benchmark.core.results import run_name
+from lib.benchmark.puzzles.line import RULES as PUZZLE_RULES
+from lib.benchmark.puzzles.line import TEMPLATE as PUZZLE_TEMPLATE
+from lib.benchmark.puzzles.run import POOL, PuzzleConfig, run_puzzles, run_result, write_run
+from lib.benchmark.puzzles.run import summary as puzzle_summary
+from lib.benchmark.puzzles.sampler import MAX_PUZZLES
+from lib.benchmark.puzzles.sampler import TARGET as PUZZLE_TARGET
+from lib.cli import (
+    positive_float,
+    positive_int,
+)
+from lib.engine import EngineSettings, find_stockfish
+from lib.errors import ConfigError, DataError
+from lib.files import (
+    ensure_writable_dir,
+    sha256_file,
+)
+from lib.puzzledb import read_puzzles
+
+log = logging.getLogger(__name__)
+
+
+def add_parser(commands: Any) -> None:
+    """Options of an adaptive puzzle run."""
+    p = commands.add_parser(
+        "puzzles", help="solve whole puzzle lines chosen adaptively",
+        description="Solve Lichess puzzles as whole lines (one stateless request per solver "
+        "move, the opponent's replies from the solution; any mate counts; a move off the key "
+        "that the engine finds winning and within the puzzle generator's margin of the key "
+        "is credited apart as an alternative), chosen adaptively by Thompson sampling on "
+        "the puzzle-Elo posterior, never repeated, spread over themes; stop at +-TARGET or "
+        "MAX_PUZZLES. Finished puzzles and every answer are stored: a rerun resumes. Exit "
+        "status: 0 complete, 2 error (finished puzzles kept), 130 interrupted.")
+    p.add_argument("--model", required=True,
+                   help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline")
+    add_chat_args(p)
+    p.add_argument("--puzzles", type=Path, default=None,
+                   help=f"Lichess puzzle CSV or .csv.zst (default: {STEP04_PUZZLES} when "
+                   "step 04 has written it, else ../shared's 44k sample)")
+    p.add_argument("--target", type=positive_float, default=PUZZLE_TARGET,
+                   help=f"stop when the 90%% interval is within +-TARGET Elo "
+                   f"(default {PUZZLE_TARGET:.0f})")
+    p.add_argument("--max-puzzles", type=positive_int, default=MAX_PUZZLES,
+                   help=f"stop after this many puzzles (default {MAX_PUZZLES})")
+    p.add_argument("--mcmc", action="store_true",
+                   help="report the posterior by MCMC instead of the Laplace approximation")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the Thompson draws and the random player (default 0)")
+    p.add_argument("--stockfish", default=None,
+                   help="Stockfish binary (baselines and the alternative check)")
+    p.add_argument("--out", type=Path, default=Path("results"),
+                   help="results directory (default results)")
+    p.add_argument("--store", type=Path, default=None,
+                   help="finished puzzles and every answer, for resuming "
+                   "(default OUT/puzzles.db)")
+    p.set_defaults(handler=puzzles_command)
+
+
+def puzzles_command(args: argparse.Namespace) -> None:
+    """Run the adaptive puzzle sequence; write the JSON, markdown report and figure."""
+    path = args.puzzles or default_puzzles()
+    if not path.exists():
+        raise ConfigError(f"--puzzles: {path} does not exist")
+    puzzles, rows, bad = read_puzzles(path, POOL)
+    if not puzzles:
+        raise DataError(f"{path}: no well-formed puzzle")
+    if bad:
+        log.warning("%s: %d malformed rows left out", path, bad)
+    if rows - bad > len(puzzles):
+        log.info("%s: %d puzzles, a seeded sample of %d is the pool (the same for every "
+                 "model)", path, rows - bad, len(puzzles))
+    settings = EngineSettings(find_stockfish(args.stockfish))
+    ensure_writable_dir(args.out, "--out")
+    chat = None if is_baseline(args.model) else chat_config(args, slots=1)
+    player = make_player(args.model, chat, args.stockfish, args.seed, 1)
+    digest = sha256_file(path)
+    shown = {"puzzles": str(path), "puzzles_sha256": digest, "target": args.target,
+             "max_puzzles": args.max_puzzles, "seed": args.seed, "prompt": PUZZLE_TEMPLATE,
+             "rules": PUZZLE_RULES,
+             "malformed_rows": bad, "pool": len(puzzles)}
+    name = run_name(f"puzzles__{args.model}",
+                    [player.id, {k: v for k, v in shown.items() if k != "puzzles"}])
+    config = PuzzleConfig(args.target, args.max_puzzles, args.seed)
+    try:
+        session = run_puzzles(player, puzzles, config, args.store or args.out / "puzzles.db",
+                              settings)
+    finally:
+        player.close()
+    result = run_result(args.model, player.id, shown, session, args.mcmc, args.seed)
+    paths = write_run(args.out, name, result)
+    print(puzzle_summary(result.as_dict()))
+    print("wrote " + ", ".join(str(p) for p in paths))

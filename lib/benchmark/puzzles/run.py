@@ -1,0 +1,233 @@
+"""An adaptive puzzle run: whole lines chosen by Thompson sampling, stored for resuming, and
+its result, report and figure."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
+from lib.benchmark.core.chat import InfraError
+from lib.benchmark.core.elo import Estimate, puzzle_elo_laplace, puzzle_elo_mcmc
+from lib.benchmark.core.players import Player
+from lib.benchmark.core.progress import Progress
+from lib.benchmark.core.turns import GameAborted, Side
+from lib.benchmark.puzzles.line import (
+    ALT_MARGIN,
+    ALTERNATIVE,
+    FAILED,
+    RULES,
+    SOLVED,
+    TEMPLATE,
+    WIN_FLOOR,
+    BadPuzzle,
+    LineResult,
+    play_line,
+)
+from lib.benchmark.puzzles.result import PuzzlesResult
+from lib.benchmark.puzzles.sampler import Pool, draw, finished, pick
+from lib.engine import Engine, EngineSettings
+from lib.figures import save_figure
+from lib.files import atomic_write
+from lib.kvstore import JsonStore
+from lib.puzzledb import LinePuzzle
+
+log = logging.getLogger(__name__)
+
+POOL = 100_000  # a larger puzzle file is sampled down to this many (seeded, the same for all)
+
+
+class PuzzleRunAborted(InfraError):
+    """A move could not be had for infrastructure reasons: the run stops (rerun resumes)."""
+
+
+@dataclass(frozen=True)
+class PuzzleConfig:
+    """An adaptive puzzle run."""
+
+    target: float  # stop when the 90% half-width is at most this (Elo)
+    max_puzzles: int  # ... or after this many rated puzzles
+    seed: int  # seed of the Thompson draws
+
+
+@dataclass
+class PuzzleSession:
+    """What a run played, in order."""
+
+    lines: list[LineResult] = field(default_factory=list)
+    bad: list[str] = field(default_factory=list)  # puzzles whose own moves are illegal
+
+
+def pool_of(puzzles: list[LinePuzzle]) -> Pool:
+    """The sampler's view of the puzzles."""
+    return Pool(np.array([p.rating for p in puzzles], float),
+                tuple(p.motifs for p in puzzles))
+
+
+def estimate(lines: list[LineResult], mcmc: bool = False, seed: int = 0,
+             strict: bool = False) -> Estimate | None:
+    """The puzzle-Elo estimate from the lines so far (None before any); `strict` counts a
+    credited alternative as a failure, as Lichess does."""
+    if not lines:
+        return None
+    ratings = np.array([r.rating for r in lines], float)
+    solved = np.array([r.outcome == SOLVED if strict else r.solved for r in lines], float)
+    return puzzle_elo_mcmc(ratings, solved, seed) if mcmc else puzzle_elo_laplace(ratings,
+                                                                                   solved)
+
+
+def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig, store: Path,
+                settings: EngineSettings) -> PuzzleSession:
+    """Play the adaptive sequence to its stop, reusing stored lines and answers."""
+    lines_db, cache = JsonStore(store, "puzzles"), JsonStore(store, "answers")
+    ident = json.dumps([player.id, TEMPLATE, RULES])  # all that changes how lines are played
+    prefix = hashlib.sha256(ident.encode()).hexdigest()[:12]
+    side = Side(player, TEMPLATE, retries=0)
+    pool, session = pool_of(puzzles), PuzzleSession()
+    used = np.zeros(len(puzzles), bool)
+    played: Counter[str] = Counter()
+    progress = Progress(config.max_puzzles, f"puzzles {player.id[:30]}",
+                        kinds=(SOLVED, FAILED, ALTERNATIVE), unit="puzzle")
+    checked = False
+    try:
+        with Engine(settings) as engine:
+            while not finished(estimate(session.lines), len(session.lines), config.target,
+                               config.max_puzzles) and not used.all():
+                ratings = [r.rating for r in session.lines]
+                solved = [r.solved for r in session.lines]
+                index = pick(pool, used, played, draw(ratings, solved, config.seed))
+                used[index] = True
+                puzzle = puzzles[index]
+                key = f"{prefix}|{puzzle.id}"
+                stored = lines_db.get(key)
+                if stored is None:
+                    if not checked:
+                        player.preflight()
+                        checked = True
+                    try:
+                        line = play_line(puzzle, side, engine, cache)
+                    except BadPuzzle as exc:
+                        log.warning("skipping %s", exc)
+                        session.bad.append(puzzle.id)
+                        continue
+                    except GameAborted as exc:
+                        raise PuzzleRunAborted(f"puzzle {puzzle.id}: {exc}; the puzzles "
+                                               "finished so far are kept") from exc
+                    lines_db.put(key, line.as_dict())
+                    lines_db.commit()
+                else:
+                    line = LineResult(**stored)
+                session.lines.append(line)
+                played.update(puzzle.motifs)
+                progress.update(line.outcome, stored is not None)
+    finally:
+        progress.close()
+        lines_db.close()
+        cache.close()
+    return session
+
+
+def _illegal(lines: list[LineResult]) -> dict[str, int]:
+    counts = Counter(a["category"] for r in lines for a in r.attempts if a["category"])
+    return {c: counts[c] for c in ILLEGAL_CATEGORIES}
+
+
+def run_result(model: str, player_id: str, settings: dict[str, Any], session: PuzzleSession,
+               mcmc: bool, seed: int) -> PuzzlesResult:
+    """The run's result: the estimate, outcomes, taxonomy, the sequence with the posterior."""
+    lines = session.lines
+    est, strict = estimate(lines, mcmc, seed), estimate(lines, mcmc, seed, strict=True)
+    outcomes = Counter(r.outcome for r in lines)
+    sequence = []
+    for k, r in enumerate(lines, 1):
+        after = estimate(lines[:k])
+        assert after is not None
+        sequence.append({"puzzle": r.puzzle, "rating": r.rating, "outcome": r.outcome,
+                         "elo": after.as_dict()})
+    motifs = Counter(t for r in lines for t in r.themes)
+    return PuzzlesResult(
+        kind="puzzles", schema_version=1, model=model, player=player_id, settings=settings,
+        n=len(lines), solved=outcomes[SOLVED], alternative=outcomes[ALTERNATIVE],
+        failed=outcomes[FAILED], mates_off_key=sum(r.mates for r in lines),
+        bad_puzzles=session.bad, illegal=_illegal(lines),
+        elo=None if est is None else est.as_dict(),
+        elo_lichess_rule=None if strict is None else strict.as_dict(),
+        themes=dict(motifs.most_common(15)), sequence=sequence,
+        lines=[r.as_dict() for r in lines],
+        rules="whole lines; any mate counts; a move off the key that the engine (200k nodes) "
+              f"finds winning (winning chances >= {WIN_FLOOR}) and within {ALT_MARGIN} of "
+              "the key's is credited as an alternative and ends the puzzle; an illegal answer "
+              "fails it")
+
+
+def summary(result: dict[str, Any]) -> str:
+    """The terminal summary."""
+    elo, strict = result["elo"], result["elo_lichess_rule"]
+    return "\n".join([
+        f"model {result['model']}: {result['n']} puzzles, solved {result['solved']} "
+        f"(+{result['alternative']} by a credited alternative), failed {result['failed']}",
+        f"  puzzle Elo (Lichess puzzle rating scale): {elo['text'] if elo else 'none'}",
+        "  by Lichess's rule (an alternative counts as a failure; the sequence was chosen "
+        f"by the first): {strict['text'] if strict else 'none'}",
+        "  illegal answers: " + ", ".join(f"{k} {v}" for k, v in result["illegal"].items())])
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """A markdown report of the run."""
+    s = result["settings"]
+    out = [f"# Puzzles: {result['model']}", "",
+           f"Puzzle file `{s['puzzles']}` (sha256 {s['puzzles_sha256'][:12]}); target "
+           f"+-{s['target']:.0f}, at most {s['max_puzzles']}, seed {s['seed']}.", "",
+           f"Rules: {result['rules']}.", "", summary(result).replace("\n  ", "\n- "), "",
+           "| # | puzzle | rating | outcome | Elo after |", "|---|---|---|---|---|"]
+    out += [f"| {k} | {e['puzzle']} | {e['rating']} | {e['outcome']} | {e['elo']['text']} |"
+            for k, e in enumerate(result["sequence"], 1)]
+    out += ["", "Themes played: " + ", ".join(f"{t} {n}" for t, n in result["themes"].items())]
+    return "\n".join(out) + "\n"
+
+
+def write_run(out: Path, name: str, record: PuzzlesResult) -> list[Path]:
+    """JSON, markdown and the posterior-evolution figure."""
+    result = record.as_dict()
+    paths = [out / f"{name}.json", out / f"{name}.md"]
+    with atomic_write(paths[0]) as handle:
+        json.dump(result, handle, indent=1)
+    with atomic_write(paths[1]) as handle:
+        handle.write(markdown(result))
+    if result["sequence"]:
+        paths.append(_figure(result, out / name))
+    return paths
+
+
+def _figure(result: dict[str, Any], stem: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    seq = result["sequence"]
+    n = np.arange(1, len(seq) + 1)
+    fig, ax = plt.subplots(figsize=(8, 4))
+    colors = {SOLVED: "tab:green", ALTERNATIVE: "tab:olive", FAILED: "tab:red"}
+    for outcome, color in colors.items():
+        k = [i for i, e in enumerate(seq) if e["outcome"] == outcome]
+        ax.scatter(n[k], [seq[i]["rating"] for i in k], s=8, color=color,
+                   label=f"puzzle {outcome}")
+    shown = [(i, e["elo"]) for i, e in enumerate(seq) if e["elo"]["mean"] is not None]
+    if shown:
+        x = [n[i] for i, _ in shown]
+        ax.plot(x, [e["mean"] for _, e in shown], color="black", label="posterior mean")
+        ax.fill_between(x, [e["lo"] if e["lo"] is not None else np.nan for _, e in shown],
+                        [e["hi"] if e["hi"] is not None else np.nan for _, e in shown],
+                        color="grey", alpha=0.3, label="90% interval")
+    ax.set(title=f"{result['model']}: puzzle Elo as puzzles accrue", xlabel="puzzles",
+           ylabel="Lichess puzzle rating")
+    ax.legend(loc="best", fontsize=8)
+    return save_figure(fig, stem.with_name(f"{stem.name}-posterior.png"))

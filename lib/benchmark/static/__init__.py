@@ -1,0 +1,8 @@
+"""The static run (`benchmark.py run`, the default): one answer per question of questions.csv.
+
+cli turns the options into a StaticConfig -> run selects the questions, asks them through
+core.runner, scores each answer with core.scoring, aggregates and estimates Elo -> result is
+the run's frozen record, serialised in one place -> report writes the terminal summary and the
+markdown report. prediction turns the accuracy into a predicted game Elo by the ladder's
+committed fit (game_elo_fit.json), made by bench/static_vs_game.py.
+"""

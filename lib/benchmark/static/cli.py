@@ -1,0 +1,91 @@
+"""`benchmark.py run` (the default subcommand): the static run's options and handler."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from lib.benchmark.core.cli import (
+    ROOT,
+    add_chat_args,
+    chat_config,
+)
+from lib.benchmark.core.players import is_baseline
+from lib.benchmark.core.prompts import TEMPLATES, template_name
+from lib.benchmark.core.runner import BREAKER
+from lib.benchmark.static.run import StaticConfig, run_static
+from lib.cli import (
+    positive_int,
+)
+
+GAME_FIT = ROOT / "game_elo_fit.json"  # the committed static-to-game fit
+
+
+def add_parser(commands: Any) -> None:
+    """Options of a benchmark run."""
+    p = commands.add_parser(
+        "run", help="score a model on questions.csv (the default)",
+        description="Score a model against questions.csv: legal-move rate and why moves were "
+        "illegal, ACPL, accuracy, best-move and puzzle-solve rates with 90% intervals, a "
+        "Bayesian puzzle Elo and a human-calibrated Elo, beside a random mover's figures. "
+        "Baselines: random, stockfish, stockfish:elo=N, stockfish:skill=N, "
+        "stockfish:nodes=N. Exit status: 0 complete, 2 error (nothing written), 3 written "
+        "but incomplete (infrastructure failures; rerun to complete), 130 interrupted. "
+        "Run 'benchmark.py leaderboard --help' for the leaderboard.")
+    p.add_argument("--model", required=True,
+                   help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline")
+    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
+                   help="the test set (default: questions.csv)")
+    p.add_argument("--prompt", default="fen", choices=sorted(TEMPLATES) + [
+        "fen", "fen-board", "fen-history"], help="prompt template (default fen = fen@1)")
+    add_chat_args(p)
+    p.add_argument("--concurrency", type=positive_int, default=8,
+                   help="requests in flight at once (default 8; a single-slot local server "
+                   "answers them in turn)")
+    p.add_argument("--breaker", type=positive_int, default=BREAKER,
+                   help="stop the run when this many questions in a row fail for "
+                   f"infrastructure reasons after their retries (default {BREAKER})")
+    p.add_argument("--limit", type=positive_int, default=None,
+                   help="ask only this many questions (a seeded sample)")
+    p.add_argument("--split", choices=("public", "private", "all"), default="all",
+                   help="public (hash_bucket >= 20), private, or all (default)")
+    p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
+                   help="keep questions whose field equals the value, e.g. source=puzzle; "
+                   "repeatable")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of --limit sampling, the random player, bootstrap and MCMC")
+    p.add_argument("--bootstrap", type=positive_int, default=1000,
+                   help="bootstrap replicates of every interval (default 1000)")
+    p.add_argument("--mcmc", action="store_true",
+                   help="puzzle Elo by MCMC instead of the Laplace approximation")
+    p.add_argument("--stockfish", default=None, help="Stockfish binary for baseline players")
+    p.add_argument("--game-fit", type=Path, default=GAME_FIT,
+                   help="the ladder's static-to-game fit, for a predicted game Elo from the "
+                   "accuracy (default: the committed game_elo_fit.json; used only for a run "
+                   "over the whole questions file it was fitted on)")
+    p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
+                   help="engine processes of a Stockfish player (default: cores)")
+    p.add_argument("--out", type=Path, default=Path("results"),
+                   help="results directory: JSON, markdown report, traces (default results)")
+    p.add_argument("--cache", type=Path, default=None,
+                   help="response cache (default OUT/cache.db)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an interrupted run; cached answers are always reused, so "
+                   "this is the default behaviour, kept for clarity")
+    p.add_argument("--no-cache", action="store_true",
+                   help="ask every question again (answers are still stored)")
+    p.set_defaults(handler=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Build the run's settings from the options and run it; the exit status."""
+    chat = None if is_baseline(args.model) else chat_config(args)
+    config = StaticConfig(
+        model=args.model, questions=args.questions, template=template_name(args.prompt),
+        split=args.split, filters=args.filter, limit=args.limit, seed=args.seed,
+        bootstrap=args.bootstrap, mcmc=args.mcmc, game_fit=args.game_fit, out=args.out,
+        cache=args.cache, no_cache=args.no_cache, concurrency=args.concurrency,
+        breaker=args.breaker, workers=args.workers, stockfish=args.stockfish)
+    return run_static(config, chat)

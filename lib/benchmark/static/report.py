@@ -1,0 +1,101 @@
+"""The static run's reports: the terminal summary and the markdown report."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from lib.benchmark.core.results import elo_text
+from lib.benchmark.core.scoring import SUMMARY_METRICS
+
+
+def status_line(result: dict[str, Any]) -> str:
+    """What the scores cover: scored, truncated (with the limit), infra; incomplete or not."""
+    parts = [f"n={result['n']} scored of {result['asked']} asked"]
+    if result.get("truncated"):
+        parts.append(f"{result['truncated']} truncated at max_tokens={result.get('max_tokens')}"
+                     " (not scored: raise --max-tokens)")
+    if result["infra"]:
+        parts.append(f"INCOMPLETE: {result['infra']} infrastructure failures not scored "
+                     "(rerun the same command to complete)")
+    if not result["n"]:
+        parts.append("no scored answer: no score")
+    return "; ".join(parts)
+
+
+def summary_table(result: dict[str, Any]) -> str:
+    """The terminal summary: metrics with intervals beside the random floor, Elo estimates."""
+    floor = result.get("floor") or {}
+    lines = [f"model {result['model']}  prompt {result['prompt']}  {status_line(result)}"]
+    for name in SUMMARY_METRICS:
+        m = result["intervals"].get(name)
+        if m:
+            base = floor.get(name)
+            shown = "" if base is None else f"   random mover {base:.3f}"
+            lines.append(f"  {name:<18} {m['value']:>9.3f}   90% [{m['lo']:.3f}, "
+                         f"{m['hi']:.3f}]{shown}")
+    lines.append("  illegal by category: " + ", ".join(
+        f"{k} {v}" for k, v in result["illegal"].items()))
+    for kind, label in (("puzzle", "puzzle Elo (Lichess puzzle rating scale)"),
+                        ("human", "human-calibrated Elo (Lichess game rating scale)"),
+                        ("predicted_game", "predicted game Elo (the ladder's scale)")):
+        e = result["elo"].get(kind)
+        if e:
+            note = f"  [{e['note']}]" if e.get("note") else ""
+            base = (floor.get("elo") or {}).get(kind)
+            shown = f"; random mover {elo_text(base)}" if base else ""
+            lines.append(f"  {label}: {elo_text(e)}{note}{shown}")
+    wm = result["world_model"]
+    if wm["score"] is None:
+        lines.append(f"  world-model score: none ({wm['note']})")
+    else:
+        lines.append(f"  world-model score {wm['score']} (illegal rate "
+                     f"{wm['illegal_rate']:.2%}); rests on "
+                     f"{wm.get('rests_on', 'the illegal rate only')}")
+    return "\n".join(lines)
+
+
+def markdown_report(result: dict[str, Any]) -> str:
+    """A markdown report of one run."""
+    floor = result.get("floor") or {}
+    out = [f"# {result['model']} ({result['prompt']})", "",
+           f"Questions `{result['questions']}` (sha256 {result['questions_sha256'][:12]}), "
+           f"split {result['split']}: {status_line(result)}.", "",
+           f"Settings: `{json.dumps(result.get('settings', {}), sort_keys=True)}`", "",
+           "| metric | value | 90% interval | random mover |", "|---|---|---|---|"]
+    for name, m in result["intervals"].items():
+        if m:
+            base = floor.get(name)
+            out.append(f"| {name} | {m['value']:.3f} | {m['lo']:.3f} - {m['hi']:.3f} | "
+                       f"{'' if base is None else f'{base:.3f}'} |")
+    out += ["", "## Outcomes", "", "| outcome | count |", "|---|---|"]
+    out += [f"| {k} (illegal) | {v} |" for k, v in result["illegal"].items()]
+    out += [f"| truncated at max_tokens={result.get('max_tokens')} | "
+            f"{result.get('truncated', 0)} |", f"| infra | {result['infra']} |"]
+    out += ["", "## Elo", ""]
+    for kind, e in result["elo"].items():
+        if e:
+            base = (floor.get("elo") or {}).get(kind)
+            shown = f"; random mover: {elo_text(base)}" if base else ""
+            out.append(f"- {kind}: {elo_text(e)} ({e['method']}, n={e['n']}) {e['note']}"
+                       f"{shown}")
+    out.append("- Puzzle Elo is on the Lichess puzzle-rating scale, not game Elo.")
+    wm = result["world_model"]
+    out += ["", "## World model", "",
+            f"Seed 001's rubric: {wm['score']}. It rests on "
+            f"{wm.get('rests_on', 'the illegal rate only')}."]
+    out += ["", "## By stratum", ""]
+    for key, groups in result["by"].items():
+        out += [f"### {key}", "", "| value | n | legal | ACPL | accuracy | best |",
+                "|---|---|---|---|---|---|"]
+        for value, agg in groups.items():
+            if agg.get("n"):
+                cells = [_cell(agg.get(m)) for m in ("legal_rate", "acpl", "accuracy",
+                                                     "best_move_rate")]
+                out.append(f"| {value} | {agg['n']} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def _cell(m: dict[str, float] | None) -> str:
+    return "" if not m else f"{m['value']:.3f} [{m['lo']:.3f}, {m['hi']:.3f}]"

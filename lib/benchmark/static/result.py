@@ -1,0 +1,56 @@
+"""A static run's result: one frozen record per run, serialised here and nowhere else."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from lib.benchmark.core.scoring import Item
+from lib.files import atomic_write
+
+
+@dataclass(frozen=True)
+class StaticResult:
+    """Everything a static run measured, in the order the JSON file lists it."""
+
+    schema_version: int  # SCHEMA_VERSION when written; the leaderboard reads only this one
+    model: str  # as given by --model
+    player: str  # the player's id: the model with every option that changes its answers
+    prompt: str  # the prompt template, name@version
+    questions: str  # the questions file's path as given
+    questions_sha256: str  # its digest: runs are compared only on the same file
+    split: str  # public, private or all
+    filters: list[str]  # --filter KEY=VALUE, as given
+    limit: int | None  # --limit: a seeded sample of this many questions
+    seed: int  # seed of the sample, the random player, the bootstrap and MCMC
+    settings: dict[str, Any]  # everything that changes the answers or the selection
+    complete: bool  # no question failed for infrastructure reasons
+    n: int  # questions scored (neither infra nor truncated)
+    asked: int  # questions asked
+    legal_rate: float | None  # point values of the summary metrics (intervals below)
+    acpl: float | None
+    accuracy: float | None
+    best_move_rate: float | None
+    puzzle_solve_rate: float | None
+    illegal: dict[str, int]  # illegal answers by category
+    infra: int  # infrastructure failures (not scored)
+    truncated: int  # answers cut by the token limit
+    max_tokens: int | None  # the token limit (None for a baseline player)
+    elo: dict[str, Any]  # puzzle, human-calibrated and predicted game Elo
+    world_model: dict[str, Any]  # seed 001's score from the illegal rate, and what it rests on
+    floor: dict[str, Any]  # a random mover's figures on the same questions
+    intervals: dict[str, Any]  # every metric with its 90% interval
+    by: dict[str, Any]  # the metrics within each stratum
+    items: list[Item]  # every question's outcome
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form (items as dicts)."""
+        return asdict(self)
+
+    def write(self, path: Path) -> None:
+        """The results JSON, written atomically."""
+        with atomic_write(path) as handle:
+            json.dump(self.as_dict(), handle, indent=1)
+

@@ -1,0 +1,201 @@
+"""The static run: ask every selected question, score the answers, estimate, write the files.
+
+questions -> the player (through the core's runner and cache, traces written as answers come)
+-> scored items -> aggregates, Elo estimates and the predicted game Elo -> StaticResult ->
+JSON and markdown report.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lib.benchmark.core.chat import ChatConfig
+from lib.benchmark.core.cli import EXIT_INCOMPLETE
+from lib.benchmark.core.players import Player, make_player
+from lib.benchmark.core.progress import Progress
+from lib.benchmark.core.prompts import TEMPLATES, Question
+from lib.benchmark.core.questions import load_questions, select
+from lib.benchmark.core.results import SCHEMA_VERSION, run_name
+from lib.benchmark.core.runner import ask_all, trace_record
+from lib.benchmark.core.scoring import (
+    Category,
+    Item,
+    aggregate,
+    by_strata,
+    elo_estimates,
+    floor_figures,
+    illegal_counts,
+    score_item,
+    scored_count,
+    world_model,
+)
+from lib.benchmark.static.prediction import load_fit, predict
+from lib.benchmark.static.report import markdown_report, summary_table
+from lib.benchmark.static.result import StaticResult
+from lib.errors import ConfigError
+from lib.files import atomic_write, ensure_writable_dir, sha256_file
+from lib.kvstore import JsonStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StaticConfig:
+    """What one static run asks, of whom, and where it writes."""
+
+    model: str  # model name at the endpoint, or a baseline
+    questions: Path  # the test set
+    template: str  # prompt template, name@version
+    split: str  # public, private or all
+    filters: list[str]  # KEY=VALUE filters on question fields
+    limit: int | None  # a seeded sample of this many questions
+    seed: int  # seed of the sample, the random player, bootstrap and MCMC
+    bootstrap: int  # bootstrap replicates of every interval
+    mcmc: bool  # puzzle Elo by MCMC instead of the Laplace approximation
+    game_fit: Path  # the ladder's static-to-game fit
+    out: Path  # results directory
+    cache: Path | None  # response cache (None: OUT/cache.db)
+    no_cache: bool  # ask every question again (answers are still stored)
+    concurrency: int  # requests in flight at once
+    breaker: int  # infrastructure failures in a row that stop the run
+    workers: int  # engine processes of a Stockfish player
+    stockfish: str | None  # Stockfish binary for baseline players
+
+    @property
+    def cache_path(self) -> Path:
+        """The response cache's file."""
+        return self.cache or self.out / "cache.db"
+
+
+def run_static(config: StaticConfig, chat: ChatConfig | None) -> int:
+    """Ask, score, estimate and write the results of one run; the exit status."""
+    questions = select(load_questions(config.questions), config.split, config.filters,
+                       config.limit, config.seed)
+    if not questions:
+        raise ConfigError("no question matches --split/--filter")
+    ensure_writable_dir(config.out, "--out")
+    settings = _settings(config, chat)
+    digest = sha256_file(config.questions)
+    player = make_player(config.model, chat, config.stockfish, config.seed, config.workers)
+    # The endpoint is recorded but not keyed, like the answer cache: a resumed run may reach
+    # the same model through another address.
+    keyed = {k: v for k, v in settings.items() if k != "base_url"}
+    name = run_name(f"{config.model}__{config.template}__{config.split}",
+                    [player.id, keyed, digest])
+    try:
+        items = _ask(config, player, questions, name)
+    finally:
+        player.close()
+    result = _result(config, player.id, settings, digest, items, {q.id: q for q in questions})
+    result.write(config.out / f"{name}.json")
+    report = result.as_dict()
+    with atomic_write(config.out / f"{name}.md") as handle:
+        handle.write(markdown_report(report))
+    print(summary_table(report))
+    print(f"wrote {config.out / (name + '.json')}, {name}.md and traces/{name}.jsonl")
+    if not result.complete:
+        log.error("incomplete: %d of %d questions failed for infrastructure reasons; the "
+                  "result is marked incomplete and left off the leaderboard; run the same "
+                  "command again to ask only those", result.infra, result.asked)
+        return EXIT_INCOMPLETE
+    return 0
+
+
+def _settings(config: StaticConfig, chat: ChatConfig | None) -> dict[str, Any]:
+    """Everything that changes the answers or the selection (recorded and in the name)."""
+    settings: dict[str, Any] = {"prompt": config.template, "split": config.split,
+                                "filters": config.filters, "limit": config.limit,
+                                "seed": config.seed}
+    if chat is not None:
+        settings.update(temperature=chat.temperature, max_tokens=chat.max_tokens,
+                        system=chat.system, stop=list(chat.stop), extra=chat.extra,
+                        base_url=chat.base_url)
+    return settings
+
+
+def _ask(config: StaticConfig, player: Player, questions: list[Question],
+         name: str) -> list[Item]:
+    """Every question's scored item; traces are written under a temporary name and renamed."""
+    cache = JsonStore(config.cache_path, "answers")
+    if config.no_cache:
+        cache = _Forgetful(cache)  # type: ignore[assignment]
+    traces_path = config.out / "traces" / f"{name}.jsonl"
+    traces_path.parent.mkdir(parents=True, exist_ok=True)
+    items: list[Item] = []
+    progress = Progress(len(questions), f"ask {config.model[:30]}")
+    try:
+        with atomic_write(traces_path, encoding="utf-8") as traces:
+            for outcome in ask_all(player, config.template, TEMPLATES[config.template],
+                                   questions, cache, config.concurrency, config.breaker):
+                reply = outcome.reply
+                item = score_item(outcome.question, reply.text if reply else None,
+                                  outcome.infra_error, outcome.prompt,
+                                  reply.finish_reason if reply else None)
+                items.append(item)
+                progress.update(item.category, outcome.cached)
+                traces.write(trace_record(outcome, item.as_dict()) + "\n")
+    except BaseException:
+        kept = progress.done - progress.counts[Category.INFRA]
+        if kept:
+            log.info("%d answers are kept in %s; the same command resumes", kept,
+                     config.cache_path)
+        raise
+    finally:
+        progress.close()
+        cache.close()
+    items.sort(key=lambda i: i.id)
+    return items
+
+
+class _Forgetful:
+    """A cache that stores answers but never returns them (--no-cache)."""
+
+    def __init__(self, store: JsonStore) -> None:
+        self._store = store
+
+    def get(self, key: str) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def _result(config: StaticConfig, player_id: str, settings: dict[str, Any], digest: str,
+            items: list[Item], questions: dict[str, Question]) -> StaticResult:
+    """The run's result record from its scored items."""
+    infra = sum(i.category == Category.INFRA for i in items)
+    intervals = aggregate(items, config.seed, config.bootstrap)
+    value = lambda name: (intervals.get(name) or {}).get("value")  # noqa: E731
+    return StaticResult(
+        schema_version=SCHEMA_VERSION, model=config.model, player=player_id,
+        prompt=settings["prompt"], questions=str(config.questions), questions_sha256=digest,
+        split=config.split, filters=config.filters, limit=config.limit, seed=config.seed,
+        settings=settings, complete=infra == 0, n=scored_count(items), asked=len(items),
+        legal_rate=value("legal_rate"), acpl=value("acpl"), accuracy=value("accuracy"),
+        best_move_rate=value("best_move_rate"),
+        puzzle_solve_rate=value("puzzle_solve_rate"), illegal=illegal_counts(items),
+        infra=infra, truncated=sum(i.category == Category.TRUNCATED for i in items),
+        max_tokens=settings.get("max_tokens"),
+        elo={**elo_estimates(items, questions, config.seed, config.mcmc),
+             "predicted_game": _predicted(config, digest, intervals.get("accuracy"))},
+        world_model=world_model(items, settings.get("temperature")),
+        floor=floor_figures(list(questions.values()), config.seed),
+        intervals={k: v for k, v in intervals.items() if k != "n"},
+        by=by_strata(items, config.seed, min(config.bootstrap, 300)), items=items)
+
+
+def _predicted(config: StaticConfig, digest: str,
+               accuracy: dict[str, float] | None) -> dict[str, Any] | None:
+    """The game Elo the ladder's static fit predicts from the accuracy, when it applies."""
+    fit = load_fit(config.game_fit)
+    if fit is None or accuracy is None:
+        return None
+    if (fit.questions_sha256 != digest or config.split != "all" or config.filters
+            or config.limit):
+        log.info("no predicted game Elo: the fit in %s applies only to the whole questions "
+                 "file it was made on", config.game_fit)
+        return None
+    return predict(fit, accuracy["value"], accuracy["lo"], accuracy["hi"]).as_dict()

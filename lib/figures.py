@@ -1,0 +1,28 @@
+"""Saving a matplotlib figure: laid out, written atomically in each format asked, closed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lib.files import atomic_write
+
+DPI = 100  # every figure of the project, so PNG sizes agree across reports
+
+
+def save_figure(fig: Any, *paths: Path) -> Path:
+    """Write `fig` to each path in the format its suffix names (png, svg), then close it;
+    returns the first path."""
+    import matplotlib.pyplot as plt  # only runs that draw pay for importing matplotlib
+
+    fig.tight_layout()
+    try:
+        for path in paths:
+            fmt = path.suffix.lstrip(".")
+            text = fmt == "svg"
+            with atomic_write(path, "w" if text else "wb",
+                              **({"encoding": "utf-8"} if text else {})) as handle:
+                fig.savefig(handle, format=fmt, dpi=DPI)
+    finally:
+        plt.close(fig)
+    return paths[0]
