@@ -42,8 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     setup_logging()
     parser = build_parser()
-    names = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
-    if not argv or (argv[0] not in names and argv[0] not in ("-h", "--help")):
+    names = list(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    if argv and not argv[0].startswith("-") and argv[0] not in names:
+        parser.error(f"unknown command {argv[0]!r} (choose from {', '.join(names)})")
+    if not argv or argv[0] not in [*names, "-h", "--help"]:
         argv = [DEFAULT, *argv]
     args = parser.parse_args(argv)
     status = [0]

@@ -31,3 +31,7 @@ class ConfigError(ChessEvalError):
 
 class PlayerError(ChessEvalError):
     """A benchmark player could not be built from its specification."""
+
+
+class FitError(ChessEvalError):
+    """A statistical fit did not converge or its estimate is not identified by the data."""

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from lib.benchmark.core import btd
+from lib.errors import FitError
 
 PRIOR = btd.Prior(1500.0, 800.0)
 
@@ -121,3 +122,26 @@ def test_pool_hessian_matches_finite_differences(free_nu: bool) -> None:
             lambda y: _negative_log_posterior(y, white, black, scores, free_nu, 0.7), x)
         assert exact.shape == (4 + free_nu, 4 + free_nu)
         np.testing.assert_allclose(exact, numeric, rtol=1e-5, atol=1e-7)
+
+
+def test_separated_data_give_a_wide_interval_not_a_confident_one() -> None:
+    """A player who won every game: finite (the nearly flat prior) but never confident."""
+    white, black = np.array([0, 0, 1, 1, 2, 2]), np.array([1, 2, 0, 2, 0, 1])
+    scores = np.array([0.0, 0.0, 1.0, 1.0, 1.0, 0.5])  # player 1 won all four of its games
+    pool = btd.fit_pool(3, white, black, scores)
+    sd = np.sqrt(np.diag(pool.cov))
+    assert np.isfinite(pool.ratings).all() and sd[1] > 1000
+
+
+def test_one_game_or_all_draws_leave_nu_unidentified() -> None:
+    """With nu free, one decisive game or nothing but draws cannot place the draw rate: an
+    error naming the fit and the data, not a figure; with nu given the interval is wide."""
+    with pytest.raises(FitError, match="joint BTD fit of 2 players on 1 games.*no game"):
+        btd.fit_pool(2, np.array([0]), np.array([1]), np.array([1.0]))
+    with pytest.raises(FitError, match="2 players on 4 games.*every game is drawn"):
+        btd.fit_pool(2, np.array([0, 1, 0, 1]), np.array([1, 0, 1, 0]), np.full(4, 0.5))
+    one = btd.fit_pool(2, np.array([0]), np.array([1]), np.array([1.0]), nu=0.5)
+    assert np.sqrt(one.cov[1, 1]) > 1000
+    draws = btd.fit_pool(2, np.array([0, 1, 0, 1]), np.array([1, 0, 1, 0]), np.full(4, 0.5),
+                         nu=0.5)
+    assert abs(draws.ratings[1]) < 1 and np.sqrt(draws.cov[1, 1]) > 100

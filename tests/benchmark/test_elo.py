@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from lib.benchmark.core import elo
 from lib.benchmark.core.elo import (
     ABOVE,
     BELOW,
@@ -13,6 +14,7 @@ from lib.benchmark.core.elo import (
     world_model_score,
 )
 from lib.benchmark.core.questions import load_questions
+from lib.errors import FitError
 from tests.conftest import ROOT
 
 RATINGS = np.array([q.rating for q in load_questions(ROOT / "questions.csv")
@@ -98,3 +100,15 @@ def test_a_model_far_below_the_humans_is_below_their_range() -> None:
                                              (0.04, 0.3), (0.05, 0.0), (0.5, 0.0)])
 def test_world_model_rubric(rate: float, score: float) -> None:
     assert world_model_score(rate) == score
+
+
+def test_a_mode_on_the_search_bound_is_an_error(monkeypatch) -> None:
+    """A posterior mode found on the edge of its search interval is no estimate."""
+    monkeypatch.setattr(elo, "MODE_BOUNDS", (0, 1000))  # the real mode lies near 2000
+    ratings = np.array([1800.0, 1900, 2000, 2100, 2200])
+    solved = np.array([1.0, 1, 0, 1, 0])
+    with pytest.raises(FitError, match="puzzle-Elo fit on 5 puzzles"):
+        elo.puzzle_posterior(ratings, solved)
+    monkeypatch.undo()
+    mode, _ = elo.puzzle_posterior(ratings, solved)
+    assert 1000 < mode < 3000

@@ -22,11 +22,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
+from lib.errors import FitError
+
 C = np.log(10) / 400  # natural-log units per Elo point
 LEVEL = 0.90
 Z90 = float(stats.norm.ppf(0.5 + LEVEL / 2))
 WIN, DRAW, LOSS = 1.0, 0.5, 0.0
 POOL_SD = 4000.0  # the nearly flat prior of a joint fit: keeps a perfect record finite
+GRADIENT_TOL = 1e-4  # a joint fit has converged when no coordinate's slope exceeds this
 
 
 def probabilities(delta: np.ndarray | float, nu: float) -> tuple[np.ndarray, ...]:
@@ -169,14 +172,33 @@ def fit_pool(n_players: int, white: np.ndarray, black: np.ndarray, scores: np.nd
         log_z = np.logaddexp(np.logaddexp(half, -half), log_nu)
         own = np.where(draws, log_nu, np.where(wins, half, -half))
         return float(-np.sum(own - log_z) + 0.5 * np.sum((ratings / POOL_SD) ** 2))
+    if nu is None and (draws.all() or not draws.any()):
+        raise FitError(f"joint BTD fit of {n_players} players on {len(scores)} games: the draw "
+                       f"parameter is not identified when {'every' if draws.all() else 'no'} "
+                       "game is drawn; give nu")
     size = n_players - 1 + (nu is None)
-    start = np.zeros(size)
-    result = optimize.minimize(negative, start, method="BFGS", options={"gtol": 1e-7})
+    result = optimize.minimize(negative, np.zeros(size), method="BFGS", options={"gtol": 1e-7})
+    # BFGS may report a loss of precision at the optimum itself; the gradient decides.
+    if not (result.success or np.max(np.abs(result.jac)) < GRADIENT_TOL):
+        raise FitError(f"joint BTD fit of {n_players} players on {len(scores)} games did not "
+                       f"converge: {result.message}")
     ratings, nu_ = unpack(result.x)
-    cov_x = np.linalg.inv(pool_hessian(ratings, nu_, white, black, nu is None))
+    cov_x = _inverse_of_positive_definite(
+        pool_hessian(ratings, nu_, white, black, nu is None),
+        f"joint BTD fit of {n_players} players on {len(scores)} games")
     cov = np.zeros((n_players, n_players))
     cov[1:, 1:] = 100 ** 2 * cov_x[: n_players - 1, : n_players - 1]
     return Pool(ratings, cov, nu_)
+
+
+def _inverse_of_positive_definite(matrix: np.ndarray, what: str) -> np.ndarray:
+    """The inverse of a Hessian that must be positive definite (a maximum, not a saddle)."""
+    try:
+        np.linalg.cholesky(matrix)
+    except np.linalg.LinAlgError:
+        raise FitError(f"{what}: the curvature at the optimum is not positive definite, so "
+                       "there is no interval") from None
+    return np.linalg.inv(matrix)
 
 
 def pool_hessian(ratings: np.ndarray, nu: float, white: np.ndarray, black: np.ndarray,

@@ -29,6 +29,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from lib.benchmark.core.bootstrap import percentile_interval, resample
+from lib.errors import FitError
 
 PRIOR_MEAN = 1500.0  # Lichess's starting rating
 PRIOR_SD = 800.0  # wide: a model that solves little is not pulled up to the middle
@@ -123,6 +124,9 @@ def _extreme(ratings: np.ndarray, solved: np.ndarray, method: str) -> Estimate |
     return bounded(est, floor, ceil)
 
 
+MODE_BOUNDS = (-3000, 7000)  # where the puzzle-Elo mode is searched (the prior is N(1500, 800))
+
+
 def _log_posterior(r: float, ratings: np.ndarray, solved: np.ndarray) -> float:
     logits = (r - ratings) * LN10_400
     loglik = np.sum(solved * -np.logaddexp(0, -logits) + (1 - solved) * -np.logaddexp(0, logits))
@@ -131,10 +135,14 @@ def _log_posterior(r: float, ratings: np.ndarray, solved: np.ndarray) -> float:
 
 def puzzle_posterior(ratings: np.ndarray, solved: np.ndarray) -> tuple[float, float]:
     """The puzzle-Elo posterior's mode and its Laplace standard deviation (always defined)."""
+    low, high = MODE_BOUNDS
     res = optimize.minimize_scalar(lambda r: -_log_posterior(r, ratings, solved),
-                                   bounds=(-3000, 7000), method="bounded",
+                                   bounds=(low, high), method="bounded",
                                    options={"xatol": 1e-3})
     r = float(res.x)
+    if not res.success or min(r - low, high - r) < 1:
+        raise FitError(f"puzzle-Elo fit on {len(ratings)} puzzles: the posterior's mode was not "
+                       f"found inside [{low}, {high}] ({res.message})")
     p = 1 / (1 + np.exp(-(r - ratings) * LN10_400))
     precision = float(np.sum(p * (1 - p)) * LN10_400 ** 2 + 1 / PRIOR_SD ** 2)
     return r, precision ** -0.5

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from lib.benchmark.core import btd
-from lib.errors import DataError
+from lib.errors import DataError, FitError
 
 MIX_NODES = 1_000  # the engine half of a mix rung: weak but instant
 ELO_NODES = 20_000  # UCI_Elo rungs, searched to this many nodes per move, one thread
@@ -86,7 +86,11 @@ def rate(rungs: list[Rung], white: np.ndarray, black: np.ndarray,
         # The spread of the rung's rating relative to the anchors' mean, which sets the scale.
         a = -np.isin(np.arange(len(rungs)), anchored).astype(float) / len(anchored)
         a[i] += 1
-        sd = float(np.sqrt(max(a @ pool.cov @ a, 0.0)))
+        variance = float(a @ pool.cov @ a)
+        if variance <= 0 and np.any(a):  # only the anchor itself is known exactly
+            raise FitError(f"ladder fit of {len(rungs)} rungs on {len(scores)} games: rung "
+                           f"{rung.name} has no positive variance")
+        sd = float(np.sqrt(max(variance, 0.0)))
         played = (white == i) | (black == i)
         own = np.where(white == i, scores, 1 - scores)[played]
         elo = float(pool.ratings[i] + offset)
