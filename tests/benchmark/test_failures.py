@@ -93,7 +93,10 @@ def test_the_breaker_stops_a_run_of_failures(questions: Path, tmp_path: Path, ca
     assert not list(tmp_path.glob("*.json"))
 
 
-def test_truncated_answers_are_counted_apart(questions: Path, tmp_path: Path) -> None:
+def test_truncated_answers_count_as_failures(questions: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A reply cut by --max-tokens before a move is a failed answer in every metric (ACPL at
+    the cap), kept as its own category, with a hint to raise the limit."""
     def script(fen: str, attempt: int) -> Response:
         if fen.split()[1] == "w":
             return Response("Let me look at the position. The knight on", finish_reason="length")
@@ -103,10 +106,19 @@ def test_truncated_answers_are_counted_apart(questions: Path, tmp_path: Path) ->
                                     "--max-tokens", "90")) == 0
         assert {b["max_tokens"] for b in server.bodies[1:]} == {90}
     result = json.loads(next(tmp_path.glob("*.json")).read_text())
-    white = sum(chess.Board(i["id"] and _fen(questions, i["id"])).turn for i in result["items"])
-    assert result["truncated"] == white > 0 and result["n"] == len(result["items"]) - white
-    assert result["illegal"]["format"] == 0
+    items = result["items"]
+    white = [chess.Board(_fen(questions, i["id"])).turn for i in items]
+    cut = [i for i, w in zip(items, white, strict=True) if w]
+    legal = [i for i, w in zip(items, white, strict=True) if not w]
+    assert result["truncated"] == len(cut) > 0 and result["n"] == len(items)
+    assert {i["category"] for i in cut} == {"truncated"} and result["illegal"]["format"] == 0
+    assert result["legal_rate"] == round(len(legal) / len(items), 4)
+    assert result["accuracy"] == round(sum(i["accuracy"] for i in legal) / len(items), 4)
+    assert result["acpl"] == round((sum(i["cp_loss"] for i in legal) + 1000 * len(cut))
+                                   / len(items), 4)
+    assert result["best_move_rate"] == round(sum(i["best"] for i in legal) / len(items), 4)
     assert "truncated at max_tokens=90" in next(tmp_path.glob("*.md")).read_text()
+    assert "raise --max-tokens" in capsys.readouterr().out
 
 
 def _fen(questions: Path, qid: str) -> str:
@@ -114,16 +126,21 @@ def _fen(questions: Path, qid: str) -> str:
         return next(r["prompt"] for r in csv.DictReader(handle) if r["id"] == qid)
 
 
-def test_nothing_scored_gives_no_score(questions: Path, tmp_path: Path) -> None:
+def test_every_answer_truncated_is_a_zero_score(questions: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A model that never finishes within --max-tokens scores zero, not nothing (it used to
+    get n = 0 and no score at all, which flattered it)."""
     cut = Response("Chess position (FEN): ... thinking", finish_reason="length")
     with ChatServer(lambda fen, attempt: cut) as server:
         assert benchmark.main(_argv(server.base_url, questions, tmp_path)) == 0
     result = json.loads(next(tmp_path.glob("*.json")).read_text())
-    assert result["n"] == 0 and result["legal_rate"] is None
-    assert result["world_model"]["score"] is None
-    assert result["elo"] == {"puzzle": None, "human": None, "predicted_game": None}
-    assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
-                           str(questions)]) == 2  # n = 0 is never listed
+    assert result["n"] == result["asked"] == result["truncated"] > 0
+    assert result["legal_rate"] == result["accuracy"] == result["best_move_rate"] == 0
+    assert result["acpl"] == 1000
+    assert result["world_model"]["score"] == 0.0
+    assert result["world_model"]["shares"]["truncated"] == 1.0
+    assert result["elo"]["human"]["text"].startswith("below")  # a bound, never a figure
+    assert "raise --max-tokens" in capsys.readouterr().out
 
 
 @pytest.mark.skip(reason="flaky under CI load: the test server's slot is not first come, "

@@ -23,7 +23,10 @@ from lib.benchmark.core.players import RandomPlayer
 from lib.benchmark.core.prompts import Question
 from lib.grading import ALL_GRADES, CP_LOSS_CAP, puzzle_solved, score_move
 
-UNSCORED = (Category.INFRA, Category.TRUNCATED)  # outcomes that say nothing of the model's chess
+# Outcomes that say nothing of the model: only infrastructure failures. A truncated answer is
+# the model's failure (it did not commit to a move within --max-tokens) and scores as one.
+UNSCORED = (Category.INFRA,)
+TRUNCATED_HINT = 0.10  # above this share of truncated answers, the report says to raise it
 STRATA = ("source", "elo_bucket", "phase", "type", "color")
 SUMMARY_METRICS = ("legal_rate", "acpl", "accuracy", "best_move_rate", "puzzle_solve_rate")
 
@@ -70,12 +73,10 @@ def score_item(question: Question, answer: str | None, infra_error: str | None,
     parsed = answers.parse(answer, chess.Board(question.fen), prompt,
                            truncated=finish_reason == "length")
     base["found_by"] = parsed.found_by
-    if parsed.category == Category.TRUNCATED:
-        return Item(**base, answer=answer, text=None, move=None, category=Category.TRUNCATED,
-                    detail=parsed.detail)
-    if parsed.move is None:
+    if parsed.move is None:  # illegal or truncated: a failure in every metric
         solved = False if question.source == "puzzle" else None
-        return Item(**base, answer=answer, text=parsed.text, move=None,
+        truncated = parsed.category == Category.TRUNCATED
+        return Item(**base, answer=answer, text=None if truncated else parsed.text, move=None,
                     category=parsed.category or Category.FORMAT, detail=parsed.detail,
                     accuracy=0.0, best=False, solved=solved)
     uci = parsed.move.uci()
@@ -93,11 +94,14 @@ def score_item(question: Question, answer: str | None, infra_error: str | None,
 def _metric_arrays(items: list[Item]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Numerator and denominator per item for every ratio metric."""
     legal = np.array([i.category == Category.LEGAL for i in items], float)
+    truncated = np.array([i.category == Category.TRUNCATED for i in items], float)
     ones = np.ones(len(items))
     puzzle = np.array([i.solved is not None for i in items], float)
     out = {
         "legal_rate": (legal, ones),
-        "acpl": (np.array([i.cp_loss or 0 for i in items], float), legal),
+        # A truncated answer's loss is the cap; an illegal one stays out of ACPL, as before.
+        "acpl": (np.array([CP_LOSS_CAP if i.category == Category.TRUNCATED else i.cp_loss or 0
+                           for i in items], float), legal + truncated),
         "accuracy": (np.array([i.accuracy or 0.0 for i in items], float), ones),
         "best_move_rate": (np.array([bool(i.best) for i in items], float), ones),
         "puzzle_solve_rate": (np.array([bool(i.solved) for i in items], float), puzzle),
@@ -114,7 +118,7 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray | float:
 
 def aggregate(items: list[Item], seed: int = 0, boot: int = 1000) -> dict[str, Any]:
     """Every metric with its point value and a 90% interval, from a bootstrap stratified by
-    source and Elo bucket. Infrastructure failures and truncated answers are left out."""
+    source and Elo bucket. Infrastructure failures are left out; truncated answers fail."""
     scored = [i for i in items if i.category not in UNSCORED]
     if not scored:
         return {"n": 0}
@@ -145,7 +149,7 @@ def by_strata(items: list[Item], seed: int = 0, boot: int = 1000) -> dict[str, A
 
 
 def scored_count(items: list[Item]) -> int:
-    """Items whose answer was scored (neither infra nor truncated)."""
+    """Items whose answer was scored (all but infrastructure failures)."""
     return sum(i.category not in UNSCORED for i in items)
 
 
@@ -183,7 +187,8 @@ def world_model(items: list[Item], temperature: float | None = None) -> dict[str
     and what the score rests on (`temperature`: the run's; None for a baseline player)."""
     answered = [i for i in items if i.category not in UNSCORED]
     at = "a baseline player" if temperature is None else f"temperature {temperature:g}"
-    rests_on = (f"the illegal rate of {len(answered)} single-move answers ({at}) only; the "
+    rests_on = (f"the illegal rate of {len(answered)} single-move answers ({at}; a truncated "
+                "answer counts as a failure) only; the "
                 "consistency tests (self-consistency, symmetry, temperature) were not run: "
                 "benchmark.py worldmodel runs them")
     if not answered:
@@ -192,7 +197,7 @@ def world_model(items: list[Item], temperature: float | None = None) -> dict[str
     illegal = [i for i in answered if i.category != Category.LEGAL]
     rate = len(illegal) / len(answered)
     shares = {c: (sum(i.category == c for i in illegal) / len(illegal) if illegal else 0.0)
-              for c in answers.ILLEGAL_CATEGORIES}
+              for c in (*answers.ILLEGAL_CATEGORIES, Category.TRUNCATED)}
     return {"score": world_model_score(rate), "illegal_rate": round(rate, 4),
             "shares": {k: round(v, 3) for k, v in shares.items()}, "rests_on": rests_on,
             "note": "rubric applied to the illegal rate only; consistency tests not run"}

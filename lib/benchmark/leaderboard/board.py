@@ -263,9 +263,10 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
         ("human", "Human-calibrated Elo of the static run (Lichess game-rating scale)",
          ["model", "prompt", "n", "legal", "ACPL", "accuracy", "puzzles solved",
           "world model"]),
-        ("static puzzle", "Puzzle Elo of the static run (single moves, Lichess puzzle-rating "
-         "scale)", ["model", "prompt", "n", "legal", "ACPL", "accuracy", "puzzles solved",
-                    "world model"]))
+        ("static puzzle", "First-move puzzle Elo of the static run (only each line's first "
+         "move asked, so above a whole-line rating; Lichess puzzle-rating scale)",
+         ["model", "prompt", "n", "legal", "ACPL", "accuracy", "puzzles solved",
+          "world model"]))
     for key, title, head in sections:
         if tables[key]:
             out += [f"## {title}", "", *_table(head, tables[key], seed), ""]
@@ -286,7 +287,8 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
 
 
 PANELS = (("games", "game Elo (ladder)"), ("puzzles", "puzzle Elo, adaptive"),
-          ("human", "human-calibrated Elo (static)"), ("static puzzle", "puzzle Elo (static)"))
+          ("human", "human-calibrated Elo (static)"),
+          ("static puzzle", "first-move puzzle Elo (static)"))
 
 
 def _plot(tables: dict[str, list[Entry]], floor: dict[str, Any], svg: Path, png: Path) -> None:

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from lib.benchmark.core.results import elo_text
-from lib.benchmark.core.scoring import SUMMARY_METRICS
+from lib.benchmark.core.scoring import SUMMARY_METRICS, TRUNCATED_HINT
 
 
 def status_line(result: dict[str, Any]) -> str:
@@ -14,13 +14,23 @@ def status_line(result: dict[str, Any]) -> str:
     parts = [f"n={result['n']} scored of {result['asked']} asked"]
     if result.get("truncated"):
         parts.append(f"{result['truncated']} truncated at max_tokens={result.get('max_tokens')}"
-                     " (not scored: raise --max-tokens)")
+                     " (each counted as a failed answer)")
     if result["infra"]:
         parts.append(f"INCOMPLETE: {result['infra']} infrastructure failures not scored "
                      "(rerun the same command to complete)")
     if not result["n"]:
         parts.append("no scored answer: no score")
-    return "; ".join(parts)
+    line = "; ".join(parts)
+    hint = truncation_hint(result.get("truncated", 0), result["n"], result.get("max_tokens"))
+    return line + ("\n" + hint if hint else "")
+
+
+def truncation_hint(truncated: int, answered: int, max_tokens: int | None) -> str | None:
+    """One line asking for a larger --max-tokens when over TRUNCATED_HINT were cut off."""
+    if not answered or truncated <= TRUNCATED_HINT * answered:
+        return None
+    return (f"hint: {truncated} of {answered} answers ({truncated / answered:.0%}) were cut at "
+            f"max_tokens={max_tokens} before a move; raise --max-tokens")
 
 
 def summary_table(result: dict[str, Any]) -> str:
@@ -36,7 +46,7 @@ def summary_table(result: dict[str, Any]) -> str:
                          f"{m['hi']:.3f}]{shown}")
     lines.append("  illegal by category: " + ", ".join(
         f"{k} {v}" for k, v in result["illegal"].items()))
-    for kind, label in (("puzzle", "puzzle Elo (Lichess puzzle rating scale)"),
+    for kind, label in (("puzzle", "first-move puzzle Elo (Lichess puzzle rating scale)"),
                         ("human", "human-calibrated Elo (Lichess game rating scale)"),
                         ("predicted_game", "predicted game Elo (the ladder's scale)")):
         e = result["elo"].get(kind)
@@ -77,9 +87,12 @@ def markdown_report(result: dict[str, Any]) -> str:
         if e:
             base = (floor.get("elo") or {}).get(kind)
             shown = f"; random mover: {elo_text(base)}" if base else ""
-            out.append(f"- {kind}: {elo_text(e)} ({e['method']}, n={e['n']}) {e['note']}"
+            name = "first-move puzzle" if kind == "puzzle" else kind
+            out.append(f"- {name}: {elo_text(e)} ({e['method']}, n={e['n']}) {e['note']}"
                        f"{shown}")
-    out.append("- Puzzle Elo is on the Lichess puzzle-rating scale, not game Elo.")
+    out.append("- First-move puzzle Elo is on the Lichess puzzle-rating scale, not game Elo. "
+               "Only each puzzle's first move is asked, while a Lichess rating is for the "
+               "whole line, so it runs above a whole-line puzzle Elo (benchmark.py puzzles).")
     wm = result["world_model"]
     out += ["", "## World model", "",
             f"Seed 001's rubric: {wm['score']}. It rests on "

@@ -109,7 +109,9 @@ def ask_tests(players: Callable[[float], Player], questions: list[Question], cac
             if o.reply is None:
                 out.infra += 1
             elif o.reply.finish_reason == "length":
+                # Cut off: a failure like any other, read as an empty list (every move missed)
                 out.truncated_lists += 1
+                out.lists[o.question.id] = parse_list("", o.question.board())
             else:
                 out.lists[o.question.id] = parse_list(o.reply.text, o.question.board())
         listed = [q for q in questions if out.lists.get(q.id) and out.lists[q.id].claimed]
