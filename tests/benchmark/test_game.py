@@ -6,9 +6,13 @@ import chess
 import chess.pgn
 
 from lib.benchmark.core import turns
+from lib.benchmark.core.chat import ChatConfig
+from lib.benchmark.core.players import ChatPlayer
 from lib.benchmark.core.turns import Start
 from lib.benchmark.games import game
 from lib.benchmark.games.game import GameRecord
+from lib.kvstore import JsonStore
+from tests.benchmark.chatserver import ChatServer, Response
 
 
 def test_chess960_starts_are_seeded_valid_and_never_the_standard_one() -> None:
@@ -97,3 +101,27 @@ def test_the_retry_prompt_says_what_was_wrong() -> None:
     assert "'Qh5' was not accepted (rule: the queen is blocked)" in prompt
     assert "Legal moves: " in prompt and " Nf3 " in prompt
     assert "You play White" in prompt and chess.STARTING_FEN in prompt
+
+
+def test_an_edited_game_prompt_is_asked_again(tmp_path, monkeypatch) -> None:
+    """The move cache keys the prompt's text: the same turn is answered from the cache, but
+    once the instruction's wording changes (same template version) the server is asked."""
+    with ChatServer(lambda fen, attempt: Response("Final answer: e4")) as server:
+        config = ChatConfig(base_url=server.base_url, model="m", retries=0, timeout_s=5,
+                            slots=1)
+        side = turns.Side(ChatPlayer(config), turns.GAME_TEMPLATE)
+        cache = JsonStore(tmp_path / "moves.db", "answers")
+
+        def turn() -> list[turns.Attempt]:
+            move, attempts = turns.take_turn(side, chess.Board(), [], game.standard_start(),
+                                             "game-1", cache)
+            assert move == chess.Move.from_uci("e2e4")
+            return attempts
+        try:
+            assert [a.cached for a in turn()] == [False]
+            assert [a.cached for a in turn()] == [True]
+            monkeypatch.setattr(turns, "GAME_INSTRUCTION", "Answer as: Final answer: <move>")
+            assert [a.cached for a in turn()] == [False]
+        finally:
+            cache.close()
+        assert server.calls[chess.STARTING_FEN] == 2

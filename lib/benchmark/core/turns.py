@@ -141,16 +141,21 @@ class Side:
     retries: int = RETRIES
 
 
-def move_key(side: Side, game_key: str, board: chess.Board, sans: list[str],
-             attempt: int) -> str:
-    """The answer-cache key: player, prompt version, game, position, moves so far, attempt.
+def move_key(side: Side, game_key: str, board: chess.Board, sans: list[str], attempt: int,
+             prompt: str) -> str:
+    """The answer-cache key: player, prompt version, game, position, moves so far, attempt,
+    and a digest of the prompt's text.
 
     The game is part of it: two games reaching the same position must not share an answer,
     or every game of a seeded or random player with the same colour against the same rung
-    would replay the first one (and a model sampled at a temperature would too).
+    would replay the first one (and a model sampled at a temperature would too). The prompt's
+    digest is part of it so that editing a template without bumping its version never reuses
+    an answer to the old text.
     """
     history = hashlib.sha256(" ".join(sans).encode()).hexdigest()[:16]
-    return f"{side.player.id}|{side.template}|{game_key}|{board.fen()}|{history}|{attempt}"
+    text = hashlib.sha256(prompt.encode()).hexdigest()[:16]
+    return (f"{side.player.id}|{side.template}|{game_key}|{board.fen()}|{history}|{attempt}"
+            f"|{text}")
 
 
 def _ask(side: Side, board: chess.Board, prompt: str, key: str, qid: str,
@@ -180,7 +185,7 @@ def take_turn(side: Side, board: chess.Board, sans: list[str], start: Start, gam
     for attempt in range(side.retries + 1):
         prompt = "" if side.template == ENGINE_TEMPLATE else game_prompt(
             board, sans, start, side.legal, feedback)
-        key = move_key(side, game_key, board, sans, attempt)
+        key = move_key(side, game_key, board, sans, attempt, prompt)
         reply, cached = _ask(side, board, prompt, key, f"{game_key}:{ply}:{attempt}", cache)
         parsed = answers.parse(reply.text, board, prompt or None,
                                reply.finish_reason == "length")
