@@ -80,3 +80,13 @@ def test_pinned_piece_and_castling_rules() -> None:
     assert parse("O-O", blocked).detail == "castling path blocked"
     in_check = chess.Board("4k3/8/8/8/8/8/4r3/R3K2R w KQ - 0 1")
     assert parse("e1g1", in_check).detail == "castling out of check"
+
+
+def test_empty_and_filtered_replies_are_not_format_errors() -> None:
+    """No text, or text a content filter withheld, is its own category, not notation."""
+    for text in ("", "  \n "):
+        assert (parse(text, START).category, parse(text, START).detail) == (
+            Category.EMPTY, "empty reply")
+    filtered = parse("Final answer: Nf3", START, filtered=True)
+    assert filtered.category == Category.EMPTY and filtered.move is None
+    assert "content filter" in filtered.detail

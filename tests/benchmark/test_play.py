@@ -170,3 +170,49 @@ def test_calibrate_rates_rungs_anchored_to_uci_elo(tmp_path: Path) -> None:
     assert sum(r.games for r in ladder.rungs) == 2 * 5
     with sqlite3.connect(tmp_path / "cal.db") as db:
         assert db.execute("SELECT count(*) FROM games").fetchone()[0] == 5
+
+
+def test_a_refused_request_mid_game_stops_the_run_with_one_line(
+        ladder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """HTTP 400 (a context-length refusal) mid-game cannot succeed on retry or in the next
+    game: the run stops at once naming it, instead of aborting game after game."""
+    def script(fen: str, attempt: int) -> Response:
+        if chess.Board(fen).fullmove_number >= 3:  # the prompt has grown too long
+            return Response(status=400, raw=b'{"error": "context length exceeded"}')
+        return Response(f"Final answer: {_san(fen)}")
+    with ChatServer(script) as server:
+        status = benchmark.main(_play(ladder, tmp_path, "--model", "local/m", "--base-url",
+                                      server.base_url, "--retries", "3", "--timeout", "5",
+                                      "--concurrency", "1"))
+        refused = sum(chess.Board(f).fullmove_number >= 3 for f, n in server.calls.items()
+                      for _ in range(n) if f)
+    assert status == 2 and refused == 1  # one refusal, never retried, no further game
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: HTTP 400") and "context length exceeded" in err[-1]
+    assert not list(tmp_path.glob("play__*.json"))
+
+
+def test_empty_and_filtered_replies_are_retried_and_named(ladder: Path,
+                                                          tmp_path: Path) -> None:
+    """An empty reply and a filtered one are retried like illegal answers and reported as
+    `empty`, never as format errors; the game goes on with the legal third answer."""
+    def script(fen: str, attempt: int) -> Response:
+        if attempt == 0:
+            return Response("")
+        if attempt == 1:
+            return Response("I cannot help with that", finish_reason="content_filter")
+        return Response(f"Final answer: {_san(fen)}")
+    with ChatServer(script) as server:
+        status = benchmark.main(_play(ladder, tmp_path, "--model", "local/m", "--base-url",
+                                      server.base_url, "--retries", "0", "--timeout", "5",
+                                      "--concurrency", "1", "--max-games", "2"))
+        retry_prompts = [b["messages"][-1]["content"] for b in server.bodies
+                         if "was not accepted" in b["messages"][-1]["content"]]
+    assert status == 0
+    [result] = tmp_path.glob("play__*.json")
+    tax = json.loads(result.read_text())["taxonomy"]
+    # Every position is new to the server, so each legal move took an empty and a filtered try.
+    assert tax["empty"] == 2 * tax["legal"] > 0 and tax["format"] == 0
+    assert any("(empty: empty reply)" in p for p in retry_prompts)
+    assert any("(empty: withheld by the provider's content filter)" in p
+               for p in retry_prompts)

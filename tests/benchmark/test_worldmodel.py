@@ -6,13 +6,22 @@ from dataclasses import replace
 from pathlib import Path
 
 import chess
+import numpy as np
 import pytest
 from scipy import stats
 
 import benchmark
 from lib.benchmark.core.questions import load_questions, select
 from lib.benchmark.worldmodel.prompts import mirrored, parse_list
-from lib.benchmark.worldmodel.stats import hypothesis, n_for_power, rubric, trend, wilson
+from lib.benchmark.worldmodel.stats import (
+    hypothesis,
+    mcnemar,
+    mcnemar_power,
+    n_for_power,
+    rubric,
+    trend,
+    wilson,
+)
 from lib.position import mirror_move
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
 from tests.conftest import ROOT
@@ -85,7 +94,11 @@ def test_worldmodel_flow_against_a_scripted_model(tmp_path: Path) -> None:
     assert r["score"]["by_illegal_rate"] == 1.0
     assert r["score"]["score"] == rubric(0.0, worst)["score"] < 1.0
     parts = r["hypothesis"]["parts"]
-    assert parts["illegal"]["p_value"] == pytest.approx(0.98 ** 24, abs=1e-4)
+    # The illegal part counts the 12 positions, not their 24 answers (pairs are not
+    # independent trials), and its power is taken for two answers per position.
+    assert parts["illegal"]["p_value"] == pytest.approx(0.98 ** LIMIT, abs=1e-4)
+    assert parts["illegal"]["n"] == LIMIT
+    assert r["symmetry"]["illegal_mcnemar"]["p_value"] is None  # no discordant pair
     outside = LIMIT - white  # B's choices outside A's list: the dropped legal moves
     assert parts["b_outside_a"]["k"] == outside and parts["b_outside_a"]["n"] == LIMIT
     assert parts["b_outside_a"]["p_value"] == pytest.approx(
@@ -180,3 +193,19 @@ def test_rubric_trend_and_power_by_hand() -> None:
     got = hypothesis(0, n, 0, m, 0, m)["power"]["0.5%"]
     assert got == pytest.approx(expected * stats.binom.cdf(crit2, m, 0.005), abs=1e-4)
     assert wilson(0, 10)["lo"] == 0.0 and 0.1 < wilson(0, 10)["hi"] < 0.3
+
+
+def test_mcnemar_by_hand_and_its_power_by_simulation() -> None:
+    """The exact McNemar p-value by hand; its power against a seeded simulation of the
+    design (pairs failing only on one side with the given rates)."""
+    assert mcnemar(5, 0) == pytest.approx(2 * 0.5 ** 5)
+    assert mcnemar(3, 3) == 1.0 and mcnemar(0, 0) is None
+    assert mcnemar(9, 1) == pytest.approx(2 * (1 + 10) / 2 ** 10)
+    rng = np.random.default_rng(3)
+    for n, p10, p01 in ((100, 0.02, 0.0), (400, 0.02, 0.0), (300, 0.05, 0.01)):
+        sides = rng.choice(3, size=(20_000, n), p=[p10, p01, 1 - p10 - p01])
+        b, c = (sides == 0).sum(axis=1), (sides == 1).sum(axis=1)
+        p = [mcnemar(int(x), int(y)) for x, y in zip(b, c, strict=True)]
+        simulated = np.mean([v is not None and v <= 0.05 for v in p])
+        assert mcnemar_power(n, p10, p01) == pytest.approx(simulated, abs=0.01), (n, p10, p01)
+    assert mcnemar_power(100, 0.02, 0.0) < 0.05  # seed 001's n = 100 cannot see 2%

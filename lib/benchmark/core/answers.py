@@ -21,8 +21,8 @@ Categories of a failure (seed 001's taxonomy, refined):
   opponent's piece;
 - rule: the piece is there but may not move so: wrong geometry, path blocked, own king left in
   check, a pinned piece, castling without rights or through check.
-`truncated` (the reply was cut before it committed to a move) is not the model's notation
-error and is counted apart.
+`truncated` (the reply was cut before it committed to a move) and `empty` (no text, or a reply
+a content filter withheld) are not notation errors and are counted apart; both are failures.
 """
 
 from __future__ import annotations
@@ -43,10 +43,14 @@ class Category(StrEnum):
     STATE = "state"
     RULE = "rule"
     TRUNCATED = "truncated"  # cut by the token limit before it committed to a move
+    EMPTY = "empty"  # no answer text: an empty reply, or one a content filter withheld
     INFRA = "infra"  # no answer: the request failed for infrastructure reasons
 
 
 ILLEGAL_CATEGORIES = (Category.FORMAT, Category.AMBIGUOUS, Category.STATE, Category.RULE)
+# Every way an answer can hold no legal move: the taxonomy's categories, then the two that are
+# not notation errors.
+FAILED_ANSWERS = (*ILLEGAL_CATEGORIES, Category.TRUNCATED, Category.EMPTY)
 
 SQUARE = r"[a-h][1-8]"
 UCI_RE = re.compile(rf"({SQUARE})({SQUARE})([qrbnQRBN]?)")
@@ -169,12 +173,18 @@ def _clean(token: str) -> str:
 
 
 def parse(answer: str, board: chess.Board, prompt: str | None = None,
-          truncated: bool = False) -> Parsed:
+          truncated: bool = False, filtered: bool = False) -> Parsed:
     """The committed move of an answer, legal or classified by what is wrong with it.
 
     `prompt` is the text the model was asked (its echoes are never the answer); `truncated`
-    says the reply was cut by the token limit.
+    says the reply was cut by the token limit, `filtered` that the provider's content filter
+    stopped it (finish_reason "content_filter"). Neither an empty nor a filtered reply is a
+    notation error: both are EMPTY.
     """
+    if filtered:
+        return Parsed(None, None, Category.EMPTY, "withheld by the provider's content filter")
+    if not answer.strip():
+        return Parsed(None, None, Category.EMPTY, "empty reply")
     text, found_by = extract(answer, prompt, truncated)
     if text is None:
         if truncated:

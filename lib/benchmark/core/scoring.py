@@ -71,7 +71,8 @@ def score_item(question: Question, answer: str | None, infra_error: str | None,
                     detail=infra_error or "no answer")
     base["finish_reason"] = finish_reason
     parsed = answers.parse(answer, chess.Board(question.fen), prompt,
-                           truncated=finish_reason == "length")
+                           truncated=finish_reason == "length",
+                           filtered=finish_reason == "content_filter")
     base["found_by"] = parsed.found_by
     if parsed.move is None:  # illegal or truncated: a failure in every metric
         solved = False if question.source == "puzzle" else None
@@ -89,6 +90,15 @@ def score_item(question: Question, answer: str | None, infra_error: str | None,
                 detail="legal", cp_loss=scored.cp_loss, win_loss=round(scored.win_loss, 3),
                 accuracy=round(scored.accuracy, 3), grade=scored.grade, best=scored.best,
                 solved=solved)
+
+
+def truncation_hint(truncated: int, answered: int, max_tokens: int | None) -> str | None:
+    """One line asking for a larger --max-tokens when over TRUNCATED_HINT were cut off."""
+    if not answered or truncated <= TRUNCATED_HINT * answered:
+        return None
+    limit = "" if max_tokens is None else f" at max_tokens={max_tokens}"
+    return (f"hint: {truncated} of {answered} answers ({truncated / answered:.0%}) were cut"
+            f"{limit} before a move; raise --max-tokens")
 
 
 def _metric_arrays(items: list[Item]) -> dict[str, tuple[np.ndarray, np.ndarray]]:

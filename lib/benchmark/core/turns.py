@@ -19,7 +19,7 @@ import chess.pgn
 
 from lib.benchmark.core import answers
 from lib.benchmark.core.answers import Category
-from lib.benchmark.core.chat import InfraError, Reply
+from lib.benchmark.core.chat import FatalInfraError, InfraError, Reply
 from lib.benchmark.core.players import Player
 from lib.benchmark.core.prompts import Question
 from lib.kvstore import JsonStore
@@ -169,6 +169,8 @@ def _ask(side: Side, board: chess.Board, prompt: str, key: str, qid: str,
                         chess960=board.chess960)
     try:
         reply = side.player.answer(question, prompt)
+    except FatalInfraError:
+        raise  # every further request would fail the same way (400, 401, 404): stop the run
     except InfraError as exc:
         raise GameAborted(str(exc)) from exc
     cache.put(key, asdict(reply))
@@ -188,7 +190,8 @@ def take_turn(side: Side, board: chess.Board, sans: list[str], start: Start, gam
         key = move_key(side, game_key, board, sans, attempt, prompt)
         reply, cached = _ask(side, board, prompt, key, f"{game_key}:{ply}:{attempt}", cache)
         parsed = answers.parse(reply.text, board, prompt or None,
-                               reply.finish_reason == "length")
+                               reply.finish_reason == "length",
+                               reply.finish_reason == "content_filter")
         attempts.append(Attempt(ply, attempt, prompt, reply.text, parsed.text,
                                 parsed.move.uci() if parsed.move else None, parsed.category,
                                 parsed.detail, cached, reply.prompt_tokens,

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from lib.benchmark.core.answers import ILLEGAL_CATEGORIES, Category
+from lib.benchmark.core.answers import FAILED_ANSWERS
 from lib.figures import save_figure
 
 
@@ -37,7 +37,7 @@ def figures(result: dict[str, Any], stem: Path) -> list[Path]:
             ax.legend(loc="best")
     paths.append(save_figure(fig, _named(stem, "posterior")))
     tax = result["taxonomy"]
-    kinds = [*ILLEGAL_CATEGORIES, Category.TRUNCATED]
+    kinds = list(FAILED_ANSWERS)
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.bar(kinds, [tax[k] for k in kinds], color="tab:red")
     ax.set(title=f"Illegal answers by category ({tax['attempts']} attempts)",

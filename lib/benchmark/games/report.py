@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from lib.benchmark.core.answers import ILLEGAL_CATEGORIES, Category
+from lib.benchmark.core.answers import FAILED_ANSWERS, Category
 from lib.benchmark.core.bootstrap import percentile_interval, resample
 from lib.benchmark.core.elo import INTERVAL, LEVEL
+from lib.benchmark.core.scoring import truncation_hint
 from lib.benchmark.core.turns import Condition
 from lib.benchmark.games.figures import figures
 from lib.benchmark.games.game import ADJUDICATE, cp_losses, pgn
@@ -117,7 +118,7 @@ def taxonomy(session: Session) -> dict[str, Any]:
                     counts[a["category"] or "legal"] += 1
     total = sum(counts.values())
     return {"attempts": total, "legal": counts["legal"],
-            **{c: counts[c] for c in (*ILLEGAL_CATEGORIES, Category.TRUNCATED)},
+            **{c: counts[c] for c in FAILED_ANSWERS},
             "illegal_rate": (total - counts["legal"]) / total if total else None}
 
 
@@ -169,10 +170,12 @@ def markdown(result: dict[str, Any]) -> str:
     tax = result["taxonomy"]
     rate = tax["illegal_rate"]
     lines += ["", f"Answers: {tax['attempts']} attempts, {tax['legal']} legal; illegal: "
-              + ", ".join(f"{c} {tax[c]}" for c in (*ILLEGAL_CATEGORIES, Category.TRUNCATED))
+              + ", ".join(f"{c} {tax[c]}" for c in FAILED_ANSWERS)
               + (f" (rate {rate:.1%})" if rate is not None else ""),
               f"ACPL in its games: {_num(result['acpl']['acpl'])} over "
               f"{result['acpl']['moves']} moves (judge: {result['judge']})", ""]
+    if hint := truncation_hint(tax[Category.TRUNCATED], tax["attempts"], None):
+        lines[-1:-1] = [hint]
     for name, c in result["conditions"].items():
         lines += [f"## {name}", "", "| rung | Elo | games | W | D | L |",
                   "|---|---|---|---|---|---|"]
@@ -221,8 +224,9 @@ def session_summary(result: dict[str, Any]) -> str:
                      "Bonferroni)")
     tax = result["taxonomy"]
     lines.append(f"  answers {tax['attempts']}, illegal " + ", ".join(
-        f"{c} {tax[c]}" for c in (*ILLEGAL_CATEGORIES, Category.TRUNCATED)))
-    return "\n".join(lines)
+        f"{c} {tax[c]}" for c in FAILED_ANSWERS))
+    hint = truncation_hint(tax[Category.TRUNCATED], tax["attempts"], None)
+    return "\n".join(lines + ([f"  {hint}"] if hint else []))
 
 
 def write_session(out: Path, name: str, record: GamesResult, session: Session,

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from lib.benchmark.core.results import elo_text
-from lib.benchmark.core.scoring import SUMMARY_METRICS, TRUNCATED_HINT
+from lib.benchmark.core.scoring import SUMMARY_METRICS, truncation_hint
 
 
 def status_line(result: dict[str, Any]) -> str:
@@ -15,6 +15,8 @@ def status_line(result: dict[str, Any]) -> str:
     if result.get("truncated"):
         parts.append(f"{result['truncated']} truncated at max_tokens={result.get('max_tokens')}"
                      " (each counted as a failed answer)")
+    if result.get("empty"):
+        parts.append(f"{result['empty']} empty or filtered replies (each a failed answer)")
     if result["infra"]:
         parts.append(f"INCOMPLETE: {result['infra']} infrastructure failures not scored "
                      "(rerun the same command to complete)")
@@ -23,14 +25,6 @@ def status_line(result: dict[str, Any]) -> str:
     line = "; ".join(parts)
     hint = truncation_hint(result.get("truncated", 0), result["n"], result.get("max_tokens"))
     return line + ("\n" + hint if hint else "")
-
-
-def truncation_hint(truncated: int, answered: int, max_tokens: int | None) -> str | None:
-    """One line asking for a larger --max-tokens when over TRUNCATED_HINT were cut off."""
-    if not answered or truncated <= TRUNCATED_HINT * answered:
-        return None
-    return (f"hint: {truncated} of {answered} answers ({truncated / answered:.0%}) were cut at "
-            f"max_tokens={max_tokens} before a move; raise --max-tokens")
 
 
 def summary_table(result: dict[str, Any]) -> str:
@@ -81,7 +75,8 @@ def markdown_report(result: dict[str, Any]) -> str:
     out += ["", "## Outcomes", "", "| outcome | count |", "|---|---|"]
     out += [f"| {k} (illegal) | {v} |" for k, v in result["illegal"].items()]
     out += [f"| truncated at max_tokens={result.get('max_tokens')} | "
-            f"{result.get('truncated', 0)} |", f"| infra | {result['infra']} |"]
+            f"{result.get('truncated', 0)} |", f"| empty or filtered | {result.get('empty', 0)} |",
+            f"| infra | {result['infra']} |"]
     out += ["", "## Elo", ""]
     for kind, e in result["elo"].items():
         if e:

@@ -36,7 +36,8 @@ class StaticResult:
     puzzle_solve_rate: float | None
     illegal: dict[str, int]  # illegal answers by category
     infra: int  # infrastructure failures (not scored)
-    truncated: int  # answers cut by the token limit
+    truncated: int  # answers cut by the token limit (each a failed answer)
+    empty: int  # empty replies or ones a content filter withheld (each a failed answer)
     max_tokens: int | None  # the token limit (None for a baseline player)
     elo: dict[str, Any]  # puzzle, human-calibrated and predicted game Elo
     world_model: dict[str, Any]  # seed 001's score from the illegal rate, and what it rests on

@@ -178,6 +178,7 @@ def _result(config: StaticConfig, player_id: str, settings: dict[str, Any], dige
         best_move_rate=value("best_move_rate"),
         puzzle_solve_rate=value("puzzle_solve_rate"), illegal=illegal_counts(items),
         infra=infra, truncated=sum(i.category == Category.TRUNCATED for i in items),
+        empty=sum(i.category == Category.EMPTY for i in items),
         max_tokens=settings.get("max_tokens"),
         elo={**elo_estimates(items, questions, config.seed, config.mcmc),
              "predicted_game": _predicted(config, digest, intervals.get("accuracy"))},

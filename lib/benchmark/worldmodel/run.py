@@ -34,6 +34,9 @@ from lib.benchmark.worldmodel.prompts import (
 from lib.benchmark.worldmodel.result import WorldModelResult
 from lib.benchmark.worldmodel.stats import (
     hypothesis,
+    mcnemar,
+    mcnemar_n_for_power,
+    mcnemar_power,
     paired_mean,
     pooled_ratio,
     rubric,
@@ -149,6 +152,11 @@ def self_consistency(ans: Answers, seed: int) -> dict[str, Any]:
             "b_legal": wilson(sum(i.category == Category.LEGAL for i in chosen), len(chosen))}
 
 
+# Seed 001's "2% illegal-rate difference", as (only the original illegal, only the mirror
+# illegal) rates of a pair: all one way, and with discordance both ways.
+DIFFERENCES = ((0.02, 0.0), (0.03, 0.01))
+
+
 def symmetry(ans: Answers, seed: int) -> dict[str, Any]:
     """How often the mirrored answers correspond; paired differences (Bonferroni, 2)."""
     level = 1 - (1 - LEVEL) / 2
@@ -166,8 +174,19 @@ def symmetry(ans: Answers, seed: int) -> dict[str, Any]:
     illegal = np.array([(x.category != legal) - (m.category != legal) for x, m in pairs], float)
     both = [(x, m) for x, m in pairs if x.category == legal and m.category == legal]
     loss = np.array([(x.cp_loss or 0) - (m.cp_loss or 0) for x, m in both], float)
+    only_x, only_m = int((illegal > 0).sum()), int((illegal < 0).sum())
     return {"pairs": len(pairs), "agree": wilson(sum(agree), len(pairs)),
             "equivalent": wilson(sum(same), len(pairs)),
+            "illegal_mcnemar": {
+                "original_only": only_x, "mirror_only": only_m,
+                "p_value": mcnemar(only_x, only_m),
+                "power": {f"{a:.0%} vs {b:.0%}": round(mcnemar_power(len(pairs), a, b), 4)
+                          for a, b in DIFFERENCES},
+                "n_for_90_power": {f"{a:.0%} vs {b:.0%}": mcnemar_n_for_power(a, b)
+                                   for a, b in DIFFERENCES},
+                "note": "exact McNemar test on the pairs where one answer is illegal and the "
+                        "other not; power for a 2% difference in the illegal rate (seed 001), "
+                        "computed for the pairs of this run"},
             "illegal_difference": paired_mean(illegal, level, seed),
             "cp_loss_difference": paired_mean(loss, level, seed + 1),
             "level": level, "note": "differences are original minus mirror; intervals are "
@@ -200,6 +219,10 @@ def summarise(ans: Answers, config: WorldModelConfig) -> dict[str, Any]:
     t0 = t0_answers(ans, config.base)
     illegal = [i for i in t0 if i.category != Category.LEGAL]
     rate = len(illegal) / len(t0) if t0 else None
+    # The test counts positions, not answers: a position and its mirror are not independent.
+    positions = {i.id.removesuffix(MIRROR) for i in t0}
+    failed = {i.id.removesuffix(MIRROR) for i in illegal}
+    per_position = max(1, round(len(t0) / len(positions))) if positions else 1
     failures = [1 - x["value"] for x in (sc["b_in_a"], sc["precision"], sym["equivalent"])
                 if x.get("value") is not None]
     return {"self_consistency": sc, "symmetry": sym, "temperature": temperature(ans),
@@ -208,8 +231,9 @@ def summarise(ans: Answers, config: WorldModelConfig) -> dict[str, Any]:
                                 for c in ILLEGAL_CATEGORIES}},
             "score": rubric(rate, max(failures) if failures else None),
             "hypothesis": hypothesis(
-                len(illegal), len(t0), sc["b_in_a"]["n"] - sc["b_in_a"]["k"], sc["b_in_a"]["n"],
-                sym["pairs"] - sym["equivalent"]["k"], sym["pairs"]),
+                len(failed), len(positions), sc["b_in_a"]["n"] - sc["b_in_a"]["k"],
+                sc["b_in_a"]["n"], sym["pairs"] - sym["equivalent"]["k"], sym["pairs"],
+                per_position),
             "infra": ans.infra,
             "complete": ans.infra == 0}
 
@@ -270,6 +294,16 @@ def markdown(result: dict[str, Any]) -> str:
     out += [f"- {name}: {t['k']} of {t['n']} against H0 rate {t['h0_rate']:.0%}, p = "
             f"{t['p_value']}; power {t['power']}; n for 90% power {t['n_for_90_power']}"
             for name, t in hyp["parts"].items()]
+    out += ["- The illegal part counts positions (a position fails when its original or its "
+            "mirrored answer is illegal): the two answers of a position are not independent "
+            "trials."]
+    mc = result["symmetry"]["illegal_mcnemar"]
+    out += ["", "## Original against mirror", "",
+            f"- Exact McNemar test of the illegal rate over {result['symmetry']['pairs']} "
+            f"pairs: {mc['original_only']} illegal only in the original, {mc['mirror_only']} "
+            f"only in the mirror, p = {mc['p_value']}.",
+            f"- Power at this n to detect a 2% difference (seed 001's aim): {mc['power']}; "
+            f"pairs needed for 90%: {mc['n_for_90_power']}."]
     out += ["", f"![breakdown]({result['figure']})", ""]
     return "\n".join(out)
 

@@ -120,33 +120,75 @@ def n_for_power(p0: float, p1: float, goal: float = POWER_GOAL, cap: int = 20_00
     return None
 
 
-def exact_test(k: int, n: int, p0: float) -> dict[str, Any]:
-    """The exact one-sided binomial test of H0 rate >= p0: p-value, power reached, n needed."""
+def exact_test(k: int, n: int, p0: float, per_unit: int = 1) -> dict[str, Any]:
+    """The exact one-sided binomial test of H0 rate >= p0: p-value, power reached, n needed.
+
+    A unit may hold `per_unit` answers and fail when any of them fails (a position and its
+    mirror): the power at a per-answer rate p1 is then taken at 1 - (1 - p1) ** per_unit, the
+    failure rate of a unit whose answers fail independently (correlated answers fail
+    together more often, which only raises the power)."""
     if n == 0:
         return {"k": 0, "n": 0, "h0_rate": p0, "p_value": None, "reject": False,
                 "power": {}, "n_for_90_power": {}}
     p_value = float(stats.binom.cdf(k, n, p0))
+    at = {f"{p1:.1%}": 1 - (1 - p1) ** per_unit for p1 in POWER_AT}
     return {"k": k, "n": n, "h0_rate": p0, "p_value": round(p_value, 4),
             "reject": p_value <= ALPHA,
-            "power": {f"{p1:.1%}": round(power(n, p0, p1), 4) for p1 in POWER_AT},
-            "n_for_90_power": {f"{p1:.1%}": n_for_power(p0, p1) for p1 in POWER_AT}}
+            "power": {name: round(power(n, p0, q), 4) for name, q in at.items()},
+            "n_for_90_power": {name: n_for_power(p0, q) for name, q in at.items()}}
 
 
-def hypothesis(illegal: int, answers: int, outside: int, chosen: int, unequal: int,
-               pairs: int) -> dict[str, Any]:
+def mcnemar(b: int, c: int) -> float | None:
+    """The exact two-sided McNemar p-value of b pairs failing only in one condition against
+    c failing only in the other (None when no pair is discordant)."""
+    if b + c == 0:
+        return None
+    return min(1.0, 2 * float(stats.binom.cdf(min(b, c), b + c, 0.5)))
+
+
+def mcnemar_power(n: int, p10: float, p01: float, alpha: float = ALPHA) -> float:
+    """The power of the exact McNemar test at `alpha` over n pairs, when a pair fails only in
+    the first condition with probability p10 and only in the second with p01."""
+    if n == 0 or p10 + p01 == 0:
+        return 0.0
+    d = np.arange(1, n + 1)  # discordant pairs
+    # The largest lower-tail count that rejects, for each number of discordant pairs.
+    k = stats.binom.ppf(alpha / 2, d, 0.5).astype(int)
+    k = np.where(stats.binom.cdf(k, d, 0.5) * 2 <= alpha, k, k - 1)
+    r = p10 / (p10 + p01)
+    reject = np.where(k >= 0, stats.binom.cdf(k, d, r) + stats.binom.sf(d - k - 1, d, r), 0.0)
+    return float(np.sum(stats.binom.pmf(d, n, p10 + p01) * reject))
+
+
+def mcnemar_n_for_power(p10: float, p01: float, goal: float = POWER_GOAL,
+                        cap: int = 5000, step: int = 10) -> int | None:
+    """The smallest n (in steps of `step`) whose McNemar test reaches `goal` power."""
+    for n in range(step, cap + 1, step):
+        if mcnemar_power(n, p10, p01) >= goal:
+            return n
+    return None
+
+
+def hypothesis(illegal: int, positions: int, outside: int, chosen: int, unequal: int,
+               pairs: int, per_position: int = 1) -> dict[str, Any]:
     """Seed 001's test on the illegal rate and the consistency scores together, as an
     intersection-union test: H0 pattern matching (illegal rate >= 2% at T = 0, or B outside
     A's list >= 5%, or mirrored answers neither corresponding nor as good >= 5%) against H1
     a world model (all below). H0 is rejected only when every exact one-sided test rejects
     at ALPHA, which keeps the level at ALPHA; the power is the product of the parts' (the
-    answers are separate requests)."""
-    parts = {"illegal": exact_test(illegal, answers, H0_RATE),
+    answers are separate requests).
+
+    The illegal part counts positions: `illegal` of `positions` had an illegal answer among
+    their `per_position` answers at T = 0 (a position and its mirror). Whatever the
+    correlation within a position, P(any illegal) >= the illegal rate, so the exact test of
+    P(any) >= 2% keeps its level; pooling the 2n answers as independent did not."""
+    parts = {"illegal": exact_test(illegal, positions, H0_RATE, per_position),
              "b_outside_a": exact_test(outside, chosen, H0_INCONSISTENT),
              "mirror_unequal": exact_test(unequal, pairs, H0_INCONSISTENT)}
     both = {f"{p1:.1%}": round(float(np.prod([t["power"].get(f"{p1:.1%}", 0.0)
                                                for t in parts.values()])), 4)
             for p1 in POWER_AT}
-    short = [f"{name}: {t['n']} answers cannot reject even with none failing (at least "
+    short = [f"{name}: {t['n']} cases cannot reject even with none failing (at least "
              f"{n_for_power(t['h0_rate'], 0.0)} needed)"
              for name, t in parts.items() if not t["n"] or t["power"].get("0.0%", 0) == 0]
     return {"h0": f"pattern matching: illegal rate >= {H0_RATE:.0%} at T = 0, or B outside "
