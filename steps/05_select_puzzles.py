@@ -30,14 +30,15 @@ from lib.testset.pipeline import StepSpec
 from lib.testset.puzzle_selection import PuzzleConfig, PuzzleSelector
 from lib.testset.puzzles import read_rows
 from lib.testset.report import leaf_rows, shortfall_lines
-from lib.testset.tree import GAME_TARGETS, PUZZLE_TARGETS, leaf_order, scale_targets
+from lib.testset.tree import PUZZLE_TARGETS, leaf_order, scale_targets
 
 log = logging.getLogger(__name__)
 
-VERSION = "3"
+VERSION = "4"  # 4: the mate cap counts the game rows selected, not targeted
 NAME = "05_select_puzzles"
-# Mates: at most 4% of all cases of the test set (40 of 1000, scaled), game positions whose
-# best line is a forced mate and mate puzzles together; puzzles get what the games left.
+# Mates: at most 4% of all cases in the test set (the game rows selected and the puzzles), game
+# positions whose best line is a forced mate and mate puzzles together; puzzles get what the
+# games left.
 MATE_SHARE = 0.04
 MOTIF_SHARE = 0.2  # any one motif theme: at most 20% of the puzzles
 COLUMNS = ["puzzle_id", "fen", "fen4", "pos_id", "hash_bucket", "rating", "elo_bucket",
@@ -106,6 +107,15 @@ def _game_fens(path: Path) -> list[str]:
         return sorted({row["fen"] for row in csv.DictReader(handle)})
 
 
+def _game_rows(path: Path) -> int:
+    """How many game positions step 03 selected."""
+    if not path.is_file():
+        raise DataError(f"{path} does not exist: run step 03 first (the mate cap is shared "
+                        "with the game positions)")
+    with open(path, newline="", encoding="utf-8") as handle:
+        return sum(1 for _ in csv.DictReader(handle))
+
+
 def _game_mates(args: argparse.Namespace, pool: EnginePool) -> int:
     """Game positions whose best move forces mate, by step 06's own evaluation (cached in
     evals.db, where step 06 finds it): the count the final file will show."""
@@ -123,9 +133,10 @@ def run(args: argparse.Namespace) -> None:
     source = _source(args)
     _check_header(source)
     targets = scale_targets(PUZZLE_TARGETS, args.scale)
-    all_cases = sum(targets.values()) + sum(scale_targets(GAME_TARGETS, args.scale).values())
+    # The cap is on the file: the game rows step 03 found (it may fall short of its targets)
+    # and the puzzles aimed for; step 06 trims any excess left when puzzle leaves fall short.
+    all_cases = sum(targets.values()) + _game_rows(args.out / "positions.csv")
     joint_cap = int(MATE_SHARE * all_cases)
-    _game_fens(args.out / "positions.csv")  # fail before starting engines
     with EnginePool(EngineSettings(path=find_stockfish(args.stockfish)), args.workers) as pool:
         engine_name = pool.name
         game_mates = _game_mates(args, pool)

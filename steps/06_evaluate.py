@@ -18,11 +18,12 @@ from lib.errors import DataError
 from lib.files import atomic_write, ensure_writable_file, write_csv
 from lib.testset.evalcache import EvalCache, best_forces_mate
 from lib.testset.pipeline import StepSpec
-from lib.testset.questions import COLUMNS, game_question, puzzle_question
+from lib.testset.questions import COLUMNS, cap_mates, game_question, puzzle_question
 
 log = logging.getLogger(__name__)
 
-VERSION = "3"
+MATE_SHARE = 0.04  # the seed's cap: mates at most 4% of all cases in the file
+VERSION = "4"  # 4: mates capped at 4% of the rows in the file
 NAME = "06_evaluate"
 
 
@@ -96,11 +97,17 @@ def run(args: argparse.Namespace) -> None:
         cache.close()
     rows = [game_question(r, expected[r["fen"]], engine_name) for r in games]
     rows += [puzzle_question(r, expected[r["fen"]], engine_name) for r in puzzles]
+    rows, dropped = cap_mates(rows, MATE_SHARE,
+                              lambda row: best_forces_mate({"expected": row["expected_output"]}))
+    if dropped:
+        log.warning("dropped %d mate rows to keep mates at %.0f%% of the %d rows in the file",
+                    dropped, 100 * MATE_SHARE, len(rows))
     write_csv(target, COLUMNS, rows)
     mates = mate_count(rows)
     report = {"positions": len(fens), "evaluated_now": now,
               "reused": len(fens) - now, "engine": engine_name, "setting": setting.label,
-              "questions": str(target), "best_move_mates": mates}
+              "questions": str(target), "best_move_mates": mates,
+              "mates_dropped_for_cap": dropped}
     with atomic_write(args.out / "evaluation_report.json") as handle:
         json.dump(report, handle, indent=2)
     log.info("wrote %s: %d questions (%d evaluated now, %d from the checkpoint); best move "

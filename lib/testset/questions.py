@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from lib.position import is_private
 
 # The first three columns keep the format of the public competition file the seed comes from.
@@ -50,3 +52,17 @@ def puzzle_question(row: dict[str, str], evaluation: dict[str, object],
 
 def _flag(bucket: int) -> str:
     return "true" if is_private(bucket) else "false"
+
+
+def cap_mates(rows: list[dict[str, str]], share: float,
+              is_mate: Callable[[dict[str, str]], bool]) -> tuple[list[dict[str, str]], int]:
+    """The rows with mate rows dropped until mates are at most `share` of the rows that stay
+    (the seed's cap is on the file, not on the targets it may fall short of), and how many
+    were dropped: puzzles before game positions, the last rows of each first."""
+    mates = [i for i, row in enumerate(rows) if is_mate(row)]
+    drop = 0
+    while len(mates) - drop > int(share * (len(rows) - drop)):
+        drop += 1
+    order = sorted(mates, key=lambda i: (rows[i]["source"] != "puzzle", -i))
+    gone = set(order[:drop])
+    return [row for i, row in enumerate(rows) if i not in gone], drop

@@ -1,0 +1,30 @@
+"""The questions.csv format's rules, on the committed file."""
+
+from __future__ import annotations
+
+import csv
+
+from lib.testset.evalcache import best_forces_mate
+from lib.testset.questions import cap_mates
+from tests.conftest import ROOT
+
+
+def _is_mate(row: dict[str, str]) -> bool:
+    return best_forces_mate({"expected": row["expected_output"]})
+
+
+def test_the_mate_cap_is_four_percent_of_the_rows_in_the_file() -> None:
+    """The committed file (built before the cap counted its own rows) holds more mates than
+    4% of its rows: the fewest drops bring it under, puzzles first, the rest untouched."""
+    with open(ROOT / "questions.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    mates = sum(map(_is_mate, rows))
+    assert mates > int(0.04 * len(rows))  # why the cap had to change
+    kept, dropped = cap_mates(rows, 0.04, _is_mate)
+    assert len(kept) == len(rows) - dropped
+    assert mates - dropped <= int(0.04 * len(kept))
+    assert mates - (dropped - 1) > int(0.04 * (len(kept) + 1))  # one drop fewer is too few
+    gone = [r for r in rows if r not in kept]
+    assert all(map(_is_mate, gone)) and {r["source"] for r in gone} == {"puzzle"}
+    assert [r["id"] for r in kept] == [r["id"] for r in rows if r not in gone]  # order kept
+    assert cap_mates(kept, 0.04, _is_mate) == (kept, 0)
