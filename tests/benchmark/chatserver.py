@@ -32,10 +32,31 @@ PREFLIGHT = ""  # the key of a request without a FEN (the client's preflight)
 OK = Response("OK")
 
 
+class _FifoSlot:
+    """One slot, served first come, first served (a plain lock may starve the oldest)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._next = 0  # the ticket the next arrival takes
+        self._serving = 0  # the ticket whose turn it is
+
+    def __enter__(self) -> None:
+        with self._cond:
+            ticket = self._next
+            self._next += 1
+            self._cond.wait_for(lambda: self._serving == ticket)
+
+    def __exit__(self, *exc: object) -> None:
+        with self._cond:
+            self._serving += 1
+            self._cond.notify_all()
+
+
 class ChatServer:
     """Answers POST /v1/chat/completions with script(fen, attempt); a request without a FEN
     (the preflight) gets `preflight`, or the script's answer for PREFLIGHT when None.
-    `single_slot` answers one request at a time, like a local server with one slot."""
+    `single_slot` answers one request at a time in the order they arrived, like a local
+    server with one slot (llama.cpp, Ollama)."""
 
     def __init__(self, script: Script, preflight: Response | None = OK,
                  single_slot: bool = False,
@@ -43,7 +64,7 @@ class ChatServer:
         self.script = script
         self.on_body = on_body  # when set, answers every request with a FEN from its body
         self.preflight = preflight
-        self.slot = threading.Lock() if single_slot else None
+        self.slot = _FifoSlot() if single_slot else None
         self.stopping = threading.Event()
         self.calls: dict[str, int] = {}
         self.auth: list[str | None] = []

@@ -143,18 +143,32 @@ def test_every_answer_truncated_is_a_zero_score(questions: Path, tmp_path: Path,
     assert "raise --max-tokens" in capsys.readouterr().out
 
 
-@pytest.mark.skip(reason="flaky under CI load: the test server's slot is not first come, "
-                  "first served; to be made robust (see issue 9's closing note)")
 def test_a_single_slot_server_does_not_time_out_queued_requests(questions: Path,
                                                                  tmp_path: Path) -> None:
-    # 12 answers of 0.4 s each, one at a time: the last waits ~4 s, the timeout is 1 s.
+    """Requests queued behind our own at a one-slot server wait far longer than --timeout
+    and none times out. The bounds come from a measured round trip, not a guess, so a busy
+    machine only makes every figure larger in proportion."""
     reply = lambda fen, attempt: Response(f"Final answer: {_first_legal(fen)}",  # noqa: E731
-                                          delay=0.4)
+                                          delay=0.3)
     with ChatServer(reply, single_slot=True) as server:
+        fen = chess.STARTING_FEN
+        start = time.perf_counter()
+        with socket.create_connection(server.httpd.server_address[:2], timeout=30) as conn:
+            body = json.dumps({"messages": [{"content": f"Chess position (FEN): {fen}"}]})
+            conn.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                         f"Content-Length: {len(body)}\r\n\r\n{body}".encode())
+            assert conn.recv(4096).startswith(b"HTTP/1.1 200")
+        one = time.perf_counter() - start  # one request's service time, as measured here
+        timeout = 2.5 * one  # room for one request served ahead of our oldest, and jitter
+        start = time.perf_counter()
         assert benchmark.main(_argv(server.base_url, questions, tmp_path,
-                                    "--concurrency", "6", "--retries", "0")) == 0
+                                    "--concurrency", "6", "--retries", "0",
+                                    "--timeout", f"{timeout:.3f}")) == 0
+        elapsed = time.perf_counter() - start
     result = json.loads(next(tmp_path.glob("*.json")).read_text())
     assert result["infra"] == 0 and result["n"] == 12
+    # 12 answers one at a time: the last of each wave of 6 waited about 6 service times.
+    assert elapsed > 12 * 0.3 > timeout or elapsed > 4 * timeout
 
 
 def test_keys_go_only_where_they_belong(questions: Path, tmp_path: Path,
