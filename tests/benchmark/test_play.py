@@ -7,6 +7,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -216,3 +217,47 @@ def test_empty_and_filtered_replies_are_retried_and_named(ladder: Path,
     assert any("(empty: empty reply)" in p for p in retry_prompts)
     assert any("(empty: withheld by the provider's content filter)" in p
                for p in retry_prompts)
+
+
+def test_a_rerun_after_an_aborted_game_plays_it_and_reuses_the_rest(ladder: Path,
+                                                                    tmp_path: Path) -> None:
+    """A game aborted for infrastructure reasons is played on the rerun under the same
+    identity, and the result is the one an undisturbed run gives; every stored game the
+    schedule asks for again is reused without a request (one the adaptive schedule no longer
+    asks for, because the replayed game changed the posterior, stays stored, unrated)."""
+    lock, seen = threading.Lock(), []
+
+    def flaky(fen: str, attempt: int) -> Response:
+        with lock:
+            seen.append(fen)
+            if len(seen) == 12:  # one move request of the first run fails: its game aborts
+                return Response(status=500)
+        return Response(f"Final answer: {_san(fen)}")
+    argv = ["--model", "local/m", "--retries", "0", "--timeout", "5", "--concurrency", "1",
+            "--max-games", "4"]
+    with ChatServer(flaky) as server:
+        assert benchmark.main(_play(ladder, tmp_path / "a", *argv, "--base-url",
+                                    server.base_url)) == EXIT_INCOMPLETE
+    with sqlite3.connect(tmp_path / "a" / "games.db") as db:
+        stored = {k for (k,) in db.execute("SELECT key FROM games")}
+    assert stored
+    healthy = lambda fen, attempt: Response(f"Final answer: {_san(fen)}")  # noqa: E731
+    with ChatServer(healthy) as again:
+        assert benchmark.main(_play(ladder, tmp_path / "a", *argv, "--base-url",
+                                    again.base_url)) == 0
+    with ChatServer(healthy) as fresh:
+        assert benchmark.main(_play(ladder, tmp_path / "b", *argv, "--base-url",
+                                    fresh.base_url)) == 0
+    [rerun], [undisturbed] = (list((tmp_path / d).glob("play__*.pgn")) for d in "ab")
+    assert rerun.read_text() == undisturbed.read_text()
+    traces = (tmp_path / "a" / "traces" / (rerun.stem + ".jsonl")).read_text().splitlines()
+    # The model's own attempts: its colour is part of the game's identity.
+    attempts = [a for a in map(json.loads, traces)
+                if f":{a['side']}:" in a["game"].split(":standard", 1)[1]]
+    reused = stored & {a["game"] for a in attempts}
+    assert reused  # stored games the schedule asked for again, under the same identity
+    # The rerun asked only for the model's moves in games it had not stored, less those the
+    # aborted game had already cached (+ its preflight).
+    asked_again = sum(again.calls.values()) - 1
+    assert asked_again == sum(a["game"] not in reused and not a["cached"] for a in attempts)
+    assert asked_again < sum(fresh.calls.values()) - 1

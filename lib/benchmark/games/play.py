@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -86,6 +87,16 @@ class Session:
         return [g for g in self.games.get(condition, []) if g.record is not None]
 
 
+def game_key(name: str, seed: int, opening: str, model_white: bool, rung: str,
+             repeat: int) -> str:
+    """A game's identity in the store (and the seed of everything random in it): the
+    session and condition, the seed, the opening, the player's colour, the rung, and how many
+    games of that same kind came before it. Not its place in the schedule, so a rerun after
+    an aborted game finds every stored game the schedule asks for again, wherever it falls."""
+    colour = "white" if model_white else "black"
+    return f"{name}:{seed}:{opening}:{colour}:{rung}:{repeat}"
+
+
 def start_for(condition: str, index: int, seed: int, mid: list[Start]) -> Start:
     """The start of a condition's index-th game; each start is played with both colours."""
     if condition == Condition.STANDARD:
@@ -145,6 +156,7 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
     """One condition's games (`name`: the session's key prefix and the condition)."""
     condition = Condition(name.rsplit(":", 1)[1])
     games: list[Game] = []
+    repeats: Counter[tuple[str, bool, str]] = Counter()  # games so far per identity
     aborted_in_row = 0
     while True:
         rated = [g for g in games if g.record is not None]
@@ -161,8 +173,10 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
             model_white = index % 2 == 0
             me = Side(player, config.template, config.legal, config.retries)
             them = Side(rungs[rung], ENGINE_TEMPLATE)
-            key = f"{name}:{config.seed}:{index}:{ladder.rungs[rung].name}"
             start = start_for(condition, index, config.seed, mid)
+            ident = (start.label, model_white, ladder.rungs[rung].name)
+            key = game_key(name, config.seed, *ident, repeats[ident])
+            repeats[ident] += 1
             jobs.append(GameJob(key, *((me, them) if model_white else (them, me)), start,
                                 config.ply_cap))
             meta[key] = Game(condition, index, rung, model_white, None)
