@@ -31,10 +31,13 @@ QUIET = ["rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
          "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1"]
 
 
-def _game_positions(out: Path, mates: int) -> None:
-    """A step-03 positions.csv holding `mates` mate-in-one positions and two quiet ones."""
+def _game_positions(out: Path, mates: int, total: int | None = None) -> None:
+    """A step-03 positions.csv holding `mates` mate-in-one positions and quiet ones: two, or
+    enough for `total` rows (the mate cap counts the game rows actually selected)."""
     out.mkdir(parents=True, exist_ok=True)
     rows = MATES[:mates] + (QUIET if mates else [])
+    if total is not None:
+        rows = MATES[:mates] + [QUIET[i % len(QUIET)] for i in range(total - mates)]
     (out / "positions.csv").write_text("fen\n" + "".join(f"{fen}\n" for fen in rows))
 
 
@@ -90,8 +93,8 @@ def test_rows_are_the_position_after_the_setup_move(built: Path) -> None:
 def test_caps(built: Path) -> None:
     rows = _rows(built)
     report = json.loads((built / "puzzles_report.json").read_text())
-    # 4% of all 250 cases at this scale (200 games + 50 puzzles).
-    assert report["mate_cap"] == 10
+    # 4% of the cases in the file: the 50 puzzles and no game row (this build has none).
+    assert report["mate_cap"] == int(0.04 * 50) == 2
     assert sum(int(r["mate"]) for r in rows) <= report["mate_cap"]
     motifs = Counter(t for r in rows for t in parse_themes(r["themes"]))
     assert max(motifs.values()) <= report["motif_cap"]
@@ -111,16 +114,23 @@ def test_mate_cap_bites_when_mates_are_plenty(tmp_path: Path, built: Path,
     mates = [rows[0]] + [r for r in rows[1:] if "mateIn2" in r[7].split()]
     with open(tmp_path / "lichess_puzzles.csv", "w", newline="") as handle:
         csv.writer(handle, lineterminator="\n").writerows(mates)
+    # 200 game rows (this scale's game target) and 50 puzzles: 10 mates in all.
+    _game_positions(tmp_path, 0, total=200)
     selected = _select(tmp_path, stockfish)
     report = json.loads((tmp_path / "puzzles_report.json").read_text())
     assert len(selected) == report["mate_cap"] == 10
     assert report["counts"]["mate_cap"] > 0
     # The cap is joint: with 7 forced mates among the game positions, 3 puzzles are left.
-    _game_positions(tmp_path, 7)
+    _game_positions(tmp_path, 7, total=200)
     selected = _select(tmp_path, stockfish)
     report = json.loads((tmp_path / "puzzles_report.json").read_text())
     assert (report["mate_cap_joint"], report["game_mates"]) == (10, 7)
     assert len(selected) == report["mate_cap"] == 3
+    # Step 03 fell short (50 game rows of 200): the cap follows the file, 4% of 100 cases.
+    _game_positions(tmp_path, 0, total=50)
+    selected = _select(tmp_path, stockfish)
+    report = json.loads((tmp_path / "puzzles_report.json").read_text())
+    assert len(selected) == report["mate_cap_joint"] == 4
 
 
 def test_phase_is_the_board_rule(built: Path) -> None:
