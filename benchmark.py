@@ -27,22 +27,21 @@ EPILOG = (f"With no subcommand, '{DEFAULT}' is meant: 'benchmark.py --model rand
           "(infrastructure failures; rerun to complete), 130 interrupted (rerun to resume).")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with one sub-parser per subcommand."""
+def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
+    """The top-level parser with one sub-parser per subcommand, and the subcommands' names."""
     parser = argparse.ArgumentParser(prog="benchmark.py", description=__doc__.split("\n\n")[0],
                                      epilog=EPILOG)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in ADDERS:
         add(commands)
-    return parser
+    return parser, list(commands.choices)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: parse, then run the subcommand's handler; the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     setup_logging()
-    parser = build_parser()
-    names = list(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    parser, names = build_parser()
     if argv and not argv[0].startswith("-") and argv[0] not in names:
         parser.error(f"unknown command {argv[0]!r} (choose from {', '.join(names)})")
     if not argv or argv[0] not in [*names, "-h", "--help"]:

@@ -15,7 +15,7 @@ import chess
 import pytest
 
 import benchmark
-from lib.benchmark.core.chat import key_for
+from lib.benchmark.core.chat import ChatClient, ChatConfig, InfraError, key_for
 from lib.errors import ConfigError
 from tests.benchmark.chatserver import PREFLIGHT, ChatServer, Response
 from tests.conftest import ROOT
@@ -289,3 +289,30 @@ def test_ctrl_c_against_a_silent_server_is_quick_and_keeps_answers(questions: Pa
     with sqlite3.connect(tmp_path / "cache.db") as db:
         assert db.execute("SELECT count(*) FROM answers").fetchone()[0] == 3
     assert not list(tmp_path.glob("*.json"))
+
+
+@pytest.mark.parametrize(("header", "waits", "fails"), [
+    ("1", True, False),  # honoured: the retry comes a second later
+    ("soon", False, False),  # malformed: no hint, the backoff decides
+    ("500", False, True),  # beyond the 120 s cap: the request fails at once
+])
+def test_retry_after_is_honoured_up_to_its_cap(header: str, waits: bool, fails: bool) -> None:
+    fen = chess.STARTING_FEN
+
+    def script(fen_: str, attempt: int) -> Response:
+        if attempt == 0:
+            return Response(status=429, headers={"Retry-After": header})
+        return Response("Final answer: e4")
+    with ChatServer(script) as server:
+        client = ChatClient(ChatConfig(base_url=server.base_url, model="m", retries=2,
+                                       backoff_s=0.01, timeout_s=5, slots=1))
+        start = time.monotonic()
+        if fails:
+            with pytest.raises(InfraError, match="asks to wait 500 s, more than the 120 s"):
+                client.ask(f"Chess position (FEN): {fen}")
+            assert server.calls[fen] == 1
+        else:
+            reply = client.ask(f"Chess position (FEN): {fen}")
+            assert reply.text == "Final answer: e4" and reply.attempts == 2
+        took = time.monotonic() - start
+    assert (took >= 1.0) == waits and took < 5

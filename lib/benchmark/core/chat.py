@@ -16,6 +16,7 @@ host (`key_for`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import queue
@@ -26,7 +27,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import requests
-from urllib3.exceptions import MaxRetryError
+from urllib3.exceptions import InvalidHeader, MaxRetryError
 from urllib3.util import Retry
 
 from lib.errors import ChessEvalError, ConfigError
@@ -286,7 +287,8 @@ class ChatClient:
         """Seconds before the next attempt: the server's Retry-After, else the backoff."""
         hint = None
         if problem.response is not None and problem.response.raw is not None:
-            hint = policy.get_retry_after(problem.response.raw)
+            with contextlib.suppress(InvalidHeader):  # a malformed header is no hint
+                hint = policy.get_retry_after(problem.response.raw)
         if hint is None:
             return policy.get_backoff_time()
         if hint > RETRY_AFTER_CAP_S:

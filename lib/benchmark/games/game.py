@@ -12,6 +12,7 @@ import chess
 import chess.engine
 import chess.pgn
 
+from lib.benchmark.core.answers import ILLEGAL_CATEGORIES, Category
 from lib.benchmark.core.prompts import Question
 from lib.benchmark.core.turns import Condition, Side, Start, take_turn
 from lib.engine import MATE_CP, Engine, score_to_cp
@@ -145,8 +146,10 @@ def play_game(key: str, white: Side, black: Side, start: Start, judge_engine: En
             last = attempts[-1]
             record.result = "0-1" if board.turn == chess.WHITE else "1-0"
             record.termination = Ending.FORFEIT
-            record.forfeit = (f"{len(attempts)} illegal answers in a row; last "
-                              f"{last.category}: {last.detail}")
+            what = ("illegal answers" if all(a.category in ILLEGAL_CATEGORIES for a in attempts)
+                    else "answers without a legal move")  # truncated or empty among them
+            record.forfeit = (f"{len(attempts)} {what} in a row; last {last.category}: "
+                              f"{last.detail}")
             return record
         record.sans.append(board.san(move))
         record.moves.append(move.uci())
@@ -187,9 +190,11 @@ def pgn(record: GameRecord, headers: dict[str, str]) -> str:
     illegal: dict[int, list[str]] = {}
     for a in record.attempts:
         if a["category"] is not None:
+            kind = "illegal" if a["category"] in ILLEGAL_CATEGORIES else "failed"
+            hint = "; raise --max-tokens" if a["category"] == Category.TRUNCATED else ""
             illegal.setdefault(a["ply"], []).append(
-                f"before this move, illegal try {a['text'] or a['answer'][:40]!r}: "
-                f"{a['category']}")
+                f"before this move, {kind} try {a['text'] or a['answer'][:40]!r}: "
+                f"{a['category']}{hint}")
     node: chess.pgn.GameNode = game
     for ply, uci in enumerate(record.moves):
         node = node.add_variation(chess.Move.from_uci(uci))
