@@ -1,17 +1,20 @@
 """Step 06's evaluation against the anchor's, judged on what grading needs, in one run.
 
 Positions: real rows of questions.csv, games and puzzles, the ones with the lowest
-SHA256(id) (`--games`, `--puzzles`). Reference (cached in output/bench/, it costs about half
-a CPU minute per position): every legal move by MultiPV at depth 16, then each top
-candidate (within 300 cp of that search's best, at most 8, plus any move whose depth-16
-score beats them all) searched on its own to depth 22. Anchor (the seed's public pipeline):
-MultiPV over all legal moves, depth 25 capped at 4 s, one thread.
+SHA256(id) (`--games`, at least `--endgames` of them endgames, `--puzzles`). Reference
+(cached in output/bench/, about half a CPU minute per position): every legal move by
+MultiPV at depth 16, then each top candidate (within 300 cp of that search's best, at most
+8, plus any move whose depth-16 score beats them all) searched on its own to depth 20.
+Anchor (the seed's public pipeline): MultiPV over all legal moves, depth 25 capped at 4 s,
+one thread.
 
-For every setting: (a) best-move agreement (its best move is a reference-best move);
-(b) mean absolute error of cp loss (best minus move, clipped to 1000) over the moves whose
-reference loss is <= 300; (c) the share of those moves whose grade class equals the
-reference's; (d) rows with a tie at the top that the reference lacks; (e) engine CPU s per
-position. Goal: ours beats the anchor on (a)-(c) at no more than half its CPU, (d) <= 2%.
+For every setting, overall and on the endgames alone: (a) best-move agreement (its best move
+is a reference-best move); (b) mean absolute error of cp loss (best minus move, clipped to
+1000) over the moves whose reference loss is <= 300; (c) the share of those moves whose grade
+class equals the reference's; (d) rows with a tie at the top that the reference lacks; (e)
+engine CPU s per position; (f) our best move within 10 cp of the reference's best; (g)
+cp-loss MAE over the moves within 200 cp of the reference's best. Goals: ours beats the
+anchor on (a)-(c) at no more than half its CPU, (d) <= 2%, (f) >= 95%, (g) <= 15 cp.
 """
 
 from __future__ import annotations
@@ -38,8 +41,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CLIP = 1000
 NEAR = 300  # moves whose reference loss is at most this are graded in (b) and (c)
+CLOSE = 200  # (g): the issue's MAE is over moves within this of the reference's best
+BEST_SLACK = 10  # (f): a best move within this of the reference's best counts
+GOALS = "(f) >= 95%, (g) <= 15 cp"
 REF_SCAN_DEPTH = 16
-REF_ALONE_DEPTH = 22
+REF_ALONE_DEPTH = 20  # issue 22: a depth-20 reference
 REF_MARGIN = 300
 REF_CANDIDATES = 8
 CACHE = ROOT / "output" / "bench" / "eval_reference.json"
@@ -48,14 +54,18 @@ Scores = dict[str, int]
 Evaluator = Callable[[Engine, chess.Board], Scores]
 
 
-def positions(questions: Path, games: int, puzzles: int) -> list[str]:
-    """FENs of real rows: per source, the rows with the lowest SHA256(id)."""
+def positions(questions: Path, games: int, puzzles: int,
+              endgames: int = 0) -> list[tuple[str, str]]:
+    """(FEN, phase) of real rows: per source, the rows with the lowest SHA256(id), with at
+    least `endgames` endgame rows among the games."""
     with open(questions, newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     rows.sort(key=lambda r: hashlib.sha256(r["id"].encode()).hexdigest())
-    picked = [r for r in rows if r["source"] == "game"][:games]
+    game_rows = [r for r in rows if r["source"] == "game"]
+    picked = [r for r in game_rows if r["phase"] == "Endgame"][:endgames]
+    picked += [r for r in game_rows if r not in picked][:max(0, games - len(picked))]
     picked += [r for r in rows if r["source"] == "puzzle"][:puzzles]
-    return [r["prompt"] for r in picked]
+    return [(r["prompt"], r["phase"]) for r in picked]
 
 
 def cpu_seconds(pid: int) -> float:
@@ -136,6 +146,8 @@ class Row:
     errors: list[int]  # |cp loss - reference cp loss| of the graded moves
     same_grade: list[bool]
     false_tie: bool
+    best_close: bool  # (f) our best move within BEST_SLACK of the reference's best
+    close_errors: list[int]  # (g) the errors over moves within CLOSE of the reference's best
 
 
 def _loss(scores: Scores) -> dict[str, int]:
@@ -158,6 +170,9 @@ def compare(result: Scores, ref: Scores) -> Row:
         errors=[abs(ours_loss[m] - ref_loss[m]) for m in graded],
         same_grade=[grade(ours_loss[m]) == grade(ref_loss[m]) for m in graded],
         false_tie=_tied_top(result) and not _tied_top(ref),
+        best_close=ref_loss[best] <= BEST_SLACK,
+        close_errors=[abs(ours_loss[m] - ref_loss[m]) for m in graded
+                      if ref_loss[m] <= CLOSE],
     )
 
 
@@ -181,11 +196,14 @@ def load_reference(path: str, fens: list[str], workers: int) -> dict[str, Scores
 
 
 def main() -> None:
-    """Print (a)-(e) for the anchor, our default and any extra settings."""
+    """Print (a)-(g) for the anchor, our default and any extra settings, overall and on the
+    endgames."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--questions", type=Path, default=ROOT / "questions.csv")
-    parser.add_argument("--games", type=int, default=36, help="game positions (default 36)")
-    parser.add_argument("--puzzles", type=int, default=14, help="puzzles (default 14)")
+    parser.add_argument("--games", type=int, default=80, help="game positions (default 80)")
+    parser.add_argument("--endgames", type=int, default=24,
+                        help="of which at least this many endgames (default 24)")
+    parser.add_argument("--puzzles", type=int, default=20, help="puzzles (default 20)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--stockfish", default=None)
     parser.add_argument("--no-anchor", action="store_true", help="skip the anchor's run")
@@ -194,25 +212,38 @@ def main() -> None:
                         help="extra settings to compare, e.g. 60000,100000,20,2,800000,350")
     args = parser.parse_args()
     path = find_stockfish(args.stockfish)
-    fens = positions(args.questions, args.games, args.puzzles)
+    picked = positions(args.questions, args.games, args.puzzles, args.endgames)
+    fens = [fen for fen, _ in picked]
+    endgame = [phase == "Endgame" for _, phase in picked]
     refs = load_reference(path, fens, args.workers)
-    print(f"{len(fens)} real positions of {args.questions.name}; reference: MultiPV depth "
-          f"{REF_SCAN_DEPTH}, top {REF_CANDIDATES} within {REF_MARGIN} cp alone to depth "
-          f"{REF_ALONE_DEPTH}")
-    print(f"{'setting':<36} {'(a) best':>8} {'(b) MAE':>8} {'(c) grade':>9} "
-          f"{'(d) ties':>8} {'(e) CPU s':>9}")
+    print(f"{len(fens)} real positions of {args.questions.name} ({sum(endgame)} endgames); "
+          f"reference: MultiPV depth {REF_SCAN_DEPTH}, top {REF_CANDIDATES} within "
+          f"{REF_MARGIN} cp alone to depth {REF_ALONE_DEPTH}; goals {GOALS}")
+    print(f"{'setting':<36} {'rows':>9} {'(a) best':>8} {'(b) MAE':>8} {'(c) grade':>9} "
+          f"{'(d) ties':>8} {'(e) CPU s':>9} {'(f) <=10':>8} {'(g) MAE':>8}")
     names = ([] if args.no_anchor else ["anchor"]) + ["default", *args.setting]
     for name in names:
         results = run_all(path, name, fens, args.workers)
         rows = [compare(r, refs[f]) for (r, _), f in zip(results, fens, strict=True)]
-        errors = [e for r in rows for e in r.errors]
-        grades = [g for r in rows for g in r.same_grade]
         label = {"anchor": "anchor (MultiPV all, d25 / 4 s)",
                  "default": f"default {DEFAULT_SETTING.label}"}.get(name, name)
-        print(f"{label:<36} {sum(r.best_ok for r in rows) / len(rows):8.1%} "
-              f"{sum(errors) / len(errors):8.1f} {sum(grades) / len(grades):9.1%} "
-              f"{sum(r.false_tie for r in rows) / len(rows):8.1%} "
-              f"{sum(c for _, c in results) / len(results):9.2f}", flush=True)
+        for part, keep in (("all", [True] * len(rows)), ("endgames", endgame)):
+            chosen = [r for r, k in zip(rows, keep, strict=True) if k]
+            cpu = [c for (_, c), k in zip(results, keep, strict=True) if k]
+            print(f"{label if part == 'all' else '':<36} {part:>9} " + _figures(chosen, cpu),
+                  flush=True)
+
+
+def _figures(rows: list[Row], cpu: list[float]) -> str:
+    """(a)-(g) of some positions' rows, as table cells."""
+    errors = [e for r in rows for e in r.errors]
+    grades = [g for r in rows for g in r.same_grade]
+    close = [e for r in rows for e in r.close_errors]
+    return (f"{sum(r.best_ok for r in rows) / len(rows):8.1%} "
+            f"{sum(errors) / len(errors):8.1f} {sum(grades) / len(grades):9.1%} "
+            f"{sum(r.false_tie for r in rows) / len(rows):8.1%} "
+            f"{sum(cpu) / len(cpu):9.2f} {sum(r.best_close for r in rows) / len(rows):8.1%} "
+            f"{sum(close) / len(close):8.1f}")
 
 
 if __name__ == "__main__":
