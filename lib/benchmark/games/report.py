@@ -45,7 +45,7 @@ def bootstrap(games: list[Game], ladder: Ladder, config: SamplerConfig, seed: in
         by_colour[g.model_white].setdefault(opening(g), []).append(g)
     clusters = [c for by_opening in by_colour.values() for c in by_opening.values()]
     sizes = [len(by_opening) for by_opening in by_colour.values()]
-    groups = [np.arange(sum(sizes[:k]), sum(sizes[:k + 1])) for k in range(len(sizes))]
+    groups = np.split(np.arange(len(clusters)), np.cumsum(sizes)[:-1])  # clusters by colour
     estimates = []
     for idx in resample(np.random.default_rng(seed), groups, boot):
         sample = [g for i in idx for g in clusters[i]]

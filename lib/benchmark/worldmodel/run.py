@@ -222,7 +222,7 @@ def summarise(ans: Answers, config: WorldModelConfig) -> dict[str, Any]:
     # The test counts positions, not answers: a position and its mirror are not independent.
     positions = {i.id.removesuffix(MIRROR) for i in t0}
     failed = {i.id.removesuffix(MIRROR) for i in illegal}
-    per_position = max(1, round(len(t0) / len(positions))) if positions else 1
+    per_position = 2 if config.base == 0 else 1  # t0_answers: original and mirror at T = 0
     failures = [1 - x["value"] for x in (sc["b_in_a"], sc["precision"], sym["equivalent"])
                 if x.get("value") is not None]
     return {"self_consistency": sc, "symmetry": sym, "temperature": temperature(ans),
