@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import hashlib
+import json
 import logging
 import os
 from collections.abc import Iterable, Iterator
@@ -83,6 +84,12 @@ def write_csv(path: Path, fieldnames: list[str], rows: Iterable[dict[str, Any]])
         writer = csv.DictWriter(handle, fieldnames=fieldnames, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write `data` as indented JSON (one space, as every result file), atomically."""
+    with atomic_write(path) as handle:
+        json.dump(data, handle, indent=1)
 
 
 def sha256_file(path: Path, block: int = 1 << 20) -> str:

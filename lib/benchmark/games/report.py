@@ -21,7 +21,7 @@ from lib.benchmark.games.ladder import Ladder
 from lib.benchmark.games.play import Game, Session
 from lib.benchmark.games.result import GamesResult
 from lib.benchmark.games.sampler import SamplerConfig, game_elo, posterior
-from lib.files import atomic_write
+from lib.files import atomic_write, write_json
 
 BOOT = 1000  # bootstrap replicates of the by-opening-and-colour interval
 OPENING_PLIES = 4  # standard games: the opening is the first this many plies
@@ -235,8 +235,7 @@ def write_session(out: Path, name: str, record: GamesResult, session: Session,
     result = record.as_dict()
     paths = [out / f"{name}.json", out / f"{name}.md", out / f"{name}.pgn",
              out / "traces" / f"{name}.jsonl"]
-    with atomic_write(paths[0]) as handle:
-        json.dump(result, handle, indent=1)
+    write_json(paths[0], result)
     with atomic_write(paths[1]) as handle:
         handle.write(markdown(result))
     games = [g for gs in session.games.values() for g in gs if g.record is not None]

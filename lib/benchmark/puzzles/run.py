@@ -35,7 +35,7 @@ from lib.benchmark.puzzles.result import PuzzlesResult
 from lib.benchmark.puzzles.sampler import Pool, draw, finished, pick
 from lib.engine import Engine, EngineSettings
 from lib.figures import save_figure
-from lib.files import atomic_write
+from lib.files import atomic_write, write_json
 from lib.kvstore import JsonStore
 from lib.puzzledb import LinePuzzle
 
@@ -197,8 +197,7 @@ def write_run(out: Path, name: str, record: PuzzlesResult) -> list[Path]:
     """JSON, markdown and the posterior-evolution figure."""
     result = record.as_dict()
     paths = [out / f"{name}.json", out / f"{name}.md"]
-    with atomic_write(paths[0]) as handle:
-        json.dump(result, handle, indent=1)
+    write_json(paths[0], result)
     with atomic_write(paths[1]) as handle:
         handle.write(markdown(result))
     if result["sequence"]:

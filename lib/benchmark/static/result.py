@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from lib.benchmark.core.scoring import Item
-from lib.files import atomic_write
+from lib.files import write_json
 
 
 @dataclass(frozen=True)
@@ -52,6 +51,5 @@ class StaticResult:
 
     def write(self, path: Path) -> None:
         """The results JSON, written atomically."""
-        with atomic_write(path) as handle:
-            json.dump(self.as_dict(), handle, indent=1)
+        write_json(path, self.as_dict())
 

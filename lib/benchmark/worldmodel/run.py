@@ -44,7 +44,7 @@ from lib.benchmark.worldmodel.stats import (
     wilson,
 )
 from lib.figures import save_figure
-from lib.files import atomic_write
+from lib.files import atomic_write, write_json
 from lib.kvstore import JsonStore
 from lib.position import mirror_move
 
@@ -356,8 +356,7 @@ def write_run(out: Path, name: str,
     record = replace(record, figure=png.name)
     result = record.as_dict()
     paths = [out / f"{name}.json", out / f"{name}.md", png]
-    with atomic_write(paths[0]) as handle:
-        json.dump(result, handle, indent=1)
+    write_json(paths[0], result)
     with atomic_write(paths[1]) as handle:
         handle.write(markdown(result))
     return record, paths
