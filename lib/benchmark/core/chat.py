@@ -8,10 +8,11 @@ because the adapter would sleep inside the request, where the queue-aware timeou
 count the backoff, and it cannot retry a 200 whose body is not a chat completion. A
 Retry-After beyond RETRY_AFTER_CAP_S is not waited for: the request fails at once.
 
-A request's timeout only starts once every older request of ours has finished, so time spent
-queued behind our own requests at a single-slot server does not count. The API key is only
-ever put in the Authorization header, and only the provider's own key goes to a provider's
-host (`key_for`).
+A request's timeout only starts once every older request of ours has finished, and starts
+again whenever one of ours is answered, so time spent queued behind our own requests at a
+single-slot server (which may serve them in another order than we sent them) does not count.
+The API key is only ever put in the Authorization header, and only the provider's own key goes
+to a provider's host (`key_for`).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ class ChatConfig:
     system: str | None = None  # a system prompt, sent before every question
     stop: tuple[str, ...] = ()  # stop sequences
     extra: dict[str, Any] = field(default_factory=dict)  # more request fields
-    timeout_s: float = 120.0  # per request, from when no older request of ours is pending
+    timeout_s: float = 120.0  # per request: oldest of ours pending, none of ours answered since
     retries: int = 6
     backoff_s: float = 1.0  # base of the exponential backoff
     backoff_cap_s: float = 60.0
@@ -149,12 +150,14 @@ def parse_extra(text: str | None) -> dict[str, Any]:
 
 
 class _Queue:
-    """Our requests in the order they started: a timeout runs only for the oldest."""
+    """Our requests in the order they started: a timeout runs only for the oldest, and only
+    while none of ours is answered (a server may serve a younger one of ours first)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._next = 0
         self._open: set[int] = set()
+        self.last_reply = 0.0  # monotonic time the last of our requests was answered
 
     def enter(self) -> int:
         with self._lock:
@@ -162,9 +165,11 @@ class _Queue:
             self._open.add(self._next)
             return self._next
 
-    def leave(self, ticket: int) -> None:
+    def leave(self, ticket: int, answered: bool) -> None:
         with self._lock:
             self._open.discard(ticket)
+            if answered:
+                self.last_reply = time.monotonic()
 
     def is_oldest(self, ticket: int) -> bool:
         with self._lock:
@@ -226,10 +231,11 @@ class ChatClient:
             while not done.wait(0.05):
                 if started is None and self._queue.is_oldest(ticket):
                     started = time.monotonic()
-                if started is not None and time.monotonic() - started > self.config.timeout_s:
+                waited = time.monotonic() - max(started or 0.0, self._queue.last_reply)
+                if started is not None and waited > self.config.timeout_s:
                     raise _Problem(f"no reply within {self.config.timeout_s:g} s", True)
         finally:
-            self._queue.leave(ticket)
+            self._queue.leave(ticket, done.is_set())
         if "error" in box:
             raise _Problem(_connection_problem(box["error"], self.url), True)
         return box["response"]
