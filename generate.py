@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--scale", type=positive_float, default=1.0,
                         help="shrink every leaf target by this factor for quick runs "
                         "(default 1: 800 game positions and 200 puzzles)")
-    add_engine_args(parser, "parallel engine processes")
+    add_engine_args(parser, "worker processes of the embedded Dask cluster, one engine each")
     parser.add_argument("--force", action="store_true",
                         help="run the selected steps even if their outputs are current")
     parser.add_argument("--from", dest="from_step", type=int, choices=sorted(STEPS),
@@ -77,7 +77,9 @@ def step_argv(number: int, args: argparse.Namespace) -> list[str]:
     """The command line the driver gives a step."""
     common = ["--out", str(args.out)]
     engine = ["--workers", str(args.workers)] + (
-        ["--stockfish", args.stockfish] if args.stockfish else [])
+        ["--stockfish", args.stockfish] if args.stockfish else []) + (
+        ["--scheduler", args.scheduler] if args.scheduler else []) + (
+        ["--dashboard"] if args.dashboard else [])
     select = ["--seed", str(args.seed), "--scale", str(args.scale)]
     if number == 1:
         argv = common + ["--offset-mb", str(args.offset_mb), "--chunk-mb", str(args.chunk_mb)]

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from lib.cluster import ClusterSettings, scheduler_address
 from lib.errors import ChessEvalError
 from lib.evaluation import DEFAULT_SETTING, EvalSetting
 
@@ -28,6 +29,11 @@ def setup_logging(verbose: bool = False) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         datefmt="%H:%M:%S",
     )
+    # Dask's own INFO lines (every worker started and stopped) would drown the run's. Its
+    # worker processes read their level from the environment when they start.
+    level = "debug" if verbose else "warning"
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", level)
+    logging.getLogger("distributed").setLevel(level.upper())
 
 
 def positive_float(text: str) -> float:
@@ -63,12 +69,24 @@ def non_negative_float(text: str) -> float:
 
 
 def add_engine_args(parser: argparse.ArgumentParser, workers_help: str) -> None:
-    """The shared --workers and --stockfish options of every step that runs engines."""
+    """The shared engine and cluster options of every command that runs engines."""
     parser.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
                         help=f"{workers_help} (default: number of cores)")
+    parser.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                        help="run the engine work on this Dask cluster (default: "
+                        "DASK_SCHEDULER_ADDRESS, else an embedded one on 127.0.0.1 with "
+                        "--workers worker processes)")
+    parser.add_argument("--dashboard", action="store_true",
+                        help="serve the embedded cluster's Dask dashboard on 127.0.0.1:8787")
     parser.add_argument("--stockfish", default=None,
                         help="Stockfish binary (default: STOCKFISH_PATH, then PATH, then "
                         "/usr/games/stockfish)")
+
+
+def cluster_of(args: argparse.Namespace) -> ClusterSettings:
+    """Where the engine work of a command runs, from its --workers/--scheduler/--dashboard."""
+    return ClusterSettings(workers=args.workers, scheduler=scheduler_address(args.scheduler),
+                           dashboard=args.dashboard)
 
 
 def add_setting_args(parser: argparse.ArgumentParser) -> None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import queue
 import shutil
 import signal
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
+from collections.abc import Callable
+from concurrent.futures import CancelledError
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -128,6 +127,7 @@ class Engine:
         self._game: object | None = None
         self._in_run = False
         self._stalled = False
+        self._name = ""
 
     def __enter__(self) -> Engine:
         self._start()
@@ -144,6 +144,7 @@ class Engine:
     def _start(self) -> None:
         try:
             self._engine = chess.engine.SimpleEngine.popen_uci(self.settings.path)
+            self._name = str(self._engine.id.get("name", "unknown engine"))
             options = {"Threads": self.settings.threads, "Hash": self.settings.hash_mb}
             self._engine.configure({**options, **self._options})
         except (OSError, chess.engine.EngineError) as exc:
@@ -160,9 +161,10 @@ class Engine:
 
     @property
     def name(self) -> str:
-        """The engine's own name and version, e.g. 'Stockfish 15.1'."""
-        assert self._engine is not None
-        return str(self._engine.id.get("name", "unknown engine"))
+        """The engine's own name and version, e.g. 'Stockfish 15.1' (known once started, and
+        after it died)."""
+        assert self._name, "the engine was never started"
+        return self._name
 
     def option_range(self, name: str) -> tuple[int, int]:
         """The (min, max) the engine declares for a spin option, e.g. UCI_Elo."""
@@ -274,63 +276,3 @@ class Engine:
         """The light labeling probe: depth 12, MultiPV 4."""
         lines = self.ranked_moves(board, PROBE_LIMIT, PROBE_MULTIPV)
         return Probe(fen4=fen4_str, lines=lines)
-
-
-class EnginePool:
-    """`size` engines behind a thread pool: run a function on many items, one engine each."""
-
-    def __init__(self, settings: EngineSettings, size: int) -> None:
-        self.settings = settings
-        self.size = max(1, size)
-        self._engines: list[Engine] = []
-        self._free: queue.Queue[Engine] = queue.Queue()
-        self._executor: ThreadPoolExecutor | None = None
-
-    def __enter__(self) -> EnginePool:
-        try:
-            for _ in range(self.size):
-                engine = Engine(self.settings).__enter__()
-                self._engines.append(engine)
-                self._free.put(engine)
-        except BaseException:
-            self.close()
-            raise
-        self._executor = ThreadPoolExecutor(self.size, thread_name_prefix="engine")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Stop the threads and every engine."""
-        if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
-            self._executor = None
-        for engine in self._engines:
-            engine.close()
-        self._engines.clear()
-
-    @property
-    def name(self) -> str:
-        """Name and version of the engines."""
-        return self._engines[0].name
-
-    def _call(self, fn: Callable[[Engine, T], R], item: T) -> R:
-        engine = self._free.get()
-        try:
-            return fn(engine, item)
-        finally:
-            self._free.put(engine)
-
-    def map(self, fn: Callable[[Engine, T], R], items: Iterable[T]) -> Iterator[R]:
-        """fn(engine, item) for every item, in parallel; results in the order of `items`."""
-        assert self._executor is not None, "use EnginePool as a context manager"
-        return self._executor.map(lambda item: self._call(fn, item), items)
-
-    def as_completed(self, fn: Callable[[Engine, T], R],
-                     items: Iterable[T]) -> Iterator[tuple[T, R]]:
-        """(item, fn(engine, item)) pairs in the order they finish, for per-item checkpoints."""
-        assert self._executor is not None, "use EnginePool as a context manager"
-        futures = {self._executor.submit(self._call, fn, item): item for item in items}
-        for future in as_completed(futures):
-            yield futures[future], future.result()

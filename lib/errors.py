@@ -17,6 +17,10 @@ class EngineCrash(EngineError):
     """The engine died or stalled during one search (its work is redone on a fresh one)."""
 
 
+class ClusterError(ChessEvalError):
+    """The Dask cluster cannot be reached, has no worker, or its workers' engines differ."""
+
+
 class FetchError(ChessEvalError):
     """A download or a local source could not be read completely."""
 

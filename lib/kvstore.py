@@ -6,9 +6,43 @@ import json
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lib.errors import DataError
+
+
+class Store(Protocol):
+    """What a game needs of its move cache: a JsonStore, or a MemoryStore on a worker."""
+
+    def get(self, key: str) -> Any | None:
+        """The stored value, or None."""
+        ...
+
+    def put(self, key: str, value: Any) -> None:
+        """Store a value."""
+        ...
+
+    def commit(self) -> None:
+        """Make stored values durable, where the store can."""
+        ...
+
+
+class MemoryStore:
+    """Values by key in memory, for one task on a Dask worker: only the client writes files."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {}
+
+    def get(self, key: str) -> Any | None:
+        """The stored value, or None."""
+        return self._values.get(key)
+
+    def put(self, key: str, value: Any) -> None:
+        """Store a value for the life of this object."""
+        self._values[key] = value
+
+    def commit(self) -> None:
+        """Nothing to make durable."""
 
 
 class JsonStore:

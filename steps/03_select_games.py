@@ -16,11 +16,13 @@ if __package__ in (None, ""):
 from lib.cli import (
     add_engine_args,
     add_out_arg,
+    cluster_of,
     non_negative_int,
     positive_float,
     step_main,
 )
-from lib.engine import EnginePool, EngineSettings, find_stockfish
+from lib.cluster import EngineCluster
+from lib.engine import EngineSettings, find_stockfish
 from lib.files import atomic_write, sha256_file, write_csv
 from lib.testset import gamesdb
 from lib.testset.pipeline import StepSpec
@@ -56,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--scale", type=positive_float, default=1.0,
                         help="multiply every leaf target by this, rounding level by level "
                         "(default 1: 800 positions)")
-    add_engine_args(parser, "engine processes probing in parallel")
+    add_engine_args(parser, "worker processes of the embedded Dask cluster, one engine each")
     parser.add_argument("--mate-share", type=float, default=0.04,
                         help="at most this share of the game positions may have a forced "
                         "mate (default 0.04); step 05 gives puzzles what is left of 4%% of "
@@ -110,7 +112,7 @@ def run(args: argparse.Namespace) -> None:
     config = SelectConfig(seed=args.seed, targets=targets, mate_share=args.mate_share,
                           max_per_player=_player_cap(args))
     try:
-        with EnginePool(settings, args.workers) as pool:
+        with EngineCluster(settings, cluster_of(args)) as pool:
             engine_name = pool.name
             games = {bucket: _games(conn, bucket, args.seed) for bucket in ELO_BUCKETS}
             result = Selector(config, pool, cache).run(games)

@@ -17,11 +17,13 @@ from lib.cli import (
     add_engine_args,
     add_out_arg,
     add_setting_args,
+    cluster_of,
     positive_float,
     setting_of,
     step_main,
 )
-from lib.engine import EnginePool, EngineSettings, find_stockfish
+from lib.cluster import EngineCluster
+from lib.engine import EngineSettings, find_stockfish
 from lib.errors import DataError
 from lib.files import ProgressReader, atomic_write, mb_bar, write_csv
 from lib.puzzledb import header_problem
@@ -61,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="selection seed (default 0)")
     parser.add_argument("--scale", type=positive_float, default=1.0,
                         help="multiply every leaf target by this (default 1: 200 puzzles)")
-    add_engine_args(parser, "engine processes verifying in parallel")
+    add_engine_args(parser, "worker processes of the embedded Dask cluster, one engine each")
     add_setting_args(parser)
     add_out_arg(parser)
     return parser
@@ -116,7 +118,7 @@ def _game_rows(path: Path) -> int:
         return sum(1 for _ in csv.DictReader(handle))
 
 
-def _game_mates(args: argparse.Namespace, pool: EnginePool) -> int:
+def _game_mates(args: argparse.Namespace, pool: EngineCluster) -> int:
     """Game positions whose best move forces mate, by step 06's own evaluation (cached in
     evals.db, where step 06 finds it): the count the final file will show."""
     cache = EvalCache(args.out / "evals.db", find_stockfish(args.stockfish), setting_of(args))
@@ -137,7 +139,8 @@ def run(args: argparse.Namespace) -> None:
     # and the puzzles aimed for; step 06 trims any excess left when puzzle leaves fall short.
     all_cases = sum(targets.values()) + _game_rows(args.out / "positions.csv")
     joint_cap = int(MATE_SHARE * all_cases)
-    with EnginePool(EngineSettings(path=find_stockfish(args.stockfish)), args.workers) as pool:
+    settings = EngineSettings(path=find_stockfish(args.stockfish))
+    with EngineCluster(settings, cluster_of(args)) as pool:
         engine_name = pool.name
         game_mates = _game_mates(args, pool)
         config = PuzzleConfig(seed=args.seed, targets=targets,

@@ -12,8 +12,16 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib.cli import add_engine_args, add_out_arg, add_setting_args, setting_of, step_main
-from lib.engine import EnginePool, EngineSettings, find_stockfish
+from lib.cli import (
+    add_engine_args,
+    add_out_arg,
+    add_setting_args,
+    cluster_of,
+    setting_of,
+    step_main,
+)
+from lib.cluster import EngineCluster
+from lib.engine import EngineSettings, find_stockfish
 from lib.errors import DataError
 from lib.files import atomic_write, ensure_writable_file, write_csv
 from lib.testset.evalcache import EvalCache, best_forces_mate
@@ -39,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--questions", type=Path, default=None,
                         help="output file (default: questions.csv when OUT was built at "
                         "--scale 1, else OUT/questions.csv)")
-    add_engine_args(parser, "engine processes, one thread each")
+    add_engine_args(parser, "worker processes of the embedded Dask cluster, one engine each")
     add_setting_args(parser)
     add_out_arg(parser)
     return parser
@@ -90,7 +98,7 @@ def run(args: argparse.Namespace) -> None:
     fens = sorted({row["fen"] for row in games + puzzles})
     cache = EvalCache(args.out / "evals.db", path, setting)
     try:
-        with EnginePool(EngineSettings(path=path), args.workers) as pool:
+        with EngineCluster(EngineSettings(path=path), cluster_of(args)) as pool:
             engine_name = pool.name
             expected, now = cache.evaluate(pool, fens, "evaluate")
     finally:

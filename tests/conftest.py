@@ -13,8 +13,16 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import dask  # noqa: E402
+
+from lib.cluster import PROCESSES_KEY  # noqa: E402
 from lib.engine import find_stockfish  # noqa: E402
 from tests.httpserver import FileServer  # noqa: E402
+
+# The embedded Dask cluster runs its workers as threads of the test process (the issue's
+# choice for most tests: seconds faster, and a monkeypatched engine setting reaches them).
+# Tests that start a step as a program, and tests/test_cluster.py, use real processes.
+dask.config.set({PROCESSES_KEY: False})
 
 DATA = ROOT.parent / "shared" / "data" / "lichess"
 GAMES = DATA / "games"

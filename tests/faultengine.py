@@ -3,7 +3,8 @@
 Environment: FAULT_ENGINE (the real binary), FAULT_COUNTER (a file counting `go` commands
 across every process of a run), FAULT_AT (comma-separated `go` numbers, 1-based, at which
 to fail) and FAULT_MODE: `die` (exit at once, as a crashed engine) or `stall` (keep running
-but never answer again, as a hung engine).
+but never answer again, as a hung engine). FAULT_NAME, when set, replaces the name the
+engine reports (`id name`), as another Stockfish version would.
 """
 
 from __future__ import annotations
@@ -35,10 +36,13 @@ def main() -> None:
     fail_at = {int(n) for n in os.environ.get("FAULT_AT", "").split(",") if n}
     mode = os.environ.get("FAULT_MODE", "die")
     silent = threading.Event()
+    name = os.environ.get("FAULT_NAME")
 
     def forward_output() -> None:
         assert engine.stdout is not None
         for line in engine.stdout:
+            if name and line.startswith("id name "):
+                line = f"id name {name}\n"
             if not silent.is_set():
                 sys.stdout.write(line)
                 sys.stdout.flush()
@@ -46,7 +50,8 @@ def main() -> None:
     threading.Thread(target=forward_output, daemon=True).start()
     assert engine.stdin is not None
     for line in sys.stdin:
-        if line.startswith("go") and _next_go(Path(os.environ["FAULT_COUNTER"])) in fail_at:
+        counted = line.startswith("go") and fail_at
+        if counted and _next_go(Path(os.environ["FAULT_COUNTER"])) in fail_at:
             if mode == "die":
                 engine.kill()
                 os._exit(3)

@@ -8,12 +8,14 @@ position at a time, so a crash or kill -9 loses only the positions in flight.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import chess
 from tqdm import tqdm
 
-from lib.engine import Engine, EnginePool
+from lib.cluster import EngineCluster
+from lib.engine import Engine
 from lib.evaluation import EvalSetting, evaluate_position, from_json, to_json
 from lib.files import sha256_file
 from lib.grading import MATE_FLOOR
@@ -31,18 +33,15 @@ class EvalCache:
         self.setting = setting
         self.prefix = f"v{VERSION}|{sha256_file(Path(engine_path))[:16]}|{setting.label}|"
 
-    def evaluate(self, pool: EnginePool, fens: list[str],
+    def evaluate(self, pool: EngineCluster, fens: list[str],
                  desc: str) -> tuple[dict[str, Evaluation], int]:
         """Every FEN's evaluation and how many were computed now (the rest were cached)."""
         done = {fen: self.store.get(self.prefix + fen) for fen in fens}
         todo = [fen for fen in fens if done[fen] is None]
 
-        def evaluate(engine: Engine, fen: str) -> Evaluation:
-            result = evaluate_position(engine, chess.Board(fen), self.setting)
-            return {"expected": to_json(result.moves), "nodes": result.nodes}
-
         with tqdm(total=len(todo), unit="pos", desc=desc, disable=None) as bar:
-            for fen, value in pool.as_completed(evaluate, todo):
+            task = functools.partial(_evaluate, setting=self.setting)
+            for fen, value in pool.as_completed(task, todo):
                 self.store.put(self.prefix + fen, value)
                 self.store.commit()  # one position at a time: a crash loses only what ran
                 done[fen] = value
@@ -52,6 +51,12 @@ class EvalCache:
     def close(self) -> None:
         """Commit and close."""
         self.store.close()
+
+
+def _evaluate(engine: Engine, fen: str, setting: EvalSetting) -> Evaluation:
+    """The task a worker runs: one position's evaluation as stored in the cache."""
+    result = evaluate_position(engine, chess.Board(fen), setting)
+    return {"expected": to_json(result.moves), "nodes": result.nodes}
 
 
 def best_forces_mate(evaluation: Evaluation) -> bool:

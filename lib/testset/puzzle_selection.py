@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -9,7 +10,8 @@ from dataclasses import dataclass, field
 import chess
 from tqdm import tqdm
 
-from lib.engine import Engine, EnginePool
+from lib.cluster import EngineCluster
+from lib.engine import Engine
 from lib.evaluation import DEFAULT_SETTING, EvalSetting, evaluate_moves
 from lib.grading import MATE_FLOOR
 from lib.position import castling_rights, fen4, hash_bucket, pos_id
@@ -73,7 +75,7 @@ def passes(puzzle: Puzzle, verdict: Verdict) -> str | None:
 class PuzzleSelector:
     """Streams candidates, then verifies them in rounds until each leaf is full."""
 
-    def __init__(self, config: PuzzleConfig, pool: EnginePool) -> None:
+    def __init__(self, config: PuzzleConfig, pool: EngineCluster) -> None:
         self.config = config
         self.pool = pool
         self.result = PuzzleSelection(filled=dict.fromkeys(config.targets, 0))
@@ -129,7 +131,8 @@ class PuzzleSelector:
             batch = self._admissible(queue, self.room(leaf))
             if not batch:
                 break
-            verdicts = self.pool.map(lambda e, p: verify(e, p, self.config.setting), batch)
+            task = functools.partial(verify, setting=self.config.setting)
+            verdicts = self.pool.map(task, batch)
             for puzzle, verdict in zip(batch, verdicts, strict=True):
                 self._commit(leaf, puzzle, verdict)
 

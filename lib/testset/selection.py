@@ -21,7 +21,8 @@ import chess
 from tqdm import tqdm
 
 from lib import tactics
-from lib.engine import EnginePool
+from lib.cluster import EngineCluster
+from lib.engine import Engine
 from lib.phase import phase
 from lib.position import (
     MAX_HALFMOVE_CLOCK,
@@ -97,6 +98,11 @@ class Selection:
     players: dict[str, int] = field(default_factory=dict)  # selected positions per player
 
 
+def _probe(engine: Engine, fens: tuple[str, str]) -> Probe:
+    """The task a worker runs: the light probe of one position (full FEN, FEN4)."""
+    return engine.probe(chess.Board(fens[0]), fens[1])
+
+
 def rand_key(seed: int, game_id: str) -> str:
     """The deterministic shuffle key of a game."""
     return hashlib.sha256(f"{seed}:{game_id}".encode()).hexdigest()
@@ -118,7 +124,7 @@ def reservoir_pick(items: Iterator[int], rng: random.Random) -> int | None:
 class Selector:
     """Runs the rounds of candidate drawing, probing and committing."""
 
-    def __init__(self, config: SelectConfig, pool: EnginePool, cache: ProbeCache) -> None:
+    def __init__(self, config: SelectConfig, pool: EngineCluster, cache: ProbeCache) -> None:
         self.config = config
         self.pool = pool
         self.cache = cache
@@ -154,9 +160,11 @@ class Selector:
         probes = {c.fen: p for c in candidates if (p := self.cache.get(c.fen)) is not None}
         missing = [c for c in candidates if c.fen not in probes]
         self.result.counts.add("engine_probes", len(missing))
-        work = self.pool.as_completed(
-            lambda engine, c: engine.probe(chess.Board(c.fen), c.fen4), missing)
-        for done, (candidate, probe) in enumerate(work, start=1):
+        by_fen = {c.fen: c for c in missing}
+        # Tasks carry the two FENs only, not the candidate's game and history.
+        work = self.pool.as_completed(_probe, [(c.fen, c.fen4) for c in missing])
+        for done, ((fen, _), probe) in enumerate(work, start=1):
+            candidate = by_fen[fen]
             self.cache.put(candidate.fen, probe)
             self.cache.commit()
             probes[candidate.fen] = probe

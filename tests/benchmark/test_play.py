@@ -18,6 +18,7 @@ import benchmark
 from lib.benchmark.core.cli import EXIT_INCOMPLETE
 from lib.benchmark.games.calibration import CalibrationConfig, calibrate
 from lib.benchmark.games.ladder import LADDER_FIELDS, Rung
+from lib.cluster import ClusterSettings
 from lib.engine import EngineSettings, find_stockfish
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.conftest import ROOT
@@ -159,18 +160,26 @@ def test_one_failing_game_is_aborted_not_lost(ladder: Path, tmp_path: Path) -> N
     assert c["aborted"] >= 1 and c["games"] == 3 and c["w"] + c["d"] + c["l"] == 3
 
 
-def test_calibrate_rates_rungs_anchored_to_uci_elo(tmp_path: Path) -> None:
+def test_calibrate_rates_rungs_anchored_and_reproduces_on_any_cluster(tmp_path: Path) -> None:
+    """Reproducible rungs (seeded, node-limited) give the same games and ladder on 2 workers
+    and on 1; the anchor sets the scale's offset."""
     rungs = [Rung("random@1", "random"), Rung("mix50@1", "mix:random=50,nodes=1000"),
-             Rung("sf1350@1", "stockfish:elo=1350,nodes=20000", anchor=1350)]
+             Rung("sf500@1", "stockfish:nodes=500", anchor=1350)]
     settings = EngineSettings(find_stockfish())
-    config = CalibrationConfig(games=2, concurrency=2, seed=0, ply_cap=40)
-    ladder = calibrate(rungs, config, settings, tmp_path / "cal.db", "Stockfish")
+    ladders, games = [], []
+    for workers in (2, 1):
+        config = CalibrationConfig(games=2, cluster=ClusterSettings(workers=workers), seed=0,
+                                   ply_cap=40)
+        store = tmp_path / f"cal{workers}.db"
+        ladders.append(calibrate(rungs, config, settings, store, "Stockfish"))
+        with sqlite3.connect(store) as db:
+            games.append(sorted(db.execute("SELECT key, value FROM games")))
+    ladder = ladders[0]
     by_name = {r.name: r for r in ladder.rungs}
-    assert by_name["sf1350@1"].elo == pytest.approx(1350)  # the only anchor sets the offset
-    assert by_name["random@1"].elo < by_name["sf1350@1"].elo
-    assert sum(r.games for r in ladder.rungs) == 2 * 5
-    with sqlite3.connect(tmp_path / "cal.db") as db:
-        assert db.execute("SELECT count(*) FROM games").fetchone()[0] == 5
+    assert by_name["sf500@1"].elo == pytest.approx(1350)  # the only anchor sets the offset
+    assert by_name["random@1"].elo < by_name["sf500@1"].elo
+    assert sum(r.games for r in ladder.rungs) == 2 * 5 and len(games[0]) == 5
+    assert games[0] == games[1] and ladders[0] == ladders[1]
 
 
 def test_a_refused_request_mid_game_stops_the_run_with_one_line(

@@ -96,6 +96,17 @@ class StockfishPlayer:
             self._local.engine = engine
         return self._local.engine
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Settings only: a copy sent to a Dask worker starts its own engines there."""
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("_local", "_engines", "_lock")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._local = threading.local()
+        self._engines = []
+        self._lock = threading.Lock()
+
     def answer(self, question: Question, prompt: str) -> Reply:
         move = self._engine().play(question.board(),
                                    chess.engine.Limit(nodes=self.nodes))

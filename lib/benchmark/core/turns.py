@@ -22,7 +22,7 @@ from lib.benchmark.core.answers import Category
 from lib.benchmark.core.chat import FatalInfraError, InfraError, Reply
 from lib.benchmark.core.players import Player
 from lib.benchmark.core.prompts import Question
-from lib.kvstore import JsonStore
+from lib.kvstore import Store
 
 RETRIES = 2  # illegal answers retried, each told what was wrong, before a forfeit
 GAME_TEMPLATE = "game@1"
@@ -159,7 +159,7 @@ def move_key(side: Side, game_key: str, board: chess.Board, sans: list[str], att
 
 
 def _ask(side: Side, board: chess.Board, prompt: str, key: str, qid: str,
-         cache: JsonStore) -> tuple[Reply, bool]:
+         cache: Store) -> tuple[Reply, bool]:
     hit = cache.get(key)
     if hit is not None:
         return Reply(**hit), True
@@ -179,7 +179,7 @@ def _ask(side: Side, board: chess.Board, prompt: str, key: str, qid: str,
 
 
 def take_turn(side: Side, board: chess.Board, sans: list[str], start: Start, game_key: str,
-              cache: JsonStore) -> tuple[chess.Move | None, list[Attempt]]:
+              cache: Store) -> tuple[chess.Move | None, list[Attempt]]:
     """The side's legal move (or None: forfeit) and every reply it took."""
     attempts: list[Attempt] = []
     feedback = None

@@ -1,4 +1,10 @@
-"""Calibrate the ladder: a gauntlet between rungs at play's limits, rated by BTD."""
+"""Calibrate the ladder: a gauntlet between rungs at play's limits, rated by BTD.
+
+The games run on the Dask cluster (`lib.cluster`): each task carries one game's players and
+start and returns its record; the client stores every finished game in SQLite at once, so a
+rerun after Ctrl-C or kill -9 plays only the games that were missing. The rating reads the
+games in the gauntlet's order, whatever order they finished in.
+"""
 
 from __future__ import annotations
 
@@ -11,20 +17,22 @@ import numpy as np
 from lib.benchmark.core.players import Player, make_player
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Side
-from lib.benchmark.games.game import PLY_CAP, WHITE_SCORE, standard_start
+from lib.benchmark.games.game import PLY_CAP, WHITE_SCORE, GameRecord, standard_start
 from lib.benchmark.games.ladder import Ladder, Rung, gauntlet, rate
-from lib.benchmark.games.match import GameJob, GamePool
+from lib.benchmark.games.match import GameJob, play_job
+from lib.cluster import ClusterSettings, EngineCluster
 from lib.engine import Engine, EngineSettings
 from lib.kvstore import JsonStore
 
 log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class CalibrationConfig:
     """How the gauntlet is played."""
 
     games: int  # games per adjacent pair of rungs (half as many two rungs apart)
-    concurrency: int  # games at once (one judge and one engine per rung per game thread)
+    cluster: ClusterSettings  # where the games run (one game per worker at a time)
     seed: int  # seeds the mix and random rungs
     ply_cap: int = PLY_CAP
 
@@ -38,34 +46,52 @@ def engine_range(settings: EngineSettings) -> tuple[int, int, str]:
 def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSettings,
               store: Path, engine_name: str) -> Ladder:
     """Play (or resume) the gauntlet and rate the rungs."""
-    players = [make_player(r.spec, None, settings.path, config.seed, config.concurrency)
-               for r in rungs]
+    players = [make_player(r.spec, None, settings.path, config.seed, 1) for r in rungs]
     jobs = _jobs(rungs, players, config)
     games = JsonStore(store, "games")
-    cache = JsonStore(store, "answers")
-    white, black, scores = [], [], []
-    index = {p.id: i for i, p in enumerate(players)}
+    records: dict[str, GameRecord] = {}
     progress = Progress(len(jobs), "calibrate", kinds=("decisive", "draw", "aborted"),
                         unit="game")
     try:
-        with GamePool(games, cache, settings, config.concurrency) as pool:
-            for played in pool.play(jobs):
-                record = played.record
-                if record is None:
-                    progress.update("aborted", played.stored)
-                    continue
-                white.append(index[record.white])
-                black.append(index[record.black])
-                scores.append(WHITE_SCORE[record.result])
-                progress.update("draw" if record.result == "1/2-1/2" else "decisive",
-                                played.stored)
+        todo = []
+        for job in jobs:
+            hit = games.get(job.key)
+            if hit is None:
+                todo.append(job)
+            else:
+                records[job.key] = GameRecord(**hit)
+                progress.update(_kind(records[job.key]), True)
+        if todo:
+            with EngineCluster(settings, config.cluster) as cluster:
+                for job, (record, aborted) in cluster.as_completed(play_job, todo):
+                    if record is None:
+                        log.warning("game %s aborted, unrated: %s", job.key, aborted)
+                        progress.update("aborted", False)
+                        continue
+                    games.put(job.key, record.as_dict())
+                    games.commit()  # one game at a time: an interruption loses none
+                    records[job.key] = record
+                    progress.update(_kind(record), False)
     finally:
         progress.close()
         games.close()
-        cache.close()
         for player in players:
             player.close()
-    rated, nu = rate(rungs, np.array(white), np.array(black), np.array(scores))
+    return _rate(rungs, players, [records[j.key] for j in jobs if j.key in records],
+                 engine_name)
+
+
+def _kind(record: GameRecord) -> str:
+    return "draw" if record.result == "1/2-1/2" else "decisive"
+
+
+def _rate(rungs: list[Rung], players: list[Player], records: list[GameRecord],
+          engine_name: str) -> Ladder:
+    index = {p.id: i for i, p in enumerate(players)}
+    white = np.array([index[r.white] for r in records])
+    black = np.array([index[r.black] for r in records])
+    scores = np.array([WHITE_SCORE[r.result] for r in records])
+    rated, nu = rate(rungs, white, black, scores)
     rated.sort(key=lambda r: r.elo)
     return Ladder(rated, nu, engine_name)
 
@@ -80,4 +106,3 @@ def _jobs(rungs: list[Rung], players: list[Player], config: CalibrationConfig) -
         jobs.append(GameJob(key, Side(pair[0], ENGINE_TEMPLATE), Side(pair[1], ENGINE_TEMPLATE),
                             standard_start(), config.ply_cap))
     return jobs
-

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,8 @@ from lib.benchmark.games.play import CONDITIONS, PlayConfig, play
 from lib.benchmark.games.report import session_result, session_summary, write_session
 from lib.benchmark.games.sampler import MAX_GAMES, PRIOR, TARGET, SamplerConfig
 from lib.cli import (
+    add_engine_args,
+    cluster_of,
     non_negative_int,
     positive_float,
     positive_int,
@@ -163,15 +164,15 @@ def add_calibrate_parser(commands: Any) -> None:
     p.add_argument("--step", type=positive_int, default=150,
                    help="UCI_Elo step between engine rungs above the lowest three, which are "
                    "100 apart (default 150)")
-    p.add_argument("--concurrency", type=positive_int, default=os.cpu_count() or 1,
-                   help="games at once (default: cores)")
+    add_engine_args(p, "worker processes of the embedded Dask cluster, one game each at a "
+                    "time")
+    # The option's name before the games ran on Dask: the same number.
+    p.add_argument("--concurrency", dest="workers", type=positive_int, help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=0, help="seed of the random and mix rungs")
     p.add_argument("--ladder", type=Path, default=LADDER,
                    help="the ladder file written (default: the committed ladder.csv)")
     p.add_argument("--store", type=Path, default=Path("results/calibration.db"),
-                   help="finished games and cached moves, for resuming "
-                   "(default results/calibration.db)")
-    p.add_argument("--stockfish", default=None, help="Stockfish binary")
+                   help="finished games, for resuming (default results/calibration.db)")
     p.set_defaults(handler=calibrate_command)
 
 
@@ -180,7 +181,7 @@ def calibrate_command(args: argparse.Namespace) -> None:
     settings = EngineSettings(find_stockfish(args.stockfish))
     low, high, name = engine_range(settings)
     rungs = default_rungs(low, high, args.step)
-    config = CalibrationConfig(args.games, args.concurrency, args.seed)
+    config = CalibrationConfig(args.games, cluster_of(args), args.seed)
     ensure_writable_file(args.ladder, "--ladder")
     ladder = calibrate(rungs, config, settings, args.store, name)
     write_csv(args.ladder, LADDER_FIELDS, ladder_rows(ladder))

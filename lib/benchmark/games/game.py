@@ -17,7 +17,7 @@ from lib.benchmark.core.prompts import Question
 from lib.benchmark.core.turns import Condition, Side, Start, take_turn
 from lib.engine import MATE_CP, Engine, score_to_cp
 from lib.grading import CP_LOSS_CAP
-from lib.kvstore import JsonStore
+from lib.kvstore import Store
 
 STANDARD_960 = 518  # Chess960 position number of the standard start, never drawn
 ADJUDICATE = chess.engine.Limit(nodes=20_000)  # the judge's search after every ply
@@ -124,7 +124,7 @@ def adjudicate(evals: list[int], ply: int) -> tuple[str, str] | None:
 
 
 def play_game(key: str, white: Side, black: Side, start: Start, judge_engine: Engine,
-              cache: JsonStore, ply_cap: int = PLY_CAP,
+              cache: Store, ply_cap: int = PLY_CAP,
               on_ply: Callable[[], None] | None = None) -> GameRecord:
     """Play one game to its end (raises GameAborted on an infrastructure failure)."""
     board = start.board()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from lib.benchmark.core.turns import GameAborted, Side, Start
 from lib.benchmark.games.game import GameRecord, play_game
 from lib.engine import Engine, EngineSettings
-from lib.kvstore import JsonStore
+from lib.kvstore import JsonStore, MemoryStore
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +102,20 @@ class GamePool:
                 return self._done.get(timeout=0.5)
             except queue.Empty:
                 continue
+
+
+def play_job(judge: Engine, job: GameJob) -> tuple[GameRecord | None, str | None]:
+    """The task a Dask worker runs for an engine-only game: (record, None), or (None, why
+    it was aborted). Moves are cached for this game only; the players' engines, started
+    on the worker for it, are closed after it."""
+    try:
+        return play_game(job.key, job.white, job.black, job.start, judge, MemoryStore(),
+                         job.ply_cap), None
+    except GameAborted as exc:
+        return None, str(exc)
+    finally:
+        job.white.player.close()
+        job.black.player.close()
 
 
 def _play(job: GameJob, judge: Engine, games: JsonStore, cache: JsonStore) -> Played:

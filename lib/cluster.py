@@ -1,0 +1,264 @@
+"""Engine work on a Dask cluster: an embedded LocalCluster by default, or an existing one.
+
+The client submits tasks that carry a function, the engine's settings and one item (a FEN, a
+candidate, a puzzle); a worker runs the function on its own Stockfish and returns the result,
+and only the client writes files and databases. Each worker thread keeps one engine per
+settings in `EngineHost`, a WorkerPlugin: the plugin is what closes the engines when the
+worker shuts down (a per-process cache would leave that to the process's exit), and the
+scheduler hands it to workers that join later. Every result names the engine that computed it
+and the client checks it against its own, so no result can depend on which machine ran it.
+
+Work is deterministic whatever the cluster: node limits, one search thread and a hash cleared
+per item (see `lib.engine`), and results are collected by item, not by arrival.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import signal
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+import dask
+from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_worker
+
+from lib.engine import Engine, EngineSettings
+from lib.errors import ChessEvalError, ClusterError, ConfigError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+CONNECT_TIMEOUT_S = 5  # an external scheduler that does not answer within this fails
+WORKERS_TIMEOUT_S = 60  # a cluster with no worker after this long fails
+SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
+# Dask config key: False runs the embedded cluster's workers as threads of this process
+# (the tests' choice; engines are separate processes either way).
+PROCESSES_KEY = "chessbench.local-processes"
+PLUGIN_NAME = "chessbench-engines"
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """Where engine work runs."""
+
+    workers: int  # worker processes of the embedded cluster (one engine thread each)
+    scheduler: str | None = None  # tcp://HOST:PORT of an existing cluster; None: embedded
+    dashboard: bool = False  # serve the embedded cluster's dashboard on 127.0.0.1:8787
+
+
+ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9a-fA-F:.]+\]|[^\s:/\[\]]+):\d{1,5}")
+
+
+def scheduler_address(option: str | None) -> str | None:
+    """--scheduler, else DASK_SCHEDULER_ADDRESS, else None (the embedded cluster); an address
+    that is not tcp://HOST:PORT or tls://HOST:PORT is a ConfigError naming where it came from."""
+    origin, address = ("--scheduler", option) if option else (
+        SCHEDULER_ENV, os.environ.get(SCHEDULER_ENV))
+    if not address:
+        return None
+    if not ADDRESS.fullmatch(address):
+        raise ConfigError(f"{origin}: {address!r} is not a scheduler address "
+                          "(tcp://HOST:PORT, or tls://HOST:PORT with Dask's TLS settings)")
+    return address
+
+
+class EngineHost(WorkerPlugin):
+    """One engine per worker thread and settings, started on first use, closed at teardown."""
+
+    name = PLUGIN_NAME
+
+    def setup(self, worker: object) -> None:
+        """Start empty on each worker (the plugin travels pickled, so no lock before this)."""
+        self._engines: dict[tuple[int, EngineSettings], Engine] = {}
+        self._lock = threading.Lock()
+
+    def engine(self, settings: EngineSettings) -> Engine:
+        """This thread's engine for `settings` (it restarts itself if it died)."""
+        key = (threading.get_ident(), settings)
+        with self._lock:
+            engine = self._engines.get(key)
+        if engine is None:
+            engine = Engine(settings).__enter__()
+            with self._lock:
+                self._engines[key] = engine
+        return engine
+
+    def teardown(self, worker: object) -> None:
+        """Close every engine this worker started."""
+        with self._lock:
+            engines, self._engines = list(self._engines.values()), {}
+        for engine in engines:
+            engine.close()
+
+
+def _task(fn: Callable[[Engine, T], R], settings: EngineSettings,
+          item: T) -> tuple[str, str, R | ChessEvalError]:
+    """Run on a worker: fn on this thread's engine; returns (worker, engine name, result)."""
+    worker = get_worker()
+    host = worker.plugins[PLUGIN_NAME]
+    assert isinstance(host, EngineHost)
+    engine = host.engine(settings)
+    try:
+        result: R | ChessEvalError = fn(engine, item)
+    except ChessEvalError as exc:
+        # An expected failure (an engine that keeps dying) is handed back as a value: the
+        # client raises it with its one line, without Dask logging a task traceback.
+        result = exc
+    return worker.address, engine.name, result
+
+
+def _engine_name(settings: EngineSettings) -> str:
+    """Run on every worker before any work: the name and version of its engine."""
+    with Engine(settings) as engine:
+        return engine.name
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while the embedded cluster starts its worker processes, which keep the
+    disposition: Ctrl-C in a terminal reaches the whole process group, and it is the
+    client's to handle (it closes the cluster); workers would print tracebacks."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class EngineCluster:
+    """A Dask client with engines on its workers, used as a context manager:
+    `map` and `as_completed` run fn(engine, item) for many items."""
+
+    def __init__(self, engine: EngineSettings, cluster: ClusterSettings) -> None:
+        self.settings = engine
+        self.config = cluster
+        self.name = ""  # the engine's name and version, the same on every worker
+        self._local: LocalCluster | None = None
+        self._client: Client | None = None
+
+    def __enter__(self) -> EngineCluster:
+        try:
+            self._client = self._connect()
+            self._client.register_plugin(EngineHost(), name=PLUGIN_NAME)
+            self.name = self._check_versions()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _connect(self) -> Client:
+        address = self.config.scheduler
+        if address:
+            try:
+                client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise ClusterError(f"could not reach the Dask scheduler at {address} within "
+                                   f"{CONNECT_TIMEOUT_S} s: {exc}") from exc
+            log.info("using the Dask cluster at %s", address)
+        else:
+            processes = bool(dask.config.get(PROCESSES_KEY, True))
+            with _sigint_ignored():
+                self._local = LocalCluster(
+                    n_workers=self.config.workers, threads_per_worker=1, processes=processes,
+                    host="127.0.0.1", scheduler_port=0, protocol="tcp://",
+                    dashboard_address="127.0.0.1:8787" if self.config.dashboard else None,
+                    # Without a dashboard the scheduler still serves /health: on a free port.
+                    scheduler_kwargs=({} if self.config.dashboard else
+                                      {"dashboard": False, "dashboard_address": "127.0.0.1:0"}),
+                    silence_logs=logging.ERROR)
+            client = Client(self._local, set_as_default=False)
+            if self.config.dashboard:
+                log.info("Dask dashboard: %s", client.dashboard_link)
+        try:
+            client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)
+        except TimeoutError as exc:
+            client.close()
+            raise ClusterError(f"the Dask cluster at {address} has no worker after "
+                               f"{WORKERS_TIMEOUT_S} s") from exc
+        return client
+
+    def _check_versions(self) -> str:
+        """The client's engine name; every worker must report the same."""
+        assert self._client is not None
+        with Engine(self.settings) as engine:
+            mine = engine.name
+        names = self._client.run(_engine_name, self.settings, on_error="return")
+        for worker, name in sorted(names.items()):
+            if isinstance(name, BaseException):
+                raise ClusterError(f"worker {worker} could not start its engine "
+                                   f"({self.settings.path}): {name}")
+            if name != mine:
+                raise ClusterError(f"worker {worker} runs {name!r}, this machine {mine!r}: "
+                                   "results must not depend on which machine computed them")
+        log.info("%d Dask worker(s), each running %s", len(names), mine)
+        return mine
+
+    @property
+    def workers(self) -> int:
+        """How many workers the cluster has now."""
+        assert self._client is not None
+        return len(self._client.scheduler_info(n_workers=-1)["workers"])
+
+    def close(self) -> None:
+        """Close the client and, when embedded, the cluster and its workers' engines."""
+        if self._client is not None:
+            with contextlib.suppress(Exception):  # closing must not hide the real error
+                self._client.close()
+            self._client = None
+        if self._local is not None:
+            with contextlib.suppress(Exception):
+                self._local.close()
+            self._local = None
+
+    def _result(self, future: object) -> R:
+        worker, name, result = future.result()  # type: ignore[attr-defined]
+        if name != self.name:
+            raise ClusterError(f"worker {worker} computed with {name!r}, not {self.name!r}")
+        if isinstance(result, ChessEvalError):
+            raise result
+        return result
+
+    def _submit(self, fn: Callable[[Engine, T], R], items: list[T]) -> list[object]:
+        assert self._client is not None, "use EngineCluster as a context manager"
+        return [self._client.submit(_task, fn, self.settings, item, pure=False)
+                for item in items]
+
+    def map(self, fn: Callable[[Engine, T], R], items: Iterable[T]) -> Iterator[R]:
+        """fn(engine, item) for every item, on the workers; results in the order of items."""
+        futures = self._submit(fn, list(items))
+        try:
+            for future in futures:
+                yield self._result(future)
+        finally:
+            self._cancel(futures)
+
+    def as_completed(self, fn: Callable[[Engine, T], R],
+                     items: Iterable[T]) -> Iterator[tuple[T, R]]:
+        """(item, fn(engine, item)) pairs in the order they finish, for per-item checkpoints."""
+        items = list(items)
+        futures = self._submit(fn, items)
+        index = {future.key: i for i, future in enumerate(futures)}  # type: ignore[attr-defined]
+        try:
+            for future in as_completed(futures, loop=self._client.loop):
+                yield items[index[future.key]], self._result(future)
+        finally:
+            self._cancel(futures)
+
+    def _cancel(self, futures: list[object]) -> None:
+        """Drop what is left (an error or Ctrl-C stopped the caller)."""
+        if self._client is not None and futures:
+            with contextlib.suppress(Exception):
+                self._client.cancel(futures)

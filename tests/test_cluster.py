@@ -1,0 +1,287 @@
+"""Engine work on Dask: real `dask scheduler` and `dask worker` programs on 127.0.0.1, a worker
+killed with SIGKILL mid-step, a worker with another engine version, Ctrl-C of an embedded run.
+Step 06 on the small build is the work throughout; its questions file is compared byte for
+byte with the embedded cluster's."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import chess
+import psutil
+import pytest
+
+from lib.cluster import ClusterSettings, EngineCluster
+from lib.engine import EngineSettings
+from lib.errors import ChessEvalError, EngineError
+from lib.evaluation import EvalSetting, evaluate_position
+from tests.conftest import ROOT, fault_engine
+from tests.testset.steps import step
+
+evaluate = step("06_evaluate")
+DASK = Path(sys.executable).with_name("dask")
+FAST = ["--scan-nodes", "20000", "--near-nodes", "40000", "--move-nodes", "20000",
+        "--max-candidates", "3"]
+SLOW = ["--scan-nodes", "150000", "--near-nodes", "150000", "--move-nodes", "150000"]
+FENS = [chess.STARTING_FEN,
+        "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
+        "8/8/4k3/8/2K5/8/3P4/8 w - - 0 1",
+        "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"]
+
+
+def _inputs(build: Path, out: Path) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("positions.csv", "puzzles.csv"):
+        shutil.copy(build / name, out / name)
+    return out
+
+
+def _argv(out: Path, stockfish: str, *extra: str) -> list[str]:
+    return ["--out", str(out), "--questions", str(out / "q.csv"), "--stockfish", stockfish,
+            *extra]
+
+
+def _done(db: Path) -> int:
+    try:
+        with sqlite3.connect(db) as conn:
+            return conn.execute("SELECT COUNT(*) FROM evals").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _wait_for(check, what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+class External:
+    """A `dask scheduler` and `dask worker` processes on 127.0.0.1, as a user starts them."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.file = tmp / "scheduler.json"
+        self.procs: list[subprocess.Popen] = []
+        self.workers: list[subprocess.Popen] = []
+
+    def _start(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
+        environ = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+        proc = subprocess.Popen([str(DASK), *argv], cwd=ROOT, env=environ,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        self.procs.append(proc)
+        return proc
+
+    @property
+    def address(self) -> str:
+        import json
+        return json.loads(self.file.read_text())["address"]
+
+    def scheduler(self) -> None:
+        self._start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                     "--scheduler-file", str(self.file)])
+        _wait_for(self.file.exists, "the scheduler file")
+
+    def worker(self, nanny: bool = True, env: dict[str, str] | None = None) -> None:
+        argv = ["worker", "--scheduler-file", str(self.file), "--host", "127.0.0.1",
+                "--nthreads", "1", "--no-dashboard"] + ([] if nanny else ["--no-nanny"])
+        self.workers.append(self._start(argv, env))
+
+    def wait_for_workers(self, n: int) -> None:
+        from distributed import Client
+        with Client(self.address, timeout=30) as client:
+            client.wait_for_workers(n, timeout=60)
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+@contextmanager
+def external(tmp: Path, workers: int, **worker_options) -> Iterator[External]:
+    """A scheduler and `workers` workers, stopped at the end (whatever happened)."""
+    cluster = External(tmp)
+    try:
+        cluster.scheduler()
+        for _ in range(workers):
+            cluster.worker(**worker_options)
+        cluster.wait_for_workers(workers)
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def embedded_questions(small_build: Path, tmp_path_factory: pytest.TempPathFactory,
+                       stockfish: str) -> bytes:
+    """Step 06's questions from the embedded cluster with one worker: the reference."""
+    out = _inputs(small_build, tmp_path_factory.mktemp("embedded"))
+    assert evaluate.main(_argv(out, stockfish, "--workers", "1", *FAST)) == 0
+    return (out / "q.csv").read_bytes()
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_step_06_is_byte_identical_for_any_number_of_workers(
+        small_build: Path, tmp_path: Path, stockfish: str, embedded_questions: bytes,
+        workers: int) -> None:
+    out = _inputs(small_build, tmp_path)
+    assert evaluate.main(_argv(out, stockfish, "--workers", str(workers), *FAST)) == 0
+    assert (out / "q.csv").read_bytes() == embedded_questions
+
+
+def test_an_external_cluster_gives_the_embedded_bytes(
+        small_build: Path, tmp_path: Path, stockfish: str, embedded_questions: bytes,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real scheduler and two real worker programs, reached by DASK_SCHEDULER_ADDRESS;
+    the workers share no output directory with the client (they never write)."""
+    out = _inputs(small_build, tmp_path / "out")
+    with external(tmp_path, 2) as cluster:
+        monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cluster.address)
+        assert evaluate.main(_argv(out, stockfish, *FAST)) == 0
+    assert (out / "q.csv").read_bytes() == embedded_questions
+
+
+def test_a_worker_killed_mid_step_has_its_work_redone_elsewhere(
+        small_build: Path, tmp_path: Path, stockfish: str) -> None:
+    reference = _inputs(small_build, tmp_path / "reference")
+    assert evaluate.main(_argv(reference, stockfish, "--workers", "2", *SLOW)) == 0
+    out = _inputs(small_build, tmp_path / "out")
+    with external(tmp_path, 2, nanny=False) as cluster:
+        argv = [sys.executable, str(ROOT / "steps" / "06_evaluate.py"),
+                *_argv(out, stockfish, "--scheduler", cluster.address, *SLOW)]
+        proc = subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        _wait_for(lambda: _done(out / "evals.db") >= 3, "three evaluations")
+        victim = cluster.workers[0]
+        engines = psutil.Process(victim.pid).children(recursive=True)
+        os.kill(victim.pid, signal.SIGKILL)
+        _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert (out / "q.csv").read_bytes() == (reference / "q.csv").read_bytes()
+    # The killed worker's Stockfish sees its input close and quits.
+    psutil.wait_procs(engines, timeout=10)
+    assert not [p for p in engines if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_a_worker_with_another_engine_version_stops_the_step(
+        small_build: Path, tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    wrapper = fault_engine(tmp_path, stockfish, monkeypatch, "die", "")
+    out = _inputs(small_build, tmp_path / "out")
+    with external(tmp_path, 1) as cluster:
+        cluster.worker(env={"FAULT_NAME": "Stockfish 99"})
+        cluster.wait_for_workers(2)
+        assert evaluate.main(_argv(out, wrapper, "--scheduler", cluster.address)) == 2
+    err = capsys.readouterr().err
+    assert "runs 'Stockfish 99', this machine 'Stockfish 15.1'" in err
+    assert err.count("\n") == 1 and err.startswith("error: worker tcp://127.0.0.1:")
+    assert not (out / "q.csv").exists() and _done(out / "evals.db") == 0
+
+
+def test_an_unreachable_scheduler_fails_within_seconds(
+        small_build: Path, tmp_path: Path, stockfish: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    out = _inputs(small_build, tmp_path)
+    start = time.monotonic()
+    assert evaluate.main(_argv(out, stockfish, "--scheduler", "tcp://127.0.0.1:9")) == 2
+    assert time.monotonic() - start < 15
+    err = capsys.readouterr().err
+    assert err.startswith("error: could not reach the Dask scheduler at tcp://127.0.0.1:9")
+    assert err.count("\n") == 1
+
+
+def test_ctrl_c_ends_the_embedded_cluster_and_every_engine(
+        small_build: Path, tmp_path: Path, stockfish: str) -> None:
+    """Real worker processes (the default outside the tests), Ctrl-C to the whole process
+    group as a terminal sends it; the rerun resumes from what was committed."""
+    out = _inputs(small_build, tmp_path)
+    argv = [sys.executable, str(ROOT / "steps" / "06_evaluate.py"),
+            *_argv(out, stockfish, "--workers", "2", *SLOW)]
+    proc = subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    _wait_for(lambda: _done(out / "evals.db") >= 2, "two evaluations")
+    tree = psutil.Process(proc.pid).children(recursive=True)
+    engines = [p for p in tree if "stockfish" in " ".join(p.cmdline())]
+    assert len(engines) >= 2  # one per worker, at least
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    _, alive = psutil.wait_procs(tree, timeout=10)
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
+    done = _done(out / "evals.db")
+    assert done >= 2 and not (out / "q.csv").exists()
+
+
+def test_engine_cluster_runs_tasks_in_item_order_on_every_worker(stockfish: str) -> None:
+    """map keeps the items' order and as_completed pairs each result with its item; the
+    figures equal one engine's in this process."""
+    setting = EvalSetting(scan_nodes=20_000, move_nodes=20_000, margin=20, max_candidates=2)
+    task = _moves_task(setting)
+    from lib.engine import Engine
+    with Engine(EngineSettings(stockfish)) as engine:
+        expected = [task(engine, fen) for fen in FENS]
+    with EngineCluster(EngineSettings(stockfish), ClusterSettings(workers=3)) as cluster:
+        assert cluster.workers == 3 and cluster.name.startswith("Stockfish")
+        assert list(cluster.map(task, FENS * 2)) == expected * 2
+        pairs = dict(cluster.as_completed(task, FENS))
+    assert [pairs[fen] for fen in FENS] == expected
+
+
+def test_a_task_error_reaches_the_client(stockfish: str, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    with EngineCluster(EngineSettings(stockfish), ClusterSettings(workers=1)) as cluster, \
+            pytest.raises(ValueError, match="part of fen"):
+        list(cluster.map(_bad_task, ["not a fen"]))
+    # An engine that dies on every search: the worker's three attempts, then the error.
+    wrapper = fault_engine(tmp_path, stockfish, monkeypatch, "die", "1,2,3")
+    with EngineCluster(EngineSettings(wrapper), ClusterSettings(workers=1)) as cluster, \
+            pytest.raises(EngineError, match=r"failed 3 times on the position 8/8/4k3"):
+        list(cluster.map(_moves_task(EvalSetting(20_000, 0, 20, 1)), FENS[2:3]))
+    with pytest.raises(ChessEvalError, match="could not start /bin/false"), \
+            EngineCluster(EngineSettings("/bin/false"), ClusterSettings(workers=1)):
+        pass
+
+
+def _moves_task(setting: EvalSetting):
+    def task(engine, fen: str) -> list[tuple[str, int]]:
+        result = evaluate_position(engine, chess.Board(fen), setting)
+        return [(move.uci(), cp) for move, cp in result.moves]
+    return task
+
+
+def _bad_task(engine, fen: str) -> None:
+    chess.Board(fen)
+
+
+@pytest.mark.parametrize(("option", "env", "named"), [
+    ("nonsense", None, "--scheduler: 'nonsense'"),
+    (None, "tcp://host-without-port", "DASK_SCHEDULER_ADDRESS: 'tcp://host-without-port'")])
+def test_a_malformed_scheduler_address_is_named(
+        small_build: Path, tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], option: str | None, env: str | None,
+        named: str) -> None:
+    if env:
+        monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", env)
+    out = _inputs(small_build, tmp_path)
+    extra = ["--scheduler", option] if option else []
+    assert evaluate.main(_argv(out, stockfish, *extra)) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {named} is not a scheduler address (tcp://HOST:PORT, or " \
+        "tls://HOST:PORT with Dask's TLS settings)\n"
