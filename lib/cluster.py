@@ -104,14 +104,13 @@ def _task(fn: Callable[[Engine, T], R], settings: EngineSettings,
     worker = get_worker()
     host = worker.plugins[PLUGIN_NAME]
     assert isinstance(host, EngineHost)
-    engine = host.engine(settings)
     try:
-        result: R | ChessEvalError = fn(engine, item)
+        engine = host.engine(settings)
+        return worker.address, engine.name, fn(engine, item)
     except ChessEvalError as exc:
-        # An expected failure (an engine that keeps dying) is handed back as a value: the
-        # client raises it with its one line, without Dask logging a task traceback.
-        result = exc
-    return worker.address, engine.name, result
+        # An expected failure (an engine that will not start, or keeps dying) is handed back
+        # as a value: the client raises it as one line, and Dask logs no task traceback.
+        return worker.address, "", exc
 
 
 def _engine_name(settings: EngineSettings) -> str:
@@ -178,7 +177,9 @@ class EngineCluster:
                     # Without a dashboard the scheduler still serves /health: on a free port.
                     scheduler_kwargs=({} if self.config.dashboard else
                                       {"dashboard": False, "dashboard_address": "127.0.0.1:0"}),
-                    silence_logs=logging.ERROR)
+                    # Tasks hold a position and a few numbers: Dask's memory monitor (a
+                    # psutil poll every 100 ms per worker) would only take CPU from engines.
+                    memory_limit=0, silence_logs=logging.ERROR)
             client = Client(self._local, set_as_default=False)
             if self.config.dashboard:
                 log.info("Dask dashboard: %s", client.dashboard_link)
@@ -225,10 +226,10 @@ class EngineCluster:
 
     def _result(self, future: object) -> R:
         worker, name, result = future.result()  # type: ignore[attr-defined]
-        if name != self.name:
-            raise ClusterError(f"worker {worker} computed with {name!r}, not {self.name!r}")
         if isinstance(result, ChessEvalError):
             raise result
+        if name != self.name:
+            raise ClusterError(f"worker {worker} computed with {name!r}, not {self.name!r}")
         return result
 
     def _submit(self, fn: Callable[[Engine, T], R], items: list[T]) -> list[object]:

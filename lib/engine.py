@@ -38,6 +38,9 @@ MATE_STEP = 100
 # The light probe of the seed's tactical/quiet labeling: depth 12, MultiPV 4.
 PROBE_LIMIT = chess.engine.Limit(depth=12)
 PROBE_MULTIPV = 4
+# What python-chess parses of each `info` line: the score and the PV are all we read, and
+# parsing less (no refutations, current lines) spares the client's CPU for the engines.
+PARSED = chess.engine.INFO_SCORE | chess.engine.INFO_PV
 # Fixed engine settings so that a node- or depth-limited search is reproducible.
 THREADS = 1
 HASH_MB = 16
@@ -110,6 +113,7 @@ class EngineSettings:
     path: str  # the binary
     threads: int = THREADS  # search threads; 1 keeps limited searches deterministic
     hash_mb: int = HASH_MB  # transposition table size, fixed for reproducibility
+    options: tuple[tuple[str, int | bool], ...] = ()  # further UCI options, e.g. UCI_Elo
 
 
 class Engine:
@@ -145,7 +149,8 @@ class Engine:
         try:
             self._engine = chess.engine.SimpleEngine.popen_uci(self.settings.path)
             self._name = str(self._engine.id.get("name", "unknown engine"))
-            options = {"Threads": self.settings.threads, "Hash": self.settings.hash_mb}
+            options = {"Threads": self.settings.threads, "Hash": self.settings.hash_mb,
+                       **dict(self.settings.options)}
             self._engine.configure({**options, **self._options})
         except (OSError, chess.engine.EngineError) as exc:
             raise EngineError(f"could not start {self.settings.path}: {exc}") from exc
@@ -247,7 +252,7 @@ class Engine:
             self._game = object()
         game = self._game
         return self._call(board, limit, lambda e: e.analyse(
-            board, limit, multipv=multipv, game=game, root_moves=root_moves))
+            board, limit, multipv=multipv, game=game, root_moves=root_moves, info=PARSED))
 
     def configure(self, options: dict[str, object]) -> None:
         """Set UCI options (e.g. UCI_LimitStrength); kept across restarts."""

@@ -5,6 +5,7 @@ byte with the embedded cluster's."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -84,7 +85,6 @@ class External:
 
     @property
     def address(self) -> str:
-        import json
         return json.loads(self.file.read_text())["address"]
 
     def scheduler(self) -> None:
@@ -285,3 +285,22 @@ def test_a_malformed_scheduler_address_is_named(
     err = capsys.readouterr().err
     assert err == f"error: {named} is not a scheduler address (tcp://HOST:PORT, or " \
         "tls://HOST:PORT with Dask's TLS settings)\n"
+
+
+def test_a_stockfish_baseline_answers_the_same_on_any_cluster(tmp_path: Path,
+                                                              stockfish: str) -> None:
+    """The static run's engine answers come from the cluster's workers; the client caches
+    them, and 1 or 3 workers give the same answers and the same scores."""
+    import benchmark
+    answers, scores = [], []
+    for workers in ("1", "3"):
+        out = tmp_path / workers
+        argv = ["--model", "stockfish:nodes=5000", "--questions", str(ROOT / "questions.csv"),
+                "--out", str(out), "--limit", "30", "--stockfish", stockfish,
+                "--bootstrap", "100", "--workers", workers]
+        assert benchmark.main(argv) == 0
+        with sqlite3.connect(out / "cache.db") as db:
+            answers.append(sorted(db.execute("SELECT key, value FROM answers")))
+        result = json.loads(next(out.glob("*.json")).read_text())
+        scores.append({k: result[k] for k in ("n", "legal_rate", "acpl", "best_move_rate")})
+    assert len(answers[0]) == 30 and answers[0] == answers[1] and scores[0] == scores[1]

@@ -11,7 +11,7 @@ import json
 import random
 import threading
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import chess
 import chess.engine
@@ -41,6 +41,20 @@ class Player(Protocol):
 
     def close(self) -> None:
         """Release resources."""
+        ...
+
+
+@runtime_checkable
+class EnginePlayer(Player, Protocol):
+    """A player whose moves come from an engine: its answers can run on a Dask worker."""
+
+    @property
+    def engine_settings(self) -> EngineSettings:
+        """The engine its answers need."""
+        ...
+
+    def answer_with(self, engine: Engine, question: Question, prompt: str) -> Reply:
+        """The reply, from an engine started from `engine_settings`."""
         ...
 
 
@@ -79,7 +93,7 @@ class StockfishPlayer:
             self.options["Skill Level"] = skill
         limited = elo is not None or skill is not None
         self.nodes = nodes or (LIMITED_NODES if limited else STOCKFISH_NODES)
-        self.settings = EngineSettings(path=path)
+        self.settings = EngineSettings(path=path, options=tuple(self.options.items()))
         self.max_concurrency = workers
         self._local = threading.local()
         self._engines: list[Engine] = []
@@ -87,10 +101,14 @@ class StockfishPlayer:
         parts = [f"{k}={v}" for k, v in (("elo", elo), ("skill", skill)) if v is not None]
         self.id = ":".join(["stockfish", *parts, f"nodes={self.nodes}"])
 
+    @property
+    def engine_settings(self) -> EngineSettings:
+        """The engine this player's moves need: a Dask worker starts it from these."""
+        return self.settings
+
     def _engine(self) -> Engine:
         if not hasattr(self._local, "engine"):
             engine = Engine(self.settings).__enter__()
-            engine.configure(self.options)
             with self._lock:
                 self._engines.append(engine)
             self._local.engine = engine
@@ -108,8 +126,11 @@ class StockfishPlayer:
         self._lock = threading.Lock()
 
     def answer(self, question: Question, prompt: str) -> Reply:
-        move = self._engine().play(question.board(),
-                                   chess.engine.Limit(nodes=self.nodes))
+        return self.answer_with(self._engine(), question, prompt)
+
+    def answer_with(self, engine: Engine, question: Question, prompt: str) -> Reply:
+        """The reply, from a given engine started from `engine_settings`."""
+        move = engine.play(question.board(), chess.engine.Limit(nodes=self.nodes))
         return Reply(text=move.uci())
 
     def preflight(self) -> None:
@@ -133,11 +154,25 @@ class MixPlayer:
         self.max_concurrency = workers
         self.id = f"mix:random={percent},nodes={nodes}:seed={seed}"
 
-    def answer(self, question: Question, prompt: str) -> Reply:
+    @property
+    def engine_settings(self) -> EngineSettings:
+        """The engine this player's moves need: a Dask worker starts it from these."""
+        return self.engine.settings
+
+    def _random(self, question: Question) -> bool:
         coin = random.Random(f"coin:{self.random.seed}:{question.id}").random()
-        if coin * 100 < self.percent:
+        return coin * 100 < self.percent
+
+    def answer(self, question: Question, prompt: str) -> Reply:
+        if self._random(question):
             return self.random.answer(question, prompt)
         return self.engine.answer(question, prompt)
+
+    def answer_with(self, engine: Engine, question: Question, prompt: str) -> Reply:
+        """The reply, from a given engine started from `engine_settings`."""
+        if self._random(question):
+            return self.random.answer(question, prompt)
+        return self.engine.answer_with(engine, question, prompt)
 
     def preflight(self) -> None:
         pass

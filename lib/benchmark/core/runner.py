@@ -19,8 +19,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from lib.benchmark.core.chat import FatalInfraError, InfraError, Reply
-from lib.benchmark.core.players import Player
+from lib.benchmark.core.players import EnginePlayer, Player
 from lib.benchmark.core.prompts import Question
+from lib.cluster import ClusterSettings, EngineCluster
+from lib.engine import Engine
 from lib.kvstore import JsonStore
 
 log = logging.getLogger(__name__)
@@ -51,9 +53,10 @@ def cache_key(player: Player, template: str, question: Question, prompt: str) ->
 
 def ask_all(player: Player, template: str, render: Callable[[Question], str],
             questions: list[Question], cache: JsonStore, concurrency: int,
-            breaker: int = BREAKER) -> Iterator[Outcome]:
+            breaker: int = BREAKER, cluster: ClusterSettings | None = None) -> Iterator[Outcome]:
     """Outcomes of all questions, cached ones first, the rest as they finish. The player's
-    preflight runs once before the first request (never when everything is cached)."""
+    preflight runs once before the first request (never when everything is cached). An
+    engine player's answers are computed on the Dask `cluster` when one is given."""
     todo = []
     for question in questions:
         prompt = render(question)
@@ -65,8 +68,28 @@ def ask_all(player: Player, template: str, render: Callable[[Question], str],
     if not todo:
         return
     player.preflight()
+    if cluster is not None and isinstance(player, EnginePlayer):
+        yield from _on_cluster(player, template, todo, cache, cluster)
+        return
     workers = min(concurrency, player.max_concurrency or concurrency, len(todo))
     yield from _run(player, template, todo, cache, workers, breaker)
+
+
+def _answer(engine: Engine, job: tuple[EnginePlayer, Question, str]) -> Reply:
+    """The task a Dask worker runs: an engine player's reply on the worker's engine."""
+    player, question, prompt = job
+    return player.answer_with(engine, question, prompt)
+
+
+def _on_cluster(player: EnginePlayer, template: str, todo: list[tuple[Question, str]],
+                cache: JsonStore, cluster: ClusterSettings) -> Iterator[Outcome]:
+    """An engine player's answers from the cluster's workers; the client caches each."""
+    with EngineCluster(player.engine_settings, cluster) as engines:
+        jobs = [(player, question, prompt) for question, prompt in todo]
+        for (_, question, prompt), reply in engines.as_completed(_answer, jobs):
+            cache.put(cache_key(player, template, question, prompt), asdict(reply))
+            cache.commit()
+            yield Outcome(question, prompt, reply, None, cached=False)
 
 
 def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache: JsonStore,

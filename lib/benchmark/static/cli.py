@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,8 @@ from lib.benchmark.core.prompts import TEMPLATES, template_name
 from lib.benchmark.core.runner import BREAKER
 from lib.benchmark.static.run import StaticConfig, run_static
 from lib.cli import (
+    add_engine_args,
+    cluster_of,
     positive_int,
 )
 
@@ -60,13 +61,12 @@ def add_parser(commands: Any) -> None:
                    help="bootstrap replicates of every interval (default 1000)")
     p.add_argument("--mcmc", action="store_true",
                    help="puzzle Elo by MCMC instead of the Laplace approximation")
-    p.add_argument("--stockfish", default=None, help="Stockfish binary for baseline players")
     p.add_argument("--game-fit", type=Path, default=GAME_FIT,
                    help="the ladder's static-to-game fit, for a predicted game Elo from the "
                    "accuracy (default: the committed game_elo_fit.json; used only for a run "
                    "over the whole questions file it was fitted on)")
-    p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
-                   help="engine processes of a Stockfish player (default: cores)")
+    add_engine_args(p, "worker processes of the embedded Dask cluster that answer for a "
+                    "Stockfish player")
     p.add_argument("--out", type=Path, default=Path("results"),
                    help="results directory: JSON, markdown report, traces (default results)")
     p.add_argument("--cache", type=Path, default=None,
@@ -87,5 +87,5 @@ def run_command(args: argparse.Namespace) -> int:
         split=args.split, filters=args.filter, limit=args.limit, seed=args.seed,
         bootstrap=args.bootstrap, mcmc=args.mcmc, game_fit=args.game_fit, out=args.out,
         cache=args.cache, no_cache=args.no_cache, concurrency=args.concurrency,
-        breaker=args.breaker, workers=args.workers, stockfish=args.stockfish)
+        breaker=args.breaker, cluster=cluster_of(args), stockfish=args.stockfish)
     return run_static(config, chat)

@@ -35,6 +35,7 @@ from lib.benchmark.core.scoring import (
 from lib.benchmark.static.prediction import load_fit, predict
 from lib.benchmark.static.report import markdown_report, summary_table
 from lib.benchmark.static.result import StaticResult
+from lib.cluster import ClusterSettings
 from lib.errors import ConfigError
 from lib.files import atomic_write, ensure_writable_dir, sha256_file
 from lib.kvstore import JsonStore
@@ -61,7 +62,7 @@ class StaticConfig:
     no_cache: bool  # ask every question again (answers are still stored)
     concurrency: int  # requests in flight at once
     breaker: int  # infrastructure failures in a row that stop the run
-    workers: int  # engine processes of a Stockfish player
+    cluster: ClusterSettings  # where a Stockfish player's answers are computed
     stockfish: str | None  # Stockfish binary for baseline players
 
     @property
@@ -79,7 +80,8 @@ def run_static(config: StaticConfig, chat: ChatConfig | None) -> int:
     ensure_writable_dir(config.out, "--out")
     settings = _settings(config, chat)
     digest = sha256_file(config.questions)
-    player = make_player(config.model, chat, config.stockfish, config.seed, config.workers)
+    player = make_player(config.model, chat, config.stockfish, config.seed,
+                         config.cluster.workers)
     # The endpoint is recorded but not keyed, like the answer cache: a resumed run may reach
     # the same model through another address.
     keyed = {k: v for k, v in settings.items() if k != "base_url"}
@@ -129,7 +131,8 @@ def _ask(config: StaticConfig, player: Player, questions: list[Question],
     try:
         with atomic_write(traces_path, encoding="utf-8") as traces:
             for outcome in ask_all(player, config.template, TEMPLATES[config.template],
-                                   questions, cache, config.concurrency, config.breaker):
+                                   questions, cache, config.concurrency, config.breaker,
+                                   config.cluster):
                 reply = outcome.reply
                 item = score_item(outcome.question, reply.text if reply else None,
                                   outcome.infra_error, outcome.prompt,

@@ -23,6 +23,8 @@ from lib.benchmark.worldmodel.run import WorldModelConfig, ask_tests, summarise
 from lib.benchmark.worldmodel.run import summary as wm_summary
 from lib.benchmark.worldmodel.run import write_run as write_wm
 from lib.cli import (
+    add_engine_args,
+    cluster_of,
     positive_int,
 )
 from lib.files import (
@@ -75,7 +77,8 @@ def add_parser(commands: Any) -> None:
                    f"(default {BREAKER})")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the sample, the random player and the bootstrap (default 0)")
-    p.add_argument("--stockfish", default=None, help="Stockfish binary for baseline players")
+    add_engine_args(p, "worker processes of the embedded Dask cluster that answer for a "
+                    "Stockfish player")
     p.add_argument("--out", type=Path, default=Path("results"),
                    help="results directory (default results)")
     p.add_argument("--cache", type=Path, default=None,
@@ -97,7 +100,7 @@ def worldmodel_command(args: argparse.Namespace) -> int:
                 args.model, replace(chat, temperature=t), None, args.seed, args.concurrency)
         return players[t]
     config = WorldModelConfig(args.temperatures, args.temperature, args.concurrency,
-                              args.breaker, args.seed)
+                              args.breaker, args.seed, cluster_of(args))
     digest = sha256_file(args.questions)
     shown = {"limit": args.limit, "seed": args.seed, "temperatures": list(args.temperatures),
              "temperature": args.temperature, "max_tokens": args.max_tokens,

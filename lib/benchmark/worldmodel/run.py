@@ -43,6 +43,7 @@ from lib.benchmark.worldmodel.stats import (
     trend,
     wilson,
 )
+from lib.cluster import ClusterSettings
 from lib.figures import save_figure
 from lib.files import atomic_write, write_json
 from lib.kvstore import JsonStore
@@ -60,6 +61,7 @@ class WorldModelConfig:
     concurrency: int  # requests in flight
     breaker: int  # infrastructure failures in a row that stop the run
     seed: int  # seed of the bootstrap intervals
+    cluster: ClusterSettings | None = None  # where a Stockfish player's answers are computed
 
 
 @dataclass
@@ -80,7 +82,7 @@ def _ask(player: Player, template: str, render: Callable[[Question], str],
          progress: Progress) -> list[Outcome]:
     outcomes = []
     for o in ask_all(player, template, render, questions, cache, config.concurrency,
-                     config.breaker):
+                     config.breaker, config.cluster):
         outcomes.append(o)
         progress.update(Category.INFRA if o.reply is None else "answered", o.cached)
     return sorted(outcomes, key=lambda o: o.question.id)
