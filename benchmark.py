@@ -19,7 +19,7 @@ from lib.benchmark.worldmodel import cli as worldmodel
 from lib.cli import run_cli, setup_logging
 
 ADDERS = (static.add_parser, games.add_play_parser, puzzles.add_parser, worldmodel.add_parser,
-          games.add_calibrate_parser, leaderboard.add_parser)
+          games.add_calibrate_parser, games.add_book_parser, leaderboard.add_parser)
 DEFAULT = "run"  # the subcommand meant when none is named
 EPILOG = (f"With no subcommand, '{DEFAULT}' is meant: 'benchmark.py --model random' is "
           f"'benchmark.py {DEFAULT} --model random'. 'benchmark.py COMMAND --help' lists a "

@@ -7,11 +7,11 @@ import chess.pgn
 
 from lib.benchmark.core import turns
 from lib.benchmark.core.chat import ChatConfig
-from lib.benchmark.core.players import ChatPlayer
-from lib.benchmark.core.turns import Start
+from lib.benchmark.core.players import ChatPlayer, StockfishPlayer
+from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start, take_turn
 from lib.benchmark.games import game
 from lib.benchmark.games.game import GameRecord
-from lib.kvstore import JsonStore
+from lib.kvstore import JsonStore, MemoryStore
 from tests.benchmark.chatserver import ChatServer, Response
 
 
@@ -125,3 +125,36 @@ def test_an_edited_game_prompt_is_asked_again(tmp_path, monkeypatch) -> None:
         finally:
             cache.close()
         assert server.calls[chess.STARTING_FEN] == 2
+
+
+# A real position of questions.csv (g-65e765483f842947), Black to move and better by about
+# 370 cp; from the bare position the engine plays Bg6-h5.
+REPEAT_FEN = "r3kb1r/ppp1p1pp/3qpnb1/3p4/8/1P1BPQ2/P1P2PPP/RNBR2K1 b kq - 0 11"
+
+
+def test_an_engine_rung_sees_the_game_and_avoids_a_threefold_repetition(
+        stockfish: str) -> None:
+    """Given a bare position the rung plays Bh5; given the game, where Bh5 would repeat the
+    position a third time (a draw by claim), it plays another move."""
+    player = StockfishPlayer(stockfish, nodes=20_000)
+    bare = chess.Board(REPEAT_FEN)
+    bh5, qf5 = bare.parse_san("Bh5"), chess.Move.from_uci("f3f5")
+    back, qf3 = chess.Move.from_uci("h5g6"), chess.Move.from_uci("f5f3")
+    # The game: from the position after Bh5, Qf5 Bg6 Qf3 Bh5 Qf5 Bg6 Qf3 reaches the
+    # position again, and the position after Bh5 has occurred twice.
+    root = bare.copy()
+    root.push(bh5)
+    board = chess.Board(root.fen())
+    for move in (qf5, back, qf3, bh5, qf5, back, qf3):
+        board.push(move)
+    assert board.epd() == bare.epd()  # the same position (the move counters differ)
+    side = Side(player, ENGINE_TEMPLATE)
+    start = Start(Condition.STANDARD, "standard", root.fen())
+    without, _ = take_turn(side, bare, [], start, "bare", MemoryStore())
+    with_game, _ = take_turn(side, board, ["?"] * 7, start, "game", MemoryStore())
+    player.close()
+    assert without == bh5
+    board.push(bh5)
+    assert board.can_claim_threefold_repetition()  # what the bare position did not show
+    board.pop()
+    assert with_game != bh5 and with_game in board.legal_moves

@@ -16,6 +16,7 @@ import pytest
 
 import benchmark
 from lib.benchmark.core.cli import EXIT_INCOMPLETE
+from lib.benchmark.games.book import load_book
 from lib.benchmark.games.calibration import CalibrationConfig, calibrate
 from lib.benchmark.games.ladder import LADDER_FIELDS, Rung
 from lib.cluster import ClusterSettings
@@ -111,7 +112,7 @@ def test_a_model_is_retried_then_forfeits_and_500s_abort_unrated(ladder: Path,
         out = tmp_path / "m"
         status = benchmark.main(_play(ladder, out, "--model", "local/m", "--base-url",
                                       server.base_url, "--retries", "0", "--timeout", "5",
-                                      "--concurrency", "1"))
+                                      "--concurrency", "1", "--no-book"))
         retry_prompts = [b["messages"][-1]["content"] for b in server.bodies
                          if "was not accepted" in b["messages"][-1]["content"]]
     assert status == 0
@@ -152,7 +153,7 @@ def test_one_failing_game_is_aborted_not_lost(ladder: Path, tmp_path: Path) -> N
     with ChatServer(script) as server:
         out = tmp_path / "x"
         argv = _play(ladder, out, "--model", "local/m", "--base-url", server.base_url,
-                     "--retries", "0", "--timeout", "5", "--concurrency", "1")
+                     "--retries", "0", "--timeout", "5", "--concurrency", "1", "--no-book")
         status = benchmark.main(argv)
     assert status == EXIT_INCOMPLETE
     [result] = out.glob("play__*.json")
@@ -166,10 +167,11 @@ def test_calibrate_rates_rungs_anchored_and_reproduces_on_any_cluster(tmp_path: 
     rungs = [Rung("random@1", "random"), Rung("mix50@1", "mix:random=50,nodes=1000"),
              Rung("sf500@1", "stockfish:nodes=500", anchor=1350)]
     settings = EngineSettings(find_stockfish())
+    openings = tuple(o.start() for o in load_book(ROOT / "openings.csv"))
     ladders, games = [], []
     for workers in (2, 1):
         config = CalibrationConfig(games=2, cluster=ClusterSettings(workers=workers), seed=0,
-                                   ply_cap=40)
+                                   ply_cap=40, openings=openings)
         store = tmp_path / f"cal{workers}.db"
         ladders.append(calibrate(rungs, config, settings, store, "Stockfish"))
         with sqlite3.connect(store) as db:
@@ -180,6 +182,16 @@ def test_calibrate_rates_rungs_anchored_and_reproduces_on_any_cluster(tmp_path: 
     assert by_name["random@1"].elo < by_name["sf500@1"].elo
     assert sum(r.games for r in ladder.rungs) == 2 * 5 and len(games[0]) == 5
     assert games[0] == games[1] and ladders[0] == ladders[1]
+    # Each pair plays one book opening with both colours.
+    records = [json.loads(value) for _, value in games[0]]
+    by_pair: dict[str, list[dict]] = {}
+    for key, record in zip((k for k, _ in games[0]), records, strict=True):
+        by_pair.setdefault(":".join(key.split(":")[2:4]), []).append(record)
+    for pair in by_pair.values():
+        if len(pair) == 2:
+            assert pair[0]["start"] == pair[1]["start"]
+            assert pair[0]["start"]["label"].startswith("book#")
+            assert (pair[0]["white"], pair[0]["black"]) == (pair[1]["black"], pair[1]["white"])
 
 
 def test_a_refused_request_mid_game_stops_the_run_with_one_line(

@@ -32,10 +32,17 @@ class Question:
     themes: str
     private: bool
     chess960: bool = False  # a Chess960 position (castling as king takes rook in UCI)
+    root: str = ""  # games: the FEN the game started from, when `moves` lead here
+    moves: tuple[str, ...] = ()  # games: UCI moves from `root`, so an engine sees repetitions
 
     def board(self) -> chess.Board:
-        """The position."""
-        return chess.Board(self.fen, chess960=self.chess960)
+        """The position, with the game's moves that led to it when they are known."""
+        if not self.moves:
+            return chess.Board(self.fen, chess960=self.chess960)
+        board = chess.Board(self.root, chess960=self.chess960)
+        for uci in self.moves:
+            board.push_uci(uci)
+        return board
 
 
 def _side(board: chess.Board) -> str:

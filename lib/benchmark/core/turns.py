@@ -28,7 +28,9 @@ RETRIES = 2  # illegal answers retried, each told what was wrong, before a forfe
 GAME_TEMPLATE = "game@1"
 GAME_INSTRUCTION = ("Reply with your move in SAN (e.g. Nf3) or UCI (e.g. g1f3), on the last "
                     "line as: Final answer: <move>")  # the last line of every game prompt
-ENGINE_TEMPLATE = "engine"  # the cache's prompt version of engine rungs: they read no prompt
+# The cache's prompt version of engine rungs: they read no prompt. @2: they are given the
+# game's moves (and so see repetitions), not a bare position; older cached moves are not used.
+ENGINE_TEMPLATE = "engine@2"
 
 
 class Condition(StrEnum):
@@ -166,7 +168,8 @@ def _ask(side: Side, board: chess.Board, prompt: str, key: str, qid: str,
     question = Question(id=qid, fen=board.fen(), expected={}, source="game", elo_bucket="",
                         phase="", type="", color="", history="", played_move="",
                         played_elo=None, rating=None, solution="", themes="", private=False,
-                        chess960=board.chess960)
+                        chess960=board.chess960, root=board.root().fen(),
+                        moves=tuple(m.uci() for m in board.move_stack))
     try:
         reply = side.player.answer(question, prompt)
     except FatalInfraError:

@@ -8,6 +8,7 @@ games in the gauntlet's order, whatever order they finished in.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ import numpy as np
 
 from lib.benchmark.core.players import Player, make_player
 from lib.benchmark.core.progress import Progress
-from lib.benchmark.core.turns import ENGINE_TEMPLATE, Side
+from lib.benchmark.core.turns import ENGINE_TEMPLATE, Side, Start
 from lib.benchmark.games.game import PLY_CAP, WHITE_SCORE, GameRecord, standard_start
 from lib.benchmark.games.ladder import Ladder, Rung, gauntlet, rate
 from lib.benchmark.games.match import GameJob, play_job
@@ -35,6 +36,8 @@ class CalibrationConfig:
     cluster: ClusterSettings  # where the games run (one game per worker at a time)
     seed: int  # seeds the mix and random rungs
     ply_cap: int = PLY_CAP
+    openings: tuple[Start, ...] = ()  # the book: each pair plays each opening with both
+    # colours; none: every game starts from the initial position
 
 
 def engine_range(settings: EngineSettings) -> tuple[int, int, str]:
@@ -96,13 +99,23 @@ def _rate(rungs: list[Rung], players: list[Player], records: list[GameRecord],
     return Ladder(rated, nu, engine_name)
 
 
+def _opening(config: CalibrationConfig, pair: str, index: int) -> Start:
+    """The pair's index-th opening: pairs begin at different places in the book."""
+    if not config.openings:
+        return standard_start()
+    offset = int(hashlib.sha256(f"{config.seed}:{pair}".encode()).hexdigest()[:8], 16)
+    return config.openings[(offset + index) % len(config.openings)]
+
+
 def _jobs(rungs: list[Rung], players: list[Player], config: CalibrationConfig) -> list[GameJob]:
     jobs = []
     count: dict[tuple[int, int], int] = {}
     for weak, strong in gauntlet(len(rungs), config.games):
         n = count[(weak, strong)] = count.get((weak, strong), 0) + 1
         pair = (players[weak], players[strong]) if n % 2 else (players[strong], players[weak])
-        key = f"cal:{config.seed}:{rungs[weak].name}:{rungs[strong].name}:{n}"
+        names = f"{rungs[weak].name}:{rungs[strong].name}"
+        start = _opening(config, names, (n - 1) // 2)
+        key = f"cal:{config.seed}:{names}:{n}:{start.label}"
         jobs.append(GameJob(key, Side(pair[0], ENGINE_TEMPLATE), Side(pair[1], ENGINE_TEMPLATE),
-                            standard_start(), config.ply_cap))
+                            start, config.ply_cap))
     return jobs

@@ -18,6 +18,7 @@ from lib.benchmark.core.players import is_baseline, make_player
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.turns import RETRIES, Condition
+from lib.benchmark.games import book
 from lib.benchmark.games.calibration import CalibrationConfig, calibrate, engine_range
 from lib.benchmark.games.game import PLY_CAP
 from lib.benchmark.games.ladder import LADDER_FIELDS, default_rungs, ladder_rows, load_ladder
@@ -32,6 +33,7 @@ from lib.cli import (
     positive_int,
 )
 from lib.engine import EngineSettings, find_stockfish
+from lib.errors import DataError
 from lib.files import (
     ensure_writable_dir,
     ensure_writable_file,
@@ -42,6 +44,10 @@ from lib.files import (
 log = logging.getLogger(__name__)
 
 LADDER = ROOT / "ladder.csv"  # the committed, calibrated ladder
+BOOK = ROOT / "openings.csv"  # the committed opening book
+BOOK_SIZE = 600
+BOOK_SOURCES = (ROOT.parent / "shared" / "data" / "lichess" / "games",
+                ROOT.parent / "shared" / "data" / "lichess" / "games-strong")
 
 
 def conditions_list(text: str) -> tuple[Condition, ...]:
@@ -102,6 +108,12 @@ def add_play_parser(commands: Any) -> None:
     p.add_argument("--seed", type=int, default=0,
                    help="seed of starts, random rungs and the sampler (default 0)")
     p.add_argument("--stockfish", default=None, help="Stockfish binary (rungs and judge)")
+    p.add_argument("--book", type=Path, default=BOOK,
+                   help="opening book the standard condition's games start from, each "
+                   "opening with both colours (default: the committed openings.csv)")
+    p.add_argument("--no-book", action="store_true",
+                   help="start every standard game from the initial position instead (a "
+                   "deterministic player then replays the same games: see README)")
     p.add_argument("--out", type=Path, default=Path("results"),
                    help="results directory (default results)")
     p.add_argument("--store", type=Path, default=None,
@@ -119,14 +131,17 @@ def play_command(args: argparse.Namespace) -> int:
     player = make_player(args.model, chat, args.stockfish, args.seed, args.concurrency)
     sampler = SamplerConfig(tuple(ladder.elos), ladder.nu, btd.Prior(*args.prior),
                             args.target, args.max_games)
+    openings = () if args.no_book or Condition.STANDARD not in args.conditions else tuple(
+        o.start() for o in book.load_book(args.book))
     config = PlayConfig(args.conditions, sampler, args.illegal_retries, args.legal_moves,
-                        args.ply_cap, args.concurrency, args.seed)
+                        args.ply_cap, args.concurrency, args.seed, openings)
     settings_shown = {"conditions": list(args.conditions), "prompt": config.template,
                       "legal_moves": args.legal_moves, "illegal_retries": args.illegal_retries,
                       "ply_cap": args.ply_cap, "target": args.target,
                       "max_games": args.max_games, "prior": list(args.prior),
                       "concurrency": args.concurrency, "seed": args.seed,
-                      "ladder_sha256": sha256_file(args.ladder)}
+                      "ladder_sha256": sha256_file(args.ladder),
+                      "book_sha256": sha256_file(args.book) if openings else None}
     name = run_name(f"play__{args.model}__{'-'.join(args.conditions)}",
                     [player.id, settings_shown])
     try:
@@ -171,9 +186,51 @@ def add_calibrate_parser(commands: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the random and mix rungs")
     p.add_argument("--ladder", type=Path, default=LADDER,
                    help="the ladder file written (default: the committed ladder.csv)")
+    p.add_argument("--book", type=Path, default=BOOK,
+                   help="opening book the games start from, each opening with both colours "
+                   "(default: the committed openings.csv)")
     p.add_argument("--store", type=Path, default=Path("results/calibration.db"),
                    help="finished games, for resuming (default results/calibration.db)")
     p.set_defaults(handler=calibrate_command)
+
+
+def add_book_parser(commands: Any) -> None:
+    """Options of the opening book's build."""
+    p = commands.add_parser(
+        "book", help="build the opening book (openings.csv) from real games",
+        description="Build the opening book that play and calibrate start from: one position "
+        f"per real standard game after {book.FIRST_PLY}-{book.LAST_PLY} plies (chosen by a "
+        "hash of the game's id), no position twice, kept when the engine's eval at "
+        f"{book.NODES:,} nodes is within {book.MAX_CP} cp of equality.")
+    p.add_argument("--games", type=Path, action="append", default=None, metavar="PGN_ZST",
+                   help="games (.pgn.zst); repeatable (default: every file in "
+                   "../shared/data/lichess/games and games-strong)")
+    p.add_argument("--size", type=positive_int, default=BOOK_SIZE,
+                   help=f"openings in the book (default {BOOK_SIZE})")
+    p.add_argument("--seed", type=int, default=0, help="seed of the ply and order (default 0)")
+    p.add_argument("--out", type=Path, default=BOOK, help="the book written (default: the "
+                   "committed openings.csv)")
+    add_engine_args(p, "worker processes of the embedded Dask cluster")
+    p.set_defaults(handler=book_command)
+
+
+def book_command(args: argparse.Namespace) -> None:
+    """Build and write the opening book."""
+    paths = args.games or sorted(p for d in BOOK_SOURCES for p in d.glob("*.pgn.zst"))
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing or not paths:
+        raise DataError("no games to build the book from: "
+                        f"{', '.join(missing) or 'none found'}")
+    ensure_writable_file(args.out, "--out")
+    settings = EngineSettings(find_stockfish(args.stockfish))
+    rows, counts = book.build(paths, args.size, args.seed, settings, cluster_of(args))
+    if len(rows) < args.size:
+        raise DataError(f"only {len(rows)} balanced openings in {counts['candidates']} "
+                        f"candidates; give more games (--games)")
+    write_csv(args.out, book.FIELDS, rows)
+    print(f"wrote {args.out}: {len(rows)} openings from {counts['candidates']} candidate "
+          f"positions ({counts['evaluated']} evaluated, {counts['unbalanced']} beyond "
+          f"+-{book.MAX_CP} cp)")
 
 
 def calibrate_command(args: argparse.Namespace) -> None:
@@ -181,7 +238,8 @@ def calibrate_command(args: argparse.Namespace) -> None:
     settings = EngineSettings(find_stockfish(args.stockfish))
     low, high, name = engine_range(settings)
     rungs = default_rungs(low, high, args.step)
-    config = CalibrationConfig(args.games, cluster_of(args), args.seed)
+    openings = tuple(o.start() for o in book.load_book(args.book))
+    config = CalibrationConfig(args.games, cluster_of(args), args.seed, openings=openings)
     ensure_writable_file(args.ladder, "--ladder")
     ladder = calibrate(rungs, config, settings, args.store, name)
     write_csv(args.ladder, LADDER_FIELDS, ladder_rows(ladder))

@@ -178,7 +178,7 @@ def pgn(record: GameRecord, headers: dict[str, str]) -> str:
     start = Start(**{k: (tuple(v) if k == "history" else v) for k, v in record.start.items()})
     game = chess.pgn.Game()
     board = chess.Board(start.fen, chess960=start.chess960)
-    if start.condition != Condition.STANDARD:
+    if start.fen != chess.STARTING_FEN:  # a book opening, a Chess960 or mid-game start
         game.setup(board)
     if start.chess960:
         game.headers["Variant"] = "Chess960"

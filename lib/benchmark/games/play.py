@@ -50,6 +50,8 @@ class PlayConfig:
     ply_cap: int  # a game this long is a draw
     concurrency: int  # games at once; also the sampler's batch (the schedule depends on it)
     seed: int  # Chess960 and mid-game starts, mix and random rungs, the sampler's draws
+    openings: tuple[Start, ...] = ()  # the standard condition's starts (the opening book);
+    # none: every standard game starts from the initial position
 
     @property
     def template(self) -> str:
@@ -97,10 +99,12 @@ def game_key(name: str, seed: int, opening: str, model_white: bool, rung: str,
     return f"{name}:{seed}:{opening}:{colour}:{rung}:{repeat}"
 
 
-def start_for(condition: str, index: int, seed: int, mid: list[Start]) -> Start:
+def start_for(condition: str, index: int, seed: int, mid: list[Start],
+              openings: tuple[Start, ...] = ()) -> Start:
     """The start of a condition's index-th game; each start is played with both colours."""
     if condition == Condition.STANDARD:
-        return standard_start()
+        # The seed picks where in the book a run begins, so two seeds play other openings.
+        return openings[(seed + index // 2) % len(openings)] if openings else standard_start()
     if condition == Condition.CHESS960:
         return chess960_start(seed, index // 2)
     return mid[(index // 2) % len(mid)]
@@ -173,7 +177,7 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
             model_white = index % 2 == 0
             me = Side(player, config.template, config.legal, config.retries)
             them = Side(rungs[rung], ENGINE_TEMPLATE)
-            start = start_for(condition, index, config.seed, mid)
+            start = start_for(condition, index, config.seed, mid, config.openings)
             ident = (start.label, model_white, ladder.rungs[rung].name)
             key = game_key(name, config.seed, *ident, repeats[ident])
             repeats[ident] += 1
