@@ -169,7 +169,9 @@ class EngineCluster:
             log.info("using the Dask cluster at %s", address)
         else:
             processes = bool(dask.config.get(PROCESSES_KEY, True))
-            with _sigint_ignored():
+            # The statistical profiler samples every thread's stack each 10 ms in every
+            # worker: CPU taken from the engines, for a view of tasks we do not need.
+            with _sigint_ignored(), dask.config.set({"distributed.worker.profile.enabled": False}):
                 self._local = LocalCluster(
                     n_workers=self.config.workers, threads_per_worker=1, processes=processes,
                     host="127.0.0.1", scheduler_port=0, protocol="tcp://",

@@ -158,3 +158,26 @@ def test_an_engine_rung_sees_the_game_and_avoids_a_threefold_repetition(
     assert board.can_claim_threefold_repetition()  # what the bare position did not show
     board.pop()
     assert with_game != bh5 and with_game in board.legal_moves
+
+
+def test_distinct_games_counts_a_replayed_game_once(stockfish: str) -> None:
+    """Two deterministic engines from one start play the same game twice (one distinct);
+    from two book openings they play two."""
+    from lib.benchmark.games.book import load_book
+    from lib.benchmark.games.play import Game
+    from lib.benchmark.games.report import distinct_games
+    from lib.engine import Engine, EngineSettings
+    from tests.conftest import ROOT
+    white = Side(StockfishPlayer(stockfish, nodes=300), ENGINE_TEMPLATE)
+    black = Side(StockfishPlayer(stockfish, nodes=600), ENGINE_TEMPLATE)
+    book = [o.start() for o in load_book(ROOT / "openings.csv")[:2]]
+    counts = []
+    with Engine(EngineSettings(stockfish)) as judge:
+        for starts in ([game.standard_start()] * 2, book):
+            games = [Game(Condition.STANDARD, i, 0, True, game.play_game(
+                f"g{i}", white, black, start, judge, MemoryStore(), ply_cap=16))
+                for i, start in enumerate(starts)]
+            counts.append(distinct_games(games))
+    white.player.close()
+    black.player.close()
+    assert counts == [1, 2]

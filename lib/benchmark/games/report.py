@@ -75,7 +75,7 @@ def condition_report(games: list[Game], ladder: Ladder, config: SamplerConfig, s
                           "hi": round(p.hi, 1), "rung": rated[n - 1].rung})
     boot = bootstrap(rated, ladder, config, seed) if est.kind == INTERVAL else None
     return {
-        "games": len(rated), "aborted": len(games) - len(rated),
+        "games": len(rated), "distinct": distinct_games(rated), "aborted": len(games) - len(rated),
         "w": sum(s == 1 for s in scores), "d": sum(s == 0.5 for s in scores),
         "l": sum(s == 0 for s in scores),
         "elo": est.as_dict(), "posterior": {"mean": post.mean, "sd": post.sd},
@@ -86,6 +86,13 @@ def condition_report(games: list[Game], ladder: Ladder, config: SamplerConfig, s
         "terminations": dict(Counter(g.record.termination for g in rated if g.record)),
         "evolution": evolution,
     }
+
+
+def distinct_games(games: list[Game]) -> int:
+    """How many of the games differ: a deterministic player from one start with one colour
+    against one rung plays the same game again, and a repeat is no new evidence."""
+    return len({(json.dumps(g.record.start, sort_keys=True), g.record.white, g.record.black,
+                 tuple(g.record.moves)) for g in games if g.record is not None})
 
 
 def compare(conditions: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -154,13 +161,13 @@ def markdown(result: dict[str, Any]) -> str:
              f"{result['illegal_retries']}. Ladder of {result['ladder']['rungs']} rungs "
              f"({result['ladder']['engine']}); scale: CCRL-Blitz-like, anchored to UCI_Elo "
              "(not Lichess, not FIDE). " + result["ladder"]["note"] + ".", "",
-             "| condition | games | W/D/L | Elo (90%) | bootstrap by opening and colour | "
-             "aborted |", "|---|---|---|---|---|---|"]
+             "| condition | games | distinct | W/D/L | Elo (90%) | bootstrap by opening and "
+             "colour | aborted |", "|---|---|---|---|---|---|---|"]
     for name, c in result["conditions"].items():
         boot = c["bootstrap"]
         shown = f"[{boot['lo']}, {boot['hi']}]" if boot else "-"
-        lines.append(f"| {name} | {c['games']} | {c['w']}/{c['d']}/{c['l']} | "
-                     f"{c['elo']['text']} | {shown} | {c['aborted']} |")
+        lines.append(f"| {name} | {c['games']} | {c['distinct']} | {c['w']}/{c['d']}/{c['l']} "
+                     f"| {c['elo']['text']} | {shown} | {c['aborted']} |")
     if result["comparisons"]:
         lines += ["", "Conditions compared (Bonferroni-simultaneous 90% intervals):", ""]
         for cmp in result["comparisons"]:
@@ -217,7 +224,8 @@ def session_summary(result: dict[str, Any]) -> str:
     lines = [f"{result['model']} against the ladder:"]
     for name, c in result["conditions"].items():
         lines.append(f"  {name:9} {c['elo']['text']:32} {c['games']} games "
-                     f"(W/D/L {c['w']}/{c['d']}/{c['l']}), {c['aborted']} aborted")
+                     f"({c['distinct']} distinct; W/D/L {c['w']}/{c['d']}/{c['l']}), "
+                     f"{c['aborted']} aborted")
     for cmp in result["comparisons"]:
         lines.append(f"  {cmp['a']} - {cmp['b']}: {cmp['gap']:+d} [{cmp['lo']}, {cmp['hi']}] "
                      f"({'significant' if cmp['significant'] else 'not significant'}, "
