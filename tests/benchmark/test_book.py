@@ -70,3 +70,5 @@ def test_a_book_that_is_not_one_is_named(tmp_path: Path) -> None:
         book.load_book(bad)
     with pytest.raises(DataError, match="cannot read the opening book"):
         book.load_book(tmp_path / "missing.csv")
+    with pytest.raises(DataError, match=r"cannot read games from .*book.csv .*\.pgn\.zst"):
+        book.candidates([bad], 0)

@@ -62,11 +62,16 @@ def _game_id(game: chess.pgn.Game) -> str:
 
 
 def _games(path: Path) -> Iterator[chess.pgn.Game]:
-    with open(path, "rb") as raw:
-        reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-        text = io.TextIOWrapper(reader, encoding="utf-8", errors="replace")
-        while (game := chess.pgn.read_game(text)) is not None:
-            yield game
+    """Games of a .pgn.zst file; a file that is not one is a DataError naming it."""
+    try:
+        with open(path, "rb") as raw:
+            reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+            text = io.TextIOWrapper(reader, encoding="utf-8", errors="replace")
+            while (game := chess.pgn.read_game(text)) is not None:
+                yield game
+    except (OSError, zstandard.ZstdError) as exc:
+        raise DataError(f"cannot read games from {path} (a zstd-compressed PGN, .pgn.zst, "
+                        f"is expected): {exc}") from exc
 
 
 def candidates(paths: list[Path], seed: int) -> list[Opening]:
