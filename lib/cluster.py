@@ -160,37 +160,42 @@ class EngineCluster:
 
     def _connect(self) -> Client:
         address = self.config.scheduler
-        if address:
-            try:
-                client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise ClusterError(f"could not reach the Dask scheduler at {address} within "
-                                   f"{CONNECT_TIMEOUT_S} s: {exc}") from exc
-            log.info("using the Dask cluster at %s", address)
-        else:
-            processes = bool(dask.config.get(PROCESSES_KEY, True))
-            # The statistical profiler samples every thread's stack each 10 ms in every
-            # worker: CPU taken from the engines, for a view of tasks we do not need.
-            with _sigint_ignored(), dask.config.set({"distributed.worker.profile.enabled": False}):
-                self._local = LocalCluster(
-                    n_workers=self.config.workers, threads_per_worker=1, processes=processes,
-                    host="127.0.0.1", scheduler_port=0, protocol="tcp://",
-                    dashboard_address="127.0.0.1:8787" if self.config.dashboard else None,
-                    # Without a dashboard the scheduler still serves /health: on a free port.
-                    scheduler_kwargs=({} if self.config.dashboard else
-                                      {"dashboard": False, "dashboard_address": "127.0.0.1:0"}),
-                    # Tasks hold a position and a few numbers: Dask's memory monitor (a
-                    # psutil poll every 100 ms per worker) would only take CPU from engines.
-                    memory_limit=0, silence_logs=logging.ERROR)
-            client = Client(self._local, set_as_default=False)
-            if self.config.dashboard:
-                log.info("Dask dashboard: %s", client.dashboard_link)
+        client = self._external(address) if address else self._embedded()
         try:
             client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)
         except TimeoutError as exc:
             client.close()
             raise ClusterError(f"the Dask cluster at {address} has no worker after "
                                f"{WORKERS_TIMEOUT_S} s") from exc
+        return client
+
+    def _external(self, address: str) -> Client:
+        try:
+            client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ClusterError(f"could not reach the Dask scheduler at {address} within "
+                               f"{CONNECT_TIMEOUT_S} s: {exc}") from exc
+        log.info("using the Dask cluster at %s", address)
+        return client
+
+    def _embedded(self) -> Client:
+        # The statistical profiler samples every thread's stack each 10 ms in every worker:
+        # CPU taken from the engines, for a view of tasks we do not need.
+        with _sigint_ignored(), dask.config.set({"distributed.worker.profile.enabled": False}):
+            self._local = LocalCluster(
+                n_workers=self.config.workers, threads_per_worker=1,
+                processes=bool(dask.config.get(PROCESSES_KEY, True)),
+                host="127.0.0.1", scheduler_port=0, protocol="tcp://",
+                dashboard_address="127.0.0.1:8787" if self.config.dashboard else None,
+                # Without a dashboard the scheduler still serves /health: on a free port.
+                scheduler_kwargs=({} if self.config.dashboard else
+                                  {"dashboard": False, "dashboard_address": "127.0.0.1:0"}),
+                # Tasks hold a position and a few numbers: Dask's memory monitor (a psutil
+                # poll every 100 ms per worker) would only take CPU from the engines.
+                memory_limit=0, silence_logs=logging.ERROR)
+        client = Client(self._local, set_as_default=False)
+        if self.config.dashboard:
+            log.info("Dask dashboard: %s", client.dashboard_link)
         return client
 
     def _check_versions(self) -> str:
