@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ import benchmark
 from lib.benchmark.core.results import slug
 from lib.benchmark.games.ladder import load_ladder
 from lib.benchmark.static.prediction import (
+    CURRENT_SCALE,
     METRIC,
     TRANSFORMS,
     fit_json,
@@ -90,7 +92,7 @@ def main() -> None:
     print(f"figure: {args.out / 'static_vs_game.png'}")
     if args.write:
         with atomic_write(args.write) as handle:
-            json.dump(fit_json(fit, loo), handle, indent=1)
+            json.dump(fit_json(replace(fit, scale=CURRENT_SCALE), loo), handle, indent=1)
         print(f"wrote {args.write}")
 
 

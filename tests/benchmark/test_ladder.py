@@ -1,4 +1,4 @@
-"""The ladder: default rungs from the engine's range, the gauntlet, anchoring, ladder.csv."""
+"""The ladder: reproducible default rungs, the pairs, anchoring, ladder.csv and its covariance."""
 
 from pathlib import Path
 
@@ -6,65 +6,112 @@ import numpy as np
 import pytest
 
 from lib.benchmark.core import btd
-from lib.benchmark.games.ladder import default_rungs, gauntlet, load_ladder, rate
+from lib.benchmark.games.ladder import (
+    ANCHOR_ELO,
+    Rung,
+    anchor_of,
+    cov_path,
+    default_rungs,
+    load_ladder,
+    load_rungs,
+    pairs,
+    rate,
+    write_ladder,
+)
 from lib.errors import DataError
 from tests.conftest import ROOT
 
+HEADER = "rung,spec,anchor,elo,lo,hi,games,score,nu,engine\n"
 
-def test_default_rungs_span_random_to_full_strength_over_the_engine_range() -> None:
-    rungs = default_rungs(1350, 2850)
+
+def test_default_rungs_are_reproducible_from_random_to_full_strength() -> None:
+    rungs = default_rungs()
     assert rungs[0].spec == "random" and rungs[-1].spec.startswith("stockfish:nodes=")
-    anchors = [r.anchor for r in rungs if r.anchor is not None]
-    assert anchors[0] == 1350 and anchors[-1] == 2850 and anchors == sorted(anchors)
+    # No UCI_Elo or Skill Level rung: their moves are seeded from the clock.
+    assert not any("elo=" in r.spec or "skill=" in r.spec for r in rungs)
     assert len({r.name for r in rungs}) == len(rungs)
-    assert default_rungs(1320, 3190)[-2].anchor == 3190  # Stockfish 16's range
+    assert rungs[anchor_of(rungs)].anchor == ANCHOR_ELO
 
 
-def test_gauntlet_pairs_neighbours_and_next_neighbours() -> None:
-    pairs = gauntlet(4, 4)
-    assert pairs.count((0, 1)) == 4 and pairs.count((0, 2)) == 2 and (0, 3) not in pairs
-    assert len(pairs) == 3 * 4 + 2 * 2
+def test_pairs_are_neighbours_and_next_neighbours() -> None:
+    assert pairs(4) == [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3)]
 
 
-def test_rate_anchors_the_scale_to_the_uci_elo_rungs() -> None:
-    rungs = default_rungs(1350, 1550)[10:]  # mix10, sf1350, sf1450, sf1550, sf-full
-    # True ratings; the anchored three (1300, 1500, 1550) average their nominal mean, 1450.
-    true = np.array([1000.0, 1300.0, 1500.0, 1550.0, 1900.0])
-    rng = np.random.default_rng(3)
-    white, black, scores = [], [], []
-    for i, j in gauntlet(len(rungs), 150):
-        for w, b in ((i, j), (j, i)):
-            white.append(w)
-            black.append(b)
-            scores.append(rng.choice([1, 0.5, 0],
-                                     p=btd.probabilities(true[w] - true[b], 0.6)))
-    rated, nu = rate(rungs, np.array(white), np.array(black), np.array(scores))
-    elos = np.array([r.elo for r in rated])
-    anchored = [i for i, r in enumerate(rungs) if r.anchor is not None]
-    # The anchors' mean is their nominal mean exactly; every rung sits where it should.
-    assert elos[anchored].mean() == pytest.approx(np.mean([1350, 1450, 1550]))
-    half = elos - np.array([r.lo for r in rated])  # 1.645 sd
-    assert np.all(np.abs(elos - true) < 2 * half)
-    assert nu == pytest.approx(0.6, rel=0.25)
+def _games(true: np.ndarray, per_pair: int, seed: int) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    weak, strong, scores = [], [], []
+    for i, j in pairs(len(true)):
+        for _ in range(per_pair):
+            weak.append(i)
+            strong.append(j)
+            scores.append(rng.choice([1, 0.5, 0], p=btd.probabilities(true[i] - true[j], 0.6)))
+    return np.array(weak), np.array(strong), np.array(scores)
+
+
+def test_rate_fixes_the_anchor_and_measures_the_rest_relative_to_it() -> None:
+    rungs = [Rung("a", "random"), Rung("b", "random"), Rung("c", "random", anchor=1000),
+             Rung("d", "random"), Rung("e", "random")]
+    true = np.array([600.0, 800.0, 1000.0, 1150.0, 1300.0])
+    ladder = rate(rungs, *_games(true, 300, 3))
+    assert ladder.elos[2] == pytest.approx(1000) and ladder.cov[2].max() == 0
+    half = ladder.elos - np.array([r.lo for r in ladder.rungs])
+    assert np.all(np.abs(ladder.elos - true) < 2 * half + 1e-9)
+    # Errors grow with the distance from the anchor, and the matrix is a covariance.
+    sd = np.sqrt(np.diag(ladder.cov))
+    assert sd[0] > sd[1] > 0 and sd[4] > sd[3] > 0
+    assert np.all(np.linalg.eigvalsh(ladder.cov) > -1e-6)
+    assert ladder.nu == pytest.approx(0.6, rel=0.25)
+
+
+def test_ladder_and_covariance_round_trip(tmp_path: Path) -> None:
+    rungs = [Rung("a", "random"), Rung("b", "random", anchor=500), Rung("c", "random")]
+    ladder = rate(rungs, *_games(np.array([300.0, 500.0, 700.0]), 60, 1))
+    ladder = type(ladder)(ladder.rungs, ladder.nu, "Stockfish 15.1", ladder.cov)
+    path = tmp_path / "ladder.csv"
+    assert write_ladder(path, ladder) == [path, tmp_path / "ladder_cov.csv"]
+    back = load_ladder(path)
+    assert [r.name for r in back.rungs] == ["a", "b", "c"] and back.engine == "Stockfish 15.1"
+    assert np.allclose(back.cov, ladder.cov, atol=0.05)
+    assert back.elos == pytest.approx(np.round(ladder.elos))
+    assert [r.name for r in load_rungs(path)] == ["a", "b", "c"]
 
 
 def test_the_committed_ladder_loads_and_spans_random_to_2800() -> None:
     ladder = load_ladder(ROOT / "ladder.csv")
     assert ladder.rungs[0].spec == "random" and ladder.elos.max() >= 2800
     assert ladder.nu > 0 and "Stockfish" in ladder.engine
+    assert ladder.cov.shape == (len(ladder.rungs), len(ladder.rungs))
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("rung,elo\nx,1\n", "not a ladder file"),
-    ("rung,spec,anchor,elo,lo,hi,games,score,nu,engine\nr,random,,abc,0,0,1,0.5,0.5,SF\n",
-     "line 2"),
-    ("rung,spec,anchor,elo,lo,hi,games,score,nu,engine\nr,random,,100,0,0,1,0.5,0.5,SF\n"
-     "s,random,,50,0,0,1,0.5,0.5,SF\n", "rising Elo"),
+@pytest.mark.parametrize(("text", "cov", "message"), [
+    ("rung,elo\nx,1\n", None, "not a ladder file"),
+    (HEADER + "r,random,,abc,0,0,1,0.5,0.5,SF\n", None, "line 2"),
+    (HEADER + "r,random,,100,0,0,1,0.5,0.5,SF\ns,random,,50,0,0,1,0.5,0.5,SF\n", None,
+     "rising Elo"),
+    (HEADER + "r,random,1,100,0,0,1,0.5,0.5,SF\n", None, "ladder covariance"),
+    (HEADER + "r,random,1,100,0,0,1,0.5,0.5,SF\n", "rung,x\nx,0\n", "not the covariance"),
+    (HEADER + "r,random,1,100,0,0,1,0.5,0.5,SF\n", "rung,r\nr,-4\n", "not a covariance"),
 ])
-def test_a_bad_ladder_is_one_line(tmp_path: Path, text: str, message: str) -> None:
+def test_a_bad_ladder_is_one_line(tmp_path: Path, text: str, cov: str | None,
+                                  message: str) -> None:
     path = tmp_path / "ladder.csv"
     path.write_text(text)
+    if cov is not None:
+        cov_path(path).write_text(cov)
     with pytest.raises(DataError, match=message):
         load_ladder(path)
     with pytest.raises(DataError, match="calibrate"):
         load_ladder(tmp_path / "missing.csv")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("rung,spec\nx,random\n", "not a rungs file"),
+    ("rung,spec,anchor\nx,random,\ny,random,\n", "exactly one anchored"),
+    ("rung,spec,anchor\nx,random,1\nx,random,\n", "unique"),
+    ("rung,spec,anchor\nx,random,one\n", "whole number"),
+])
+def test_bad_rungs_are_one_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "rungs.csv"
+    path.write_text(text)
+    with pytest.raises(DataError, match=message):
+        load_rungs(path)

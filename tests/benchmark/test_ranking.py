@@ -1,9 +1,10 @@
 """Rank probabilities and rank intervals on hand-made posteriors."""
 
+import numpy as np
 import pytest
 from scipy import stats
 
-from lib.benchmark.leaderboard.ranking import ranks
+from lib.benchmark.leaderboard.ranking import Shared, ranks
 
 
 def test_probability_of_being_stronger_than_the_next_by_hand() -> None:
@@ -21,3 +22,16 @@ def test_rank_intervals_widen_with_overlap() -> None:
     assert (tied[0].lo, tied[0].hi) == (1, 2) and (tied[1].lo, tied[1].hi) == (1, 2)
     assert (tied[2].lo, tied[2].hi) == (3, 3)
     assert tied[0].above_next == pytest.approx(stats.norm.cdf(10 / (100 * 2 ** 0.5)), abs=0.02)
+
+
+def test_a_shared_ladder_cancels_out_of_the_comparison() -> None:
+    """Two models 40 apart, each +-10 on its own, rated against the same rung whose Elo is
+    uncertain by sd 100: shared, P(a > b) is Phi(40 / (10 sqrt 2)); drawn independently the
+    ladder's error would swamp it."""
+    shared = Shared(np.array([[1.0], [1.0]]), np.array([[100.0 ** 2]]))
+    joint = ranks(["a", "b"], [1540.0, 1500.0], [10.0, 10.0], shared=shared)
+    assert joint[0].above_next == pytest.approx(stats.norm.cdf(40 / (10 * 2 ** 0.5)), abs=0.01)
+    total = (10.0 ** 2 + 100.0 ** 2) ** 0.5
+    apart = ranks(["a", "b"], [1540.0, 1500.0], [total, total])
+    assert apart[0].above_next == pytest.approx(stats.norm.cdf(40 / (total * 2 ** 0.5)),
+                                                abs=0.01)

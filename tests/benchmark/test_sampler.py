@@ -70,3 +70,49 @@ def test_every_game_won_against_the_top_is_a_lower_bound() -> None:
 def test_mixed_results_give_an_interval() -> None:
     est = sampler.game_elo([900.0, 1250.0, 2000.0], [1.0, 0.5, 0.0], CONFIG)
     assert est.kind == INTERVAL and est.lo < est.mean < est.hi
+
+
+def _ladder_config(sd: float, target: float = 70.0) -> sampler.SamplerConfig:
+    """ELOS with every rung's Elo uncertain by `sd`, rung 2 the anchor, errors correlated
+    along the chain (each rung's error is the sum of the gaps' errors to the anchor)."""
+    steps = np.array([[1, 1, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0],
+                      [0, 0, 0, 1, 0, 0], [0, 0, 0, 1, 1, 0], [0, 0, 0, 1, 1, 1]], float)
+    cov = sd ** 2 * steps @ steps.T
+    return sampler.SamplerConfig(ELOS, nu=0.5, target=target,
+                                 ladder_cov=tuple(map(tuple, cov)))
+
+
+def test_the_ladders_part_matches_refits_on_drawn_ladders() -> None:
+    """The delta method's sd against brute force: refit the MAP on 2000 ladders drawn from
+    the covariance and take the spread of the MAPs."""
+    config = _ladder_config(40.0)
+    rng = np.random.default_rng(5)
+    opponents = [ELOS[r] for r in rng.choice([1, 2, 3, 4], 120)]
+    scores = [float(rng.choice([1, 0.5, 0], p=btd.probabilities(1100 - o, 0.5)))
+              for o in opponents]
+    post = sampler.posterior(opponents, scores, config)
+    exact = sampler.posterior(opponents, scores, sampler.SamplerConfig(ELOS, nu=0.5))
+    assert post.mean == exact.mean and post.ladder > 0
+    assert post.half_width ** 2 == pytest.approx(
+        exact.half_width ** 2 + post.ladder_half_width ** 2, rel=1e-6)
+    shift = rng.multivariate_normal(np.zeros(6), config.cov(), size=2000)
+    index = sampler.rung_indices(opponents, config)
+    maps = [btd.fit(np.array(ELOS)[index] + s[index], np.array(scores), 0.5, config.prior).mean
+            for s in shift]
+    assert np.std(maps) == pytest.approx(post.ladder, rel=0.1)
+
+
+def test_a_ladder_wider_than_the_target_stops_the_run_and_says_so() -> None:
+    opponents = [ELOS[5]] * 400
+    scores = [1.0, 0.0, 0.5, 0.5] * 100
+    wide, exact = _ladder_config(60.0), _ladder_config(0.0)
+    post = sampler.posterior(opponents, scores, wide)
+    assert post.ladder_half_width > 70 >= post.own_half_width
+    assert sampler.finished(post, 400, wide) and sampler.limited_by_ladder(post, wide)
+    assert "limited by the ladder" in sampler.game_elo(opponents, scores, wide).note
+    # The same games on an exact ladder: stopped by the interval, not by the ladder.
+    post = sampler.posterior(opponents, scores, exact)
+    assert sampler.finished(post, 400, exact) and not sampler.limited_by_ladder(post, exact)
+    # Few games: the player's own part is still wide, so the run goes on.
+    post = sampler.posterior(opponents[:12], scores[:12], wide)
+    assert not sampler.finished(post, 12, wide)

@@ -45,6 +45,13 @@ def expected_score(delta: np.ndarray | float, nu: float) -> np.ndarray:
     return win + draw / 2
 
 
+def game_information(delta: np.ndarray | float, nu: float) -> np.ndarray:
+    """Fisher information (per Elo^2) of one game between players delta Elo apart."""
+    half = C * np.asarray(delta, float) / 2
+    z = 2 * np.cosh(half) + nu
+    return C ** 2 * (1 + nu * np.cosh(half) / 2) / z ** 2
+
+
 def log_likelihood(rating: float, opponents: np.ndarray, scores: np.ndarray,
                    nu: float) -> float:
     """log P(the results) for a player of `rating` against `opponents` (scores 1, 1/2, 0)."""
@@ -74,9 +81,7 @@ def _gradient(rating: float, opponents: np.ndarray, scores: np.ndarray, nu: floa
 
 def _precision(rating: float, opponents: np.ndarray, nu: float, prior: Prior) -> float:
     """Minus the second derivative of the log posterior (the Fisher information plus prior)."""
-    half = C * (rating - opponents) / 2
-    z = 2 * np.cosh(half) + nu
-    return float(C ** 2 * np.sum((1 + nu * np.cosh(half) / 2) / z ** 2) + 1 / prior.sd ** 2)
+    return float(np.sum(game_information(rating - opponents, nu)) + 1 / prior.sd ** 2)
 
 
 @dataclass(frozen=True)
@@ -89,11 +94,22 @@ class Posterior:
     hi: float
     games: int
     method: str
+    ladder: float = 0.0  # the sd (Elo) the opponents' own uncertainty adds, inside sd, lo, hi
 
     @property
     def half_width(self) -> float:
         """Half the 90% interval's width."""
         return (self.hi - self.lo) / 2
+
+    @property
+    def ladder_half_width(self) -> float:
+        """Half the width the ladder's uncertainty alone would give the 90% interval."""
+        return Z90 * self.ladder
+
+    @property
+    def own_half_width(self) -> float:
+        """Half the width from the player's own games alone (as if the ladder were exact)."""
+        return float(np.sqrt(max(self.half_width ** 2 - self.ladder_half_width ** 2, 0.0)))
 
 
 def fit(opponents: np.ndarray, scores: np.ndarray, nu: float, prior: Prior) -> Posterior:

@@ -1,121 +1,277 @@
-"""Calibrate the ladder: a gauntlet between rungs at play's limits, rated by BTD.
+"""Calibrate the ladder: games between rungs, kept in a committed results file, fitted jointly.
 
-The games run on the Dask cluster (`lib.cluster`): each task carries one game's players and
-start and returns its record; the client stores every finished game in SQLite at once, so a
-rerun after Ctrl-C or kill -9 plays only the games that were missing. The rating reads the
-games in the gauntlet's order, whatever order they finished in.
+`ladder_games.csv` holds one row per calibration game (pair, colours, opening, result, plies,
+termination, engine). `calibrate` adds games to it: the pairs come from `design.choose`, the
+games run on the Dask cluster (`lib.cluster`), and the client rewrites the file (sorted, to a
+temporary name, renamed) after every finished game, so Ctrl-C or kill -9 loses none. The plan
+of a run is kept in the store until all its games are in the file: a rerun finishes that plan
+instead of making a new one, so an interrupted run ends byte-identical to an undisturbed one.
+`ladder.csv` and its covariance are then derived from every game of the current engine.
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import logging
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
 
-from lib.benchmark.core.players import Player, make_player
+from lib.benchmark.core.players import make_player
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Side, Start
-from lib.benchmark.games.game import PLY_CAP, WHITE_SCORE, GameRecord, standard_start
-from lib.benchmark.games.ladder import Ladder, Rung, gauntlet, rate
+from lib.benchmark.games import design
+from lib.benchmark.games.game import PLY_CAP, WHITE_SCORE, standard_start
+from lib.benchmark.games.ladder import Ladder, Rung, anchor_of, by_elo, pairs, rate
 from lib.benchmark.games.match import GameJob, play_job
 from lib.cluster import ClusterSettings, EngineCluster
 from lib.engine import Engine, EngineSettings
+from lib.errors import DataError, FitError
+from lib.files import write_csv
 from lib.kvstore import JsonStore
 
 log = logging.getLogger(__name__)
 
+PLAN_KEY = "pending plan"
+
 
 @dataclass(frozen=True)
 class CalibrationConfig:
-    """How the gauntlet is played."""
+    """How calibration games are played."""
 
-    games: int  # games per adjacent pair of rungs (half as many two rungs apart)
     cluster: ClusterSettings  # where the games run (one game per worker at a time)
-    seed: int  # seeds the mix and random rungs
+    seed: int  # seeds the mix and random rungs (part of each game's key)
     ply_cap: int = PLY_CAP
     openings: tuple[Start, ...] = ()  # the book: each pair plays each opening with both
     # colours; none: every game starts from the initial position
 
 
-def engine_range(settings: EngineSettings) -> tuple[int, int, str]:
-    """The engine's UCI_Elo limits (read from its options) and its name."""
+@dataclass(frozen=True, order=True)
+class CalibrationGame:
+    """One row of ladder_games.csv; the field order is the file's sort order."""
+
+    weak: str  # the pair's rungs by name, weaker first (ladder order)
+    strong: str
+    seed: int  # the calibration's seed
+    number: int  # the pair's n-th game of this seed: odd, the weaker rung has White
+    opening: str  # the start's label (book#ID, or standard)
+    result: str  # 1-0, 1/2-1/2 or 0-1, White's view
+    termination: str  # checkmate, threefold repetition, adjudication: decisive, ...
+    plies: int
+    engine: str  # the engine's name and version on the worker that played it
+
+    @property
+    def weak_score(self) -> float:
+        """The weaker rung's score."""
+        white = WHITE_SCORE[self.result]
+        return white if self.number % 2 else 1 - white
+
+
+GAME_FIELDS = [f.name for f in fields(CalibrationGame)]
+
+
+def read_games(path: Path) -> list[CalibrationGame]:
+    """The calibration games file (none yet when it is missing); one line naming a bad row."""
+    if not path.exists():
+        return []
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read the calibration games {path}: {exc}") from exc
+    if rows and set(GAME_FIELDS) - set(rows[0]):
+        raise DataError(f"{path}: not a calibration games file (columns {GAME_FIELDS})")
+    out = []
+    for line, row in enumerate(rows, start=2):
+        try:
+            game = CalibrationGame(**{k: row[k] for k in GAME_FIELDS} | {
+                "seed": int(row["seed"]), "number": int(row["number"]),
+                "plies": int(row["plies"])})
+        except (TypeError, ValueError) as exc:
+            raise DataError(f"{path}: line {line}: {exc}") from exc
+        if game.result not in WHITE_SCORE or game.number < 1:
+            raise DataError(f"{path}: line {line}: result must be one of {list(WHITE_SCORE)} "
+                            "and number at least 1")
+        out.append(game)
+    return out
+
+
+def write_games(path: Path, games: list[CalibrationGame]) -> None:
+    """The games file, sorted (the order never depends on which game finished first)."""
+    write_csv(path, GAME_FIELDS, (asdict(g) for g in sorted(games)))
+
+
+def engine_name(settings: EngineSettings) -> str:
+    """The engine's name and version, as every calibration game records it."""
     with Engine(settings) as engine:
-        return (*engine.option_range("UCI_Elo"), engine.name)
+        return engine.name
+
+
+@dataclass(frozen=True)
+class Usable:
+    """The games a fit may use, as rung indices, and what was left out."""
+
+    weak: np.ndarray
+    strong: np.ndarray
+    weak_score: np.ndarray
+    other_engine: int  # games of another engine version
+    other_rungs: int  # games with a rung that is not on the ladder
+
+
+def usable(rungs: list[Rung], games: list[CalibrationGame], engine: str) -> Usable:
+    """The games between the ladder's rungs played by this engine."""
+    index = {r.name: i for i, r in enumerate(rungs)}
+    mine = [g for g in games if g.engine == engine]
+    known = [g for g in mine if g.weak in index and g.strong in index]
+    return Usable(np.array([index[g.weak] for g in known], int),
+                  np.array([index[g.strong] for g in known], int),
+                  np.array([g.weak_score for g in known], float),
+                  len(games) - len(mine), len(mine) - len(known))
+
+
+def fit(rungs: list[Rung], games: Usable, engine: str) -> Ladder:
+    """The ladder from a joint fit of the usable games (colours do not enter the model):
+    the rungs that have games, weakest first by measured Elo."""
+    played = sorted(set(games.weak) | set(games.strong))
+    if anchor_of(rungs) not in played:
+        raise DataError("no calibration games of this engine with the anchor rung "
+                        f"{rungs[anchor_of(rungs)].name}: run 'benchmark.py calibrate "
+                        "--add-games N' first")
+    if len(played) < len(rungs):
+        log.warning("rungs without games yet, left out of the ladder: %s",
+                    ", ".join(r.name for i, r in enumerate(rungs) if i not in played))
+    new = {old: k for k, old in enumerate(played)}
+    weak = np.array([new[i] for i in games.weak], int)
+    strong = np.array([new[i] for i in games.strong], int)
+    ladder = rate([rungs[i] for i in played], weak, strong, games.weak_score)
+    return by_elo(Ladder(ladder.rungs, ladder.nu, engine, ladder.cov))
+
+
+def planning_elos(rungs: list[Rung], games: Usable) -> tuple[np.ndarray, float]:
+    """The Elos and nu the planner assumes: the fit's once every rung has games, else even
+    gaps of PLAN_GAP around the anchor."""
+    played = np.zeros(len(rungs), bool)
+    played[games.weak] = played[games.strong] = True
+    if played.all():
+        try:
+            ladder = rate(rungs, games.weak, games.strong, games.weak_score)
+            return ladder.elos, ladder.nu
+        except FitError as exc:
+            log.info("planning with assumed gaps: %s", exc)
+    k = anchor_of(rungs)
+    gaps = design.PLAN_GAP * (np.arange(len(rungs)) - k)
+    return float(rungs[k].anchor) + gaps, design.PLAN_NU  # type: ignore[arg-type]
+
+
+def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
+         seed: int) -> list[CalibrationGame]:
+    """The next `add` games (result fields blank): their pairs by design.choose, numbered on
+    from the pair's last game of this seed."""
+    use = usable(rungs, games, engine)
+    elos, nu = planning_elos(rungs, use)
+    info = design.information(elos, nu, use.weak, use.strong)
+    chosen = design.choose(elos, nu, info, anchor_of(rungs), pairs(len(rungs)), add)
+    numbers: dict[tuple[str, str], int] = {}
+    for g in games:
+        if g.seed == seed:
+            key = (g.weak, g.strong)
+            numbers[key] = max(numbers.get(key, 0), g.number)
+    out = []
+    for weak, strong in chosen:
+        key = (rungs[weak].name, rungs[strong].name)
+        numbers[key] = numbers.get(key, 0) + 1
+        out.append(CalibrationGame(*key, seed, numbers[key], "", "", "", 0, engine))
+    return out
+
+
+def game_key(game: CalibrationGame) -> str:
+    """A game's identity, and the seed of everything random in it."""
+    return f"cal:{game.seed}:{game.weak}:{game.strong}:{game.number}:{game.opening}"
+
+
+def _opening(config: CalibrationConfig, game: CalibrationGame) -> Start:
+    """The pair's openings in turn from a place in the book set by the pair, each opening
+    played twice (both colours)."""
+    if not config.openings:
+        return standard_start()
+    pair = f"{config.seed}:{game.weak}:{game.strong}"
+    offset = int(hashlib.sha256(pair.encode()).hexdigest()[:8], 16)
+    return config.openings[(offset + (game.number - 1) // 2) % len(config.openings)]
+
+
+def _jobs(rungs: list[Rung], todo: list[CalibrationGame], config: CalibrationConfig,
+          settings: EngineSettings) -> dict[str, tuple[CalibrationGame, GameJob]]:
+    specs = {r.name: r.spec for r in rungs}
+    out = {}
+    for game in todo:
+        start = _opening(config, game)
+        game = CalibrationGame(**(asdict(game) | {"opening": start.label}))
+        players = [Side(make_player(specs[name], None, settings.path, config.seed, 1),
+                        ENGINE_TEMPLATE) for name in (game.weak, game.strong)]
+        white, black = players if game.number % 2 else players[::-1]
+        out[game_key(game)] = game, GameJob(game_key(game), white, black, start,
+                                            config.ply_cap)
+    return out
 
 
 def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSettings,
-              store: Path, engine_name: str) -> Ladder:
-    """Play (or resume) the gauntlet and rate the rungs."""
-    players = [make_player(r.spec, None, settings.path, config.seed, 1) for r in rungs]
-    jobs = _jobs(rungs, players, config)
-    games = JsonStore(store, "games")
-    records: dict[str, GameRecord] = {}
-    progress = Progress(len(jobs), "calibrate", kinds=("decisive", "draw", "aborted"),
-                        unit="game")
+              games_path: Path, store: Path, add: int) -> tuple[Ladder, Usable]:
+    """Add `add` games (or finish an interrupted run's plan first), then fit the ladder."""
+    engine = engine_name(settings)
+    games = read_games(games_path)
+    plans = JsonStore(store, "plans")
     try:
-        todo = []
-        for job in jobs:
-            hit = games.get(job.key)
-            if hit is None:
-                todo.append(job)
-            else:
-                records[job.key] = GameRecord(**hit)
-                progress.update(_kind(records[job.key]), True)
-        if todo:
-            with EngineCluster(settings, config.cluster) as cluster:
-                for job, (record, aborted) in cluster.as_completed(play_job, todo):
-                    if record is None:
-                        log.warning("game %s aborted, unrated: %s", job.key, aborted)
-                        progress.update("aborted", False)
-                        continue
-                    games.put(job.key, record.as_dict())
-                    games.commit()  # one game at a time: an interruption loses none
-                    records[job.key] = record
-                    progress.update(_kind(record), False)
+        pending = plans.get(PLAN_KEY)
+        if pending:
+            todo = [CalibrationGame(**g) for g in pending]
+            log.warning("finishing the %d games planned by an interrupted run (instead of "
+                        "planning %d new ones)", len(todo), add)
+        else:
+            todo = plan(rungs, games, engine, add, config.seed) if add else []
+            plans.put(PLAN_KEY, [asdict(g) for g in todo])
+            plans.commit()
+        jobs = _jobs(rungs, todo, config, settings)
+        have = {game_key(g) for g in games}
+        missing = [jobs[k] for k in jobs if k not in have]
+        if missing:
+            games = _play(missing, games, games_path, settings, config)
+        plans.put(PLAN_KEY, None)
+        plans.commit()
+    finally:
+        plans.close()
+    # The file's order, not the order games finished in: the fit's sums must not depend on it.
+    use = usable(rungs, sorted(games), engine)
+    return fit(rungs, use, engine), use
+
+
+def _play(missing: list[tuple[CalibrationGame, GameJob]], games: list[CalibrationGame],
+          path: Path, settings: EngineSettings,
+          config: CalibrationConfig) -> list[CalibrationGame]:
+    """Play the missing games; the file is rewritten after each one."""
+    games = list(games)
+    progress = Progress(len(missing), "calibrate", kinds=("decisive", "draw", "aborted"),
+                        unit="game")
+    aborted = 0
+    try:
+        with EngineCluster(settings, config.cluster) as cluster:
+            rows = {job.key: game for game, job in missing}
+            for job, (record, why) in cluster.as_completed(play_job, [j for _, j in missing]):
+                if record is None:
+                    log.warning("game %s aborted, not recorded: %s", job.key, why)
+                    aborted += 1
+                    progress.update("aborted", False)
+                    continue
+                row = CalibrationGame(**(asdict(rows[job.key]) | {
+                    "result": record.result, "termination": record.termination,
+                    "plies": len(record.moves), "engine": cluster.name}))
+                games.append(row)
+                write_games(path, games)
+                progress.update("draw" if row.result == "1/2-1/2" else "decisive", False)
     finally:
         progress.close()
-        games.close()
-        for player in players:
-            player.close()
-    return _rate(rungs, players, [records[j.key] for j in jobs if j.key in records],
-                 engine_name)
-
-
-def _kind(record: GameRecord) -> str:
-    return "draw" if record.result == "1/2-1/2" else "decisive"
-
-
-def _rate(rungs: list[Rung], players: list[Player], records: list[GameRecord],
-          engine_name: str) -> Ladder:
-    index = {p.id: i for i, p in enumerate(players)}
-    white = np.array([index[r.white] for r in records])
-    black = np.array([index[r.black] for r in records])
-    scores = np.array([WHITE_SCORE[r.result] for r in records])
-    rated, nu = rate(rungs, white, black, scores)
-    rated.sort(key=lambda r: r.elo)
-    return Ladder(rated, nu, engine_name)
-
-
-def _opening(config: CalibrationConfig, pair: str, index: int) -> Start:
-    """The pair's index-th opening: pairs begin at different places in the book."""
-    if not config.openings:
-        return standard_start()
-    offset = int(hashlib.sha256(f"{config.seed}:{pair}".encode()).hexdigest()[:8], 16)
-    return config.openings[(offset + index) % len(config.openings)]
-
-
-def _jobs(rungs: list[Rung], players: list[Player], config: CalibrationConfig) -> list[GameJob]:
-    jobs = []
-    count: dict[tuple[int, int], int] = {}
-    for weak, strong in gauntlet(len(rungs), config.games):
-        n = count[(weak, strong)] = count.get((weak, strong), 0) + 1
-        pair = (players[weak], players[strong]) if n % 2 else (players[strong], players[weak])
-        names = f"{rungs[weak].name}:{rungs[strong].name}"
-        start = _opening(config, names, (n - 1) // 2)
-        key = f"cal:{config.seed}:{names}:{n}:{start.label}"
-        jobs.append(GameJob(key, Side(pair[0], ENGINE_TEMPLATE), Side(pair[1], ENGINE_TEMPLATE),
-                            start, config.ply_cap))
-    return jobs
+    if aborted:
+        raise DataError(f"{aborted} calibration game(s) were aborted (see the warnings); "
+                        "run the same command again to play them")
+    return games

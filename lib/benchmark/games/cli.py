@@ -18,10 +18,18 @@ from lib.benchmark.core.players import is_baseline, make_player
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.turns import RETRIES, Condition
-from lib.benchmark.games import book
-from lib.benchmark.games.calibration import CalibrationConfig, calibrate, engine_range
+from lib.benchmark.games import book, design
+from lib.benchmark.games.calibration import CalibrationConfig, Usable, calibrate
 from lib.benchmark.games.game import PLY_CAP
-from lib.benchmark.games.ladder import LADDER_FIELDS, default_rungs, ladder_rows, load_ladder
+from lib.benchmark.games.ladder import (
+    ANCHOR_ELO,
+    ANCHOR_NODES,
+    Ladder,
+    default_rungs,
+    load_ladder,
+    load_rungs,
+    write_ladder,
+)
 from lib.benchmark.games.play import CONDITIONS, PlayConfig, play
 from lib.benchmark.games.report import session_result, session_summary, write_session
 from lib.benchmark.games.sampler import MAX_GAMES, PRIOR, TARGET, SamplerConfig
@@ -43,7 +51,8 @@ from lib.files import (
 
 log = logging.getLogger(__name__)
 
-LADDER = ROOT / "ladder.csv"  # the committed, calibrated ladder
+LADDER = ROOT / "ladder.csv"  # the committed, calibrated ladder (derived from GAMES)
+GAMES = ROOT / "ladder_games.csv"  # the committed calibration games
 BOOK = ROOT / "openings.csv"  # the committed opening book
 BOOK_SIZE = 600
 BOOK_SOURCES = (ROOT.parent / "shared" / "data" / "lichess" / "games",
@@ -66,7 +75,8 @@ def add_play_parser(commands: Any) -> None:
         "play", help="play full games against the calibrated ladder",
         description="Play full games against the calibrated ladder (ladder.csv) and rate the "
         "player with a Bradley-Terry-Davidson model: a Bayesian game Elo with a 90%% interval "
-        "per start condition, rungs chosen by Thompson sampling, stopping at +-TARGET Elo or "
+        "(the ladder's own uncertainty included) per start condition, rungs chosen by "
+        "Thompson sampling, stopping at +-TARGET Elo or "
         "MAX_GAMES. One stateless request per move (FEN, moves so far, side to move). Writes "
         "a PGN of every game, per-move traces, a JSON and markdown report and PNG figures. "
         "Players: a model at --base-url, or random, stockfish:elo=N,nodes=N, "
@@ -91,8 +101,9 @@ def add_play_parser(commands: Any) -> None:
     p.add_argument("--ply-cap", type=positive_int, default=PLY_CAP,
                    help=f"a game this many plies long is drawn (default {PLY_CAP})")
     p.add_argument("--target", type=positive_float, default=TARGET,
-                   help=f"stop a condition when its 90%% interval is within +-TARGET Elo "
-                   f"(default {TARGET:.0f})")
+                   help=f"stop a condition when its 90%% interval is within +-TARGET Elo, "
+                   "or when its own games are and the ladder alone is wider (reported as "
+                   f"'limited by the ladder') (default {TARGET:.0f})")
     p.add_argument("--max-games", type=positive_int, default=MAX_GAMES,
                    help=f"stop a condition after this many rated games (default {MAX_GAMES})")
     p.add_argument("--prior", type=float, nargs=2, default=(PRIOR.mean, PRIOR.sd),
@@ -130,7 +141,7 @@ def play_command(args: argparse.Namespace) -> int:
     chat = None if is_baseline(args.model) else chat_config(args)
     player = make_player(args.model, chat, args.stockfish, args.seed, args.concurrency)
     sampler = SamplerConfig(tuple(ladder.elos), ladder.nu, btd.Prior(*args.prior),
-                            args.target, args.max_games)
+                            args.target, args.max_games, tuple(map(tuple, ladder.cov)))
     openings = () if args.no_book or Condition.STANDARD not in args.conditions else tuple(
         o.start() for o in book.load_book(args.book))
     config = PlayConfig(args.conditions, sampler, args.illegal_retries, args.legal_moves,
@@ -167,30 +178,41 @@ def play_command(args: argparse.Namespace) -> int:
 def add_calibrate_parser(commands: Any) -> None:
     """Options of the ladder's calibration."""
     p = commands.add_parser(
-        "calibrate", help="calibrate the ladder: games between its rungs",
-        description="Play a gauntlet between the ladder's rungs (random mover, mix rungs, "
-        "UCI_Elo settings across the engine's range, full strength) at the node limits "
-        "'play' uses, one thread each, rate them with the BTD estimator anchored to the "
-        "UCI_Elo values, and write the ladder CSV. Finished games are stored, so a rerun "
-        "resumes.")
-    p.add_argument("--games", type=positive_int, default=20,
-                   help="games per pair of adjacent rungs, colours alternating; rungs two "
-                   "apart play half as many (default 20)")
-    p.add_argument("--step", type=positive_int, default=150,
-                   help="UCI_Elo step between engine rungs above the lowest three, which are "
-                   "100 apart (default 150)")
+        "calibrate", help="calibrate the ladder: add games between its rungs, refit",
+        description="Add games between the ladder's rungs (random mover, mix rungs, "
+        "node-limited Stockfish, one thread each) to the calibration games file, choosing "
+        "the pairs that shrink the ladder's largest uncertainty most, then fit every game "
+        "jointly (BTD with draws, anchored at Stockfish at "
+        f"{ANCHOR_NODES:,} nodes = {ANCHOR_ELO}) and write the ladder and its covariance. "
+        "Each finished game is written at once, so Ctrl-C or kill -9 loses none; rerun the "
+        "same command to finish. With --add-games 0 (the default) it only refits.")
+    p.add_argument("--add-games", type=non_negative_int, default=0,
+                   help="games to add (default 0: refit the ladder from the games file)")
     add_engine_args(p, "worker processes of the embedded Dask cluster, one game each at a "
                     "time")
     # The option's name before the games ran on Dask: the same number.
     p.add_argument("--concurrency", dest="workers", type=positive_int, help=argparse.SUPPRESS)
-    p.add_argument("--seed", type=int, default=0, help="seed of the random and mix rungs")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the random and mix rungs, part of each game's key (default 0; "
+                   "machines adding games to one file at once should use different seeds)")
+    p.add_argument("--rungs", type=Path, default=None,
+                   help="calibrate these rungs instead of the default ladder: a CSV with "
+                   "columns rung, spec, anchor (a ladder.csv will do), weakest first, one "
+                   "anchored")
+    p.add_argument("--games-file", type=Path, default=GAMES,
+                   help="the calibration games, read and extended (default: the committed "
+                   "ladder_games.csv)")
     p.add_argument("--ladder", type=Path, default=LADDER,
-                   help="the ladder file written (default: the committed ladder.csv)")
+                   help="the ladder written, with NAME_cov.csv beside it (default: the "
+                   "committed ladder.csv)")
     p.add_argument("--book", type=Path, default=BOOK,
                    help="opening book the games start from, each opening with both colours "
                    "(default: the committed openings.csv)")
+    # Short games for tests; the games file does not record the cap, so keep it off real runs.
+    p.add_argument("--ply-cap", type=positive_int, default=PLY_CAP, help=argparse.SUPPRESS)
     p.add_argument("--store", type=Path, default=Path("results/calibration.db"),
-                   help="finished games, for resuming (default results/calibration.db)")
+                   help="the plan of a run, so that an interrupted one is finished (default "
+                   "results/calibration.db)")
     p.set_defaults(handler=calibrate_command)
 
 
@@ -234,19 +256,33 @@ def book_command(args: argparse.Namespace) -> None:
 
 
 def calibrate_command(args: argparse.Namespace) -> None:
-    """Play the gauntlet, rate the rungs, write the ladder."""
+    """Add games, fit the ladder, write it, print it with its goals."""
     settings = EngineSettings(find_stockfish(args.stockfish))
-    low, high, name = engine_range(settings)
-    rungs = default_rungs(low, high, args.step)
     openings = tuple(o.start() for o in book.load_book(args.book))
-    config = CalibrationConfig(args.games, cluster_of(args), args.seed, openings=openings)
+    config = CalibrationConfig(cluster_of(args), args.seed, args.ply_cap, openings)
     ensure_writable_file(args.ladder, "--ladder")
-    ladder = calibrate(rungs, config, settings, args.store, name)
-    write_csv(args.ladder, LADDER_FIELDS, ladder_rows(ladder))
-    for rung, above in zip(ladder.rungs, ladder.rungs[1:] + [None], strict=True):
-        against = "" if above is None else (
-            f", expected {btd.expected_score(rung.elo - above.elo, ladder.nu):.0%} against "
-            f"{above.name}")
-        print(f"{rung.name:12} {rung.elo:7.0f}  90% [{rung.lo:.0f}, {rung.hi:.0f}]  "
-              f"{rung.games} games, score {rung.score:.2f}{against}")
-    print(f"draw parameter nu = {ladder.nu:.3f}; wrote {args.ladder} (games in {args.store})")
+    ensure_writable_file(args.games_file, "--games-file")
+    rungs = load_rungs(args.rungs) if args.rungs else default_rungs()
+    ladder, use = calibrate(rungs, config, settings, args.games_file, args.store,
+                            args.add_games)
+    paths = write_ladder(args.ladder, ladder)
+    print(ladder_table(ladder, use))
+    print(f"wrote {', '.join(str(p) for p in paths)} from {len(use.weak)} games in "
+          f"{args.games_file}")
+
+
+def ladder_table(ladder: Ladder, use: Usable) -> str:
+    """The rungs, their intervals against the goals, and each adjacent expected score."""
+    goal = design.goals(ladder.elos)
+    lines = []
+    for i, rung in enumerate(ladder.rungs):
+        half = (rung.hi - rung.lo) / 2
+        above = "" if i + 1 == len(ladder.rungs) else (
+            f"  {btd.expected_score(rung.elo - ladder.rungs[i + 1].elo, ladder.nu):4.0%} vs next")
+        lines.append(f"{rung.name:12} {rung.elo:6.0f} +-{half:4.0f} (goal {goal[i]:.0f})"
+                     f"{'' if half <= goal[i] else ' *'}  {rung.games:5} games{above}")
+    left = [f"{n} of another engine version" for n in [use.other_engine] if n] + \
+        [f"{n} with rungs not on the ladder" for n in [use.other_rungs] if n]
+    lines.append(f"draw parameter nu = {ladder.nu:.3f}; * misses its goal"
+                 + (f"; games left out: {', '.join(left)}" if left else ""))
+    return "\n".join(lines)

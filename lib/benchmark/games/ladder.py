@@ -1,14 +1,22 @@
-"""The opponents' ladder: named, versioned rungs from a random mover to full Stockfish.
+"""The opponents' ladder: named, versioned, reproducible rungs from a random mover to
+node-limited full-strength Stockfish, and its calibrated Elos with their covariance.
 
 Rungs, weakest first: a uniformly random mover; "mix" rungs that play a seeded random move
-with a set probability and node-limited Stockfish's best move otherwise (reproducible, and
-spanning the gap below Stockfish's weakest setting); UCI_Elo settings across the engine's own
-range at a node limit; full-strength Stockfish at a node limit. `calibrate` plays a gauntlet
-between rungs at exactly these limits and rates them with the BTD estimator; the scale is
-anchored by the one offset that best fits (least squares) the UCI_Elo rungs' nominal values.
-UCI_Elo was fitted at 120+1 s against CCRL Blitz engines, so the scale is CCRL-Blitz-like:
-not Lichess, not FIDE. UCI_Elo moves use the engine's clock-seeded randomness: they do not
-reproduce, but every move played is cached, so a resumed run replays what was played.
+with a set probability and Stockfish's best move at MIX_NODES otherwise; full-strength
+Stockfish limited by nodes (one thread, fixed hash cleared between games). Every rung's moves
+reproduce from the game's key. UCI_Elo / Skill Level settings are not rungs: their move
+choice is seeded from the clock, so their games cannot be replayed.
+
+The scale: Elo differences of the BTD model (`core/btd.py`), with one rung fixed. The anchor is
+Stockfish at ANCHOR_NODES nodes, set to ANCHOR_ELO so that the random mover came out near 0 in
+the first calibration: a model's game Elo reads as "Elo above a random mover", on a ladder of
+one engine version. It is not Lichess, FIDE or CCRL: those pools share no games with this one.
+The anchor sits in the middle of the chain, so that the errors of rungs at both ends grow from
+the middle rather than from one end. A rung's interval is relative to the anchor.
+
+Files: `ladder_games.csv` (every calibration game, committed; see calibration.py) is the
+data; `ladder.csv` (one row per rung) and `ladder_cov.csv` (the rungs' covariance, Elo^2)
+are derived from it by `benchmark.py calibrate`.
 """
 
 from __future__ import annotations
@@ -21,10 +29,17 @@ import numpy as np
 
 from lib.benchmark.core import btd
 from lib.errors import DataError, FitError
+from lib.files import write_csv
 
 MIX_NODES = 1_000  # the engine half of a mix rung: weak but instant
-ELO_NODES = 20_000  # UCI_Elo rungs, searched to this many nodes per move, one thread
-TOP_NODES = ELO_NODES  # the full-strength top rung: as the UCI_Elo rungs, unweakened
+# Random-move shares of the mix rungs, and node counts of the Stockfish rungs. A pilot
+# calibration (235 games, README) measured gaps of 200-600 Elo where these had rungs twice
+# as far apart (mix 60-50, 20-10, 10-0; each doubling of nodes from 1k to 16k), so those
+# gaps are split: steps of sqrt(2) in nodes, and mix rungs 55, 25, 15 and 5.
+MIX_PERCENTS = (95, 90, 80, 70, 60, 55, 50, 40, 30, 25, 20, 15, 10, 5)
+NODE_COUNTS = (1_000, 1_400, 2_000, 2_800, 4_000, 5_600, 8_000, 11_000, 16_000)
+ANCHOR_NODES = 1_000  # the rung that fixes the scale ...
+ANCHOR_ELO = 2_600  # ... at this Elo: the pilot put the random mover 2622 +- 656 below it
 LADDER_FIELDS = ["rung", "spec", "anchor", "elo", "lo", "hi", "games", "score", "nu", "engine"]
 
 
@@ -34,104 +49,145 @@ class Rung:
 
     name: str  # versioned: a changed spec gets a new name
     spec: str  # a player spec that make_player accepts
-    anchor: int | None = None  # the nominal UCI_Elo, for the scale's offset
+    anchor: int | None = None  # the Elo that fixes the scale, on the anchor rung only
     elo: float = float("nan")  # measured by calibrate
-    lo: float = float("nan")  # 90% interval
+    lo: float = float("nan")  # 90% interval, relative to the anchor
     hi: float = float("nan")
     games: int = 0
     score: float = float("nan")  # its mean score in the calibration games
 
 
-MIX_PERCENTS = (95, 90, 80, 70, 60, 50, 40, 30, 20, 10)  # random-move shares of mix rungs
-
-
-def default_rungs(elo_min: int, elo_max: int, step: int = 150) -> list[Rung]:
-    """Random, mix rungs, UCI_Elo from the engine's minimum to its maximum, full strength.
-
-    UCI_Elo rungs are 100 apart at the bottom, then `step` apart, with two more between
-    min + 500 and min + 800: there Stockfish 15.1's weakening picks its move two plies
-    deeper per rung (UCI_Elo sets a Skill level whose whole part fixes the pick depth), and
-    a calibration measured 670 Elo between 1850 and 2000 at these node limits.
-    """
+def default_rungs() -> list[Rung]:
+    """Random, the mix rungs, Stockfish at each of NODE_COUNTS; the anchor at ANCHOR_NODES."""
     rungs = [Rung("random@1", "random")]
     for percent in MIX_PERCENTS:
         rungs.append(Rung(f"mix{percent}@1", f"mix:random={percent},nodes={MIX_NODES}"))
-    elos = [elo_min + d for d in (0, 100, 200, 350, 500, 575, 650, 750, 800)]
-    elos += list(range(elo_min + 800 + step, elo_max - step // 2, step)) + [elo_max]
-    for elo in sorted({e for e in elos if e <= elo_max}):
-        rungs.append(Rung(f"sf{elo}@1", f"stockfish:elo={elo},nodes={ELO_NODES}", anchor=elo))
-    rungs.append(Rung("sf-full@1", f"stockfish:nodes={TOP_NODES}"))
+    for nodes in NODE_COUNTS:
+        rungs.append(Rung(f"nodes{nodes / 1000:g}k@1", f"stockfish:nodes={nodes}",
+                          ANCHOR_ELO if nodes == ANCHOR_NODES else None))
     return rungs
 
 
-def gauntlet(n_rungs: int, games: int) -> list[tuple[int, int]]:
-    """The calibration pairs (weaker, stronger): `games` per adjacent pair, half as many
-    between rungs two apart (they tie the chain together)."""
-    pairs = []
-    for i in range(n_rungs - 1):
-        pairs += [(i, i + 1)] * games
-        if i + 2 < n_rungs:
-            pairs += [(i, i + 2)] * (games // 2)
-    return pairs
+def load_rungs(path: Path) -> list[Rung]:
+    """Rungs from a CSV with columns rung, spec and anchor (a ladder.csv will do), weakest
+    first; exactly one anchored."""
+    rows = _read(path, "rungs")
+    if not rows or {"rung", "spec", "anchor"} - set(rows[0]):
+        raise DataError(f"{path}: not a rungs file (expected columns rung, spec, anchor)")
+    try:
+        rungs = [Rung(r["rung"], r["spec"], int(r["anchor"]) if r["anchor"] else None)
+                 for r in rows]
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{path}: anchor must be a whole number ({exc})") from exc
+    if len({r.name for r in rungs}) != len(rungs):
+        raise DataError(f"{path}: rung names must be unique")
+    anchor_of(rungs)
+    return rungs
+
+
+def pairs(n_rungs: int) -> list[tuple[int, int]]:
+    """The pairs calibration plays (weaker, stronger): adjacent and two apart."""
+    return [(i, i + d) for i in range(n_rungs) for d in (1, 2) if i + d < n_rungs]
+
+
+def anchor_of(rungs: list[Rung]) -> int:
+    """The index of the one anchored rung."""
+    anchored = [i for i, r in enumerate(rungs) if r.anchor is not None]
+    if len(anchored) != 1:
+        raise DataError(f"a ladder needs exactly one anchored rung, not {len(anchored)}")
+    return anchored[0]
+
+
+def relative_cov(cov: np.ndarray, anchor: int) -> np.ndarray:
+    """The covariance of every rating minus the anchor's (the anchor's row and column 0)."""
+    a = np.eye(len(cov))
+    a[:, anchor] -= 1
+    return a @ cov @ a.T
 
 
 def rate(rungs: list[Rung], white: np.ndarray, black: np.ndarray,
-         scores: np.ndarray) -> tuple[list[Rung], float]:
-    """The rungs rated by a joint BTD fit, anchored to the UCI_Elo rungs; and nu."""
+         scores: np.ndarray) -> Ladder:
+    """The rungs rated by a joint BTD fit of all games, anchored, in the given order; engine
+    left blank."""
     pool = btd.fit_pool(len(rungs), white, black, scores)
-    anchored = [i for i, r in enumerate(rungs) if r.anchor is not None]
-    offset = float(np.mean([rungs[i].anchor - pool.ratings[i] for i in anchored]))  # type: ignore
+    k = anchor_of(rungs)
+    cov = relative_cov(pool.cov, k)
+    elos = pool.ratings - pool.ratings[k] + float(rungs[k].anchor)  # type: ignore[arg-type]
     out = []
     for i, rung in enumerate(rungs):
-        # The spread of the rung's rating relative to the anchors' mean, which sets the scale.
-        a = -np.isin(np.arange(len(rungs)), anchored).astype(float) / len(anchored)
-        a[i] += 1
-        variance = float(a @ pool.cov @ a)
-        if variance <= 0 and np.any(a):  # only the anchor itself is known exactly
+        if i != k and not cov[i, i] > 0:
             raise FitError(f"ladder fit of {len(rungs)} rungs on {len(scores)} games: rung "
                            f"{rung.name} has no positive variance")
-        sd = float(np.sqrt(max(variance, 0.0)))
+        sd = float(np.sqrt(max(cov[i, i], 0.0)))
         played = (white == i) | (black == i)
         own = np.where(white == i, scores, 1 - scores)[played]
-        elo = float(pool.ratings[i] + offset)
-        out.append(Rung(rung.name, rung.spec, rung.anchor, elo, elo - btd.Z90 * sd,
-                        elo + btd.Z90 * sd, int(played.sum()),
-                        float(own.mean()) if played.any() else float("nan")))
-    return out, pool.nu
+        out.append(Rung(rung.name, rung.spec, rung.anchor, float(elos[i]),
+                        float(elos[i] - btd.Z90 * sd), float(elos[i] + btd.Z90 * sd),
+                        int(played.sum()), float(own.mean()) if played.any() else float("nan")))
+    return Ladder(out, pool.nu, "", cov)
+
+
+def by_elo(ladder: Ladder) -> Ladder:
+    """The ladder weakest first by measured Elo (the covariance permuted alike)."""
+    order = np.argsort(ladder.elos, kind="stable")
+    return Ladder([ladder.rungs[i] for i in order], ladder.nu, ladder.engine,
+                  ladder.cov[np.ix_(order, order)])
 
 
 @dataclass(frozen=True)
 class Ladder:
-    """A calibrated ladder."""
+    """A calibrated ladder, weakest rung first."""
 
     rungs: list[Rung]
     nu: float  # BTD draw parameter from the calibration games
     engine: str  # name and version of the engine it was measured with
+    cov: np.ndarray  # the rungs' Elo covariance relative to the anchor (Elo^2)
 
     @property
     def elos(self) -> np.ndarray:
         """The rungs' measured Elos, weakest first."""
         return np.array([r.elo for r in self.rungs])
 
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Ladder) and self.rungs == other.rungs and self.nu == other.nu
+                and self.engine == other.engine and np.array_equal(self.cov, other.cov))
 
-def ladder_rows(ladder: Ladder) -> list[dict[str, object]]:
-    """The ladder as CSV rows."""
-    return [{"rung": r.name, "spec": r.spec, "anchor": "" if r.anchor is None else r.anchor,
+    __hash__ = None  # type: ignore[assignment]
+
+
+def cov_path(path: Path) -> Path:
+    """Where the covariance of the ladder at `path` lives: NAME_cov.csv beside it."""
+    return path.with_name(f"{path.stem}_cov{path.suffix}")
+
+
+def write_ladder(path: Path, ladder: Ladder) -> list[Path]:
+    """ladder.csv and its covariance file (each written to a temporary name, renamed)."""
+    rows = [{"rung": r.name, "spec": r.spec, "anchor": "" if r.anchor is None else r.anchor,
              "elo": round(r.elo), "lo": round(r.lo), "hi": round(r.hi), "games": r.games,
              "score": f"{r.score:.3f}", "nu": f"{ladder.nu:.4f}", "engine": ladder.engine}
             for r in ladder.rungs]
+    names = [r.name for r in ladder.rungs]
+    cov_rows = [{"rung": name, **{n: f"{v:.1f}" for n, v in zip(names, row, strict=True)}}
+                for name, row in zip(names, ladder.cov, strict=True)]
+    write_csv(cov_path(path), ["rung", *names], cov_rows)
+    write_csv(path, LADDER_FIELDS, rows)
+    return [path, cov_path(path)]
 
 
-def load_ladder(path: Path) -> Ladder:
-    """The committed ladder.csv, checked: one line naming the row on any problem."""
+def _read(path: Path, what: str) -> list[dict[str, str]]:
     try:
         with path.open(newline="", encoding="utf-8") as handle:
-            rows = list(csv.DictReader(handle))
+            return list(csv.DictReader(handle))
     except OSError as exc:
-        raise DataError(f"cannot read the ladder {path}: {exc.strerror}; run "
+        raise DataError(f"cannot read the {what} {path}: {exc.strerror}; run "
                         "'benchmark.py calibrate' to make one") from exc
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not UTF-8") from exc
+
+
+def load_ladder(path: Path) -> Ladder:
+    """ladder.csv and its covariance, checked: one line naming the row on any problem."""
+    rows = _read(path, "ladder")
     if not rows or set(LADDER_FIELDS) - set(rows[0]):
         raise DataError(f"{path}: not a ladder file (expected columns {LADDER_FIELDS})")
     rungs = []
@@ -148,4 +204,21 @@ def load_ladder(path: Path) -> Ladder:
             raise DataError(f"{path}: line {number}: Elo and nu must be finite numbers")
     if any(b.elo <= a.elo for a, b in zip(rungs, rungs[1:], strict=False)):
         raise DataError(f"{path}: rungs must be listed weakest first with rising Elo")
-    return Ladder(rungs, nu, rows[0]["engine"])
+    return Ladder(rungs, nu, rows[0]["engine"], _load_cov(cov_path(path), rungs))
+
+
+def _load_cov(path: Path, rungs: list[Rung]) -> np.ndarray:
+    """The covariance file: a symmetric matrix over the same rungs, in the same order."""
+    names = [r.name for r in rungs]
+    rows = _read(path, "ladder covariance")
+    if [r.get("rung") for r in rows] != names or (rows and list(rows[0])[1:] != names):
+        raise DataError(f"{path}: not the covariance of the ladder beside it (expected rows "
+                        "and columns named by its rungs, in order)")
+    try:
+        cov = np.array([[float(r[n]) for n in names] for r in rows])
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{path}: {exc}") from exc
+    if not (np.all(np.isfinite(cov)) and np.allclose(cov, cov.T, atol=1.0)
+            and np.all(np.diag(cov) >= 0)):
+        raise DataError(f"{path}: not a covariance matrix (finite, symmetric, variances >= 0)")
+    return cov

@@ -19,8 +19,15 @@ from lib.benchmark.games.figures import figures
 from lib.benchmark.games.game import ADJUDICATE, cp_losses, pgn
 from lib.benchmark.games.ladder import Ladder
 from lib.benchmark.games.play import Game, Session
+from lib.benchmark.games.pooling import pool
 from lib.benchmark.games.result import GamesResult
-from lib.benchmark.games.sampler import SamplerConfig, game_elo, posterior
+from lib.benchmark.games.sampler import (
+    SamplerConfig,
+    game_elo,
+    ladder_weights,
+    limited_by_ladder,
+    posterior,
+)
 from lib.files import atomic_write, write_json
 
 BOOT = 1000  # bootstrap replicates of the by-opening-and-colour interval
@@ -79,6 +86,13 @@ def condition_report(games: list[Game], ladder: Ladder, config: SamplerConfig, s
         "w": sum(s == 1 for s in scores), "d": sum(s == 0.5 for s in scores),
         "l": sum(s == 0 for s in scores),
         "elo": est.as_dict(), "posterior": {"mean": post.mean, "sd": post.sd},
+        # The ladder's part: its sd, the weights of the rungs' Elos in the rating (for the
+        # leaderboard's shared ladder draws), and whether it alone stopped the run.
+        "ladder": {"sd": round(post.ladder, 2),
+                   "half_width": round(post.ladder_half_width),
+                   "weights": [round(float(w), 5) for w in
+                               ladder_weights(opponents, post.mean, config)] if rated else [],
+                   "limited": bool(rated) and limited_by_ladder(post, config)},
         "bootstrap": None if boot is None else {"lo": round(boot[0]), "hi": round(boot[1])},
         "rungs": dict(sorted(per_rung.items(), key=lambda kv: kv[1]["elo"])),
         "forfeits": [{"game": g.record.key, "reason": g.record.forfeit}
@@ -93,6 +107,21 @@ def distinct_games(games: list[Game]) -> int:
     against one rung plays the same game again, and a repeat is no new evidence."""
     return len({(json.dumps(g.record.start, sort_keys=True), g.record.white, g.record.black,
                  tuple(g.record.moves)) for g in games if g.record is not None})
+
+
+def add_pooled(conditions: dict[str, dict[str, Any]], seed: int) -> None:
+    """Seed 001's hierarchical model: each rated condition's partially pooled Elo, when two
+    or more conditions have an interval (added to their reports as "pooled")."""
+    names = [c for c, r in conditions.items() if r["elo"]["kind"] == INTERVAL and r["games"]]
+    if len(names) < 2:
+        return
+    ladder = np.array([conditions[c]["ladder"]["sd"] for c in names])
+    sds = np.array([conditions[c]["posterior"]["sd"] for c in names])
+    means = np.array([conditions[c]["posterior"]["mean"] for c in names])
+    own = np.sqrt(np.maximum(sds ** 2 - ladder ** 2, 1e-12))
+    for name, p in zip(names, pool(means, own, ladder, seed=seed), strict=True):
+        conditions[name]["pooled"] = {"mean": round(p.mean), "lo": round(p.lo),
+                                      "hi": round(p.hi), "shrinkage": round(p.shrinkage, 3)}
 
 
 def compare(conditions: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -147,6 +176,12 @@ def usage(session: Session) -> dict[str, Any]:
             "latency_s": round(total("latency_s"), 1)}
 
 
+def _limited(condition: dict[str, Any]) -> str:
+    """' (limited by the ladder (+-L))' when the ladder alone stopped the condition."""
+    ladder = condition["ladder"]
+    return f" (limited by the ladder (+-{ladder['half_width']}))" if ladder["limited"] else ""
+
+
 def btd_note(ladder: Ladder) -> str:
     """How the draws were modelled."""
     return (f"BTD draw parameter nu = {ladder.nu:.3f}, fixed from the ladder's calibration "
@@ -159,15 +194,23 @@ def markdown(result: dict[str, Any]) -> str:
              f"Player `{result['player']}`, prompt `{result['prompt']}`, legal-move list "
              f"{'given' if result['legal_moves'] else 'not given'}, illegal retries "
              f"{result['illegal_retries']}. Ladder of {result['ladder']['rungs']} rungs "
-             f"({result['ladder']['engine']}); scale: CCRL-Blitz-like, anchored to UCI_Elo "
-             "(not Lichess, not FIDE). " + result["ladder"]["note"] + ".", "",
+             f"({result['ladder']['engine']}); scale: Elo above a random mover, anchored on "
+             "Stockfish at fixed nodes (not Lichess, FIDE or CCRL); every interval includes "
+             "the ladder's own uncertainty. " + result["ladder"]["note"] + ".", "",
              "| condition | games | distinct | W/D/L | Elo (90%) | bootstrap by opening and "
              "colour | aborted |", "|---|---|---|---|---|---|---|"]
     for name, c in result["conditions"].items():
         boot = c["bootstrap"]
         shown = f"[{boot['lo']}, {boot['hi']}]" if boot else "-"
         lines.append(f"| {name} | {c['games']} | {c['distinct']} | {c['w']}/{c['d']}/{c['l']} "
-                     f"| {c['elo']['text']} | {shown} | {c['aborted']} |")
+                     f"| {c['elo']['text']}{_limited(c)} | {shown} | {c['aborted']} |")
+    pooled = {n: c["pooled"] for n, c in result["conditions"].items() if c.get("pooled")}
+    if pooled:
+        lines += ["", "Partially pooled across conditions (seed 001's hierarchical model: "
+                  "offsets between conditions ~ Normal(0, tau^2), tau estimated; shrinkage 0 "
+                  "keeps a condition's own estimate, 1 pools it fully):", ""]
+        lines += [f"- {n}: {p['mean']} [{p['lo']}, {p['hi']}], shrinkage {p['shrinkage']:.2f}"
+                  for n, p in pooled.items()]
     if result["comparisons"]:
         lines += ["", "Conditions compared (Bonferroni-simultaneous 90% intervals):", ""]
         for cmp in result["comparisons"]:
@@ -206,13 +249,15 @@ def session_result(model: str, player_id: str, settings: dict[str, Any], session
     """The session's result record (`questions_sha256`: the mid-game starts' file, if any)."""
     conditions = {name: condition_report(games, ladder, config, seed, mcmc)
                   for name, games in session.games.items()}
+    add_pooled(conditions, seed)
     return GamesResult(
         schema_version=1, kind="games", model=model, player=player_id,
         prompt=settings["prompt"], legal_moves=settings["legal_moves"],
         illegal_retries=settings["illegal_retries"], settings=settings,
         ladder={"rungs": len(ladder.rungs), "engine": ladder.engine, "nu": ladder.nu,
                 "elos": [round(e) for e in ladder.elos],
-                "names": [r.name for r in ladder.rungs], "note": btd_note(ladder)},
+                "names": [r.name for r in ladder.rungs], "note": btd_note(ladder),
+                "cov": [[round(float(v), 1) for v in row] for row in ladder.cov]},
         judge=f"{ADJUDICATE.nodes} nodes per position",
         complete=not any(c["aborted"] for c in conditions.values()),
         conditions=conditions, comparisons=compare(conditions), taxonomy=taxonomy(session),
@@ -223,9 +268,13 @@ def session_summary(result: dict[str, Any]) -> str:
     """A few lines for the terminal."""
     lines = [f"{result['model']} against the ladder:"]
     for name, c in result["conditions"].items():
-        lines.append(f"  {name:9} {c['elo']['text']:32} {c['games']} games "
+        lines.append(f"  {name:9} {c['elo']['text'] + _limited(c):32} {c['games']} games "
                      f"({c['distinct']} distinct; W/D/L {c['w']}/{c['d']}/{c['l']}), "
                      f"{c['aborted']} aborted")
+        if c.get("pooled"):
+            p = c["pooled"]
+            lines.append(f"  {'':9} pooled across conditions: {p['mean']} [{p['lo']}, "
+                         f"{p['hi']}]")
     for cmp in result["comparisons"]:
         lines.append(f"  {cmp['a']} - {cmp['b']}: {cmp['gap']:+d} [{cmp['lo']}, {cmp['hi']}] "
                      f"({'significant' if cmp['significant'] else 'not significant'}, "

@@ -3,6 +3,12 @@
 Seed 001's scheme: three games at each of three rungs spread over the ladder, then draw an
 Elo from the posterior and play the rung whose expected score against that draw is nearest
 1/2; stop when the 90% interval's half-width is at most the target, or at the game cap.
+The rungs' Elos are measured, not known: the ladder's covariance (from its calibration) enters
+every interval by the delta method. The MAP rating moves with the rungs' Elos by
+dR/dE_k = I_k / I (I_k: the information of the games against rung k, I: all of it plus the
+prior's), so the ladder adds the variance g' Cov g to the player's own; the stop rule reads
+the total width, and a run whose own width has reached the target while the ladder alone is
+wider than it stops as "limited by the ladder".
 Several games run at once, so rungs are chosen a batch at a time from the posterior of the
 games finished before the batch, each by its own seeded draw: the schedule depends only on
 the seed, the batch size and the results, never on which game finished first.
@@ -34,6 +40,13 @@ class SamplerConfig:
     prior: btd.Prior = PRIOR
     target: float = TARGET  # stop when the 90% half-width is at most this
     max_games: int = MAX_GAMES
+    ladder_cov: tuple[tuple[float, ...], ...] = ()  # the rungs' Elo covariance (Elo^2);
+    # empty: the rungs' Elos are taken as exact
+
+    def cov(self) -> np.ndarray:
+        """The ladder's covariance as a matrix (zeros when none was given)."""
+        n = len(self.elos)
+        return np.array(self.ladder_cov, float) if self.ladder_cov else np.zeros((n, n))
 
 
 def opening_rungs(n_rungs: int) -> list[int]:
@@ -49,15 +62,50 @@ def choose(posterior: btd.Posterior, config: SamplerConfig, rng: np.random.Gener
     return int(np.argmin(np.abs(expected - 0.5)))
 
 
+def rung_indices(opponents: list[float] | np.ndarray, config: SamplerConfig) -> np.ndarray:
+    """Each opponent's rung (opponents are given by their Elos, which are the rungs')."""
+    elos = np.asarray(config.elos, float)
+    opp = np.asarray(opponents, float)
+    idx = np.clip(np.searchsorted(elos, opp), 0, len(elos) - 1)
+    if not np.array_equal(elos[idx], opp):
+        raise ValueError("an opponent's Elo is not one of the ladder's rungs")
+    return idx
+
+
+def ladder_weights(opponents: list[float], rating: float, config: SamplerConfig) -> np.ndarray:
+    """dR/dE_k: how far the player's MAP rating moves per Elo a rung's Elo moves."""
+    info = btd.game_information(rating - np.asarray(opponents, float), config.nu)
+    per_rung = np.bincount(rung_indices(opponents, config), weights=info,
+                           minlength=len(config.elos))
+    return per_rung / (per_rung.sum() + 1 / config.prior.sd ** 2)
+
+
+def ladder_sd(opponents: list[float], rating: float, config: SamplerConfig) -> float:
+    """The sd the ladder's uncertainty adds to a rating from games against these rungs."""
+    if not config.ladder_cov or not len(opponents):
+        return 0.0
+    g = ladder_weights(opponents, rating, config)
+    return float(np.sqrt(max(g @ config.cov() @ g, 0.0)))
+
+
 def posterior(opponents: list[float], scores: list[float], config: SamplerConfig,
               mcmc: bool = False, seed: int = 0) -> btd.Posterior:
-    """The rating posterior after these games (the prior alone before any)."""
+    """The rating posterior after these games (the prior alone before any), its width
+    including the ladder's uncertainty."""
     if not scores:
         p = config.prior
         return btd.Posterior(p.mean, p.sd, p.mean - btd.Z90 * p.sd, p.mean + btd.Z90 * p.sd,
                              0, "prior")
     args = (np.array(opponents), np.array(scores), config.nu, config.prior)
-    return btd.fit_mcmc(*args, seed) if mcmc else btd.fit(*args)
+    own = btd.fit_mcmc(*args, seed) if mcmc else btd.fit(*args)
+    extra = ladder_sd(opponents, own.mean, config)
+    if not extra:
+        return own
+    wide = btd.Z90 * extra
+    return btd.Posterior(own.mean, float(np.hypot(own.sd, extra)),
+                         own.mean - float(np.hypot(own.mean - own.lo, wide)),
+                         own.mean + float(np.hypot(own.hi - own.mean, wide)),
+                         own.games, own.method, extra)
 
 
 def schedule(done: int, opponents: list[float], scores: list[float], config: SamplerConfig,
@@ -72,9 +120,17 @@ def schedule(done: int, opponents: list[float], scores: list[float], config: Sam
 
 
 def finished(post: btd.Posterior, games: int, config: SamplerConfig) -> bool:
-    """Stop: the interval is narrow enough, or the game cap is reached."""
-    return games >= config.max_games or (
-        games >= len(opening_rungs(len(config.elos))) and post.half_width <= config.target)
+    """Stop: the interval is narrow enough; or the player's own part is, and the ladder
+    alone is wider than the target (more games cannot help); or the game cap is reached."""
+    if games >= config.max_games:
+        return True
+    return games >= len(opening_rungs(len(config.elos))) and (
+        post.half_width <= config.target or limited_by_ladder(post, config))
+
+
+def limited_by_ladder(post: btd.Posterior, config: SamplerConfig) -> bool:
+    """The ladder alone is wider than the target and the player's own games are not."""
+    return post.ladder_half_width > config.target and post.own_half_width <= config.target
 
 
 def one_sided(opponents: np.ndarray, scores: np.ndarray, nu: float) -> float:
@@ -95,13 +151,19 @@ def game_elo(opponents: list[float], scores: list[float], config: SamplerConfig,
     opp, sc = np.array(opponents, float), np.array(scores, float)
     method = "mcmc" if mcmc else "laplace"
     if len(sc) and (np.all(sc == btd.LOSS) or np.all(sc == btd.WIN)):
-        bound = one_sided(opp, sc, config.nu)
         kind = ABOVE if sc[0] == btd.WIN else BELOW
+        # The bound moves with the rungs: widened by the ladder's one-sided 95% (z = Z90).
+        bound = one_sided(opp, sc, config.nu)
+        bound += (-1 if kind == ABOVE else 1) * btd.Z90 * ladder_sd(opponents, bound, config)
         est = Estimate(np.nan, bound if kind == ABOVE else -np.inf,
                        bound if kind == BELOW else np.inf, len(sc), method,
                        f"every game {'won' if kind == ABOVE else 'lost'}: a 95% bound", kind)
         return bounded(est, floor, ceil)
     post = posterior(opponents, scores, config, mcmc, seed)
-    est = Estimate(post.mean, post.lo, post.hi, len(sc), method, "CCRL-Blitz-like ladder scale",
-                   INTERVAL)
+    note = "Elo above a random mover (ladder scale)"
+    if post.ladder:
+        note += f"; the ladder's own uncertainty +-{post.ladder_half_width:.0f} included"
+    if limited_by_ladder(post, config):
+        note += f"; limited by the ladder (+-{post.ladder_half_width:.0f})"
+    est = Estimate(post.mean, post.lo, post.hi, len(sc), method, note, INTERVAL)
     return bounded(est, floor, ceil)

@@ -22,7 +22,7 @@ from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
 from lib.benchmark.core.elo import LEVEL, Z
 from lib.benchmark.core.results import elo_text, load_results
 from lib.benchmark.core.scoring import SUMMARY_METRICS
-from lib.benchmark.leaderboard.ranking import ranks
+from lib.benchmark.leaderboard.ranking import Shared, ranks
 from lib.errors import DataError
 from lib.figures import save_figure
 from lib.files import atomic_write, sha256_file
@@ -48,6 +48,17 @@ class Entry:
     elo: dict[str, Any]  # an Estimate's JSON form
     n: int  # games, puzzles or positions behind it
     cells: tuple[str, ...] = ()  # the table's other columns
+    ladder: LadderPart | None = None  # game Elos: the part the ladder's error contributes
+
+
+@dataclass(frozen=True)
+class LadderPart:
+    """How a game Elo depends on the ladder it was measured against."""
+
+    key: str  # the ladder's identity (its file's digest)
+    weights: tuple[float, ...]  # dR/dE per rung
+    sd: float  # the ladder's part of the Elo's sd
+    cov: tuple[tuple[float, ...], ...]  # the rungs' covariance
 
 
 def _place(e: dict[str, Any]) -> float:
@@ -77,12 +88,25 @@ def ranked(entries: list[Entry], seed: int = 0) -> list[tuple[Entry, str, str]]:
     stats = {}
     if able:
         sds = [max((e.elo["hi"] - e.elo["lo"]) / (2 * Z), 1e-6) for e in able]
+        shared = _shared(able)
+        if shared is not None:  # each model's own part; the ladder's is drawn once per draw
+            sds = [float(np.sqrt(max(sd ** 2 - (e.ladder.sd if e.ladder else 0) ** 2, 1e-12)))
+                   for sd, e in zip(sds, able, strict=True)]
         keys = [f"{i}" for i in range(len(able))]
-        for r in ranks(keys, [e.elo["mean"] for e in able], sds, seed):
+        for r in ranks(keys, [e.elo["mean"] for e in able], sds, seed, shared=shared):
             above = "" if r.above_next is None else f"{r.above_next:.2f}"
             span = str(r.lo) if r.lo == r.hi else f"{r.lo}-{r.hi}"
             stats[id(able[int(r.name)])] = (above, span)
     return [(e, *stats.get(id(e), ("", ""))) for e in entries]
+
+
+def _shared(entries: list[Entry]) -> Shared | None:
+    """The ladder the game Elos share, when every one of them was measured against the same
+    ladder; None (independent draws) otherwise."""
+    parts = [e.ladder for e in entries]
+    if not parts or any(p is None for p in parts) or len({p.key for p in parts}) > 1:
+        return None
+    return Shared(np.array([p.weights for p in parts]), np.array(parts[0].cov))
 
 
 def _table(head: list[str], entries: list[Entry], seed: int) -> list[str]:
@@ -130,8 +154,13 @@ def game_entries(results: list[dict[str, Any]], digest: str) -> list[Entry]:
                 continue
             if c["aborted"] or not c["games"]:
                 continue
+            part = None
+            if c.get("ladder", {}).get("weights") and r["ladder"].get("cov"):
+                part = LadderPart(r["settings"]["ladder_sha256"],
+                                  tuple(c["ladder"]["weights"]), float(c["ladder"]["sd"]),
+                                  tuple(map(tuple, r["ladder"]["cov"])))
             out.append(Entry(r["model"], name, c["elo"], c["games"],
-                             (str(c["games"]), f"{c['w']}/{c['d']}/{c['l']}")))
+                             (str(c["games"]), f"{c['w']}/{c['d']}/{c['l']}"), part))
     return out
 
 
@@ -256,7 +285,7 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
            f"{LEVEL:.0%} intervals).", "", DAGGER_RULE + ".", "",
            "![Elo](leaderboard.png)", ""]
     sections = (
-        ("games", "Game Elo against the calibrated ladder (CCRL-Blitz-like scale)",
+        ("games", "Game Elo against the calibrated ladder (Elo above a random mover)",
          ["model", "condition", "games", "W/D/L"]),
         ("puzzles", "Puzzle Elo, adaptive whole lines (Lichess puzzle-rating scale)",
          ["model", "run", "puzzles", "solved/alternative/failed", "by Lichess's rule"]),

@@ -1,5 +1,10 @@
 """How sure a ranking is: from each model's Elo posterior, the probability that a model is
-stronger than the next one down and a 90% interval on its rank, by joint posterior draws."""
+stronger than the next one down and a 90% interval on its rank, by joint posterior draws.
+
+Game Elos measured against the same ladder share its error: each draw takes one ladder (the
+rungs' Elos from their covariance) for all of them, and each model's rating moves with it by
+its own weights, so a common shift of the rungs moves every model alike and leaves the
+ranking as it was."""
 
 from __future__ import annotations
 
@@ -22,13 +27,28 @@ class Rank:
     hi: int
 
 
+@dataclass(frozen=True)
+class Shared:
+    """The common part of several posteriors: rating_m += weights[m] @ (ladder draw)."""
+
+    weights: np.ndarray  # (models, rungs); a model rated on nothing shared has a zero row
+    cov: np.ndarray  # (rungs, rungs), the ladder's covariance
+
+
 def ranks(names: list[str], means: list[float], sds: list[float], seed: int = 0,
-          draws: int = DRAWS) -> list[Rank]:
-    """Ranks of independent normal posteriors, strongest first."""
+          draws: int = DRAWS, shared: Shared | None = None) -> list[Rank]:
+    """Ranks of normal posteriors, strongest first: independent, or with a shared ladder
+    (then `sds` are each model's own part, without the ladder's)."""
     order = np.argsort(-np.asarray(means, float), kind="stable")
     mu, sd = np.asarray(means, float)[order], np.asarray(sds, float)[order]
     rng = np.random.default_rng(seed)
     sample = mu + sd * rng.standard_normal((draws, len(mu)))
+    if shared is not None:
+        # A square root of the covariance by eigh: it is singular (the anchor is fixed).
+        values, vectors = np.linalg.eigh(shared.cov)
+        root = vectors * np.sqrt(np.clip(values, 0, None))
+        ladders = rng.standard_normal((draws, len(values))) @ root.T
+        sample += ladders @ shared.weights[order].T
     # Rank 1 is the highest draw; ties have probability zero for continuous draws.
     place = (-sample).argsort(axis=1).argsort(axis=1) + 1
     lo, hi = np.quantile(place, [(1 - LEVEL) / 2, (1 + LEVEL) / 2], axis=0,

@@ -23,6 +23,9 @@ from lib.benchmark.core.elo import Estimate, bounded
 from lib.errors import DataError
 
 METRIC = "accuracy"
+# A fit without a scale was made on the first ladder, before its rungs were re-measured.
+PREVIOUS_SCALE = "the first ladder's UCI_Elo-anchored, CCRL-Blitz-like scale"
+CURRENT_SCALE = "Elo above a random mover (ladder.csv)"
 TRANSFORMS = ("linear", "log-gap")  # x = accuracy, or x = ln(100 - accuracy)
 
 
@@ -49,6 +52,7 @@ class Fit:
     questions_sha256: str  # the questions file the rungs answered
     elo_range: tuple[float, float]  # the fitted rungs' Elos: predictions beyond are bounds
     rungs: list[dict[str, Any]] = field(default_factory=list)  # the data, for the record
+    scale: str = PREVIOUS_SCALE  # the game Elo scale of the ladder it was fitted on
 
     def point(self, x: float) -> float:
         """The line at x."""
@@ -85,7 +89,8 @@ def predict(fit: Fit, value: float, lo: float, hi: float) -> Estimate:
     x, x_sd = _x(fit.transform, value, lo, hi)
     mean, sd = fit.point(x), fit.sd(x, x_sd)
     est = Estimate(mean, mean - Z90 * sd, mean + Z90 * sd, fit.n, "static fit",
-                   "predicted from static accuracy by the ladder's fit, not measured by games")
+                   "predicted from static accuracy by the ladder's fit, not measured by "
+                   f"games; on {fit.scale}")
     return bounded(est, *fit.elo_range)
 
 

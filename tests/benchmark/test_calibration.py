@@ -1,0 +1,90 @@
+"""Calibration: games added to a results file on a real Dask cluster, resumable, refitted."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+import benchmark
+from lib.benchmark.games.calibration import CalibrationGame, read_games, write_games
+from lib.errors import DataError
+from tests.conftest import ROOT
+
+RUNGS = ("rung,spec,anchor\nmix50@1,\"mix:random=50,nodes=500\",\n"
+         "sf500@1,stockfish:nodes=500,1000\nsf1000@1,stockfish:nodes=1000,\n")
+OUTPUTS = ("games.csv", "ladder.csv", "ladder_cov.csv")
+
+
+def _argv(tmp: Path, workers: int, add: int = 10) -> list[str]:
+    (tmp / "rungs.csv").write_text(RUNGS)
+    return ["calibrate", "--rungs", str(tmp / "rungs.csv"), "--add-games", str(add),
+            "--workers", str(workers), "--games-file", str(tmp / "games.csv"),
+            "--ladder", str(tmp / "ladder.csv"), "--store", str(tmp / "cal.db"),
+            "--ply-cap", "40"]
+
+
+def _rows(path: Path) -> int:
+    return max(len(path.read_text().splitlines()) - 1, 0) if path.exists() else 0
+
+
+def test_kill_9_mid_run_resumes_byte_identical_to_another_cluster_size(tmp_path: Path) -> None:
+    """2 workers undisturbed; 1 worker killed (-9, the whole process group) after a few
+    games and rerun: the same games file, ladder and covariance, byte for byte."""
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    whole.mkdir()
+    cut.mkdir()
+    assert benchmark.main(_argv(whole, 2)) == 0
+    games = read_games(whole / "games.csv")
+    assert len(games) == 10 and {g.engine for g in games} == {games[0].engine}
+    assert any(g.result == "1/2-1/2" for g in games)  # the ply cap draws some
+    cmd = [sys.executable, "benchmark.py", *_argv(cut, 1)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while _rows(cut / "games.csv") < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    tree = psutil.Process(proc.pid).children(recursive=True)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    psutil.wait_procs(tree, timeout=10)
+    assert 3 <= _rows(cut / "games.csv") < 10 and not (cut / "ladder.csv").exists()
+    assert subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=300).returncode == 0
+    for name in OUTPUTS:
+        assert (cut / name).read_bytes() == (whole / name).read_bytes(), name
+    # Nothing more to finish: a refit alone rewrites the same ladder.
+    assert benchmark.main([*_argv(cut, 1, add=0)]) == 0
+    assert (cut / "ladder.csv").read_bytes() == (whole / "ladder.csv").read_bytes()
+
+
+def test_games_file_round_trips_sorted(tmp_path: Path) -> None:
+    a = CalibrationGame("x", "y", 0, 2, "book#1", "1-0", "checkmate", 40, "SF")
+    b = CalibrationGame("x", "y", 0, 1, "book#1", "1/2-1/2", "ply cap", 300, "SF")
+    write_games(tmp_path / "g.csv", [a, b])
+    assert read_games(tmp_path / "g.csv") == [b, a]
+    assert b.weak_score == 0.5 and a.weak_score == 0.0  # number 2: the stronger had White
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("a,b\n1,2\n", "not a calibration games file"),
+    ("weak,strong,seed,number,opening,result,termination,plies,engine\n"
+     "x,y,0,1,book#1,1-0,checkmate,forty,SF\n", "line 2"),
+    ("weak,strong,seed,number,opening,result,termination,plies,engine\n"
+     "x,y,0,1,book#1,2-0,checkmate,40,SF\n", "line 2: result"),
+])
+def test_a_bad_games_file_is_one_line(tmp_path: Path, text: str, message: str,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "games.csv").write_text(text)
+    with pytest.raises(DataError, match=message):
+        read_games(tmp_path / "games.csv")
+    assert benchmark.main(_argv(tmp_path, 1, add=0)) == 2
+    assert message.split(":")[0] in capsys.readouterr().err
+
+
+def test_a_refit_without_games_says_what_to_run(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert benchmark.main(_argv(tmp_path, 1, add=0)) == 2
+    assert "--add-games" in capsys.readouterr().err
