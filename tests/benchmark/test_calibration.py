@@ -58,11 +58,17 @@ def test_kill_9_mid_run_resumes_byte_identical_to_another_cluster_size(tmp_path:
     # Nothing more to finish: a refit alone rewrites the same ladder.
     assert benchmark.main([*_argv(cut, 1, add=0)]) == 0
     assert (cut / "ladder.csv").read_bytes() == (whole / "ladder.csv").read_bytes()
+    # Games in Chess960 re-measure the ladder there, beside the standard one.
+    assert benchmark.main([*_argv(cut, 2, add=4), "--condition", "chess960"]) == 0
+    added = [g for g in read_games(cut / "games.csv") if g.condition == "chess960"]
+    assert len(added) == 4 and all(g.opening.startswith("960#") for g in added)
+    assert (cut / "ladder_chess960.csv").exists() and (cut / "ladder_chess960_cov.csv").exists()
+    assert (cut / "ladder.csv").read_bytes() == (whole / "ladder.csv").read_bytes()
 
 
 def test_games_file_round_trips_sorted(tmp_path: Path) -> None:
-    a = CalibrationGame("x", "y", 0, 2, "book#1", "1-0", "checkmate", 40, "SF")
-    b = CalibrationGame("x", "y", 0, 1, "book#1", "1/2-1/2", "ply cap", 300, "SF")
+    a = CalibrationGame("standard", "x", "y", 0, 2, "book#1", "1-0", "checkmate", 40, "SF")
+    b = CalibrationGame("standard", "x", "y", 0, 1, "book#1", "1/2-1/2", "ply cap", 300, "SF")
     write_games(tmp_path / "g.csv", [a, b])
     assert read_games(tmp_path / "g.csv") == [b, a]
     assert b.weak_score == 0.5 and a.weak_score == 0.0  # number 2: the stronger had White
@@ -70,10 +76,10 @@ def test_games_file_round_trips_sorted(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("a,b\n1,2\n", "not a calibration games file"),
-    ("weak,strong,seed,number,opening,result,termination,plies,engine\n"
-     "x,y,0,1,book#1,1-0,checkmate,forty,SF\n", "line 2"),
-    ("weak,strong,seed,number,opening,result,termination,plies,engine\n"
-     "x,y,0,1,book#1,2-0,checkmate,40,SF\n", "line 2: result"),
+    ("condition,weak,strong,seed,number,opening,result,termination,plies,engine\n"
+     "standard,x,y,0,1,book#1,1-0,checkmate,forty,SF\n", "line 2"),
+    ("condition,weak,strong,seed,number,opening,result,termination,plies,engine\n"
+     "standard,x,y,0,1,book#1,2-0,checkmate,40,SF\n", "line 2: result"),
 ])
 def test_a_bad_games_file_is_one_line(tmp_path: Path, text: str, message: str,
                                       capsys: pytest.CaptureFixture[str]) -> None:

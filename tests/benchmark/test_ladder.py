@@ -8,6 +8,7 @@ import pytest
 from lib.benchmark.core import btd
 from lib.benchmark.games.ladder import (
     ANCHOR_ELO,
+    CONDITION_TAU,
     Rung,
     anchor_of,
     cov_path,
@@ -16,6 +17,7 @@ from lib.benchmark.games.ladder import (
     load_rungs,
     pairs,
     rate,
+    rate_in_condition,
     write_ladder,
 )
 from lib.errors import DataError
@@ -115,3 +117,21 @@ def test_bad_rungs_are_one_line(tmp_path: Path, text: str, message: str) -> None
     path.write_text(text)
     with pytest.raises(DataError, match=message):
         load_rungs(path)
+
+
+def test_a_condition_moves_the_rungs_it_measured_and_keeps_the_prior_elsewhere() -> None:
+    rungs = [Rung(n, "random", 1000 if n == "c" else None) for n in "abcde"]
+    true = np.array([600.0, 800.0, 1000.0, 1150.0, 1300.0])
+    standard = rate(rungs, *_games(true, 200, 4))
+    # No games in the condition: the standard Elos, each interval widened by the prior's tau.
+    alone = rate_in_condition(standard, np.array([], int), np.array([], int), np.array([]))
+    assert np.allclose(alone.elos, standard.elos)
+    widened = np.sqrt(np.diag(standard.cov) + CONDITION_TAU ** 2)
+    assert np.allclose(np.sqrt(np.diag(alone.cov))[[0, 1, 3, 4]], widened[[0, 1, 3, 4]])
+    # Games in the condition where the bottom rung is 200 weaker: it moves most of the way.
+    shifted = true - np.array([200.0, 0, 0, 0, 0])
+    weak, strong, scores = _games(shifted, 150, 5)
+    moved = rate_in_condition(standard, weak, strong, scores)
+    by_name = {r.name: r for r in moved.rungs}
+    assert by_name["a"].elo < standard.elos[0] - 100 and by_name["c"].elo == 1000
+    assert abs(by_name["d"].elo - standard.elos[3]) < 60

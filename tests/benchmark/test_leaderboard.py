@@ -9,7 +9,7 @@ from scipy import stats
 
 import benchmark
 from lib.benchmark.core.elo import Z
-from lib.benchmark.leaderboard.board import Entry, _limits, dagger
+from lib.benchmark.leaderboard.board import Entry, LadderPart, _limits, dagger, ranked
 from lib.files import sha256_file
 from tests.conftest import PUZZLES_1K, ROOT
 
@@ -95,3 +95,18 @@ def test_no_result_at_all_is_one_clear_error(tmp_path: Path, capsys) -> None:
     assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
                            str(QUESTIONS)]) == 2
     assert "no complete results" in capsys.readouterr().err
+
+
+def test_game_elos_on_one_ladder_share_its_error_in_the_ranking() -> None:
+    """Two models 40 apart, each +-16 on its own, rated against one rung whose Elo is
+    uncertain by sd 100 (total +-165): shared, the order is near certain; from results of
+    another ladder (or none), the draws are independent and it is not."""
+    def entry(name: str, mean: float, key: str) -> Entry:
+        sd = (10.0 ** 2 + 100.0 ** 2) ** 0.5
+        elo = {"kind": "interval", "mean": mean, "lo": mean - 1.645 * sd,
+               "hi": mean + 1.645 * sd}
+        return Entry(name, "standard", elo, 100, (), LadderPart(key, (1.0,), 100.0,
+                                                                ((100.0 ** 2,),)))
+    shared = ranked([entry("a", 1540.0, "L"), entry("b", 1500.0, "L")])
+    apart = ranked([entry("a", 1540.0, "L"), entry("b", 1500.0, "M")])
+    assert float(shared[0][1]) > 0.99 and 0.55 < float(apart[0][1]) < 0.70

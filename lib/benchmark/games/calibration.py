@@ -21,10 +21,19 @@ import numpy as np
 
 from lib.benchmark.core.players import make_player
 from lib.benchmark.core.progress import Progress
-from lib.benchmark.core.turns import ENGINE_TEMPLATE, Side, Start
+from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start
 from lib.benchmark.games import design
-from lib.benchmark.games.game import PLY_CAP, WHITE_SCORE, standard_start
-from lib.benchmark.games.ladder import Ladder, Rung, anchor_of, by_elo, pairs, rate
+from lib.benchmark.games.game import PLY_CAP, WHITE_SCORE, chess960_start, standard_start
+from lib.benchmark.games.ladder import (
+    CONDITION_TAU,
+    Ladder,
+    Rung,
+    anchor_of,
+    by_elo,
+    pairs,
+    rate,
+    rate_in_condition,
+)
 from lib.benchmark.games.match import GameJob, play_job
 from lib.cluster import ClusterSettings, EngineCluster
 from lib.engine import Engine, EngineSettings
@@ -46,12 +55,15 @@ class CalibrationConfig:
     ply_cap: int = PLY_CAP
     openings: tuple[Start, ...] = ()  # the book: each pair plays each opening with both
     # colours; none: every game starts from the initial position
+    condition: Condition = Condition.STANDARD  # the start condition of the games added
+    midgame: tuple[Start, ...] = ()  # mid-game starts (the midgame condition)
 
 
 @dataclass(frozen=True, order=True)
 class CalibrationGame:
     """One row of ladder_games.csv; the field order is the file's sort order."""
 
+    condition: str  # the start condition: standard (book openings), chess960, midgame
     weak: str  # the pair's rungs by name, weaker first (ladder order)
     strong: str
     seed: int  # the calibration's seed
@@ -120,9 +132,11 @@ class Usable:
     other_rungs: int  # games with a rung that is not on the ladder
 
 
-def usable(rungs: list[Rung], games: list[CalibrationGame], engine: str) -> Usable:
-    """The games between the ladder's rungs played by this engine."""
+def usable(rungs: list[Rung], games: list[CalibrationGame], engine: str,
+           condition: str = Condition.STANDARD) -> Usable:
+    """The games of one start condition between the ladder's rungs played by this engine."""
     index = {r.name: i for i, r in enumerate(rungs)}
+    games = [g for g in games if g.condition == condition]
     mine = [g for g in games if g.engine == engine]
     known = [g for g in mine if g.weak in index and g.strong in index]
     return Usable(np.array([index[g.weak] for g in known], int),
@@ -166,40 +180,65 @@ def planning_elos(rungs: list[Rung], games: Usable) -> tuple[np.ndarray, float]:
 
 
 def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
-         seed: int) -> list[CalibrationGame]:
-    """The next `add` games (result fields blank): their pairs by design.choose, numbered on
-    from the pair's last game of this seed."""
-    use = usable(rungs, games, engine)
-    elos, nu = planning_elos(rungs, use)
+         seed: int, condition: str = Condition.STANDARD) -> list[CalibrationGame]:
+    """The next `add` games of a condition (result fields blank): their pairs by
+    design.choose, numbered on from the pair's last game of this seed and condition. In a
+    condition other than standard the standard ladder's measurement is prior information."""
+    use = usable(rungs, games, engine, condition)
+    standard = usable(rungs, games, engine)
+    elos, nu = planning_elos(rungs, standard)
     info = design.information(elos, nu, use.weak, use.strong)
+    if condition != Condition.STANDARD:
+        info = info + _prior_information(rungs, standard, elos, nu)
     chosen = design.choose(elos, nu, info, anchor_of(rungs), pairs(len(rungs)), add)
     numbers: dict[tuple[str, str], int] = {}
     for g in games:
-        if g.seed == seed:
+        if g.seed == seed and g.condition == condition:
             key = (g.weak, g.strong)
             numbers[key] = max(numbers.get(key, 0), g.number)
     out = []
     for weak, strong in chosen:
         key = (rungs[weak].name, rungs[strong].name)
         numbers[key] = numbers.get(key, 0) + 1
-        out.append(CalibrationGame(*key, seed, numbers[key], "", "", "", 0, engine))
+        out.append(CalibrationGame(condition, *key, seed, numbers[key], "", "", "", 0, engine))
+    return out
+
+
+def _prior_information(rungs: list[Rung], standard: Usable, elos: np.ndarray,
+                       nu: float) -> np.ndarray:
+    """The precision of rate_in_condition's prior (standard games' information, widened by
+    CONDITION_TAU per rung), as an information matrix with the anchor's row and column 0."""
+    k = anchor_of(rungs)
+    cov = design.covariance(design.information(elos, nu, standard.weak, standard.strong), k)
+    free = np.arange(len(rungs)) != k
+    out = np.zeros_like(cov)
+    out[np.ix_(free, free)] = np.linalg.inv(cov[np.ix_(free, free)]
+                                            + CONDITION_TAU ** 2 * np.eye(free.sum()))
     return out
 
 
 def game_key(game: CalibrationGame) -> str:
     """A game's identity, and the seed of everything random in it."""
-    return f"cal:{game.seed}:{game.weak}:{game.strong}:{game.number}:{game.opening}"
+    tail = f"{game.seed}:{game.weak}:{game.strong}:{game.number}:{game.opening}"
+    return f"cal:{tail}" if game.condition == Condition.STANDARD else \
+        f"cal:{game.condition}:{tail}"
 
 
 def _opening(config: CalibrationConfig, game: CalibrationGame) -> Start:
-    """The pair's openings in turn from a place in the book set by the pair, each opening
-    played twice (both colours)."""
-    if not config.openings:
+    """The pair's starts in turn from a place set by the pair, each start played twice
+    (both colours): book openings, Chess960 positions or mid-game positions."""
+    index = (game.number - 1) // 2
+    if config.condition == Condition.CHESS960:
+        return chess960_start(config.seed, _offset(config, game) + index)
+    starts = config.midgame if config.condition == Condition.MIDGAME else config.openings
+    if not starts:
         return standard_start()
-    pair = f"{config.seed}:{game.weak}:{game.strong}"
-    offset = int(hashlib.sha256(pair.encode()).hexdigest()[:8], 16)
-    return config.openings[(offset + (game.number - 1) // 2) % len(config.openings)]
+    return starts[(_offset(config, game) + index) % len(starts)]
 
+
+def _offset(config: CalibrationConfig, game: CalibrationGame) -> int:
+    pair = f"{config.seed}:{game.weak}:{game.strong}"
+    return int(hashlib.sha256(pair.encode()).hexdigest()[:8], 16) % 1_000_003
 
 def _jobs(rungs: list[Rung], todo: list[CalibrationGame], config: CalibrationConfig,
           settings: EngineSettings) -> dict[str, tuple[CalibrationGame, GameJob]]:
@@ -229,7 +268,8 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
             log.warning("finishing the %d games planned by an interrupted run (instead of "
                         "planning %d new ones)", len(todo), add)
         else:
-            todo = plan(rungs, games, engine, add, config.seed) if add else []
+            todo = plan(rungs, games, engine, add, config.seed, config.condition) \
+                if add else []
             plans.put(PLAN_KEY, [asdict(g) for g in todo])
             plans.commit()
         jobs = _jobs(rungs, todo, config, settings)
@@ -243,7 +283,11 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
         plans.close()
     # The file's order, not the order games finished in: the fit's sums must not depend on it.
     use = usable(rungs, sorted(games), engine)
-    return fit(rungs, use, engine), use
+    ladder = fit(rungs, use, engine)
+    if config.condition == Condition.STANDARD:
+        return ladder, use
+    there = usable(ladder.rungs, sorted(games), engine, config.condition)
+    return rate_in_condition(ladder, there.weak, there.strong, there.weak_score), there
 
 
 def _play(missing: list[tuple[CalibrationGame, GameJob]], games: list[CalibrationGame],

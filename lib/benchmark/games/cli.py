@@ -20,11 +20,12 @@ from lib.benchmark.core.results import run_name
 from lib.benchmark.core.turns import RETRIES, Condition
 from lib.benchmark.games import book, design
 from lib.benchmark.games.calibration import CalibrationConfig, Usable, calibrate
-from lib.benchmark.games.game import PLY_CAP
+from lib.benchmark.games.game import PLY_CAP, midgame_starts
 from lib.benchmark.games.ladder import (
     ANCHOR_ELO,
     ANCHOR_NODES,
     Ladder,
+    condition_path,
     default_rungs,
     load_ladder,
     load_rungs,
@@ -135,6 +136,12 @@ def add_play_parser(commands: Any) -> None:
 def play_command(args: argparse.Namespace) -> int:
     """Play the games, rate them, write PGN, traces, report and figures; the exit status."""
     ladder = load_ladder(args.ladder)
+    ladders = {c: load_ladder(condition_path(args.ladder, c))
+               if condition_path(args.ladder, c).exists() else ladder for c in CONDITIONS}
+    for c in args.conditions:
+        if ladders[c] is ladder and c != Condition.STANDARD:
+            log.warning("no ladder measured in %s (%s): its games are rated on the standard "
+                        "ladder", c, condition_path(args.ladder, c).name)
     settings = EngineSettings(find_stockfish(args.stockfish))
     questions = load_questions(args.questions) if Condition.MIDGAME in args.conditions else []
     ensure_writable_dir(args.out, "--out")
@@ -152,20 +159,23 @@ def play_command(args: argparse.Namespace) -> int:
                       "max_games": args.max_games, "prior": list(args.prior),
                       "concurrency": args.concurrency, "seed": args.seed,
                       "ladder_sha256": sha256_file(args.ladder),
+                      "condition_ladders_sha256": {
+                          c: sha256_file(condition_path(args.ladder, c))
+                          for c in args.conditions if ladders[c] is not ladder},
                       "book_sha256": sha256_file(args.book) if openings else None}
     name = run_name(f"play__{args.model}__{'-'.join(args.conditions)}",
                     [player.id, settings_shown])
     try:
-        session = play(player, ladder, questions, config, args.store or args.out / "games.db",
-                       settings)
+        session = play(player, ladders, questions, config,
+                       args.store or args.out / "games.db", settings)
     finally:
         player.close()
     # Mid-game starts come from the questions file: the leaderboard compares them only with
     # runs on the same file.
-    result = session_result(args.model, player.id, settings_shown, session, ladder, sampler,
+    result = session_result(args.model, player.id, settings_shown, session, ladders, sampler,
                             args.seed, args.mcmc,
                             sha256_file(args.questions) if questions else None)
-    paths = write_session(args.out, name, result, session, ladder)
+    paths = write_session(args.out, name, result, session, ladders)
     print(session_summary(result.as_dict()))
     print("wrote " + ", ".join(str(p) for p in paths))
     if not result.complete:
@@ -195,6 +205,15 @@ def add_calibrate_parser(commands: Any) -> None:
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the random and mix rungs, part of each game's key (default 0; "
                    "machines adding games to one file at once should use different seeds)")
+    p.add_argument("--condition", type=Condition, default=Condition.STANDARD,
+                   choices=list(CONDITIONS),
+                   help="start condition of the games added: standard (book openings), "
+                   "chess960 or midgame (game positions of --questions); a condition other "
+                   "than standard re-measures the standard ladder there and writes "
+                   "LADDER_CONDITION.csv, which play uses for that condition (default "
+                   "standard)")
+    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
+                   help="source of mid-game starts (default questions.csv)")
     p.add_argument("--rungs", type=Path, default=None,
                    help="calibrate these rungs instead of the default ladder: a CSV with "
                    "columns rung, spec, anchor (a ladder.csv will do), weakest first, one "
@@ -259,16 +278,20 @@ def calibrate_command(args: argparse.Namespace) -> None:
     """Add games, fit the ladder, write it, print it with its goals."""
     settings = EngineSettings(find_stockfish(args.stockfish))
     openings = tuple(o.start() for o in book.load_book(args.book))
-    config = CalibrationConfig(cluster_of(args), args.seed, args.ply_cap, openings)
-    ensure_writable_file(args.ladder, "--ladder")
+    midgame = tuple(midgame_starts(load_questions(args.questions), args.seed)) \
+        if args.condition == Condition.MIDGAME else ()
+    config = CalibrationConfig(cluster_of(args), args.seed, args.ply_cap, openings,
+                               args.condition, midgame)
+    ladder_path = condition_path(args.ladder, args.condition)
+    ensure_writable_file(ladder_path, "--ladder")
     ensure_writable_file(args.games_file, "--games-file")
     rungs = load_rungs(args.rungs) if args.rungs else default_rungs()
     ladder, use = calibrate(rungs, config, settings, args.games_file, args.store,
                             args.add_games)
-    paths = write_ladder(args.ladder, ladder)
+    paths = write_ladder(ladder_path, ladder)
     print(ladder_table(ladder, use))
-    print(f"wrote {', '.join(str(p) for p in paths)} from {len(use.weak)} games in "
-          f"{args.games_file}")
+    print(f"wrote {', '.join(str(p) for p in paths)} from {len(use.weak)} {args.condition} "
+          f"games in {args.games_file}")
 
 
 def ladder_table(ladder: Ladder, use: Usable) -> str:

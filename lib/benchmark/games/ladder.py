@@ -127,6 +127,62 @@ def rate(rungs: list[Rung], white: np.ndarray, black: np.ndarray,
     return Ladder(out, pool.nu, "", cov)
 
 
+CONDITION_TAU = 100.0  # Elo: how far a rung's strength in another start condition may
+# plausibly sit from its standard one, relative to the anchor (the prior of rate_in_condition)
+
+
+def rate_in_condition(standard: Ladder, weak: np.ndarray, strong: np.ndarray,
+                      scores: np.ndarray, tau: float = CONDITION_TAU) -> Ladder:
+    """The standard ladder's rungs re-measured in another start condition: each rung's Elo
+    there has the prior Normal(its standard Elo, its standard variance + tau^2) (the anchor
+    stays fixed; nu stays the standard one), updated by that condition's games (indices into
+    standard.rungs; `scores` the weaker's). Rungs without games there keep the prior, so a
+    condition measured on a subset of pairs carries its shift to the rest only through the
+    prior's width: every interval says how well it is known."""
+    k = anchor_of(standard.rungs)
+    free = np.arange(len(standard.rungs)) != k
+    prior_mean = standard.elos[free]
+    prior_cov = standard.cov[np.ix_(free, free)] + tau ** 2 * np.eye(free.sum())
+    precision = np.linalg.inv(prior_cov)
+    elos = standard.elos.copy()
+    jac = np.zeros((len(weak), len(elos)))
+    rows = np.arange(len(weak))
+    jac[rows, weak] += btd.C / 2
+    jac[rows, strong] -= btd.C / 2
+    jac = jac[:, free]
+    nu = standard.nu
+    sign = np.where(scores == btd.WIN, 1.0, np.where(scores == btd.LOSS, -1.0, 0.0))
+    for _ in range(100):  # Newton on a concave log posterior
+        half = btd.C * (elos[weak] - elos[strong]) / 2
+        z = 2 * np.cosh(half) + nu
+        grad = jac.T @ (sign - 2 * np.sinh(half) / z) - precision @ (elos[free] - prior_mean)
+        hess = jac.T @ (((4 + 2 * nu * np.cosh(half)) / z ** 2)[:, None] * jac) + precision
+        step = np.linalg.solve(hess, grad)
+        elos[free] += step
+        if np.max(np.abs(step)) < 1e-6:
+            break
+    else:
+        raise FitError(f"ladder fit in a condition ({len(scores)} games) did not converge")
+    cov = np.zeros_like(standard.cov)
+    cov[np.ix_(free, free)] = np.linalg.inv(hess)
+    out = []
+    for i, rung in enumerate(standard.rungs):
+        sd = float(np.sqrt(cov[i, i]))
+        played = (weak == i) | (strong == i)
+        own = np.where(weak == i, scores, 1 - scores)[played]
+        out.append(Rung(rung.name, rung.spec, rung.anchor, float(elos[i]),
+                        float(elos[i] - btd.Z90 * sd), float(elos[i] + btd.Z90 * sd),
+                        int(played.sum()), float(own.mean()) if played.any() else float("nan")))
+    return by_elo(Ladder(out, nu, standard.engine, cov))
+
+
+def condition_path(path: Path, condition: str) -> Path:
+    """Where the ladder measured in a start condition lives: NAME_CONDITION.csv beside the
+    standard one (the standard condition's is the standard ladder itself)."""
+    return path if condition == "standard" else path.with_name(
+        f"{path.stem}_{condition}{path.suffix}")
+
+
 def by_elo(ladder: Ladder) -> Ladder:
     """The ladder weakest first by measured Elo (the covariance permuted alike)."""
     order = np.argsort(ladder.elos, kind="stable")

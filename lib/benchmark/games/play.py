@@ -24,7 +24,13 @@ from lib.benchmark.games.game import (
 )
 from lib.benchmark.games.ladder import Ladder
 from lib.benchmark.games.match import GameJob, GamePool
-from lib.benchmark.games.sampler import SamplerConfig, finished, posterior, schedule
+from lib.benchmark.games.sampler import (
+    SamplerConfig,
+    finished,
+    for_ladder,
+    posterior,
+    schedule,
+)
 from lib.engine import EngineSettings
 from lib.errors import ConfigError
 from lib.kvstore import JsonStore
@@ -110,14 +116,15 @@ def start_for(condition: str, index: int, seed: int, mid: list[Start],
     return mid[(index // 2) % len(mid)]
 
 
-def play(player: Player, ladder: Ladder, questions: list[Question], config: PlayConfig,
-         store: Path, settings: EngineSettings) -> Session:
-    """Play each condition's adaptive schedule to its stop (resuming stored games)."""
+def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
+         config: PlayConfig, store: Path, settings: EngineSettings) -> Session:
+    """Play each condition's adaptive schedule to its stop (resuming stored games) against
+    that condition's ladder."""
     mid = midgame_starts(questions, config.seed)
     if Condition.MIDGAME in config.conditions and not mid:
         raise ConfigError("no game positions in the questions file for mid-game starts")
-    rungs = [make_player(r.spec, None, settings.path, config.seed, config.concurrency)
-             for r in ladder.rungs]
+    rungs = {r.name: make_player(r.spec, None, settings.path, config.seed, config.concurrency)
+             for ladder in ladders.values() for r in ladder.rungs}
     games_db, cache = JsonStore(store, "games"), JsonStore(store, "answers")
     session = Session()
     total = config.sampler.max_games * len(config.conditions)
@@ -131,14 +138,15 @@ def play(player: Player, ladder: Ladder, questions: list[Question], config: Play
     try:
         with GamePool(games_db, cache, settings, config.concurrency) as pool:
             for condition in config.conditions:
+                ladder = ladders[condition]
                 session.games[condition] = _condition(
-                    player, rungs, ladder, mid, config, f"{prefix}:{condition}", pool,
-                    progress, preflight)
+                    player, [rungs[r.name] for r in ladder.rungs], ladder, mid, config,
+                    f"{prefix}:{condition}", pool, progress, preflight)
     finally:
         progress.close()
         games_db.close()
         cache.close()
-        for rung in rungs:
+        for rung in rungs.values():
             rung.close()
     return session
 
@@ -159,6 +167,7 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
                preflight: Callable[[], None]) -> list[Game]:
     """One condition's games (`name`: the session's key prefix and the condition)."""
     condition = Condition(name.rsplit(":", 1)[1])
+    sampler = for_ladder(config.sampler, ladder)
     games: list[Game] = []
     repeats: Counter[tuple[str, bool, str]] = Counter()  # games so far per identity
     aborted_in_row = 0
@@ -166,11 +175,11 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
         rated = [g for g in games if g.record is not None]
         opponents = [float(ladder.elos[g.rung]) for g in rated]
         scores = [g.score for g in rated]
-        if finished(posterior(opponents, scores, config.sampler), len(rated), config.sampler) \
-                or len(games) >= 2 * config.sampler.max_games:
+        if finished(posterior(opponents, scores, sampler), len(rated), sampler) \
+                or len(games) >= 2 * sampler.max_games:
             return games
-        batch = schedule(len(games), opponents, scores, config.sampler, config.concurrency,
-                         config.seed)[: config.sampler.max_games - len(rated)]
+        batch = schedule(len(games), opponents, scores, sampler, config.concurrency,
+                         config.seed)[: sampler.max_games - len(rated)]
         jobs, meta = [], {}
         for k, rung in enumerate(batch):
             index = len(games) + k

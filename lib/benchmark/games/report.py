@@ -23,6 +23,7 @@ from lib.benchmark.games.pooling import pool
 from lib.benchmark.games.result import GamesResult
 from lib.benchmark.games.sampler import (
     SamplerConfig,
+    for_ladder,
     game_elo,
     ladder_weights,
     limited_by_ladder,
@@ -204,6 +205,11 @@ def markdown(result: dict[str, Any]) -> str:
         shown = f"[{boot['lo']}, {boot['hi']}]" if boot else "-"
         lines.append(f"| {name} | {c['games']} | {c['distinct']} | {c['w']}/{c['d']}/{c['l']} "
                      f"| {c['elo']['text']}{_limited(c)} | {shown} | {c['aborted']} |")
+    for name, c in result["conditions"].items():
+        if name != Condition.STANDARD:
+            lines.append("" if c["ladder"]["measured_in"] == name else
+                         f"\n{name}: rated on the standard ladder; its rungs' strength in "
+                         f"{name} is not measured (benchmark.py calibrate --condition {name})")
     pooled = {n: c["pooled"] for n, c in result["conditions"].items() if c.get("pooled")}
     if pooled:
         lines += ["", "Partially pooled across conditions (seed 001's hierarchical model: "
@@ -244,20 +250,26 @@ def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:.0f}"
 
 def session_result(model: str, player_id: str, settings: dict[str, Any], session: Session,
-                   ladder: Ladder, config: SamplerConfig, seed: int, mcmc: bool,
+                   ladders: dict[str, Ladder], config: SamplerConfig, seed: int, mcmc: bool,
                    questions_sha256: str | None) -> GamesResult:
-    """The session's result record (`questions_sha256`: the mid-game starts' file, if any)."""
-    conditions = {name: condition_report(games, ladder, config, seed, mcmc)
-                  for name, games in session.games.items()}
+    """The session's result record (`questions_sha256`: the mid-game starts' file, if any);
+    each condition rated on its own ladder (the standard one where none was measured)."""
+    ladder = ladders[Condition.STANDARD]
+    conditions = {}
+    for name, games in session.games.items():
+        own = ladders[name]
+        conditions[name] = condition_report(games, own, for_ladder(config, own), seed, mcmc)
+        if own is not ladder:  # measured in this condition: its rungs and covariance here
+            conditions[name]["ladder"] |= _ladder_json(own, name)
+        else:
+            conditions[name]["ladder"]["measured_in"] = Condition.STANDARD.value
     add_pooled(conditions, seed)
     return GamesResult(
         schema_version=1, kind="games", model=model, player=player_id,
         prompt=settings["prompt"], legal_moves=settings["legal_moves"],
         illegal_retries=settings["illegal_retries"], settings=settings,
         ladder={"rungs": len(ladder.rungs), "engine": ladder.engine, "nu": ladder.nu,
-                "elos": [round(e) for e in ladder.elos],
-                "names": [r.name for r in ladder.rungs], "note": btd_note(ladder),
-                "cov": [[round(float(v), 1) for v in row] for row in ladder.cov]},
+                **_ladder_json(ladder, "standard"), "note": btd_note(ladder)},
         judge=f"{ADJUDICATE.nodes} nodes per position",
         complete=not any(c["aborted"] for c in conditions.values()),
         conditions=conditions, comparisons=compare(conditions), taxonomy=taxonomy(session),
@@ -286,8 +298,15 @@ def session_summary(result: dict[str, Any]) -> str:
     return "\n".join(lines + ([f"  {hint}"] if hint else []))
 
 
+def _ladder_json(ladder: Ladder, measured: str) -> dict[str, Any]:
+    """A ladder's rungs, Elos and covariance as a result file keeps them."""
+    return {"measured_in": measured,
+            "elos": [round(e) for e in ladder.elos], "names": [r.name for r in ladder.rungs],
+            "cov": [[round(float(v), 1) for v in row] for row in ladder.cov]}
+
+
 def write_session(out: Path, name: str, record: GamesResult, session: Session,
-                  ladder: Ladder) -> list[Path]:
+                  ladders: dict[str, Ladder]) -> list[Path]:
     """JSON, markdown, PGN, traces and figures, each written atomically; their paths."""
     result = record.as_dict()
     paths = [out / f"{name}.json", out / f"{name}.md", out / f"{name}.pgn",
@@ -298,7 +317,7 @@ def write_session(out: Path, name: str, record: GamesResult, session: Session,
     games = [g for gs in session.games.values() for g in gs if g.record is not None]
     with atomic_write(paths[2], encoding="utf-8") as handle:
         for g in games:
-            rung = ladder.rungs[g.rung]
+            rung = ladders[g.condition].rungs[g.rung]
             headers = {"Round": f"{g.condition} {g.index + 1}",
                        "WhiteElo" if not g.model_white else "BlackElo": str(round(rung.elo)),
                        "Rung": rung.name, "Condition": g.condition}
@@ -309,5 +328,6 @@ def write_session(out: Path, name: str, record: GamesResult, session: Session,
             assert g.record is not None
             for a in g.record.attempts:
                 handle.write(json.dumps({"game": g.record.key, "condition": g.condition,
-                                         "rung": ladder.rungs[g.rung].name, **a}) + "\n")
+                                         "rung": ladders[g.condition].rungs[g.rung].name,
+                                         **a}) + "\n")
     return paths + figures(result, out / name)

@@ -16,13 +16,14 @@ the seed, the batch size and the results, never on which game finished first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import optimize
 
 from lib.benchmark.core import btd
 from lib.benchmark.core.elo import ABOVE, BELOW, INTERVAL, ONE_SIDED, Estimate, bounded
+from lib.benchmark.games.ladder import Ladder
 
 PRIOR = btd.Prior(1500.0, 1000.0)  # see bench/games_coverage.py for why this wide
 REACH = 400.0  # Elos this far beyond the ladder's ends are not measured
@@ -47,6 +48,12 @@ class SamplerConfig:
         """The ladder's covariance as a matrix (zeros when none was given)."""
         n = len(self.elos)
         return np.array(self.ladder_cov, float) if self.ladder_cov else np.zeros((n, n))
+
+
+def for_ladder(base: SamplerConfig, ladder: Ladder) -> SamplerConfig:
+    """`base`'s prior, target and cap on this ladder's Elos, nu and covariance."""
+    return replace(base, elos=tuple(float(e) for e in ladder.elos), nu=ladder.nu,
+                   ladder_cov=tuple(tuple(float(v) for v in row) for row in ladder.cov))
 
 
 def opening_rungs(n_rungs: int) -> list[int]:

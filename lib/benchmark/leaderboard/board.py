@@ -155,10 +155,14 @@ def game_entries(results: list[dict[str, Any]], digest: str) -> list[Entry]:
             if c["aborted"] or not c["games"]:
                 continue
             part = None
-            if c.get("ladder", {}).get("weights") and r["ladder"].get("cov"):
-                part = LadderPart(r["settings"]["ladder_sha256"],
-                                  tuple(c["ladder"]["weights"]), float(c["ladder"]["sd"]),
-                                  tuple(map(tuple, r["ladder"]["cov"])))
+            own = c.get("ladder", {})
+            cov = own.get("cov") or r.get("ladder", {}).get("cov")
+            if own.get("weights") and cov:  # the condition's own ladder, or the standard one
+                digest = r["settings"].get("condition_ladders_sha256", {}).get(
+                    name, r["settings"]["ladder_sha256"])
+                part = LadderPart(f"{digest}:{own.get('measured_in', 'standard')}",
+                                  tuple(own["weights"]), float(own["sd"]),
+                                  tuple(map(tuple, cov)))
             out.append(Entry(r["model"], name, c["elo"], c["games"],
                              (str(c["games"]), f"{c['w']}/{c['d']}/{c['l']}"), part))
     return out
