@@ -145,3 +145,26 @@ def test_one_game_or_all_draws_leave_nu_unidentified() -> None:
     draws = btd.fit_pool(2, np.array([0, 1, 0, 1]), np.array([1, 0, 1, 0]), np.full(4, 0.5),
                          nu=0.5)
     assert abs(draws.ratings[1]) < 1 and np.sqrt(draws.cov[1, 1]) > 100
+
+
+def test_newton_finishes_a_joint_fit_that_bfgs_left_short(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """BFGS can stop short of the optimum where a direction is nearly flat (it did on a
+    re-measured 24-rung ladder): the exact-Hessian Newton steps must still reach it."""
+    rng = np.random.default_rng(8)
+    true = np.array([0.0, 150.0, 300.0, 450.0, 600.0, 900.0])
+    white, black = rng.integers(0, 6, 300), rng.integers(0, 6, 300)
+    keep = white != black
+    white, black = white[keep], black[keep]
+    scores = np.array([rng.choice([1, 0.5, 0], p=btd.probabilities(true[w] - true[b], 0.4))
+                       for w, b in zip(white, black, strict=True)])
+    full = btd.fit_pool(6, white, black, scores)
+    real = btd.optimize.minimize
+
+    def short(*args: object, **kwargs: object) -> object:
+        kwargs["options"] = {"maxiter": 2}
+        return real(*args, **kwargs)
+    monkeypatch.setattr(btd.optimize, "minimize", short)
+    polished = btd.fit_pool(6, white, black, scores)
+    np.testing.assert_allclose(polished.ratings, full.ratings, atol=0.01)
+    assert polished.nu == pytest.approx(full.nu, rel=1e-4)

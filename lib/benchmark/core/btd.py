@@ -192,19 +192,55 @@ def fit_pool(n_players: int, white: np.ndarray, black: np.ndarray, scores: np.nd
         raise FitError(f"joint BTD fit of {n_players} players on {len(scores)} games: the draw "
                        f"parameter is not identified when {'every' if draws.all() else 'no'} "
                        "game is drawn; give nu")
+    def gradient(x: np.ndarray) -> np.ndarray:
+        ratings, nu_ = unpack(x)
+        half = C * (ratings[white] - ratings[black]) / 2
+        z = 2 * np.cosh(half) + nu_
+        slope = np.where(draws, 0.0, np.where(wins, 1.0, -1.0)) - 2 * np.sinh(half) / z
+        out = np.zeros(len(x))
+        np.add.at(out, white[white > 0] - 1, -50 * C * slope[white > 0])
+        np.add.at(out, black[black > 0] - 1, 50 * C * slope[black > 0])
+        out[: n_players - 1] += 100 * ratings[1:] / POOL_SD ** 2
+        if nu is None:
+            out[-1] = -float(np.sum(draws - nu_ / z))
+        return out
+
     size = n_players - 1 + (nu is None)
-    result = optimize.minimize(negative, np.zeros(size), method="BFGS", options={"gtol": 1e-7})
-    # BFGS may report a loss of precision at the optimum itself; the gradient decides.
-    if not (result.success or np.max(np.abs(result.jac)) < GRADIENT_TOL):
+    result = optimize.minimize(negative, np.zeros(size), jac=gradient, method="BFGS",
+                               options={"gtol": 1e-7})
+    # BFGS may stop short where a direction is nearly flat (a rung that won or lost almost
+    # every game): Newton steps with the exact Hessian finish the job, or the fit fails.
+    x = _newton(negative, gradient,
+                lambda x: pool_hessian(*unpack(x), white, black, nu is None), result.x)
+    if x is None:
         raise FitError(f"joint BTD fit of {n_players} players on {len(scores)} games did not "
                        f"converge: {result.message}")
-    ratings, nu_ = unpack(result.x)
+    ratings, nu_ = unpack(x)
     cov_x = _inverse_of_positive_definite(
         pool_hessian(ratings, nu_, white, black, nu is None),
         f"joint BTD fit of {n_players} players on {len(scores)} games")
     cov = np.zeros((n_players, n_players))
     cov[1:, 1:] = 100 ** 2 * cov_x[: n_players - 1, : n_players - 1]
     return Pool(ratings, cov, nu_)
+
+
+def _newton(f: object, gradient: object, hessian: object, x: np.ndarray,
+            steps: int = 50) -> np.ndarray | None:
+    """Damped Newton steps from x to a point where no coordinate's slope exceeds
+    GRADIENT_TOL; None if it gets there in no more than `steps` steps."""
+    for _ in range(steps):
+        g = gradient(x)  # type: ignore[operator]
+        if np.max(np.abs(g)) < GRADIENT_TOL:
+            return x
+        try:
+            step = np.linalg.solve(hessian(x), g)  # type: ignore[operator]
+        except np.linalg.LinAlgError:
+            return None
+        value, t = f(x), 1.0  # type: ignore[operator]
+        while f(x - t * step) > value and t > 1e-6:  # type: ignore[operator]
+            t /= 2
+        x = x - t * step
+    return x if np.max(np.abs(gradient(x))) < GRADIENT_TOL else None  # type: ignore[operator]
 
 
 def _inverse_of_positive_definite(matrix: np.ndarray, what: str) -> np.ndarray:

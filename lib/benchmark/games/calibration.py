@@ -159,7 +159,12 @@ def fit(rungs: list[Rung], games: Usable, engine: str) -> Ladder:
     new = {old: k for k, old in enumerate(played)}
     weak = np.array([new[i] for i in games.weak], int)
     strong = np.array([new[i] for i in games.strong], int)
-    ladder = rate([rungs[i] for i in played], weak, strong, games.weak_score)
+    try:
+        ladder = rate([rungs[i] for i in played], weak, strong, games.weak_score)
+    except FitError as exc:
+        reason = str(exc).removesuffix("; give nu")
+        raise FitError(f"{reason}: the calibration needs more games ('benchmark.py "
+                       "calibrate --add-games N')") from exc
     return by_elo(Ladder(ladder.rungs, ladder.nu, engine, ladder.cov))
 
 
@@ -265,6 +270,10 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
         pending = plans.get(PLAN_KEY)
         if pending:
             todo = [CalibrationGame(**g) for g in pending]
+            if todo[0].condition != config.condition:
+                raise DataError(f"an interrupted run planned {len(todo)} games in the "
+                                f"{todo[0].condition} condition: rerun with --condition "
+                                f"{todo[0].condition} to finish them first")
             log.warning("finishing the %d games planned by an interrupted run (instead of "
                         "planning %d new ones)", len(todo), add)
         else:

@@ -205,8 +205,8 @@ def add_calibrate_parser(commands: Any) -> None:
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the random and mix rungs, part of each game's key (default 0; "
                    "machines adding games to one file at once should use different seeds)")
-    p.add_argument("--condition", type=Condition, default=Condition.STANDARD,
-                   choices=list(CONDITIONS),
+    p.add_argument("--condition", type=str, default=Condition.STANDARD.value,
+                   choices=[c.value for c in CONDITIONS],
                    help="start condition of the games added: standard (book openings), "
                    "chess960 or midgame (game positions of --questions); a condition other "
                    "than standard re-measures the standard ladder there and writes "
@@ -278,10 +278,11 @@ def calibrate_command(args: argparse.Namespace) -> None:
     """Add games, fit the ladder, write it, print it with its goals."""
     settings = EngineSettings(find_stockfish(args.stockfish))
     openings = tuple(o.start() for o in book.load_book(args.book))
+    condition = Condition(args.condition)
     midgame = tuple(midgame_starts(load_questions(args.questions), args.seed)) \
-        if args.condition == Condition.MIDGAME else ()
+        if condition == Condition.MIDGAME else ()
     config = CalibrationConfig(cluster_of(args), args.seed, args.ply_cap, openings,
-                               args.condition, midgame)
+                               condition, midgame)
     ladder_path = condition_path(args.ladder, args.condition)
     ensure_writable_file(ladder_path, "--ladder")
     ensure_writable_file(args.games_file, "--games-file")

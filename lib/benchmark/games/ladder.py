@@ -71,7 +71,7 @@ def default_rungs() -> list[Rung]:
 def load_rungs(path: Path) -> list[Rung]:
     """Rungs from a CSV with columns rung, spec and anchor (a ladder.csv will do), weakest
     first; exactly one anchored."""
-    rows = _read(path, "rungs")
+    rows = _read(path, "rungs", "")
     if not rows or {"rung", "spec", "anchor"} - set(rows[0]):
         raise DataError(f"{path}: not a rungs file (expected columns rung, spec, anchor)")
     try:
@@ -230,13 +230,13 @@ def write_ladder(path: Path, ladder: Ladder) -> list[Path]:
     return [path, cov_path(path)]
 
 
-def _read(path: Path, what: str) -> list[dict[str, str]]:
+def _read(path: Path, what: str, hint: str = "; run 'benchmark.py calibrate' to make one"
+          ) -> list[dict[str, str]]:
     try:
         with path.open(newline="", encoding="utf-8") as handle:
             return list(csv.DictReader(handle))
     except OSError as exc:
-        raise DataError(f"cannot read the {what} {path}: {exc.strerror}; run "
-                        "'benchmark.py calibrate' to make one") from exc
+        raise DataError(f"cannot read the {what} {path}: {exc.strerror}{hint}") from exc
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not UTF-8") from exc
 
