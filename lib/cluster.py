@@ -134,6 +134,14 @@ def _sigint_ignored() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+def _worker_log_level() -> int:
+    """What the embedded cluster's scheduler and workers may log: errors only with -v. A
+    worker's own errors (a lost heartbeat as the cluster shuts down, a crash) reach the
+    client as failed tasks, which are reported in one line; their tracebacks are noise."""
+    verbose = logging.getLogger("distributed").getEffectiveLevel() <= logging.DEBUG
+    return logging.ERROR if verbose else logging.CRITICAL
+
+
 class EngineCluster:
     """A Dask client with engines on its workers, used as a context manager:
     `map` and `as_completed` run fn(engine, item) for many items."""
@@ -192,7 +200,7 @@ class EngineCluster:
                                   {"dashboard": False, "dashboard_address": "127.0.0.1:0"}),
                 # Tasks hold a position and a few numbers: Dask's memory monitor (a psutil
                 # poll every 100 ms per worker) would only take CPU from the engines.
-                memory_limit=0, silence_logs=logging.ERROR)
+                memory_limit=0, silence_logs=_worker_log_level())
         client = Client(self._local, set_as_default=False)
         if self.config.dashboard:
             log.info("Dask dashboard: %s", client.dashboard_link)
