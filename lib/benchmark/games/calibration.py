@@ -38,7 +38,7 @@ from lib.benchmark.games.match import GameJob, play_job
 from lib.cluster import ClusterSettings, EngineCluster
 from lib.engine import Engine, EngineSettings
 from lib.errors import DataError, FitError
-from lib.files import write_csv
+from lib.files import remove_stale_temps, write_csv
 from lib.kvstore import JsonStore
 
 log = logging.getLogger(__name__)
@@ -264,6 +264,7 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
               games_path: Path, store: Path, add: int) -> tuple[Ladder, Usable]:
     """Add `add` games (or finish an interrupted run's plan first), then fit the ladder."""
     engine = engine_name(settings)
+    remove_stale_temps(games_path)  # a rewrite cut by kill -9 leaves its temporary file
     games = read_games(games_path)
     plans = JsonStore(store, "plans")
     try:
