@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +36,15 @@ ELITE_LICHESS_ID = STRONG / "lichess_elite_2015-03.pgn.zst"  # no Site, LichessI
 MONTHLY = GAMES / "lichess_db_standard_rated_2021-10.first999.pgn.zst"
 PUZZLES_44K = PUZZLES / "lichess_db_puzzle.sample44k.csv.zst"
 PUZZLES_1K = PUZZLES / "lichess_db_puzzle.random1k.csv.zst"
+
+
+def evaluated(db: Path) -> int:
+    """Positions step 06 has stored in its SQLite cache so far (0 before the table exists)."""
+    try:
+        with sqlite3.connect(db) as conn:
+            return conn.execute("SELECT COUNT(*) FROM evals").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
 
 
 def unzstd(path: Path) -> bytes:

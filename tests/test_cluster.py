@@ -25,7 +25,7 @@ from lib.cluster import ClusterSettings, EngineCluster
 from lib.engine import EngineSettings
 from lib.errors import ChessEvalError, EngineError
 from lib.evaluation import EvalSetting, evaluate_position
-from tests.conftest import ROOT, fault_engine
+from tests.conftest import ROOT, evaluated, fault_engine
 from tests.testset.steps import step
 
 evaluate = step("06_evaluate")
@@ -49,14 +49,6 @@ def _inputs(build: Path, out: Path) -> Path:
 def _argv(out: Path, stockfish: str, *extra: str) -> list[str]:
     return ["--out", str(out), "--questions", str(out / "q.csv"), "--stockfish", stockfish,
             *extra]
-
-
-def _done(db: Path) -> int:
-    try:
-        with sqlite3.connect(db) as conn:
-            return conn.execute("SELECT COUNT(*) FROM evals").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
 
 
 def _wait_for(check, what: str, seconds: float = 60) -> None:
@@ -167,7 +159,7 @@ def test_a_worker_killed_mid_step_has_its_work_redone_elsewhere(
         argv = [sys.executable, str(ROOT / "steps" / "06_evaluate.py"),
                 *_argv(out, stockfish, "--scheduler", cluster.address, *SLOW)]
         proc = subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE, text=True)
-        _wait_for(lambda: _done(out / "evals.db") >= 3, "three evaluations")
+        _wait_for(lambda: evaluated(out / "evals.db") >= 3, "three evaluations")
         victim = cluster.workers[0]
         engines = psutil.Process(victim.pid).children(recursive=True)
         os.kill(victim.pid, signal.SIGKILL)
@@ -191,7 +183,7 @@ def test_a_worker_with_another_engine_version_stops_the_step(
     err = capsys.readouterr().err
     assert "runs 'Stockfish 99', this machine 'Stockfish 15.1'" in err
     assert err.count("\n") == 1 and err.startswith("error: worker tcp://127.0.0.1:")
-    assert not (out / "q.csv").exists() and _done(out / "evals.db") == 0
+    assert not (out / "q.csv").exists() and evaluated(out / "evals.db") == 0
 
 
 def test_an_unreachable_scheduler_fails_within_seconds(
@@ -216,7 +208,7 @@ def test_ctrl_c_ends_the_embedded_cluster_and_every_engine(
     proc = subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE, text=True,
                             start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    _wait_for(lambda: _done(out / "evals.db") >= 2, "two evaluations")
+    _wait_for(lambda: evaluated(out / "evals.db") >= 2, "two evaluations")
     tree = psutil.Process(proc.pid).children(recursive=True)
     engines = [p for p in tree if "stockfish" in " ".join(p.cmdline())]
     assert len(engines) >= 2  # one per worker, at least
@@ -225,7 +217,7 @@ def test_ctrl_c_ends_the_embedded_cluster_and_every_engine(
     assert proc.returncode == 130 and "Traceback" not in err, err
     _, alive = psutil.wait_procs(tree, timeout=10)
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
-    done = _done(out / "evals.db")
+    done = evaluated(out / "evals.db")
     assert done >= 2 and not (out / "q.csv").exists()
 
 

@@ -5,7 +5,6 @@ import json
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -16,7 +15,7 @@ import pytest
 
 from lib import engine as engine_mod
 from lib.testset.questions import COLUMNS
-from tests.conftest import ROOT, fault_engine
+from tests.conftest import ROOT, evaluated, fault_engine
 from tests.testset.steps import step
 
 evaluate = step("06_evaluate")
@@ -70,14 +69,6 @@ def test_two_runs_are_byte_identical(small_build: Path, tmp_path: Path,
     assert outputs[0] == outputs[1]
 
 
-def _done(db: Path) -> int:
-    try:
-        with sqlite3.connect(db) as conn:
-            return conn.execute("SELECT COUNT(*) FROM evals").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
-
-
 def test_resume_after_kill_9_redoes_only_what_was_in_flight(
         small_build: Path, tmp_path: Path, stockfish: str) -> None:
     _copy_inputs(small_build, tmp_path)
@@ -87,11 +78,11 @@ def test_resume_after_kill_9_redoes_only_what_was_in_flight(
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.time() + 120
-    while _done(tmp_path / "evals.db") < 5 and time.time() < deadline:
+    while evaluated(tmp_path / "evals.db") < 5 and time.time() < deadline:
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    done = _done(tmp_path / "evals.db")
+    done = evaluated(tmp_path / "evals.db")
     assert done >= 5
     assert not (tmp_path / "q.csv").exists()
     assert subprocess.run(argv, capture_output=True).returncode == 0

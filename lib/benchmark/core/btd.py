@@ -17,6 +17,7 @@ ladder): the joint MAP of every rating and log nu, with the Laplace covariance.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -224,23 +225,24 @@ def fit_pool(n_players: int, white: np.ndarray, black: np.ndarray, scores: np.nd
     return Pool(ratings, cov, nu_)
 
 
-def _newton(f: object, gradient: object, hessian: object, x: np.ndarray,
+def _newton(f: Callable[[np.ndarray], float], gradient: Callable[[np.ndarray], np.ndarray],
+            hessian: Callable[[np.ndarray], np.ndarray], x: np.ndarray,
             steps: int = 50) -> np.ndarray | None:
     """Damped Newton steps from x to a point where no coordinate's slope exceeds
     GRADIENT_TOL; None if it gets there in no more than `steps` steps."""
     for _ in range(steps):
-        g = gradient(x)  # type: ignore[operator]
+        g = gradient(x)
         if np.max(np.abs(g)) < GRADIENT_TOL:
             return x
         try:
-            step = np.linalg.solve(hessian(x), g)  # type: ignore[operator]
+            step = np.linalg.solve(hessian(x), g)
         except np.linalg.LinAlgError:
             return None
-        value, t = f(x), 1.0  # type: ignore[operator]
-        while f(x - t * step) > value and t > 1e-6:  # type: ignore[operator]
+        value, t = f(x), 1.0
+        while f(x - t * step) > value and t > 1e-6:
             t /= 2
         x = x - t * step
-    return x if np.max(np.abs(gradient(x))) < GRADIENT_TOL else None  # type: ignore[operator]
+    return x if np.max(np.abs(gradient(x))) < GRADIENT_TOL else None
 
 
 def _inverse_of_positive_definite(matrix: np.ndarray, what: str) -> np.ndarray:

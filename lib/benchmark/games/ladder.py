@@ -113,18 +113,26 @@ def rate(rungs: list[Rung], white: np.ndarray, black: np.ndarray,
     k = anchor_of(rungs)
     cov = relative_cov(pool.cov, k)
     elos = pool.ratings - pool.ratings[k] + float(rungs[k].anchor)  # type: ignore[arg-type]
-    out = []
     for i, rung in enumerate(rungs):
         if i != k and not cov[i, i] > 0:
             raise FitError(f"ladder fit of {len(rungs)} rungs on {len(scores)} games: rung "
                            f"{rung.name} has no positive variance")
+    return Ladder(_measured(rungs, elos, cov, white, black, scores), pool.nu, "", cov)
+
+
+def _measured(rungs: list[Rung], elos: np.ndarray, cov: np.ndarray, first: np.ndarray,
+              second: np.ndarray, scores: np.ndarray) -> list[Rung]:
+    """The rungs with their fitted Elos, 90% intervals, games and mean scores (`scores`:
+    the first player's of each game)."""
+    out = []
+    for i, rung in enumerate(rungs):
         sd = float(np.sqrt(max(cov[i, i], 0.0)))
-        played = (white == i) | (black == i)
-        own = np.where(white == i, scores, 1 - scores)[played]
+        played = (first == i) | (second == i)
+        own = np.where(first == i, scores, 1 - scores)[played]
         out.append(Rung(rung.name, rung.spec, rung.anchor, float(elos[i]),
                         float(elos[i] - btd.Z90 * sd), float(elos[i] + btd.Z90 * sd),
                         int(played.sum()), float(own.mean()) if played.any() else float("nan")))
-    return Ladder(out, pool.nu, "", cov)
+    return out
 
 
 CONDITION_TAU = 100.0  # Elo: how far a rung's strength in another start condition may
@@ -165,15 +173,8 @@ def rate_in_condition(standard: Ladder, weak: np.ndarray, strong: np.ndarray,
         raise FitError(f"ladder fit in a condition ({len(scores)} games) did not converge")
     cov = np.zeros_like(standard.cov)
     cov[np.ix_(free, free)] = np.linalg.inv(hess)
-    out = []
-    for i, rung in enumerate(standard.rungs):
-        sd = float(np.sqrt(cov[i, i]))
-        played = (weak == i) | (strong == i)
-        own = np.where(weak == i, scores, 1 - scores)[played]
-        out.append(Rung(rung.name, rung.spec, rung.anchor, float(elos[i]),
-                        float(elos[i] - btd.Z90 * sd), float(elos[i] + btd.Z90 * sd),
-                        int(played.sum()), float(own.mean()) if played.any() else float("nan")))
-    return by_elo(Ladder(out, nu, standard.engine, cov))
+    rungs = _measured(standard.rungs, elos, cov, weak, strong, scores)
+    return by_elo(Ladder(rungs, nu, standard.engine, cov))
 
 
 def condition_path(path: Path, condition: str) -> Path:
