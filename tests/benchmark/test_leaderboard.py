@@ -75,6 +75,11 @@ def test_leaderboard_ranks_every_kind_with_probabilities_and_daggers(tmp_path: P
     for name in ("leaderboard.png", "leaderboard-worldmodel.png"):
         assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
     assert digest[:12] in md
+    # Figures carry no creation date and no random element ids: a rerun writes the same bytes.
+    drawn = {n: (tmp_path / n).read_bytes() for n in ("leaderboard.svg", "leaderboard.png")}
+    assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
+                           str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
+    assert {n: (tmp_path / n).read_bytes() for n in drawn} == drawn
 
 
 def test_the_dagger_follows_seed_003s_rule() -> None:
