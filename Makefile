@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 ARGS ?=
 
-.PHONY: setup stockfish generate test lint bench
+.PHONY: setup stockfish chromium generate test lint bench
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -21,12 +21,22 @@ stockfish:
 	    exit 1; \
 	fi
 
+# The report site's tests open pages in a real headless browser: Debian's chromium.
+chromium:
+	@if [ -n "$$CHROMIUM_PATH" ] || command -v chromium >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else \
+	    echo "Chromium is missing: install Debian's 'chromium' package or set CHROMIUM_PATH" >&2; \
+	    exit 1; \
+	fi
+
 setup: $(VENV)/.installed stockfish
 
 generate: setup
 	$(PY) generate.py $(ARGS)
 
-test: setup
+test: setup chromium
 	$(PY) -m pytest -q tests $(ARGS)
 
 lint: setup

@@ -1,5 +1,6 @@
 """Score a model (or a baseline player) on chess: `benchmark.py [run] --model M` scores it on
-questions.csv; play, puzzles, worldmodel, calibrate and leaderboard are the other modes.
+questions.csv; play, puzzles, worldmodel, calibrate, leaderboard and report are the
+other modes.
 
 Each subcommand's options and handler live beside its mode (lib/benchmark/MODE/cli.py); this
 file only builds the parser and dispatches. With no subcommand, `run` is meant, so
@@ -19,7 +20,8 @@ from lib.benchmark.worldmodel import cli as worldmodel
 from lib.cli import run_cli, setup_logging
 
 ADDERS = (static.add_parser, games.add_play_parser, puzzles.add_parser, worldmodel.add_parser,
-          games.add_calibrate_parser, games.add_book_parser, leaderboard.add_parser)
+          games.add_calibrate_parser, games.add_book_parser, leaderboard.add_parser,
+          leaderboard.add_report_parser)
 DEFAULT = "run"  # the subcommand meant when none is named
 EPILOG = (f"With no subcommand, '{DEFAULT}' is meant: 'benchmark.py --model random' is "
           f"'benchmark.py {DEFAULT} --model random'. 'benchmark.py COMMAND --help' lists a "

@@ -49,7 +49,13 @@ REF_ALONE_DEPTH = 20  # issue 22: a depth-20 reference
 REF_MARGIN = 300
 REF_CANDIDATES = 8
 CACHE = ROOT / "output" / "bench" / "eval_reference.json"
-REF_KEY = f"d{REF_SCAN_DEPTH}+alone-d{REF_ALONE_DEPTH}@{REF_MARGIN}x{REF_CANDIDATES}"
+
+
+def ref_key(depth: int) -> str:
+    """The reference cache's key for candidates searched alone to `depth`."""
+    return f"d{REF_SCAN_DEPTH}+alone-d{depth}@{REF_MARGIN}x{REF_CANDIDATES}"
+
+
 Scores = dict[str, int]
 Evaluator = Callable[[Engine, chess.Board], Scores]
 
@@ -79,8 +85,8 @@ def _multipv(engine: Engine, board: chess.Board, limit: chess.engine.Limit) -> S
     return {i["pv"][0].uci(): score_to_cp(i["score"].relative) for i in infos if i.get("pv")}
 
 
-def reference(engine: Engine, board: chess.Board) -> Scores:
-    """Depth-16 MultiPV over all moves, then the top candidates alone to depth 22."""
+def reference(engine: Engine, board: chess.Board, depth: int = REF_ALONE_DEPTH) -> Scores:
+    """Depth-16 MultiPV over all moves, then the top candidates alone to `depth`."""
     scores = _multipv(engine, board, chess.engine.Limit(depth=REF_SCAN_DEPTH))
     for move in board.legal_moves:  # moves the MultiPV search did not report
         if move.uci() not in scores:
@@ -91,7 +97,7 @@ def reference(engine: Engine, board: chess.Board) -> Scores:
         near = len(deep) < REF_CANDIDATES and scores[order[0]] - scores[uci] <= REF_MARGIN
         if not near and (not deep or scores[uci] <= max(deep.values())):
             break
-        deep[uci] = _alone(engine, board, chess.Move.from_uci(uci), REF_ALONE_DEPTH)
+        deep[uci] = _alone(engine, board, chess.Move.from_uci(uci), depth)
     return {**scores, **deep}
 
 
@@ -122,10 +128,14 @@ def _measure(job: tuple[str, str, str]) -> tuple[Scores, float]:
 
 
 def evaluator(name: str) -> Evaluator:
-    """The evaluator a name stands for: reference, anchor, default or the fields of an
-    EvalSetting separated by commas."""
-    if name in ("reference", "anchor"):
-        return reference if name == "reference" else anchor
+    """The evaluator a name stands for: reference@DEPTH (the reference's own procedure at a
+    depth, to measure the reference against a deeper one), anchor, default or the fields of
+    an EvalSetting separated by commas."""
+    if name.startswith("reference@"):
+        depth = int(name.split("@")[1])
+        return lambda engine, board: reference(engine, board, depth)
+    if name == "anchor":
+        return anchor
     if name == "default":
         return ours(DEFAULT_SETTING)
     return ours(EvalSetting(*(int(x) for x in name.split(","))))
@@ -176,15 +186,16 @@ def compare(result: Scores, ref: Scores) -> Row:
     )
 
 
-def load_reference(path: str, fens: list[str], workers: int) -> dict[str, Scores]:
+def load_reference(path: str, fens: list[str], workers: int,
+                   depth: int = REF_ALONE_DEPTH) -> dict[str, Scores]:
     """The cached reference of every position, computing what is missing."""
     cache = json.loads(CACHE.read_text()) if CACHE.is_file() else {}
-    refs = cache.setdefault(REF_KEY, {})
+    refs = cache.setdefault(ref_key(depth), {})
     todo = [f for f in fens if f not in refs]
     if todo:
         print(f"computing the reference for {len(todo)} positions ...", flush=True)
         with ProcessPoolExecutor(workers) as pool:
-            jobs = [(path, "reference", fen) for fen in todo]
+            jobs = [(path, f"reference@{depth}", fen) for fen in todo]
             for fen, (ref, _) in zip(todo, tqdm(pool.map(_measure, jobs), total=len(todo),
                                                 desc="reference", unit="pos"), strict=True):
                 refs[fen] = ref
@@ -207,18 +218,23 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--stockfish", default=None)
     parser.add_argument("--no-anchor", action="store_true", help="skip the anchor's run")
+    parser.add_argument("--reference-depth", type=int, default=REF_ALONE_DEPTH,
+                        help=f"depth the reference searches its candidates alone to (default "
+                        f"{REF_ALONE_DEPTH}); with --setting reference@{REF_ALONE_DEPTH} the "
+                        "default reference is itself measured against this one")
     parser.add_argument("--setting", action="append", default=[],
                         metavar="SCAN,MOVE,MARGIN,CAP[,NEAR,NEAR_MARGIN]",
-                        help="extra settings to compare, e.g. 60000,100000,20,2,800000,350")
+                        help="extra settings to compare, e.g. 60000,100000,20,2,800000,350, "
+                        "or reference@DEPTH")
     args = parser.parse_args()
     path = find_stockfish(args.stockfish)
     picked = positions(args.questions, args.games, args.puzzles, args.endgames)
     fens = [fen for fen, _ in picked]
     endgame = [phase == "Endgame" for _, phase in picked]
-    refs = load_reference(path, fens, args.workers)
+    refs = load_reference(path, fens, args.workers, args.reference_depth)
     print(f"{len(fens)} real positions of {args.questions.name} ({sum(endgame)} endgames); "
           f"reference: MultiPV depth {REF_SCAN_DEPTH}, top {REF_CANDIDATES} within "
-          f"{REF_MARGIN} cp alone to depth {REF_ALONE_DEPTH}; goals {GOALS}")
+          f"{REF_MARGIN} cp alone to depth {args.reference_depth}; goals {GOALS}")
     print(f"{'setting':<36} {'rows':>9} {'(a) best':>8} {'(b) MAE':>8} {'(c) grade':>9} "
           f"{'(d) ties':>8} {'(e) CPU s':>9} {'(f) <=10':>8} {'(g) MAE':>8}")
     names = ([] if args.no_anchor else ["anchor"]) + ["default", *args.setting]

@@ -51,7 +51,7 @@ def load_results(out: Path, digest: str) -> list[dict[str, Any]]:
             skipped[why] = skipped.get(why, 0) + 1
             log.info("leaving out %s: %s", path.name, why)
         else:
-            results.append(data)
+            results.append({**data, "_file": path.name})
     for why, count in skipped.items():
         log.warning("left out %d run(s): %s", count, why)
     return results

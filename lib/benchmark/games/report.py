@@ -318,7 +318,7 @@ def write_session(out: Path, name: str, record: GamesResult, session: Session,
     with atomic_write(paths[2], encoding="utf-8") as handle:
         for g in games:
             rung = ladders[g.condition].rungs[g.rung]
-            headers = {"Round": f"{g.condition} {g.index + 1}",
+            headers = {"Round": f"{g.condition} {g.index + 1}", "GameId": g.record.key,
                        "WhiteElo" if not g.model_white else "BlackElo": str(round(rung.elo)),
                        "Rung": rung.name, "Condition": g.condition}
             handle.write(pgn(g.record, headers) + "\n\n")  # type: ignore[arg-type]

@@ -1,7 +1,10 @@
-"""The leaderboard (`benchmark.py leaderboard`): every mode's result files, ranked.
+"""The leaderboard (`benchmark.py leaderboard` and `report`): every mode's result files, ranked.
 
 board reads the static, games, puzzles and world-model result files of one directory (never
 the modes' code: only what they wrote), keeps those on one questions file, and writes a table
 per Elo scale with ranking's posterior draws (P(stronger than the next), rank intervals),
-markdown, SVG and PNG. cli holds the options and handler.
+markdown, SVG and PNG. site renders the same selection as a static HTML site: views turns
+result files (JSON, the play runs' PGN and traces, ladder.csv) into plain data, templates/
+(Jinja2, autoescaped) into pages, assets/ holds the CSS and the viewer's script. cli holds
+the options and handlers.
 """

@@ -22,7 +22,7 @@ from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
 from lib.benchmark.core.elo import LEVEL, Z
 from lib.benchmark.core.results import elo_text, load_results
 from lib.benchmark.core.scoring import SUMMARY_METRICS
-from lib.benchmark.leaderboard.ranking import Shared, ranks
+from lib.benchmark.leaderboard.ranking import Rank, Shared, ranks
 from lib.errors import DataError
 from lib.figures import save_figure
 from lib.files import atomic_write, sha256_file
@@ -84,20 +84,29 @@ def ranked(entries: list[Entry], seed: int = 0) -> list[tuple[Entry, str, str]]:
     """Entries strongest first, each with P(stronger than the next ranked one) and its 90%
     rank interval among the ranked entries ('' when not ranked)."""
     entries = sorted(entries, key=lambda e: (-_place(e.elo), e.model, e.label))
-    able = [e for e in entries if _rankable(e.elo)]
     stats = {}
-    if able:
-        sds = [max((e.elo["hi"] - e.elo["lo"]) / (2 * Z), 1e-6) for e in able]
-        shared = _shared(able)
-        if shared is not None:  # each model's own part; the ladder's is drawn once per draw
-            sds = [float(np.sqrt(max(sd ** 2 - (e.ladder.sd if e.ladder else 0) ** 2, 1e-12)))
-                   for sd, e in zip(sds, able, strict=True)]
-        keys = [f"{i}" for i in range(len(able))]
-        for r in ranks(keys, [e.elo["mean"] for e in able], sds, seed, shared=shared):
-            above = "" if r.above_next is None else f"{r.above_next:.2f}"
-            span = str(r.lo) if r.lo == r.hi else f"{r.lo}-{r.hi}"
-            stats[id(able[int(r.name)])] = (above, span)
+    for e, r in rank_draws(entries, seed):
+        above = "" if r.above_next is None else f"{r.above_next:.2f}"
+        span = str(r.lo) if r.lo == r.hi else f"{r.lo}-{r.hi}"
+        stats[id(e)] = (above, span)
     return [(e, *stats.get(id(e), ("", ""))) for e in entries]
+
+
+def rank_draws(entries: list[Entry], seed: int = 0) -> list[tuple[Entry, Rank]]:
+    """The rankable entries, strongest first, each with its Rank from joint posterior draws
+    (a shared ladder drawn once per draw)."""
+    able = sorted((e for e in entries if _rankable(e.elo)),
+                  key=lambda e: (-_place(e.elo), e.model, e.label))
+    if not able:
+        return []
+    sds = [max((e.elo["hi"] - e.elo["lo"]) / (2 * Z), 1e-6) for e in able]
+    shared = _shared(able)
+    if shared is not None:  # each model's own part; the ladder's is drawn once per draw
+        sds = [float(np.sqrt(max(sd ** 2 - (e.ladder.sd if e.ladder else 0) ** 2, 1e-12)))
+               for sd, e in zip(sds, able, strict=True)]
+    keys = [f"{i}" for i in range(len(able))]
+    return [(able[int(r.name)], r)
+            for r in ranks(keys, [e.elo["mean"] for e in able], sds, seed, shared=shared)]
 
 
 def _shared(entries: list[Entry]) -> Shared | None:
@@ -247,17 +256,28 @@ def world_model_rows(wm: list[dict[str, Any]], static: list[dict[str, Any]]) -> 
     return lines
 
 
-def leaderboard(out: Path, questions: Path, puzzles: Path | None, floor: dict[str, Any],
-                seed: int = 0) -> list[Path]:
-    """Write leaderboard.md, .svg, .png and the world-model breakdown figure: runs on
-    `questions`, and puzzle runs on `puzzles` (none when it does not exist)."""
+@dataclass(frozen=True)
+class Board:
+    """Every complete result in a directory that the leaderboard compares."""
+
+    digest: str  # the questions file's SHA-256
+    static: list[dict[str, Any]]  # static runs on that file
+    games: list[dict[str, Any]]  # complete play runs
+    puzzles: list[dict[str, Any]]  # puzzle runs on the puzzle file
+    worldmodel: list[dict[str, Any]]  # complete world-model runs on the questions file
+    tables: dict[str, list[Entry]]  # each Elo scale's entries: games, puzzles, human, ...
+
+
+def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
+    """Read and select the results in `out` (DataError when none is comparable)."""
     digest = sha256_file(questions)
     puzzle_digest = sha256_file(puzzles) if puzzles is not None and puzzles.exists() else ""
     static = load_results(out, digest)
     kinds = _kind_files(out)
     wm = [r for r in kinds["worldmodel"] if r["questions_sha256"] == digest and r["complete"]]
+    games = [r for r in kinds["games"] if r["complete"]]
     tables = {
-        "games": game_entries([r for r in kinds["games"] if r["complete"]], digest),
+        "games": game_entries(games, digest),
         "puzzles": puzzle_entries(kinds["puzzles"], puzzle_digest),
         "human": static_entries(static, "human"),
         "static puzzle": static_entries(static, "puzzle")}
@@ -265,6 +285,16 @@ def leaderboard(out: Path, questions: Path, puzzles: Path | None, floor: dict[st
         raise DataError(f"no complete results on {questions} (sha256 {digest[:12]}) in {out}: "
                         "run python benchmark.py --model ... (or play, puzzles, worldmodel) "
                         "first")
+    kept = [r for r in kinds["puzzles"] if r["settings"]["puzzles_sha256"] == puzzle_digest]
+    return Board(digest, static, games, kept, wm, tables)
+
+
+def leaderboard(out: Path, questions: Path, puzzles: Path | None, floor: dict[str, Any],
+                seed: int = 0) -> list[Path]:
+    """Write leaderboard.md, .svg, .png and the world-model breakdown figure: runs on
+    `questions`, and puzzle runs on `puzzles` (none when it does not exist)."""
+    board = collect(out, questions, puzzles)
+    static, wm, tables, digest = board.static, board.worldmodel, board.tables, board.digest
     md = _markdown(tables, static, wm, floor, questions, digest, seed)
     paths = [out / "leaderboard.md", out / "leaderboard.svg", out / "leaderboard.png",
              out / "leaderboard-worldmodel.png"]

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from lib.benchmark.core.cli import (
+    ROOT,
     default_puzzles,
 )
 from lib.benchmark.core.questions import load_questions
@@ -14,6 +15,8 @@ from lib.benchmark.core.scoring import (
     floor_figures,
 )
 from lib.benchmark.leaderboard.board import leaderboard
+from lib.benchmark.leaderboard.site import SiteInputs, build_site, remove_stale
+from lib.errors import DataError
 
 
 def add_parser(commands: Any) -> None:
@@ -47,3 +50,43 @@ def leaderboard_command(args: argparse.Namespace) -> None:
     puzzles = args.puzzles or default_puzzles()
     for path in leaderboard(args.out, args.questions, puzzles, floor, args.seed):
         print(f"wrote {path}")
+
+
+def add_report_parser(commands: Any) -> None:
+    """Options of the report site."""
+    p = commands.add_parser(
+        "report", help="the results as a static HTML site (opens from file://)",
+        description="Turn a results directory into a static site that needs no network: "
+                    "index.html (every run, sortable; each Elo scale's ranking with its "
+                    "rank-probability heat map and the ladder's rungs as reference lines), "
+                    "ladder.html, and a page per run with its strata, taxonomy, posterior "
+                    "and a viewer for every game and puzzle line.")
+    p.add_argument("--results", type=Path, default=Path("results"),
+                   help="results directory to read (default results)")
+    p.add_argument("--out", type=Path, default=Path("site"),
+                   help="directory the site is written to (default site)")
+    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
+                   help="only runs on this questions file are shown (default questions.csv)")
+    p.add_argument("--puzzles", type=Path, default=None,
+                   help="only puzzle runs on this puzzle file are shown (default: the puzzles "
+                   "subcommand's default file)")
+    p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv",
+                   help="the ladder shown on ladder.html, with ladder_games.csv beside it "
+                   "(default: the committed one)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the random mover and the rank draws (default 0)")
+    p.set_defaults(handler=report_command)
+
+
+def report_command(args: argparse.Namespace) -> None:
+    """Build the site; print where it went."""
+    if not args.results.is_dir():
+        raise DataError(f"{args.results}: no such results directory")
+    if args.out.resolve() == args.results.resolve():
+        raise DataError(f"--out {args.out} is the results directory: name another one")
+    floor = floor_figures(load_questions(args.questions), args.seed)
+    inputs = SiteInputs(args.results, args.questions, args.puzzles or default_puzzles(),
+                        args.ladder, floor, args.seed)
+    remove_stale(args.out)
+    pages = build_site(inputs, args.out)
+    print(f"wrote {len(pages)} pages to {args.out}/; open {args.out / 'index.html'}")

@@ -25,6 +25,7 @@ class Rank:
     above_next: float | None  # P(stronger than the next model down); None for the last
     lo: int  # 90% interval of its rank
     hi: int
+    probabilities: tuple[float, ...] = ()  # P(rank = 1), P(rank = 2), ... over the draws
 
 
 @dataclass(frozen=True)
@@ -56,5 +57,7 @@ def ranks(names: list[str], means: list[float], sds: list[float], seed: int = 0,
     out = []
     for k, i in enumerate(order):
         above = None if k == len(order) - 1 else float(np.mean(sample[:, k] > sample[:, k + 1]))
-        out.append(Rank(names[i], k + 1, above, int(lo[k]), int(hi[k])))
+        share = np.bincount(place[:, k] - 1, minlength=len(order)) / draws
+        out.append(Rank(names[i], k + 1, above, int(lo[k]), int(hi[k]),
+                        tuple(round(float(p), 4) for p in share)))
     return out

@@ -65,6 +65,8 @@ class LineResult:
     reason: str = ""  # why it failed: wrong move, or the illegal answer's category
     alternative: dict[str, Any] | None = None  # the credited move, the key, their chances
     attempts: list[dict[str, Any]] = field(default_factory=list)
+    fen: str = ""  # the puzzle's position, before the opponent's first move (for replay)
+    solution: list[str] = field(default_factory=list)  # the puzzle's moves, UCI
 
     @property
     def solved(self) -> bool:
@@ -111,7 +113,8 @@ def play_line(puzzle: LinePuzzle, side: Side, engine: Engine, cache: JsonStore) 
     sans = [board.san(first)]
     board.push(first)
     start = Start(Condition.PUZZLE, puzzle.id, puzzle.fen)
-    result = LineResult(puzzle.id, puzzle.rating, list(puzzle.themes), SOLVED)
+    result = LineResult(puzzle.id, puzzle.rating, list(puzzle.themes), SOLVED,
+                        fen=puzzle.fen, solution=list(puzzle.moves))
     for step, index in enumerate(range(1, len(puzzle.moves), 2)):
         key = _legal(board, puzzle.moves[index], puzzle)
         move, attempts = take_turn(side, board, sans, start, f"puzzle:{puzzle.id}", cache)

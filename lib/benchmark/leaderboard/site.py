@@ -1,0 +1,219 @@
+"""`benchmark.py report`: the results directory as a static site that opens from file://.
+
+Pages: index.html (every run in one sortable table, each Elo scale's ranking with its rank-
+probability heat map, game Elos against the ladder's rungs and the random mover), ladder.html
+(rungs, intervals, games per pair) and runs/NAME.html per result file (strata with intervals,
+the illegal-move taxonomy, the posterior's evolution, the rungs played, and a viewer for every
+game and puzzle line). Jinja2 renders with autoescaping on: answers, model names and PGN text
+are escaped everywhere, and reach the viewer's script only as JSON (`tojson`), which the
+script writes into the page as text, never as HTML. No file is fetched from elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.svg
+import jinja2
+
+from lib.benchmark.core.elo import LEVEL
+from lib.benchmark.core.results import elo_text
+from lib.benchmark.leaderboard.board import (
+    DAGGER_RULE,
+    PANELS,
+    Board,
+    Entry,
+    collect,
+    dagger,
+    rank_draws,
+    ranked,
+)
+from lib.benchmark.leaderboard.views import (
+    elo_axis,
+    evolution,
+    game_views,
+    ladder_view,
+    puzzle_views,
+    strata,
+)
+from lib.files import atomic_write
+
+HERE = Path(__file__).resolve().parent
+CHART_W, CHART_H = 480.0, 160.0  # the inline charts' drawing box (SVG user units)
+BOARD_PX = 360
+
+
+@dataclass(frozen=True)
+class SiteInputs:
+    """What the site is built from."""
+
+    results: Path  # the results directory
+    questions: Path  # runs on this questions file only
+    puzzles: Path | None  # puzzle runs on this puzzle file only
+    ladder: Path  # ladder.csv (ladder_games.csv beside it)
+    floor: dict[str, Any]  # the random mover's figures on the questions
+    seed: int  # seed of the rank draws
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters["elo"] = lambda e: elo_text(e) if e else ""
+    return env
+
+
+def _page_name(file: str) -> str:
+    return "runs/" + Path(file).stem + ".html"
+
+
+def _elo_value(e: dict[str, Any] | None) -> float | None:
+    """The number a table sorts an estimate by: its mean, else its bound."""
+    if not e:
+        return None
+    for key in ("mean", "hi", "lo"):
+        if e.get(key) is not None:
+            return float(e[key])
+    return None
+
+
+def _rows(board: Board) -> list[dict[str, Any]]:
+    """One row per run (a play run: one per condition) for the index's sortable table."""
+    rows = []
+    for r in board.static:
+        m = r["intervals"]
+        rows.append({"model": r["model"], "kind": "static", "label": r["prompt"], "n": r["n"],
+                     "page": _page_name(r["_file"]), "settings": r["settings"],
+                     "metrics": {k: m.get(k) for k in ("legal_rate", "acpl", "accuracy",
+                                                       "best_move_rate")},
+                     "first_move": r["elo"].get("puzzle"), "human": r["elo"].get("human"),
+                     "world": r["world_model"]["score"]})
+    for r in board.games:
+        for name, c in r["conditions"].items():
+            if c["aborted"] or not c["games"]:
+                continue
+            rows.append({"model": r["model"], "kind": "games", "label": name, "n": c["games"],
+                         "page": _page_name(r["_file"]), "settings": r["settings"],
+                         "game": c["elo"], "ladder": c.get("ladder", {})})
+    for r in board.puzzles:
+        rows.append({"model": r["model"], "kind": "puzzles", "label": f"seed "
+                     f"{r['settings']['seed']}", "n": r["n"], "page": _page_name(r["_file"]),
+                     "settings": r["settings"], "line": r["elo"]})
+    for r in board.worldmodel:
+        rows.append({"model": r["model"], "kind": "worldmodel", "label": "consistency tests",
+                     "n": r["positions"], "page": _page_name(r["_file"]),
+                     "settings": r["settings"], "world": r["score"]["score"]})
+    for row in rows:
+        row["sort"] = {k: _elo_value(row.get(k)) for k in ("first_move", "human", "line",
+                                                           "game")}
+        row["settings_text"] = json.dumps(row["settings"], indent=1, sort_keys=True)
+    return sorted(rows, key=lambda r: (r["model"], r["kind"], r["label"]))
+
+
+def _ranking(entries: list[Entry], seed: int) -> dict[str, Any]:
+    """A scale's ranking table and its rank-probability matrix."""
+    table = [{"model": e.model, "label": e.label, "n": e.n, "elo": e.elo, "dagger": dagger(e),
+              "above": above, "span": span} for e, above, span in ranked(entries, seed)]
+    draws = rank_draws(entries, seed)
+    heat = [{"model": e.model, "label": e.label, "p": list(r.probabilities)} for e, r in draws]
+    return {"table": table, "heat": heat if len(heat) > 1 else []}
+
+
+def _references(board: Board, ladder: dict[str, Any], floor: dict[str, Any]
+                ) -> dict[str, list[tuple[str, float]]]:
+    """Reference lines per scale: the ladder's rungs on the game scale, the random mover's
+    estimate (or its bound) on the static scales."""
+    rungs = [(r["rung"], float(r["elo"])) for r in ladder.get("rungs", []) if r.get("elo")]
+    refs: dict[str, list[tuple[str, float]]] = {"games": rungs}
+    for key, kind in (("human", "human"), ("static puzzle", "puzzle")):
+        value = _elo_value(floor.get("elo", {}).get(kind))
+        refs[key] = [] if value is None else [("random mover", value)]
+    refs["puzzles"] = []
+    return refs
+
+
+def _index(board: Board, inputs: SiteInputs, ladder: dict[str, Any]) -> dict[str, Any]:
+    refs = _references(board, ladder, inputs.floor)
+    scales = []
+    for key, title in PANELS:
+        entries = board.tables.get(key, [])
+        if not entries:
+            continue
+        ranking = _ranking(entries, inputs.seed)
+        axis = elo_axis([{"model": t["model"], "label": t["label"], **t["elo"]}
+                         for t in ranking["table"]], refs[key], CHART_W)  # strongest first
+        scales.append({"key": key, "title": title, "axis": axis, **ranking})
+    return {"rows": _rows(board), "scales": scales, "digest": board.digest,
+            "questions": inputs.questions.name, "dagger_rule": DAGGER_RULE, "level": LEVEL,
+            "floor": inputs.floor}
+
+
+def _run_page(kind: str, result: dict[str, Any], results: Path) -> dict[str, Any]:
+    """What one run's page shows, by the kind of run."""
+    page: dict[str, Any] = {"kind": kind, "r": result, "games": [],
+                            "settings_text": json.dumps(result.get("settings", {}), indent=1,
+                                                        sort_keys=True)}
+    if kind == "static":
+        page["strata"] = strata(result, CHART_W)
+        page["items"] = result.get("items", [])
+    elif kind == "games":
+        stem = Path(result["_file"]).stem
+        pgn = results / f"{stem}.pgn"
+        page["games"] = game_views(pgn, results / "traces" / f"{stem}.jsonl") \
+            if pgn.is_file() else []
+        page["evolution"] = {name: evolution(c.get("evolution", []), CHART_W, CHART_H)
+                             for name, c in result["conditions"].items()}
+    elif kind == "puzzles":
+        page["games"] = puzzle_views(result)
+        page["evolution"] = {"puzzles": evolution(
+            [{**(s.get("elo") or {}), "mean": (s.get("elo") or {}).get("mean")}
+             for s in result.get("sequence", [])], CHART_W, CHART_H)}
+    return page
+
+
+def _board_svg() -> str:
+    """python-chess's board with every piece's definition, for the viewer to set up."""
+    return chess.svg.board(chess.Board(), size=BOARD_PX, coordinates=True)
+
+
+def build_site(inputs: SiteInputs, out: Path) -> list[Path]:
+    """Write the site into `out`; the pages written, index first."""
+    board = collect(inputs.results, inputs.questions, inputs.puzzles)
+    env = _environment()
+    ladder = ladder_view(inputs.ladder) if inputs.ladder.is_file() else {}
+    written = [_write(out / "index.html", env.get_template("index.html").render(
+        root="", title="Leaderboard", **_index(board, inputs, ladder)))]
+    if ladder:
+        written.append(_write(out / "ladder.html", env.get_template("ladder.html").render(
+            root="", title="The ladder", ladder=ladder)))
+    runs = [("static", r) for r in board.static] + [("games", r) for r in board.games] + \
+        [("puzzles", r) for r in board.puzzles] + [("worldmodel", r) for r in board.worldmodel]
+    board_svg = jinja2.utils.markupsafe.Markup(_board_svg())  # python-chess's, no model text
+    for kind, result in runs:
+        page = _run_page(kind, result, inputs.results)
+        html = env.get_template("run.html").render(
+            root="../", title=f"{result['model']}: {kind}", board_svg=board_svg, **page)
+        written.append(_write(out / _page_name(result["_file"]), html))
+    assets = out / "assets"
+    assets.mkdir(parents=True, exist_ok=True)
+    for name in ("site.css", "site.js"):
+        with atomic_write(assets / name, encoding="utf-8") as handle:
+            handle.write((HERE / "assets" / name).read_text(encoding="utf-8"))
+    return written
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path, encoding="utf-8") as handle:
+        handle.write(text)
+    return path
+
+
+def remove_stale(out: Path) -> None:
+    """Remove the run pages of an earlier build, so a deleted result leaves no page behind."""
+    shutil.rmtree(out / "runs", ignore_errors=True)

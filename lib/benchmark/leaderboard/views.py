@@ -1,0 +1,226 @@
+"""What the report site shows, computed from result files only: games and puzzle lines as
+replayable plies with the model's answers, charts as plain numbers (positions in a box of a
+given size), and the ladder from its CSV files.
+
+Everything here is data; the templates turn it into HTML with autoescaping, so no string a
+model or a results file wrote is ever marked safe.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+
+log = logging.getLogger(__name__)
+
+ANSWER_CHARS = 2000  # a raw answer longer than this is cut in the viewer (the trace has it all)
+STRATA = ("source", "elo_bucket", "phase", "type", "color")
+STRATUM_METRICS = (("accuracy", "accuracy", 100.0), ("legal_rate", "legal rate", 1.0),
+                   ("best_move_rate", "best move", 1.0))
+
+
+def _try(attempt: dict[str, Any]) -> dict[str, Any]:
+    """One reply as the viewer shows it: the raw answer, what was read, the category."""
+    answer = attempt.get("answer") or ""
+    return {"answer": answer[:ANSWER_CHARS] + ("..." if len(answer) > ANSWER_CHARS else ""),
+            "read": attempt.get("text") or "", "category": attempt.get("category") or "legal",
+            "detail": attempt.get("detail") or ""}
+
+
+def _replay(board: chess.Board, moves: list[chess.Move], by: list[str],
+            tries: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The plies from `board` on: SAN, UCI, the FEN after the move, who moved, the replies."""
+    plies = []
+    for i, move in enumerate(moves):
+        if move not in board.legal_moves:
+            raise ValueError(f"{move.uci()} is illegal in {board.fen()}")
+        san = board.san(move)
+        board.push(move)
+        plies.append({"san": san, "uci": move.uci(), "fen": board.fen(), "by": by[i],
+                      "tries": [_try(a) for a in tries.get(i, [])]})
+    return plies
+
+
+def _traces(path: Path) -> dict[str, dict[int, list[dict[str, Any]]]]:
+    """A play run's replies by game key and ply (empty when the trace file is missing)."""
+    found: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    if not path.is_file():
+        return found
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            try:
+                row = json.loads(line)
+                found.setdefault(row["game"], {}).setdefault(int(row["ply"]), []).append(row)
+            except (ValueError, KeyError, TypeError):
+                log.warning("%s:%d: not a trace row; skipped", path, number)
+    return found
+
+
+def game_views(pgn: Path, traces: Path) -> list[dict[str, Any]]:
+    """Every game of a play run's PGN, with the model's replies from its trace file."""
+    replies = _traces(traces)
+    games = []
+    with open(pgn, encoding="utf-8") as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            if game.errors:
+                log.warning("%s: game %d has errors (%s); skipped", pgn, len(games) + 1,
+                            game.errors[0])
+                continue
+            games.append(_game_view(game, replies.get(game.headers.get("GameId", ""), {})))
+    return games
+
+
+def _game_view(game: chess.pgn.Game, tries: dict[int, list[dict[str, Any]]]) -> dict[str, Any]:
+    h = game.headers
+    board = game.board()
+    sides = {a.get("side") for rows in tries.values() for a in rows}
+    model_white = "white" in sides or ("black" not in sides and "Rung" in h
+                                       and "WhiteElo" not in h)
+    moves = list(game.mainline_moves())
+    first_white = board.turn == chess.WHITE
+    by = ["model" if ((i % 2 == 0) == first_white) == model_white else "engine"
+          for i in range(len(moves))]
+    start = board.fen()
+    plies = _replay(board, moves, by, tries)
+    return {"title": f"{h.get('Round', '')}: {h.get('White', '?')} - {h.get('Black', '?')}",
+            "white": h.get("White", "?"), "black": h.get("Black", "?"),
+            "result": h.get("Result", "*"), "termination": h.get("Termination", ""),
+            "rung": h.get("Rung", ""), "condition": h.get("Condition", ""),
+            "orientation": "white" if model_white else "black", "start": start,
+            "plies": plies, "end": [_try(a) for a in tries.get(len(moves), [])],
+            "final": board.fen()}
+
+
+def puzzle_views(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every puzzle line of a run as plies: the puzzle's moves and the model's answers."""
+    views = []
+    for line in result.get("lines", []):
+        if not line.get("fen") or not line.get("solution"):
+            continue  # a run from before lines kept their position
+        try:
+            views.append(_line_view(line))
+        except ValueError as exc:
+            log.warning("puzzle %s: cannot replay its line (%s); skipped", line.get("puzzle"),
+                        exc)
+    return views
+
+
+def _line_view(line: dict[str, Any]) -> dict[str, Any]:
+    board = chess.Board(line["fen"])
+    model_white = board.turn == chess.BLACK  # the puzzle's first move is the opponent's
+    solution = [chess.Move.from_uci(u) for u in line["solution"]]
+    moves, by = [solution[0]], ["puzzle"]
+    for step, uci in enumerate(line["moves"]):
+        move = chess.Move.from_uci(uci)
+        moves.append(move)
+        by.append("model")
+        key, reply = 2 * step + 1, 2 * step + 2
+        if key < len(solution) and move == solution[key] and reply < len(solution):
+            moves.append(solution[reply])
+            by.append("puzzle")
+    tries: dict[int, list[dict[str, Any]]] = {}
+    for a in line.get("attempts", []):
+        tries.setdefault(int(a["ply"]), []).append(a)
+    start = board.fen()
+    plies = _replay(board, moves, by, tries)
+    result = line["outcome"] + (f" ({line['reason']})" if line.get("reason") else "")
+    return {"title": f"puzzle {line['puzzle']} ({line['rating']})", "white": "", "black": "",
+            "result": result, "termination": ", ".join(line.get("themes", [])),
+            "rung": "", "condition": "puzzle",
+            "orientation": "white" if model_white else "black", "start": start,
+            "plies": plies, "end": [_try(a) for a in tries.get(len(moves), [])],
+            "final": board.fen()}
+
+
+def interval_rows(values: list[tuple[str, dict[str, Any] | None, int | None]], scale: float,
+                  width: float) -> list[dict[str, Any]]:
+    """Rows of an interval chart: the label, the value and its interval as x positions in
+    [0, width] for a metric on [0, scale]; rows without a value are kept, empty."""
+    rows = []
+    for label, m, n in values:
+        if not m or m.get("value") is None:
+            rows.append({"label": label, "n": n, "text": "n/a"})
+            continue
+        x = [max(0.0, min(width, width * float(m[k]) / scale)) for k in ("value", "lo", "hi")]
+        rows.append({"label": label, "n": n, "x": round(x[0], 1), "lo": round(x[1], 1),
+                     "hi": round(x[2], 1),
+                     "text": f"{m['value']:.3g} [{m['lo']:.3g}, {m['hi']:.3g}]"})
+    return rows
+
+
+def strata(result: dict[str, Any], width: float) -> list[dict[str, Any]]:
+    """A static run's metrics per stratum (Elo bucket, phase, type, ...) as interval charts."""
+    charts = []
+    for key, title, scale in STRATUM_METRICS:
+        for dim in STRATA:
+            groups = result.get("by", {}).get(dim, {})
+            if not groups:
+                continue
+            values = [(name, g.get(key), g.get("n")) for name, g in groups.items()]
+            charts.append({"metric": title, "by": dim.replace("_", " "),
+                           "rows": interval_rows(values, scale, width)})
+    return charts
+
+
+def evolution(points: list[dict[str, Any]], width: float, height: float) -> dict[str, Any]:
+    """A posterior's evolution (mean and 90% band after each game or puzzle) as polyline
+    coordinates in a width x height box, with the y axis's range."""
+    pts = [p for p in points if p.get("mean") is not None]
+    if not pts:
+        return {}
+    lows = [p.get("lo", p["mean"]) for p in pts]
+    highs = [p.get("hi", p["mean"]) for p in pts]
+    y0, y1 = min(lows), max(highs)
+    y1 = y1 if y1 > y0 else y0 + 1
+
+    def xy(i: int, v: float) -> str:
+        x = width * i / max(len(pts) - 1, 1)
+        return f"{x:.1f},{height - height * (v - y0) / (y1 - y0):.1f}"
+
+    band = [xy(i, v) for i, v in enumerate(highs)] + \
+        [xy(i, v) for i, v in reversed(list(enumerate(lows)))]
+    return {"mean": " ".join(xy(i, p["mean"]) for i, p in enumerate(pts)),
+            "band": " ".join(band), "y0": round(y0), "y1": round(y1), "n": len(pts)}
+
+
+def elo_axis(entries: list[dict[str, Any]], lines: list[tuple[str, float]],
+             width: float) -> dict[str, Any]:
+    """Game Elos with intervals and reference lines (rungs, the random mover) on one x axis."""
+    values = [v for e in entries for v in (e.get("lo"), e.get("hi"), e.get("mean"))
+              if v is not None] + [v for _, v in lines]
+    if not values:
+        return {}
+    lo, hi = min(values) - 50, max(values) + 50
+
+    def x(v: float | None) -> float | None:
+        return None if v is None else round(width * (v - lo) / (hi - lo), 1)
+
+    rows = [{**e, "x": x(e.get("mean")), "xlo": x(e.get("lo")), "xhi": x(e.get("hi"))}
+            for e in entries]
+    refs = [{"label": name, "x": x(v), "elo": round(v)} for name, v in lines]
+    return {"rows": rows, "refs": refs, "lo": round(lo), "hi": round(hi)}
+
+
+def ladder_view(ladder: Path) -> dict[str, Any]:
+    """ladder.csv's rungs and, from ladder_games.csv beside it, the games of every pair."""
+    with open(ladder, newline="", encoding="utf-8") as handle:
+        rungs = list(csv.DictReader(handle))
+    games_file = ladder.with_name("ladder_games.csv")
+    pairs: Counter[tuple[str, str, str]] = Counter()
+    if games_file.is_file():
+        with open(games_file, newline="", encoding="utf-8") as handle:
+            for row in csv.DictReader(handle):
+                pairs[(row["condition"], row["weak"], row["strong"])] += 1
+    names = [r["rung"] for r in rungs]
+    matrix = [[pairs[("standard", a, b)] + pairs[("standard", b, a)] for b in names]
+              for a in names]
+    return {"rungs": rungs, "names": names, "matrix": matrix,
+            "conditions": sorted({c for c, _, _ in pairs}), "games": sum(pairs.values()),
+            "file": ladder.name}

@@ -1,0 +1,213 @@
+"""The report site in a real headless Chromium: every page loads with no console error and no
+request outside the site, tables sort, the viewer steps through a game and a puzzle line to
+their final positions, hostile answers stay text, and pages fit a phone's width. The results
+come from real runs against a local server whose every answer carries a <script>, an
+<img onerror> and a javascript: link; screenshots of each page kind land in
+output/screenshots/ for a person to look at."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import chess
+import chess.pgn
+import html5lib
+import pytest
+
+import benchmark
+from tests.benchmark.chatserver import ChatServer, Response
+from tests.browser import Browser, find_chromium
+from tests.conftest import PUZZLES_1K, ROOT
+
+QUESTIONS = ROOT / "questions.csv"
+SHOTS = Path(os.environ.get("SCREENSHOTS", ROOT / "output" / "screenshots"))
+HOSTILE = ('<script>window.__pwned = 1</script> <img src=x onerror="window.__pwned = 2"> '
+           '<a id="evil" href="javascript:window.__pwned = 3">click</a>')
+MODEL = "evil/<b>model</b>"
+PWNED = "window.__pwned === undefined ? null : window.__pwned"
+
+
+def _script(fen: str, attempt: int) -> Response:
+    """Every answer hostile; a third of first tries name no move (an illegal answer)."""
+    moves = sorted(chess.Board(fen).legal_moves, key=chess.Move.uci)
+    if attempt == 0 and len(moves) % 3 == 0:
+        return Response(HOSTILE + "\nFinal answer: Zz9")
+    return Response(HOSTILE + "\nFinal answer: " + moves[len(moves) // 2].uci())
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(results, site) from real static, play, puzzle and world-model runs."""
+    results = tmp_path_factory.mktemp("results")
+    out = tmp_path_factory.mktemp("site")
+    with ChatServer(_script) as server:
+        common = ["--model", MODEL, "--base-url", server.base_url, "--retries", "0",
+                  "--out", str(results)]
+        assert benchmark.main(["run", *common, "--limit", "24"]) == 0
+        assert benchmark.main(["play", *common, "--max-games", "2", "--ply-cap", "24"]) == 0
+        assert benchmark.main(["puzzles", *common, "--puzzles", str(PUZZLES_1K),
+                               "--max-puzzles", "3"]) == 0
+        assert benchmark.main(["worldmodel", *common, "--questions", str(QUESTIONS),
+                               "--limit", "2"]) == 0
+    assert benchmark.main(["run", "--model", "random", "--limit", "60", "--out",
+                           str(results)]) == 0
+    assert benchmark.main(["report", "--results", str(results), "--out", str(out),
+                           "--puzzles", str(PUZZLES_1K)]) == 0
+    return results, out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Browser:
+    """One headless Chromium for the module."""
+    executable = find_chromium()
+    assert executable, "no chromium: `make test` installs Debian's (or set CHROMIUM_PATH)"
+    with Browser(executable) as b:
+        yield b
+
+
+def _pages(out: Path) -> list[Path]:
+    return [out / "index.html", out / "ladder.html", *sorted((out / "runs").glob("*.html"))]
+
+
+def _kind(page: Path) -> str:
+    """index, ladder, or the kind of run a run page shows."""
+    if page.stem in ("index", "ladder"):
+        return page.stem
+    return next((k for k in ("play", "puzzles", "worldmodel") if page.stem.startswith(k)),
+                "static")
+
+
+def test_every_page_loads_clean_with_nothing_from_elsewhere(site, browser: Browser) -> None:
+    _, out = site
+    pages = _pages(out)
+    assert {_kind(p) for p in pages} == {"index", "ladder", "static", "play", "puzzles",
+                                         "worldmodel"}
+    shot_of: dict[str, Path] = {}
+    for page in pages:
+        since = len(browser.events)
+        browser.open(page.as_uri())
+        browser.settle()
+        assert browser.errors(since) == [], page.name
+        assert browser.js(PWNED) is None, page.name
+        outside = [u for u in browser.requests(since) if not u.startswith(out.as_uri() + "/")]
+        assert outside == [], page.name
+        assert browser.js("document.querySelectorAll('img, a[href^=\"javascript\"], "
+                          "iframe, object').length") == 0, page.name
+        shot_of.setdefault(_kind(page), page)
+    assert browser.dialogs() == []
+    for kind, page in shot_of.items():
+        browser.open(page.as_uri())
+        assert browser.screenshot(SHOTS / f"{kind}.png").stat().st_size > 10_000
+
+
+def test_hostile_answers_and_names_are_shown_as_text(site, browser: Browser) -> None:
+    _, out = site
+    [static] = [p for p in _pages(out) if _kind(p) == "static" and "evil" in p.name]
+    source = static.read_text(encoding="utf-8")
+    assert "<script>window.__pwned" not in source and "<b>model</b>" not in source
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in source
+    browser.open(static.as_uri())
+    browser.js("document.querySelectorAll('details').forEach(d => d.open = true)")
+    text = browser.js("document.body.innerText")
+    assert "<script>window.__pwned = 1</script>" in text and MODEL in text
+    assert browser.js(PWNED) is None
+
+
+def test_the_runs_table_sorts_both_ways(site, browser: Browser) -> None:
+    _, out = site
+    browser.open((out / "index.html").as_uri())
+    column = "Array.from(document.querySelectorAll('#runs tbody tr')).map(r => r.cells[3]" \
+             ".dataset.value).map(Number)"
+    unsorted = browser.js(column)
+    assert len(unsorted) == 5 and unsorted != sorted(unsorted)  # n: 3, 2 games, 24, 2, 60
+    header = "document.querySelectorAll('#runs thead th')[3]"
+    browser.js(f"{header}.click()")
+    assert browser.js(column) == sorted(unsorted)
+    assert browser.js(f"{header}.getAttribute('aria-sort')") == "ascending"
+    browser.js(f"{header}.click()")
+    assert browser.js(column) == sorted(unsorted, reverse=True)
+
+
+def _final_fens(pgn: Path) -> list[str]:
+    """Each game's final position, by python-chess from the run's PGN."""
+    fens = []
+    with open(pgn, encoding="utf-8") as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            fens.append(game.end().board().fen())
+    return fens
+
+
+def test_the_viewer_steps_through_a_game_by_keys_and_buttons(site, browser: Browser) -> None:
+    results, out = site
+    [pgn] = results.glob("play__*.pgn")
+    finals = _final_fens(pgn)
+    page = out / "runs" / (pgn.stem + ".html")
+    browser.open(page.as_uri())
+    fen = "document.getElementById('board').dataset.fen"
+    data = json.loads(browser.js("document.getElementById('games-data').textContent"))
+    assert browser.js(fen) == data[0]["start"]
+    for ply in data[0]["plies"]:  # step by the right-arrow key through every move
+        browser.key("ArrowRight", "ArrowRight", 39)
+        assert browser.js(fen) == ply["fen"]
+    assert browser.js(fen) == finals[0]
+    browser.key("Home", "Home", 36)
+    assert browser.js(fen) == data[0]["start"]
+    browser.js("document.getElementById('game-select').value = '1';"
+               "document.getElementById('game-select').dispatchEvent(new Event('change'))")
+    browser.js("document.getElementById('last').click()")
+    assert browser.js(fen) == finals[1]
+    pieces = browser.js("document.querySelectorAll('#board svg use').length")
+    assert pieces == len(chess.Board(finals[1]).piece_map())
+    # A move the model first answered illegally shows that raw answer, as text.
+    browser.js("document.querySelector('#moves li.had-illegal button').click()")
+    answers = browser.js("document.getElementById('answers').innerText")
+    assert "format" in answers and "<script>window.__pwned = 1</script>" in answers
+    assert browser.js(PWNED) is None
+
+
+def test_the_viewer_replays_a_puzzle_line(site, browser: Browser) -> None:
+    results, out = site
+    [result] = results.glob("puzzles__*.json")
+    lines = json.loads(result.read_text(encoding="utf-8"))["lines"]
+    board = chess.Board(lines[0]["fen"])
+    board.push_uci(lines[0]["solution"][0])  # the opponent's move that sets the puzzle
+    for uci in lines[0]["moves"][:1]:
+        board.push_uci(uci)
+    browser.open((out / "runs" / (result.stem + ".html")).as_uri())
+    browser.js("document.getElementById('next').click(); "
+               "document.getElementById('next').click()")
+    if lines[0]["moves"]:
+        assert browser.js("document.getElementById('board').dataset.fen") == board.fen()
+
+
+def test_pages_are_well_formed_html(site) -> None:
+    _, out = site
+    for page in _pages(out):
+        parser = html5lib.HTMLParser(strict=True)
+        parser.parse(page.read_text(encoding="utf-8"))  # raises on any parse error
+
+
+def test_pages_fit_a_phone(site) -> None:
+    _, out = site
+    executable = find_chromium()
+    assert executable
+    with Browser(executable, width=390, height=844) as phone:
+        for page in _pages(out):
+            phone.open(page.as_uri())
+            width = phone.js("document.documentElement.scrollWidth")
+            assert width <= 390, f"{page.name} is {width} px wide on a 390 px screen"
+        phone.open(next(p for p in _pages(out) if _kind(p) == "play").as_uri())
+        phone.screenshot(SHOTS / "play-phone.png")
+
+
+def test_report_errors_are_one_line(tmp_path: Path, capsys) -> None:
+    assert benchmark.main(["report", "--results", str(tmp_path / "nope"),
+                           "--out", str(tmp_path / "site")]) == 2
+    assert "no such results directory" in capsys.readouterr().err
+    assert benchmark.main(["report", "--results", str(tmp_path), "--out", str(tmp_path)]) == 2
+    assert "is the results directory" in capsys.readouterr().err
+    assert benchmark.main(["report", "--results", str(tmp_path), "--out",
+                           str(tmp_path / "site")]) == 2
+    assert "no complete results" in capsys.readouterr().err
