@@ -14,10 +14,16 @@ def _is_mate(row: dict[str, str]) -> bool:
 
 
 def test_the_mate_cap_is_four_percent_of_the_rows_in_the_file() -> None:
-    """The committed file (built before the cap counted its own rows) holds more mates than
-    4% of its rows: the fewest drops bring it under, puzzles first, the rest untouched."""
+    """The committed file holds at most 4% mates of its own rows; with ten more mate puzzles
+    (the file as built before the cap counted its own rows) the fewest drops bring it under,
+    puzzles first, the rest untouched."""
     with open(ROOT / "questions.csv", newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
+        committed = list(csv.DictReader(handle))
+    assert sum(map(_is_mate, committed)) <= int(0.04 * len(committed))
+    assert cap_mates(committed, 0.04, _is_mate) == (committed, 0)
+    extra = [{**r, "id": r["id"] + "-copy"} for r in committed
+             if r["source"] == "puzzle" and _is_mate(r)][:10]
+    rows = committed + extra
     mates = sum(map(_is_mate, rows))
     assert mates > int(0.04 * len(rows))  # why the cap had to change
     kept, dropped = cap_mates(rows, 0.04, _is_mate)
