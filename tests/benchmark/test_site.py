@@ -17,6 +17,7 @@ import html5lib
 import pytest
 
 import benchmark
+from lib.benchmark.leaderboard.views import evolution
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.browser import Browser, find_chromium
 from tests.conftest import PUZZLES_1K, ROOT
@@ -211,3 +212,12 @@ def test_report_errors_are_one_line(tmp_path: Path, capsys) -> None:
     assert benchmark.main(["report", "--results", str(tmp_path), "--out",
                            str(tmp_path / "site")]) == 2
     assert "no complete results" in capsys.readouterr().err
+
+
+def test_a_posterior_with_open_ends_is_drawn_at_its_mean() -> None:
+    points = [{"mean": 1500, "lo": None, "hi": 2100}, {"mean": 1600, "lo": 1400, "hi": None},
+              {"mean": None, "lo": None, "hi": 900}]
+    chart = evolution(points, 100.0, 50.0)
+    assert chart["n"] == 2 and (chart["y0"], chart["y1"]) == (1400, 2100)
+    # The first point's low end is its mean: 1500 is 1/7 of the way up the 700-Elo range.
+    assert chart["band"].split()[-1] == f"0.0,{50 - 50 * 100 / 700:.1f}"

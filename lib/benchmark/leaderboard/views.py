@@ -175,8 +175,9 @@ def evolution(points: list[dict[str, Any]], width: float, height: float) -> dict
     pts = [p for p in points if p.get("mean") is not None]
     if not pts:
         return {}
-    lows = [p.get("lo", p["mean"]) for p in pts]
-    highs = [p.get("hi", p["mean"]) for p in pts]
+    # An open end (an estimate bounded on one side only) is drawn at the mean.
+    lows = [p["mean"] if p.get("lo") is None else p["lo"] for p in pts]
+    highs = [p["mean"] if p.get("hi") is None else p["hi"] for p in pts]
     y0, y1 = min(lows), max(highs)
     y1 = y1 if y1 > y0 else y0 + 1
 
