@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import chess
@@ -209,6 +210,13 @@ def test_report_errors_are_one_line(tmp_path: Path, capsys) -> None:
     assert "no such results directory" in capsys.readouterr().err
     assert benchmark.main(["report", "--results", str(tmp_path), "--out", str(tmp_path)]) == 2
     assert "is the results directory" in capsys.readouterr().err
+    (tmp_path / "file").write_text("")
+    assert benchmark.main(["report", "--results", str(tmp_path), "--out",
+                           str(tmp_path / "file")]) == 2
+    assert "is a file, not a directory" in capsys.readouterr().err
+    assert benchmark.main(["report", "--results", str(tmp_path), "--out",
+                           str(tmp_path / "site"), "--ladder", str(tmp_path / "no.csv")]) == 2
+    assert "no.csv: no such file" in capsys.readouterr().err
     assert benchmark.main(["report", "--results", str(tmp_path), "--out",
                            str(tmp_path / "site")]) == 2
     assert "no complete results" in capsys.readouterr().err
@@ -221,3 +229,22 @@ def test_a_posterior_with_open_ends_is_drawn_at_its_mean() -> None:
     assert chart["n"] == 2 and (chart["y0"], chart["y1"]) == (1400, 2100)
     # The first point's low end is its mean: 1500 is 1/7 of the way up the 700-Elo range.
     assert chart["band"].split()[-1] == f"0.0,{50 - 50 * 100 / 700:.1f}"
+
+
+def test_a_result_of_an_older_version_is_listed_without_a_page(site, tmp_path: Path,
+                                                               caplog) -> None:
+    results, _ = site
+    old = tmp_path / "results"
+    shutil.copytree(results, old)
+    [play] = old.glob("play__*.json")
+    data = json.loads(play.read_text(encoding="utf-8"))
+    for condition in data["conditions"].values():
+        del condition["distinct"]  # a field an earlier version did not write
+    play.write_text(json.dumps(data), encoding="utf-8")
+    out = tmp_path / "site"
+    assert benchmark.main(["report", "--results", str(old), "--out", str(out),
+                           "--puzzles", str(PUZZLES_1K)]) == 0
+    assert f"no page for {play.name}" in caplog.text
+    assert not (out / "runs" / (play.stem + ".html")).exists()
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert f'href="runs/{play.stem}.html"' not in index and "puzzles__" in index

@@ -84,9 +84,16 @@ def report_command(args: argparse.Namespace) -> None:
         raise DataError(f"{args.results}: no such results directory")
     if args.out.resolve() == args.results.resolve():
         raise DataError(f"--out {args.out} is the results directory: name another one")
+    if args.out.exists() and not args.out.is_dir():
+        raise DataError(f"--out {args.out} is a file, not a directory")
+    if not args.ladder.is_file():
+        raise DataError(f"--ladder {args.ladder}: no such file")
     floor = floor_figures(load_questions(args.questions), args.seed)
     inputs = SiteInputs(args.results, args.questions, args.puzzles or default_puzzles(),
                         args.ladder, floor, args.seed)
-    remove_stale(args.out)
-    pages = build_site(inputs, args.out)
+    try:
+        remove_stale(args.out)
+        pages = build_site(inputs, args.out)
+    except OSError as exc:
+        raise DataError(f"cannot write the site to {args.out}: {exc}") from exc
     print(f"wrote {len(pages)} pages to {args.out}/; open {args.out / 'index.html'}")

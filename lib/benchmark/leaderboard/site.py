@@ -12,6 +12,7 @@ script writes into the page as text, never as HTML. No file is fetched from else
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,7 @@ from lib.benchmark.leaderboard.views import (
 )
 from lib.files import atomic_write
 
+log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 CHART_W, CHART_H = 480.0, 160.0  # the inline charts' drawing box (SVG user units)
 BOARD_PX = 360
@@ -185,25 +187,39 @@ def build_site(inputs: SiteInputs, out: Path) -> list[Path]:
     """Write the site into `out`; the pages written, index first."""
     board = collect(inputs.results, inputs.questions, inputs.puzzles)
     env = _environment()
-    ladder = ladder_view(inputs.ladder) if inputs.ladder.is_file() else {}
+    ladder = ladder_view(inputs.ladder)
+    pages = _run_pages(env, board, inputs.results, out)
+    index = _index(board, inputs, ladder)
+    for row in index["rows"]:  # a run whose page could not be drawn is listed unlinked
+        row["linked"] = out / row["page"] in pages
     written = [_write(out / "index.html", env.get_template("index.html").render(
-        root="", title="Leaderboard", **_index(board, inputs, ladder)))]
-    if ladder:
-        written.append(_write(out / "ladder.html", env.get_template("ladder.html").render(
-            root="", title="The ladder", ladder=ladder)))
-    runs = [("static", r) for r in board.static] + [("games", r) for r in board.games] + \
-        [("puzzles", r) for r in board.puzzles] + [("worldmodel", r) for r in board.worldmodel]
-    board_svg = jinja2.utils.markupsafe.Markup(_board_svg())  # python-chess's, no model text
-    for kind, result in runs:
-        page = _run_page(kind, result, inputs.results)
-        html = env.get_template("run.html").render(
-            root="../", title=f"{result['model']}: {kind}", board_svg=board_svg, **page)
-        written.append(_write(out / _page_name(result["_file"]), html))
+        root="", title="Leaderboard", **index))]
+    written.append(_write(out / "ladder.html", env.get_template("ladder.html").render(
+        root="", title="The ladder", ladder=ladder)))
     assets = out / "assets"
     assets.mkdir(parents=True, exist_ok=True)
     for name in ("site.css", "site.js"):
         with atomic_write(assets / name, encoding="utf-8") as handle:
             handle.write((HERE / "assets" / name).read_text(encoding="utf-8"))
+    return written + pages
+
+
+def _run_pages(env: jinja2.Environment, board: Board, results: Path, out: Path) -> list[Path]:
+    """One page per run; a file of an older version that lacks a field is skipped, logged."""
+    runs = [("static", r) for r in board.static] + [("games", r) for r in board.games] + \
+        [("puzzles", r) for r in board.puzzles] + [("worldmodel", r) for r in board.worldmodel]
+    board_svg = jinja2.utils.markupsafe.Markup(_board_svg())  # python-chess's, no model text
+    written = []
+    for kind, result in runs:
+        try:
+            page = _run_page(kind, result, results)
+            html = env.get_template("run.html").render(
+                root="../", title=f"{result['model']}: {kind}", board_svg=board_svg, **page)
+        except (jinja2.UndefinedError, KeyError, TypeError, ValueError) as exc:
+            log.warning("no page for %s: not a %s result this version can show (%s: %s)",
+                        result["_file"], kind, type(exc).__name__, exc)
+            continue
+        written.append(_write(out / _page_name(result["_file"]), html))
     return written
 
 

@@ -18,6 +18,8 @@ from typing import Any
 import chess
 import chess.pgn
 
+from lib.errors import DataError
+
 log = logging.getLogger(__name__)
 
 ANSWER_CHARS = 2000  # a raw answer longer than this is cut in the viewer (the trace has it all)
@@ -209,16 +211,30 @@ def elo_axis(entries: list[dict[str, Any]], lines: list[tuple[str, float]],
     return {"rows": rows, "refs": refs, "lo": round(lo), "hi": round(hi)}
 
 
+LADDER_COLUMNS = ("rung", "spec", "anchor", "elo", "lo", "hi", "games", "engine")
+
+
+def _csv_rows(path: Path, columns: tuple[str, ...]) -> list[dict[str, str]]:
+    """A CSV file's rows (DataError naming the file when a column is missing)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            missing = [c for c in columns if c not in (reader.fieldnames or [])]
+            if missing:
+                raise DataError(f"{path}: no column {', '.join(missing)}")
+            return list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise DataError(f"{path}: cannot read it ({exc})") from exc
+
+
 def ladder_view(ladder: Path) -> dict[str, Any]:
     """ladder.csv's rungs and, from ladder_games.csv beside it, the games of every pair."""
-    with open(ladder, newline="", encoding="utf-8") as handle:
-        rungs = list(csv.DictReader(handle))
+    rungs = _csv_rows(ladder, LADDER_COLUMNS)
     games_file = ladder.with_name("ladder_games.csv")
     pairs: Counter[tuple[str, str, str]] = Counter()
     if games_file.is_file():
-        with open(games_file, newline="", encoding="utf-8") as handle:
-            for row in csv.DictReader(handle):
-                pairs[(row["condition"], row["weak"], row["strong"])] += 1
+        for row in _csv_rows(games_file, ("condition", "weak", "strong")):
+            pairs[(row["condition"], row["weak"], row["strong"])] += 1
     names = [r["rung"] for r in rungs]
     matrix = [[pairs[("standard", a, b)] + pairs[("standard", b, a)] for b in names]
               for a in names]
