@@ -33,6 +33,12 @@ def add_parser(commands: Any) -> None:
                                 "leaderboard-worldmodel.png.")
     p.add_argument("--out", type=Path, default=Path("results"),
                    help="results directory (default results)")
+    _selection_options(p)
+    p.set_defaults(handler=leaderboard_command)
+
+
+def _selection_options(p: argparse.ArgumentParser) -> None:
+    """Which runs are compared (leaderboard and report alike), and the draws' seed."""
     p.add_argument("--questions", type=Path, default=Path("questions.csv"),
                    help="only runs on this questions file (by its SHA-256) are compared "
                    "(default questions.csv)")
@@ -41,7 +47,6 @@ def add_parser(commands: Any) -> None:
                    "(default: the puzzles subcommand's default file)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the random mover and the rank draws (default 0)")
-    p.set_defaults(handler=leaderboard_command)
 
 
 def leaderboard_command(args: argparse.Namespace) -> None:
@@ -65,16 +70,10 @@ def add_report_parser(commands: Any) -> None:
                    help="results directory to read (default results)")
     p.add_argument("--out", type=Path, default=Path("site"),
                    help="directory the site is written to (default site)")
-    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
-                   help="only runs on this questions file are shown (default questions.csv)")
-    p.add_argument("--puzzles", type=Path, default=None,
-                   help="only puzzle runs on this puzzle file are shown (default: the puzzles "
-                   "subcommand's default file)")
     p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv",
                    help="the ladder shown on ladder.html, with ladder_games.csv beside it "
                    "(default: the committed one)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="seed of the random mover and the rank draws (default 0)")
+    _selection_options(p)
     p.set_defaults(handler=report_command)
 
 
