@@ -126,7 +126,7 @@ def _ranking(entries: list[Entry], seed: int) -> dict[str, Any]:
     return {"table": table, "heat": heat if len(heat) > 1 else []}
 
 
-def _references(board: Board, ladder: dict[str, Any], floor: dict[str, Any]
+def _references(ladder: dict[str, Any], floor: dict[str, Any]
                 ) -> dict[str, list[tuple[str, float]]]:
     """Reference lines per scale: the ladder's rungs on the game scale, the random mover's
     estimate (or its bound) on the static scales."""
@@ -140,7 +140,7 @@ def _references(board: Board, ladder: dict[str, Any], floor: dict[str, Any]
 
 
 def _index(board: Board, inputs: SiteInputs, ladder: dict[str, Any]) -> dict[str, Any]:
-    refs = _references(board, ladder, inputs.floor)
+    refs = _references(ladder, inputs.floor)
     scales = []
     for key, title in PANELS:
         entries = board.tables.get(key, [])
@@ -173,8 +173,7 @@ def _run_page(kind: str, result: dict[str, Any], results: Path) -> dict[str, Any
     elif kind == "puzzles":
         page["games"] = puzzle_views(result)
         page["evolution"] = {"puzzles": evolution(
-            [{**(s.get("elo") or {}), "mean": (s.get("elo") or {}).get("mean")}
-             for s in result.get("sequence", [])], CHART_W, CHART_H)}
+            [s.get("elo") or {} for s in result.get("sequence", [])], CHART_W, CHART_H)}
     return page
 
 
