@@ -8,13 +8,16 @@ MultiPV at depth 16, then each top candidate (within 300 cp of that search's bes
 Anchor (the seed's public pipeline): MultiPV over all legal moves, depth 25 capped at 4 s,
 one thread.
 
-For every setting, overall and on the endgames alone: (a) best-move agreement (its best move
+For every setting, overall, on the endgames alone, and split into balanced rows (the
+reference's best within +-300 cp) and decided ones: (a) best-move agreement (its best move
 is a reference-best move); (b) mean absolute error of cp loss (best minus move, clipped to
 1000) over the moves whose reference loss is <= 300; (c) the share of those moves whose grade
 class equals the reference's; (d) rows with a tie at the top that the reference lacks; (e)
 engine CPU s per position; (f) our best move within 10 cp of the reference's best; (g)
 cp-loss MAE over the moves within 200 cp of the reference's best. Goals: ours beats the
 anchor on (a)-(c) at no more than half its CPU, (d) <= 2%, (f) >= 95%, (g) <= 15 cp.
+`--reference-depth 24 --setting reference@20` measures the depth-20 reference itself
+against a deeper one: how far the goals can be judged at all.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ CLIP = 1000
 NEAR = 300  # moves whose reference loss is at most this are graded in (b) and (c)
 CLOSE = 200  # (g): the issue's MAE is over moves within this of the reference's best
 BEST_SLACK = 10  # (f): a best move within this of the reference's best counts
+BALANCED = 300  # rows whose reference best is within +-this are "balanced", others "decided"
 GOALS = "(f) >= 95%, (g) <= 15 cp"
 REF_SCAN_DEPTH = 16
 REF_ALONE_DEPTH = 20  # issue 22: a depth-20 reference
@@ -243,11 +247,16 @@ def main() -> None:
         rows = [compare(r, refs[f]) for (r, _), f in zip(results, fens, strict=True)]
         label = {"anchor": "anchor (MultiPV all, d25 / 4 s)",
                  "default": f"default {DEFAULT_SETTING.label}"}.get(name, name)
-        for part, keep in (("all", [True] * len(rows)), ("endgames", endgame)):
+        balanced = [abs(max(refs[f].values())) <= BALANCED for f in fens]
+        for part, keep in (("all", [True] * len(rows)), ("endgames", endgame),
+                           ("balanced", balanced),
+                           ("decided", [not b for b in balanced])):
             chosen = [r for r, k in zip(rows, keep, strict=True) if k]
+            if not chosen:
+                continue
             cpu = [c for (_, c), k in zip(results, keep, strict=True) if k]
-            print(f"{label if part == 'all' else '':<36} {part:>9} " + _figures(chosen, cpu),
-                  flush=True)
+            print(f"{label if part == 'all' else '':<36} {part:>9} " + _figures(chosen, cpu)
+                  + f" ({len(chosen)} rows)", flush=True)
 
 
 def _figures(rows: list[Row], cpu: list[float]) -> str:
