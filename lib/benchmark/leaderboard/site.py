@@ -126,11 +126,13 @@ def _ranking(entries: list[Entry], seed: int) -> dict[str, Any]:
     return {"table": table, "heat": heat if len(heat) > 1 else []}
 
 
-def _references(ladder: dict[str, Any], floor: dict[str, Any]
+def _references(board: Board, ladder: dict[str, Any], floor: dict[str, Any]
                 ) -> dict[str, list[tuple[str, float]]]:
-    """Reference lines per scale: the ladder's rungs on the game scale, the random mover's
-    estimate (or its bound) on the static scales."""
-    rungs = [(r["rung"], float(r["elo"])) for r in ladder.get("rungs", []) if r.get("elo")]
+    """Reference lines per scale: the rungs of the ladder the games were rated on (else
+    --ladder's) on the game scale, the random mover's estimate (or bound) on the static ones."""
+    played = next((g["ladder"] for g in board.games if g.get("ladder", {}).get("names")), None)
+    rungs = (list(zip(played["names"], map(float, played["elos"]), strict=True)) if played
+             else [(r["rung"], float(r["elo"])) for r in ladder["rungs"] if r.get("elo")])
     refs: dict[str, list[tuple[str, float]]] = {"games": rungs}
     for key, kind in (("human", "human"), ("static puzzle", "puzzle")):
         value = _elo_value(floor.get("elo", {}).get(kind))
@@ -140,7 +142,7 @@ def _references(ladder: dict[str, Any], floor: dict[str, Any]
 
 
 def _index(board: Board, inputs: SiteInputs, ladder: dict[str, Any]) -> dict[str, Any]:
-    refs = _references(ladder, inputs.floor)
+    refs = _references(board, ladder, inputs.floor)
     scales = []
     for key, title in PANELS:
         entries = board.tables.get(key, [])
