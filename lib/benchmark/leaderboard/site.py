@@ -47,6 +47,7 @@ from lib.files import atomic_write
 log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 CHART_W, CHART_H = 480.0, 160.0  # the inline charts' drawing box (SVG user units)
+STRATA_W = 260.0  # a stratum chart's plot width, beside its labels and values
 BOARD_PX = 360
 
 
@@ -163,7 +164,8 @@ def _run_page(kind: str, result: dict[str, Any], results: Path) -> dict[str, Any
                             "settings_text": json.dumps(result.get("settings", {}), indent=1,
                                                         sort_keys=True)}
     if kind == "static":
-        page["strata"] = strata(result, CHART_W)
+        page["strata"] = strata(result, STRATA_W)
+        page["strata_width"] = STRATA_W
         page["items"] = result.get("items", [])
     elif kind == "games":
         stem = Path(result["_file"]).stem
