@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lib.benchmark.core.answers import Category
 from lib.benchmark.core.questions import load_questions
-from lib.benchmark.core.scoring import aggregate, score_item
+from lib.benchmark.core.scoring import CELLS, aggregate, by_strata, score_item
 from tests.conftest import ROOT
 
 QUESTIONS = load_questions(ROOT / "questions.csv")
@@ -29,3 +29,17 @@ def test_truncated_answers_weigh_in_every_rate() -> None:
     assert out["n"] == 2 and out["legal_rate"]["value"] == 0.5
     assert out["puzzle_solve_rate"]["value"] == 0.5
     assert out["acpl"]["value"] == (items[0].cp_loss + 1000) / 2
+
+
+def test_strata_cross_as_the_tree_does() -> None:
+    """Each cell of Elo bucket x phase x type gets its own aggregate over exactly its rows."""
+    games = [q for q in QUESTIONS if q.source == "game"][:40]
+    items = [score_item(q, "Final answer: " + max(q.expected, key=q.expected.get), None)
+             for q in games]
+    cells = by_strata(items, boot=50)[CELLS]
+    expected: dict[str, int] = {}
+    for q in games:
+        key = f"{q.elo_bucket} / {q.phase} / {q.type}"
+        expected[key] = expected.get(key, 0) + 1
+    assert {k: v["n"] for k, v in cells.items()} == expected
+    assert all(v["best_move_rate"]["value"] == 1.0 for v in cells.values())  # best played

@@ -28,6 +28,8 @@ from lib.grading import ALL_GRADES, CP_LOSS_CAP, puzzle_solved, score_move
 UNSCORED = (Category.INFRA,)
 TRUNCATED_HINT = 0.10  # above this share of truncated answers, the report says to raise it
 STRATA = ("source", "elo_bucket", "phase", "type", "color")
+MIN_INTERVAL_N = 10  # a group of fewer answers is reported without an interval (too few)
+CELLS = "elo_bucket x phase x type"  # the strata crossed as the test set's tree crosses them
 SUMMARY_METRICS = ("legal_rate", "acpl", "accuracy", "best_move_rate", "puzzle_solve_rate")
 
 
@@ -149,12 +151,17 @@ def aggregate(items: list[Item], seed: int = 0, boot: int = 1000) -> dict[str, A
 
 
 def by_strata(items: list[Item], seed: int = 0, boot: int = 1000) -> dict[str, Any]:
-    """The aggregates within each value of source, Elo bucket, phase, type and side."""
+    """The aggregates within each value of source, Elo bucket, phase, type and side, and
+    within each cell of the test set's tree (Elo bucket x phase x type)."""
     out: dict[str, Any] = {}
     for key in STRATA:
         values = sorted({getattr(i, key) for i in items})
         out[key] = {v: aggregate([i for i in items if getattr(i, key) == v], seed, boot)
                     for v in values}
+    cells: dict[str, list[Item]] = {}
+    for i in items:
+        cells.setdefault(f"{i.elo_bucket} / {i.phase} / {i.type}", []).append(i)
+    out[CELLS] = {c: aggregate(cells[c], seed, boot) for c in sorted(cells)}
     return out
 
 

@@ -18,12 +18,14 @@ from typing import Any
 import chess
 import chess.pgn
 
+from lib.benchmark.core.scoring import MIN_INTERVAL_N
 from lib.errors import DataError
 
 log = logging.getLogger(__name__)
 
 ANSWER_CHARS = 2000  # a raw answer longer than this is cut in the viewer (the trace has it all)
-STRATA = ("source", "elo_bucket", "phase", "type", "color")
+STRATA = ("source", "elo_bucket", "phase", "type", "color",
+          "elo_bucket x phase x type")  # result files before the crossed cells lack the last
 STRATUM_METRICS = (("accuracy", "accuracy", 100.0), ("legal_rate", "legal rate", 1.0),
                    ("best_move_rate", "best move", 1.0))
 
@@ -149,6 +151,11 @@ def interval_rows(values: list[tuple[str, dict[str, Any] | None, int | None]], s
     for label, m, n in values:
         if not m or m.get("value") is None:
             rows.append({"label": label, "n": n, "text": "n/a"})
+            continue
+        if n is not None and n < MIN_INTERVAL_N:  # a bootstrap of a handful bounds nothing
+            rows.append({"label": label, "n": n, "x": round(max(0.0, min(
+                width, width * float(m["value"]) / scale)), 1), "lo": None, "hi": None,
+                "text": f"{m['value']:.3g}, too few for an interval"})
             continue
         x = [max(0.0, min(width, width * float(m[k]) / scale)) for k in ("value", "lo", "hi")]
         rows.append({"label": label, "n": n, "x": round(x[0], 1), "lo": round(x[1], 1),

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from lib.benchmark.core.results import elo_text
-from lib.benchmark.core.scoring import SUMMARY_METRICS, truncation_hint
+from lib.benchmark.core.scoring import MIN_INTERVAL_N, SUMMARY_METRICS, truncation_hint
 
 
 def status_line(result: dict[str, Any]) -> str:
@@ -92,18 +92,22 @@ def markdown_report(result: dict[str, Any]) -> str:
     out += ["", "## World model", "",
             f"Seed 001's rubric: {wm['score']}. It rests on "
             f"{wm.get('rests_on', 'the illegal rate only')}."]
-    out += ["", "## By stratum", ""]
+    out += ["", "## By stratum", "", f"90% intervals by the bootstrap; a group of fewer "
+            f"than {MIN_INTERVAL_N} answers shows its value alone (too few to bound).", ""]
     for key, groups in result["by"].items():
         out += [f"### {key}", "", "| value | n | legal | ACPL | accuracy | best |",
                 "|---|---|---|---|---|---|"]
         for value, agg in groups.items():
             if agg.get("n"):
-                cells = [_cell(agg.get(m)) for m in ("legal_rate", "acpl", "accuracy",
-                                                     "best_move_rate")]
+                few = agg["n"] < MIN_INTERVAL_N  # a bootstrap of a handful bounds nothing
+                cells = [_cell(agg.get(m), few) for m in ("legal_rate", "acpl", "accuracy",
+                                                          "best_move_rate")]
                 out.append(f"| {value} | {agg['n']} | " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out) + "\n"
 
 
-def _cell(m: dict[str, float] | None) -> str:
-    return "" if not m else f"{m['value']:.3f} [{m['lo']:.3f}, {m['hi']:.3f}]"
+def _cell(m: dict[str, float] | None, few: bool = False) -> str:
+    if not m:
+        return ""
+    return f"{m['value']:.3f}" + ("" if few else f" [{m['lo']:.3f}, {m['hi']:.3f}]")
