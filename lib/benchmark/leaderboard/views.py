@@ -18,14 +18,13 @@ from typing import Any
 import chess
 import chess.pgn
 
-from lib.benchmark.core.scoring import MIN_INTERVAL_N
+from lib.benchmark.core.scoring import CELLS, MIN_INTERVAL_N
 from lib.errors import DataError
 
 log = logging.getLogger(__name__)
 
 ANSWER_CHARS = 2000  # a raw answer longer than this is cut in the viewer (the trace has it all)
-STRATA = ("source", "elo_bucket", "phase", "type", "color",
-          "elo_bucket x phase x type")  # result files before the crossed cells lack the last
+STRATA = ("source", "elo_bucket", "phase", "type", "color", CELLS)  # older files lack CELLS
 STRATUM_METRICS = (("accuracy", "accuracy", 100.0), ("legal_rate", "legal rate", 1.0),
                    ("best_move_rate", "best move", 1.0))
 
@@ -155,7 +154,7 @@ def interval_rows(values: list[tuple[str, dict[str, Any] | None, int | None]], s
         if n is not None and n < MIN_INTERVAL_N:  # a bootstrap of a handful bounds nothing
             rows.append({"label": label, "n": n, "x": round(max(0.0, min(
                 width, width * float(m["value"]) / scale)), 1), "lo": None, "hi": None,
-                "text": f"{m['value']:.3g}, too few for an interval"})
+                "text": f"{m['value']:.3g} (no interval)"})
             continue
         x = [max(0.0, min(width, width * float(m[k]) / scale)) for k in ("value", "lo", "hi")]
         rows.append({"label": label, "n": n, "x": round(x[0], 1), "lo": round(x[1], 1),
@@ -174,7 +173,8 @@ def strata(result: dict[str, Any], width: float) -> list[dict[str, Any]]:
                 continue
             values = [(name, g.get(key), g.get("n")) for name, g in groups.items()]
             charts.append({"metric": title, "by": dim.replace("_", " "),
-                           "rows": interval_rows(values, scale, width)})
+                           "rows": interval_rows(values, scale, width),
+                           "wide": dim == CELLS})  # long labels: a row of its own
     return charts
 
 
