@@ -74,6 +74,14 @@ class Browser:
         os.close(from_browser_w)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
+        try:
+            self._attach()
+        except BaseException:
+            self.__exit__()  # no browser left behind when the set-up fails
+            raise
+        return self
+
+    def _attach(self) -> None:
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         self.session = self.call("Target.attachToTarget",
                                  {"targetId": target, "flatten": True})["sessionId"]
@@ -82,7 +90,6 @@ class Browser:
         self.call("Emulation.setDeviceMetricsOverride",
                   {"width": self.size[0], "height": self.size[1], "deviceScaleFactor": 1,
                    "mobile": self.size[0] < 600}, session=self.session)
-        return self
 
     def __exit__(self, *exc: object) -> None:
         with contextlib.suppress(BrowserError):  # it may be gone already; we wait below
