@@ -9,8 +9,14 @@ file only builds the parser and dispatches. With no subcommand, `run` is meant, 
 
 from __future__ import annotations
 
-import argparse
+import signal
 import sys
+
+# A Ctrl-C while the modules below load exits quietly (130); run_cli takes over after.
+if __name__ == "__main__":  # not when a test imports this module
+    signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
+
+import argparse
 
 from lib.benchmark.games import cli as games
 from lib.benchmark.leaderboard import cli as leaderboard

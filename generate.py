@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import signal
+import sys
+
+# A Ctrl-C while the modules below load exits quietly (130); run_cli takes over after.
+if __name__ == "__main__":  # not when a test imports this module
+    signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
+
 import argparse
 import importlib
 import logging
-import sys
 from pathlib import Path
 from types import ModuleType
 

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import signal
+import sys
+
+# A Ctrl-C while the modules below load exits quietly (130); run_cli takes over after.
+if __name__ == "__main__":  # not when a test imports this module
+    signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
+
 import argparse
 import contextlib
 import csv
@@ -9,7 +16,6 @@ import importlib
 import json
 import os
 import sqlite3
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any

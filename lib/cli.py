@@ -140,6 +140,7 @@ def run_cli(fn: Callable[[], None]) -> int:
     """Run an entry point; expected errors, Ctrl-C and SIGTERM become a message and an exit
     code (a corrupt SQLite file included)."""
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C: KeyboardInterrupt again
     try:
         fn()
     except ChessEvalError as exc:
