@@ -15,6 +15,18 @@ def test_probability_of_being_stronger_than_the_next_by_hand() -> None:
     assert result[1].above_next is None
 
 
+def test_rank_probabilities_by_hand() -> None:
+    """Two normals 100 apart with sd 50: the stronger is first with Phi(1.4142); each row and
+    each column of the matrix sums to one; a far weaker third is always third."""
+    result = ranks(["b", "a", "c"], [1500.0, 1600.0, 500.0], [50.0, 50.0, 50.0])
+    matrix = np.array([r.probabilities for r in result])
+    first = stats.norm.cdf(1.4142)
+    assert matrix[0] == pytest.approx([first, 1 - first, 0.0], abs=0.01)
+    assert matrix[2] == pytest.approx([0.0, 0.0, 1.0])
+    assert matrix.sum(axis=0) == pytest.approx(1.0, abs=1e-3)
+    assert matrix.sum(axis=1) == pytest.approx(1.0, abs=1e-3)
+
+
 def test_rank_intervals_widen_with_overlap() -> None:
     apart = ranks(["x", "y", "z"], [2400.0, 1800.0, 1200.0], [20.0, 20.0, 20.0])
     assert [(r.place, r.lo, r.hi) for r in apart] == [(1, 1, 1), (2, 2, 2), (3, 3, 3)]
