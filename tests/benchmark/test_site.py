@@ -15,10 +15,11 @@ from pathlib import Path
 import chess
 import chess.pgn
 import html5lib
+import numpy as np
 import pytest
 
 import benchmark
-from lib.benchmark.leaderboard.views import evolution
+from lib.benchmark.leaderboard.views import evolution, ladder_view
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.browser import Browser, find_chromium
 from tests.conftest import PUZZLES_1K, ROOT
@@ -248,3 +249,17 @@ def test_a_result_of_an_older_version_is_listed_without_a_page(site, tmp_path: P
     assert not (out / "runs" / (play.stem + ".html")).exists()
     index = (out / "index.html").read_text(encoding="utf-8")
     assert f'href="runs/{play.stem}.html"' not in index and "puzzles__" in index
+
+
+def test_the_ladder_page_counts_every_committed_calibration_game() -> None:
+    view = ladder_view(ROOT / "ladder.csv")
+    matrix = np.array(view["matrix"])
+    assert len(view["names"]) == 24 and (matrix == matrix.T).all() and not matrix.diagonal().any()
+    names = set(view["names"])
+    with open(ROOT / "ladder_games.csv", encoding="utf-8") as handle:
+        rows = [line.split(",") for line in handle][1:]
+    on_rungs = sum(r[0] == "standard" and r[1] in names and r[2] in names for r in rows)
+    assert matrix.sum() == 2 * on_rungs and view["games"] == len(rows)
+    assert on_rungs < len(rows)  # the pilot's games on rungs since dropped are not in it
+    adjacent = [matrix[i, i + 1] for i in range(23)]
+    assert min(adjacent) > 0  # every neighbouring pair of rungs has played
