@@ -261,5 +261,4 @@ def test_the_ladder_page_counts_every_committed_calibration_game() -> None:
     on_rungs = sum(r[0] == "standard" and r[1] in names and r[2] in names for r in rows)
     assert matrix.sum() == 2 * on_rungs and view["games"] == len(rows)
     assert on_rungs < len(rows)  # the pilot's games on rungs since dropped are not in it
-    adjacent = [matrix[i, i + 1] for i in range(23)]
-    assert min(adjacent) > 0  # every neighbouring pair of rungs has played
+    assert (matrix.sum(axis=1) > 0).all()  # every rung has played
