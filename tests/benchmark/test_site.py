@@ -260,5 +260,6 @@ def test_the_ladder_page_counts_every_committed_calibration_game() -> None:
         rows = [line.split(",") for line in handle][1:]
     on_rungs = sum(r[0] == "standard" and r[1] in names and r[2] in names for r in rows)
     assert matrix.sum() == 2 * on_rungs and view["games"] == len(rows)
-    assert on_rungs < len(rows)  # the pilot's games on rungs since dropped are not in it
+    off = sum(r[1] not in names or r[2] not in names for r in rows)
+    assert on_rungs < len(rows) and view["off_ladder"] == off > 0  # a pilot's dropped rungs
     assert (matrix.sum(axis=1) > 0).all()  # every rung has played

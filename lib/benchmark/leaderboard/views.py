@@ -245,6 +245,8 @@ def ladder_view(ladder: Path) -> dict[str, Any]:
     names = [r["rung"] for r in rungs]
     matrix = [[pairs[("standard", a, b)] + pairs[("standard", b, a)] for b in names]
               for a in names]
+    known = set(names)
+    off = sum(n for (_, a, b), n in pairs.items() if a not in known or b not in known)
     return {"rungs": rungs, "names": names, "matrix": matrix,
             "conditions": sorted({c for c, _, _ in pairs}), "games": sum(pairs.values()),
-            "file": ladder.name}
+            "off_ladder": off, "file": ladder.name}
