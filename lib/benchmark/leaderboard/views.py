@@ -135,8 +135,8 @@ def _line_view(line: dict[str, Any]) -> dict[str, Any]:
     plies = _replay(board, moves, by, tries)
     result = line["outcome"] + (f" ({line['reason']})" if line.get("reason") else "")
     return {"title": f"puzzle {line['puzzle']} ({line['rating']})", "white": "", "black": "",
-            "result": result, "termination": ", ".join(line.get("themes", [])),
-            "rung": "", "condition": "puzzle",
+            "result": result, "termination": "",
+            "themes": ", ".join(line.get("themes", [])), "rung": "", "condition": "puzzle",
             "orientation": "white" if model_white else "black", "start": start,
             "plies": plies, "end": [_try(a) for a in tries.get(len(moves), [])],
             "final": board.fen()}

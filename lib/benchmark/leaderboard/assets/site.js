@@ -160,6 +160,7 @@
     const who = game.white ? game.white + " - " + game.black + ". " : "";
     info.textContent = who + "Result " + game.result + (game.termination ? ", " +
       game.termination : "") + (game.rung ? "; rung " + game.rung : "") +
+      (game.themes ? "; themes: " + game.themes : "") +
       "; the model plays " + game.orientation + ".";
     render();
   }
