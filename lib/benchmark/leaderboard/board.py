@@ -61,7 +61,8 @@ class LadderPart:
     cov: tuple[tuple[float, ...], ...]  # the rungs' covariance
 
 
-def _place(e: dict[str, Any]) -> float:
+def place(e: dict[str, Any]) -> float:
+    """Where an estimate sits on its scale: its mean, else its bound (-inf for none)."""
     for key in ("mean", "hi" if e.get("kind") == "below" else "lo", "hi", "lo"):
         if e.get(key) is not None:
             return float(e[key])
@@ -83,7 +84,7 @@ def dagger(entry: Entry) -> bool:
 def ranked(entries: list[Entry], seed: int = 0) -> list[tuple[Entry, str, str]]:
     """Entries strongest first, each with P(stronger than the next ranked one) and its 90%
     rank interval among the ranked entries ('' when not ranked)."""
-    entries = sorted(entries, key=lambda e: (-_place(e.elo), e.model, e.label))
+    entries = sorted(entries, key=lambda e: (-place(e.elo), e.model, e.label))
     stats = {}
     for e, r in rank_draws(entries, seed):
         above = "" if r.above_next is None else f"{r.above_next:.2f}"
@@ -96,7 +97,7 @@ def rank_draws(entries: list[Entry], seed: int = 0) -> list[tuple[Entry, Rank]]:
     """The rankable entries, strongest first, each with its Rank from joint posterior draws
     (a shared ladder drawn once per draw)."""
     able = sorted((e for e in entries if _rankable(e.elo)),
-                  key=lambda e: (-_place(e.elo), e.model, e.label))
+                  key=lambda e: (-place(e.elo), e.model, e.label))
     if not able:
         return []
     sds = [max((e.elo["hi"] - e.elo["lo"]) / (2 * Z), 1e-6) for e in able]
@@ -390,7 +391,7 @@ def _limits(elos: list[dict[str, Any]]) -> tuple[float, float]:
     values = [float(e[k]) for e in elos for k in ("mean", "lo", "hi") if e.get(k) is not None]
     if not values:
         return 0.0, 3000.0
-    centre = float(np.median([_place(e) for e in elos if np.isfinite(_place(e))] or values))
+    centre = float(np.median([place(e) for e in elos if np.isfinite(place(e))] or values))
     lo, hi = max(min(values), centre - SPAN), min(max(values), centre + SPAN)
     pad = max(100.0, 0.12 * (hi - lo))  # room for the arrows of open ends
     return lo - pad, hi + pad

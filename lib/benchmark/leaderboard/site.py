@@ -31,6 +31,7 @@ from lib.benchmark.leaderboard.board import (
     Entry,
     collect,
     dagger,
+    place,
     rank_draws,
     ranked,
 )
@@ -76,13 +77,9 @@ def _page_name(file: str) -> str:
 
 
 def _elo_value(e: dict[str, Any] | None) -> float | None:
-    """The number a table sorts an estimate by: its mean, else its bound."""
-    if not e:
-        return None
-    for key in ("mean", "hi", "lo"):
-        if e.get(key) is not None:
-            return float(e[key])
-    return None
+    """The number a table sorts an estimate by (the leaderboard's place); None for none."""
+    value = place(e) if e else float("-inf")
+    return None if value == float("-inf") else value
 
 
 def _rows(board: Board) -> list[dict[str, Any]]:

@@ -90,13 +90,21 @@ def _game_view(game: chess.pgn.Game, tries: dict[int, list[dict[str, Any]]]) -> 
     first_white = board.turn == chess.WHITE
     by = ["model" if ((i % 2 == 0) == first_white) == model_white else "engine"
           for i in range(len(moves))]
+    return _view(board, moves, by, tries, model_white,
+                 title=f"{h.get('Round', '')}: {h.get('White', '?')} - {h.get('Black', '?')}",
+                 white=h.get("White", "?"), black=h.get("Black", "?"),
+                 result=h.get("Result", "*"), termination=h.get("Termination", ""),
+                 rung=h.get("Rung", ""), condition=h.get("Condition", ""))
+
+
+def _view(board: chess.Board, moves: list[chess.Move], by: list[str],
+          tries: dict[int, list[dict[str, Any]]], model_white: bool,
+          **labels: str) -> dict[str, Any]:
+    """What the viewer gets for one game or line: its labels, the start, every ply with its
+    replies, the replies after the last move (a forfeit's) and the final position."""
     start = board.fen()
     plies = _replay(board, moves, by, tries)
-    return {"title": f"{h.get('Round', '')}: {h.get('White', '?')} - {h.get('Black', '?')}",
-            "white": h.get("White", "?"), "black": h.get("Black", "?"),
-            "result": h.get("Result", "*"), "termination": h.get("Termination", ""),
-            "rung": h.get("Rung", ""), "condition": h.get("Condition", ""),
-            "orientation": "white" if model_white else "black", "start": start,
+    return {**labels, "orientation": "white" if model_white else "black", "start": start,
             "plies": plies, "end": [_try(a) for a in tries.get(len(moves), [])],
             "final": board.fen()}
 
@@ -131,35 +139,30 @@ def _line_view(line: dict[str, Any]) -> dict[str, Any]:
     tries: dict[int, list[dict[str, Any]]] = {}
     for a in line.get("attempts", []):
         tries.setdefault(int(a["ply"]), []).append(a)
-    start = board.fen()
-    plies = _replay(board, moves, by, tries)
     result = line["outcome"] + (f" ({line['reason']})" if line.get("reason") else "")
-    return {"title": f"puzzle {line['puzzle']} ({line['rating']})", "white": "", "black": "",
-            "result": result, "termination": "",
-            "themes": ", ".join(line.get("themes", [])), "rung": "", "condition": "puzzle",
-            "orientation": "white" if model_white else "black", "start": start,
-            "plies": plies, "end": [_try(a) for a in tries.get(len(moves), [])],
-            "final": board.fen()}
+    return _view(board, moves, by, tries, model_white,
+                 title=f"puzzle {line['puzzle']} ({line['rating']})", white="", black="",
+                 result=result, termination="", rung="", condition="puzzle",
+                 themes=", ".join(line.get("themes", [])))
 
 
 def interval_rows(values: list[tuple[str, dict[str, Any] | None, int | None]], scale: float,
                   width: float) -> list[dict[str, Any]]:
     """Rows of an interval chart: the label, the value and its interval as x positions in
     [0, width] for a metric on [0, scale]; rows without a value are kept, empty."""
+    def x(v: float) -> float:
+        return round(max(0.0, min(width, width * float(v) / scale)), 1)
+
     rows = []
     for label, m, n in values:
         if not m or m.get("value") is None:
             rows.append({"label": label, "n": n, "text": "n/a"})
             continue
-        if n is not None and n < MIN_INTERVAL_N:  # a bootstrap of a handful bounds nothing
-            rows.append({"label": label, "n": n, "x": round(max(0.0, min(
-                width, width * float(m["value"]) / scale)), 1), "lo": None, "hi": None,
-                "text": f"{m['value']:.3g} (no interval)"})
-            continue
-        x = [max(0.0, min(width, width * float(m[k]) / scale)) for k in ("value", "lo", "hi")]
-        rows.append({"label": label, "n": n, "x": round(x[0], 1), "lo": round(x[1], 1),
-                     "hi": round(x[2], 1),
-                     "text": f"{m['value']:.3g} [{m['lo']:.3g}, {m['hi']:.3g}]"})
+        few = n is not None and n < MIN_INTERVAL_N  # a bootstrap of a handful bounds nothing
+        rows.append({"label": label, "n": n, "x": x(m["value"]),
+                     "lo": None if few else x(m["lo"]), "hi": None if few else x(m["hi"]),
+                     "text": f"{m['value']:.3g} " + ("(no interval)" if few else
+                                                     f"[{m['lo']:.3g}, {m['hi']:.3g}]")})
     return rows
 
 
