@@ -81,12 +81,14 @@ def dagger(entry: Entry) -> bool:
     return entry.n < DAGGER_N or half95 > DAGGER_HALF_95
 
 
-def ranked(entries: list[Entry], seed: int = 0) -> list[tuple[Entry, str, str]]:
+def ranked(entries: list[Entry], seed: int = 0,
+           draws: list[tuple[Entry, Rank]] | None = None) -> list[tuple[Entry, str, str]]:
     """Entries strongest first, each with P(stronger than the next ranked one) and its 90%
-    rank interval among the ranked entries ('' when not ranked)."""
+    rank interval among the ranked entries ('' when not ranked); `draws`: rank_draws of
+    the same entries, when the caller has them already."""
     entries = sorted(entries, key=lambda e: (-place(e.elo), e.model, e.label))
     stats = {}
-    for e, r in rank_draws(entries, seed):
+    for e, r in rank_draws(entries, seed) if draws is None else draws:
         above = "" if r.above_next is None else f"{r.above_next:.2f}"
         span = str(r.lo) if r.lo == r.hi else f"{r.lo}-{r.hi}"
         stats[id(e)] = (above, span)

@@ -117,9 +117,9 @@ def _rows(board: Board) -> list[dict[str, Any]]:
 
 def _ranking(entries: list[Entry], seed: int) -> dict[str, Any]:
     """A scale's ranking table and its rank-probability matrix."""
+    draws = rank_draws(entries, seed)  # the joint posterior draws, once for both
     table = [{"model": e.model, "label": e.label, "n": e.n, "elo": e.elo, "dagger": dagger(e),
-              "above": above, "span": span} for e, above, span in ranked(entries, seed)]
-    draws = rank_draws(entries, seed)
+              "above": above, "span": span} for e, above, span in ranked(entries, seed, draws)]
     heat = [{"model": e.model, "label": e.label, "p": list(r.probabilities)} for e, r in draws]
     return {"table": table, "heat": heat if len(heat) > 1 else []}
 
