@@ -27,7 +27,7 @@ from typing import TypeVar
 import dask
 from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_worker
 
-from lib.engine import Engine, EngineSettings
+from lib.engine import Engine, EngineSettings, engine_identity
 from lib.errors import ChessEvalError, ClusterError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -70,18 +70,20 @@ def scheduler_address(option: str | None) -> str | None:
 
 
 class EngineHost(WorkerPlugin):
-    """One engine per worker thread and settings, started on first use, closed at teardown."""
+    """Engines per worker thread, settings and slot, started on first use and kept across
+    tasks (a process start costs more than many short searches), closed at teardown."""
 
     name = PLUGIN_NAME
 
     def setup(self, worker: object) -> None:
         """Start empty on each worker (the plugin travels pickled, so no lock before this)."""
-        self._engines: dict[tuple[int, EngineSettings], Engine] = {}
+        self._engines: dict[tuple[int, EngineSettings, str], Engine] = {}
         self._lock = threading.Lock()
 
-    def engine(self, settings: EngineSettings) -> Engine:
-        """This thread's engine for `settings` (it restarts itself if it died)."""
-        key = (threading.get_ident(), settings)
+    def engine(self, settings: EngineSettings, slot: str = "") -> Engine:
+        """This thread's engine for `settings` in `slot` (a task that needs two engines of
+        the same settings names a second slot); it restarts itself if it died."""
+        key = (threading.get_ident(), settings, slot)
         with self._lock:
             engine = self._engines.get(key)
         if engine is None:
@@ -111,6 +113,14 @@ def _task(fn: Callable[[Engine, T], R], settings: EngineSettings,
         # An expected failure (an engine that will not start, or keeps dying) is handed back
         # as a value: the client raises it as one line, and Dask logs no task traceback.
         return worker.address, "", exc
+
+
+def worker_engine(settings: EngineSettings, slot: str) -> Engine:
+    """Inside a task: the calling worker thread's engine for `settings` in `slot`, beside the
+    one the task was given (games keep the players' engine apart from the judge's)."""
+    host = get_worker().plugins[PLUGIN_NAME]
+    assert isinstance(host, EngineHost)
+    return host.engine(settings, slot)
 
 
 def _engine_name(settings: EngineSettings) -> str:
@@ -209,8 +219,7 @@ class EngineCluster:
     def _check_versions(self) -> str:
         """The client's engine name; every worker must report the same."""
         assert self._client is not None
-        with Engine(self.settings) as engine:
-            mine = engine.name
+        mine = engine_identity(self.settings.path)
         names = self._client.run(_engine_name, self.settings, on_error="return")
         for worker, name in sorted(names.items()):
             if isinstance(name, BaseException):

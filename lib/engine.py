@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import shutil
@@ -94,6 +95,22 @@ def find_stockfish(explicit: str | None = None) -> str:
     )
 
 
+def engine_identity(path: str) -> str:
+    """The name and version the engine at `path` reports ('Stockfish 15.1'), asked once per
+    process for each binary (a changed file is asked again)."""
+    try:
+        stat = os.stat(path)
+    except OSError as exc:
+        raise EngineError(f"could not start {path}: {exc.strerror}") from exc
+    return _identity(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _identity(path: str, mtime_ns: int, size: int) -> str:
+    with Engine(EngineSettings(path)) as engine:
+        return engine.name
+
+
 def stall_bound(limit: chess.engine.Limit) -> float:
     """Seconds after which a search under `limit` that has not finished counts as stalled."""
     bounds = []
@@ -132,6 +149,8 @@ class Engine:
         self._in_run = False
         self._stalled = False
         self._name = ""
+        self.searches = 0  # searches started, and their node budgets summed (for benches)
+        self.nodes_budget = 0
 
     def __enter__(self) -> Engine:
         self._start()
@@ -215,6 +234,8 @@ class Engine:
         engine = self._engine
         assert engine is not None
         bound = stall_bound(limit)
+        self.searches += 1
+        self.nodes_budget += limit.nodes or 0
         self._stalled = False
         watchdog = threading.Timer(bound, self._kill_stalled, args=(engine,))
         watchdog.daemon = True
@@ -238,21 +259,24 @@ class Engine:
     def analyse(
         self, board: chess.Board, limit: chess.engine.Limit, multipv: int,
         root_moves: list[chess.Move] | None = None, new_game: bool = True,
+        info: chess.engine.Info = PARSED,
     ) -> list[chess.engine.InfoDict]:
         """MultiPV analysis, with the stall bound and redo of `run`.
 
         With new_game (the default) the hash is cleared first, so the result does not depend
-        on what was searched before; new_game=False keeps the hash of the previous search of
-        the same position, for a caller chaining searches inside one `run`.
+        on what was searched before; new_game=False keeps the hash of the previous search,
+        for a caller chaining searches inside one `run`. `info` is what is parsed of the
+        output (the score alone is cheaper than score and PV).
         """
         if not self._in_run:
-            return self.run(board, lambda e: e.analyse(board, limit, multipv, root_moves))
+            return self.run(board, lambda e: e.analyse(board, limit, multipv, root_moves,
+                                                       info=info))
         if new_game or self._game is None:
             # A fresh game object makes python-chess send ucinewgame, which clears the hash.
             self._game = object()
         game = self._game
         return self._call(board, limit, lambda e: e.analyse(
-            board, limit, multipv=multipv, game=game, root_moves=root_moves, info=PARSED))
+            board, limit, multipv=multipv, game=game, root_moves=root_moves, info=info))
 
     def configure(self, options: dict[str, object]) -> None:
         """Set UCI options (e.g. UCI_LimitStrength); kept across restarts."""

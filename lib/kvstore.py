@@ -82,6 +82,18 @@ class JsonStore:
         with self._lock:
             self.conn.commit()
 
+    def values(self) -> list[Any]:
+        """Every stored value, in key order."""
+        with self._lock:
+            rows = self.conn.execute(
+                f"SELECT value FROM {self.table} ORDER BY key").fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def clear(self) -> None:
+        """Remove every value (durable after commit)."""
+        with self._lock:
+            self.conn.execute(f"DELETE FROM {self.table}")
+
     def close(self) -> None:
         """Commit and close."""
         with self._lock:

@@ -79,10 +79,18 @@ class External:
     def address(self) -> str:
         return json.loads(self.file.read_text())["address"]
 
+    def _file_parses(self) -> bool:
+        """The scheduler writes its file in more than one step: it exists (empty, or half
+        written) before it parses, so wait for a complete file, not for the name."""
+        try:
+            return bool(self.address)
+        except (OSError, ValueError, KeyError):
+            return False
+
     def scheduler(self) -> None:
         self._start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                      "--scheduler-file", str(self.file)])
-        _wait_for(self.file.exists, "the scheduler file")
+        _wait_for(self._file_parses, "a complete scheduler file")
 
     def worker(self, nanny: bool = True, env: dict[str, str] | None = None) -> None:
         argv = ["worker", "--scheduler-file", str(self.file), "--host", "127.0.0.1",

@@ -2,6 +2,7 @@
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -13,7 +14,7 @@ import pytest
 import benchmark
 from lib.benchmark.games.calibration import CalibrationGame, read_games, write_games
 from lib.errors import DataError
-from tests.conftest import ROOT
+from tests.conftest import ROOT, fault_engine
 
 RUNGS = ("rung,spec,anchor\nmix50@1,\"mix:random=50,nodes=500\",\n"
          "sf500@1,stockfish:nodes=500,1000\nsf1000@1,stockfish:nodes=1000,\n")
@@ -28,13 +29,22 @@ def _argv(tmp: Path, workers: int, add: int = 10) -> list[str]:
             "--ply-cap", "40"]
 
 
-def _rows(path: Path) -> int:
-    return max(len(path.read_text().splitlines()) - 1, 0) if path.exists() else 0
+def _logged(store: Path) -> int:
+    """Finished games of the run's plan in its store's log (0 before the table exists, or
+    while the client holds the lock)."""
+    try:
+        with sqlite3.connect(store, timeout=0.1) as db:
+            return db.execute("SELECT count(*) FROM finished").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
 
 
-def test_kill_9_mid_run_resumes_byte_identical_to_another_cluster_size(tmp_path: Path) -> None:
+def test_kill_9_mid_run_resumes_byte_identical_to_another_cluster_size(
+        tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """2 workers undisturbed; 1 worker killed (-9, the whole process group) after a few
-    games and rerun: the same games file, ladder and covariance, byte for byte."""
+    games and rerun: the same games file, ladder and covariance, byte for byte. The killed
+    run's engine stalls at one search (the run waits out its stall bound there), so it is
+    killed mid-plan whatever the machine's speed."""
     whole, cut = tmp_path / "whole", tmp_path / "cut"
     whole.mkdir()
     cut.mkdir()
@@ -42,19 +52,24 @@ def test_kill_9_mid_run_resumes_byte_identical_to_another_cluster_size(tmp_path:
     games = read_games(whole / "games.csv")
     assert len(games) == 10 and {g.engine for g in games} == {games[0].engine}
     assert any(g.result == "1/2-1/2" for g in games)  # the ply cap draws some
+    stalls = fault_engine(tmp_path, stockfish, monkeypatch, "stall", "400")
     cmd = [sys.executable, "benchmark.py", *_argv(cut, 1)]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while _rows(cut / "games.csv") < 3 and time.monotonic() < deadline:
+    proc = subprocess.Popen([*cmd, "--stockfish", stalls], cwd=ROOT, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 300
+    while _logged(cut / "cal.db") < 3 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     tree = psutil.Process(proc.pid).children(recursive=True)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     psutil.wait_procs(tree, timeout=10)
-    assert 3 <= _rows(cut / "games.csv") < 10 and not (cut / "ladder.csv").exists()
+    assert 3 <= _logged(cut / "cal.db") < 10 and not (cut / "ladder.csv").exists()
+    # Killed before the games file was written: the log in the store has the games.
+    assert not (cut / "games.csv").exists()
     assert subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=300).returncode == 0
     for name in OUTPUTS:
         assert (cut / name).read_bytes() == (whole / name).read_bytes(), name
+    assert _logged(cut / "cal.db") == 0  # the plan is done and its log cleared
     # Nothing more to finish: a refit alone rewrites the same ladder.
     assert benchmark.main([*_argv(cut, 1, add=0)]) == 0
     assert (cut / "ladder.csv").read_bytes() == (whole / "ladder.csv").read_bytes()

@@ -175,7 +175,8 @@ def test_distinct_games_counts_a_replayed_game_once(stockfish: str) -> None:
     with Engine(EngineSettings(stockfish)) as judge:
         for starts in ([game.standard_start()] * 2, book):
             games = [Game(Condition.STANDARD, i, 0, True, game.play_game(
-                f"g{i}", white, black, start, judge, MemoryStore(), ply_cap=16))
+                f"g{i}", white, black, start, game.FullJudge(judge), MemoryStore(),
+                ply_cap=16))
                 for i, start in enumerate(starts)]
             counts.append(distinct_games(games))
     white.player.close()

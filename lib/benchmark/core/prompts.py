@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import chess
 
@@ -34,9 +34,14 @@ class Question:
     chess960: bool = False  # a Chess960 position (castling as king takes rook in UCI)
     root: str = ""  # games: the FEN the game started from, when `moves` lead here
     moves: tuple[str, ...] = ()  # games: UCI moves from `root`, so an engine sees repetitions
+    # A game's board as it stands, when the question comes from a game in play: board() copies
+    # it instead of replaying `moves` (a replay per ply costs a game quadratic time).
+    position: chess.Board | None = field(default=None, compare=False, repr=False)
 
     def board(self) -> chess.Board:
         """The position, with the game's moves that led to it when they are known."""
+        if self.position is not None:
+            return self.position.copy()
         if not self.moves:
             return chess.Board(self.fen, chess960=self.chess960)
         board = chess.Board(self.root, chess960=self.chess960)

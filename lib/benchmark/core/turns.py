@@ -169,7 +169,7 @@ def _ask(side: Side, board: chess.Board, prompt: str, key: str, qid: str,
                         phase="", type="", color="", history="", played_move="",
                         played_elo=None, rating=None, solution="", themes="", private=False,
                         chess960=board.chess960, root=board.root().fen(),
-                        moves=tuple(m.uci() for m in board.move_stack))
+                        moves=tuple(m.uci() for m in board.move_stack), position=board)
     try:
         reply = side.player.answer(question, prompt)
     except FatalInfraError:

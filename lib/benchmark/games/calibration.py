@@ -2,11 +2,14 @@
 
 `ladder_games.csv` holds one row per calibration game (pair, colours, opening, result, plies,
 termination, engine). `calibrate` adds games to it: the pairs come from `design.choose`, the
-games run on the Dask cluster (`lib.cluster`), and the client rewrites the file (sorted, to a
-temporary name, renamed) after every finished game, so Ctrl-C or kill -9 loses none. The plan
-of a run is kept in the store until all its games are in the file: a rerun finishes that plan
-instead of making a new one, so an interrupted run ends byte-identical to an undisturbed one.
-`ladder.csv` and its covariance are then derived from every game of the current engine.
+games run on the Dask cluster (`lib.cluster`, `match.play_job`), and the client appends each
+finished game to a log in the store (SQLite, one commit per game, so Ctrl-C or kill -9 loses
+none). The games file is rewritten (sorted, to a temporary name, renamed) once at the end, on
+Ctrl-C, and every MERGE_EVERY_S seconds of a long run: its bytes never depend on the order
+games finished in. The plan of a run is kept in the store until all its games are in the file:
+a rerun finishes that plan instead of making a new one, so an interrupted run ends
+byte-identical to an undisturbed one. `ladder.csv` and its covariance are then derived from
+every game of the current engine.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import logging
+import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -36,7 +40,7 @@ from lib.benchmark.games.ladder import (
 )
 from lib.benchmark.games.match import GameJob, play_job
 from lib.cluster import ClusterSettings, EngineCluster
-from lib.engine import Engine, EngineSettings
+from lib.engine import EngineSettings
 from lib.errors import DataError, FitError
 from lib.files import remove_stale_temps, write_csv
 from lib.kvstore import JsonStore
@@ -44,6 +48,7 @@ from lib.kvstore import JsonStore
 log = logging.getLogger(__name__)
 
 PLAN_KEY = "pending plan"
+MERGE_EVERY_S = 600.0  # a long run rewrites the games file this often, so it can be committed
 
 
 @dataclass(frozen=True)
@@ -113,12 +118,6 @@ def read_games(path: Path) -> list[CalibrationGame]:
 def write_games(path: Path, games: list[CalibrationGame]) -> None:
     """The games file, sorted (the order never depends on which game finished first)."""
     write_csv(path, GAME_FIELDS, (asdict(g) for g in sorted(games)))
-
-
-def engine_name(settings: EngineSettings) -> str:
-    """The engine's name and version, as every calibration game records it."""
-    with Engine(settings) as engine:
-        return engine.name
 
 
 @dataclass(frozen=True)
@@ -260,17 +259,65 @@ def _jobs(rungs: list[Rung], todo: list[CalibrationGame], config: CalibrationCon
     return out
 
 
+class GameLog:
+    """The store of a calibration run: its plan, and every game of it that finished (the
+    append-only log the games file is rewritten from)."""
+
+    def __init__(self, path: Path) -> None:
+        self.plans = JsonStore(path, "plans")
+        self.finished = JsonStore(path, "finished")
+
+    def pending(self) -> list[CalibrationGame]:
+        """The plan of an interrupted run, not yet all in the games file."""
+        return [CalibrationGame(**g) for g in self.plans.get(PLAN_KEY) or []]
+
+    def start(self, todo: list[CalibrationGame]) -> None:
+        """Keep a new plan (and no games of an older one)."""
+        self.finished.clear()
+        self.finished.commit()
+        self.plans.put(PLAN_KEY, [asdict(g) for g in todo])
+        self.plans.commit()
+
+    def games(self) -> list[CalibrationGame]:
+        """The plan's finished games logged so far."""
+        return [CalibrationGame(**g) for g in self.finished.values()]
+
+    def add(self, game: CalibrationGame) -> None:
+        """Log one finished game, durably."""
+        self.finished.put(game_key(game), asdict(game))
+        self.finished.commit()
+
+    def done(self) -> None:
+        """The plan is in the games file: forget it and its log."""
+        self.finished.clear()
+        self.finished.commit()
+        self.plans.put(PLAN_KEY, None)
+        self.plans.commit()
+
+    def close(self) -> None:
+        """Close the store."""
+        self.plans.close()
+        self.finished.close()
+
+
+def merged(games: list[CalibrationGame],
+           logged: list[CalibrationGame]) -> list[CalibrationGame]:
+    """The file's games and the log's, each game once (a log merged before a kill -9 is
+    merged again), sorted."""
+    return sorted({game_key(g): g for g in [*games, *logged]}.values())
+
+
 def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSettings,
-              games_path: Path, store: Path, add: int) -> tuple[Ladder, Usable]:
-    """Add `add` games (or finish an interrupted run's plan first), then fit the ladder."""
-    engine = engine_name(settings)
+              games_path: Path, store: Path, add: int,
+              engine: str) -> tuple[Ladder, Usable]:
+    """Add `add` games with `engine` (or finish an interrupted run's plan first), then fit
+    the ladder."""
     remove_stale_temps(games_path)  # a rewrite cut by kill -9 leaves its temporary file
     games = read_games(games_path)
-    plans = JsonStore(store, "plans")
+    log_ = GameLog(store)
     try:
-        pending = plans.get(PLAN_KEY)
-        if pending:
-            todo = [CalibrationGame(**g) for g in pending]
+        todo = log_.pending()
+        if todo:
             if todo[0].condition != config.condition:
                 raise DataError(f"an interrupted run planned {len(todo)} games in the "
                                 f"{todo[0].condition} condition: rerun with --condition "
@@ -280,34 +327,40 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
         else:
             todo = plan(rungs, games, engine, add, config.seed, config.condition) \
                 if add else []
-            plans.put(PLAN_KEY, [asdict(g) for g in todo])
-            plans.commit()
+            log_.start(todo)
+        games = merged(games, log_.games())
         jobs = _jobs(rungs, todo, config, settings)
         have = {game_key(g) for g in games}
         missing = [jobs[k] for k in jobs if k not in have]
-        if missing:
-            games = _play(missing, games, games_path, settings, config)
-        plans.put(PLAN_KEY, None)
-        plans.commit()
+        try:
+            if missing:
+                _play(missing, log_, games, games_path, settings, config)
+        finally:
+            # Once at the end, and on Ctrl-C: the file then holds every finished game.
+            if todo:
+                games = merged(games, log_.games())
+                write_games(games_path, games)
+        log_.done()
     finally:
-        plans.close()
+        log_.close()
     # The file's order, not the order games finished in: the fit's sums must not depend on it.
-    use = usable(rungs, sorted(games), engine)
+    use = usable(rungs, games, engine)
     ladder = fit(rungs, use, engine)
     if config.condition == Condition.STANDARD:
         return ladder, use
-    there = usable(ladder.rungs, sorted(games), engine, config.condition)
+    there = usable(ladder.rungs, games, engine, config.condition)
     return rate_in_condition(ladder, there.weak, there.strong, there.weak_score), there
 
 
-def _play(missing: list[tuple[CalibrationGame, GameJob]], games: list[CalibrationGame],
-          path: Path, settings: EngineSettings,
-          config: CalibrationConfig) -> list[CalibrationGame]:
-    """Play the missing games; the file is rewritten after each one."""
-    games = list(games)
+def _play(missing: list[tuple[CalibrationGame, GameJob]], log_: GameLog,
+          games: list[CalibrationGame], path: Path, settings: EngineSettings,
+          config: CalibrationConfig) -> None:
+    """Play the missing games, each logged as it finishes; a long run rewrites the games
+    file every MERGE_EVERY_S seconds."""
     progress = Progress(len(missing), "calibrate", kinds=("decisive", "draw", "aborted"),
                         unit="game")
     aborted = 0
+    merged_at = time.monotonic()
     try:
         with EngineCluster(settings, config.cluster) as cluster:
             rows = {job.key: game for game, job in missing}
@@ -320,12 +373,13 @@ def _play(missing: list[tuple[CalibrationGame, GameJob]], games: list[Calibratio
                 row = CalibrationGame(**(asdict(rows[job.key]) | {
                     "result": record.result, "termination": record.termination,
                     "plies": len(record.moves), "engine": cluster.name}))
-                games.append(row)
-                write_games(path, games)
+                log_.add(row)
                 progress.update("draw" if row.result == "1/2-1/2" else "decisive", False)
+                if time.monotonic() - merged_at > MERGE_EVERY_S:
+                    write_games(path, merged(games, log_.games()))
+                    merged_at = time.monotonic()
     finally:
         progress.close()
     if aborted:
         raise DataError(f"{aborted} calibration game(s) were aborted (see the warnings); "
                         "run the same command again to play them")
-    return games

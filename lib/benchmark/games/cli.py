@@ -25,8 +25,11 @@ from lib.benchmark.games.ladder import (
     ANCHOR_ELO,
     ANCHOR_NODES,
     Ladder,
+    check_engine,
     condition_path,
     default_rungs,
+    ladder_engine,
+    ladder_for,
     load_ladder,
     load_rungs,
     write_ladder,
@@ -41,7 +44,7 @@ from lib.cli import (
     positive_float,
     positive_int,
 )
-from lib.engine import EngineSettings, find_stockfish
+from lib.engine import EngineSettings, engine_identity, find_stockfish
 from lib.errors import DataError
 from lib.files import (
     ensure_writable_dir,
@@ -86,8 +89,9 @@ def add_play_parser(commands: Any) -> None:
     p.add_argument("--model", required=True,
                    help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline")
     add_chat_args(p)
-    p.add_argument("--ladder", type=Path, default=LADDER,
-                   help="the calibrated ladder (default: the committed ladder.csv)")
+    p.add_argument("--ladder", type=Path, default=None,
+                   help="the calibrated ladder, measured with the engine found (default: the "
+                   "committed ladder.csv, or ladder@ENGINE.csv beside it for another engine)")
     p.add_argument("--conditions", type=conditions_list, default=(Condition.STANDARD,),
                    help="start conditions, comma-separated, each rated on its own: standard, "
                    "chess960 (seeded, never the standard position), midgame (game positions "
@@ -135,14 +139,22 @@ def add_play_parser(commands: Any) -> None:
 
 def play_command(args: argparse.Namespace) -> int:
     """Play the games, rate them, write PGN, traces, report and figures; the exit status."""
+    settings = EngineSettings(find_stockfish(args.stockfish))
+    engine = engine_identity(settings.path)
+    if args.ladder is None:  # the committed ladder, or the one of this engine beside it
+        args.ladder = ladder_for(LADDER, engine)
+        if not args.ladder.exists():
+            args.ladder = LADDER  # another engine's: refused below, naming both
     ladder = load_ladder(args.ladder)
+    check_engine(args.ladder, ladder, engine, settings.path)
     ladders = {c: load_ladder(condition_path(args.ladder, c))
                if condition_path(args.ladder, c).exists() else ladder for c in CONDITIONS}
     for c in args.conditions:
-        if ladders[c] is ladder and c != Condition.STANDARD:
+        if ladders[c] is not ladder:
+            check_engine(condition_path(args.ladder, c), ladders[c], engine, settings.path)
+        elif c != Condition.STANDARD:
             log.warning("no ladder measured in %s (%s): its games are rated on the standard "
                         "ladder", c, condition_path(args.ladder, c).name)
-    settings = EngineSettings(find_stockfish(args.stockfish))
     questions = load_questions(args.questions) if Condition.MIDGAME in args.conditions else []
     ensure_writable_dir(args.out, "--out")
     chat = None if is_baseline(args.model) else chat_config(args)
@@ -221,9 +233,9 @@ def add_calibrate_parser(commands: Any) -> None:
     p.add_argument("--games-file", type=Path, default=GAMES,
                    help="the calibration games, read and extended (default: the committed "
                    "ladder_games.csv)")
-    p.add_argument("--ladder", type=Path, default=LADDER,
+    p.add_argument("--ladder", type=Path, default=None,
                    help="the ladder written, with NAME_cov.csv beside it (default: the "
-                   "committed ladder.csv)")
+                   "committed ladder.csv for its engine, else ladder@ENGINE.csv beside it)")
     p.add_argument("--book", type=Path, default=BOOK,
                    help="opening book the games start from, each opening with both colours "
                    "(default: the committed openings.csv)")
@@ -283,12 +295,19 @@ def calibrate_command(args: argparse.Namespace) -> None:
         if condition == Condition.MIDGAME else ()
     config = CalibrationConfig(cluster_of(args), args.seed, args.ply_cap, openings,
                                condition, midgame)
+    engine = engine_identity(settings.path)
+    if args.ladder is None:
+        args.ladder = ladder_for(LADDER, engine)
+    elif ladder_engine(args.ladder) not in (None, engine):
+        raise DataError(f"--ladder {args.ladder} was measured with "
+                        f"{ladder_engine(args.ladder)}, not {engine} (the engine here): name "
+                        f"another file, e.g. {ladder_for(args.ladder, engine).name}")
     ladder_path = condition_path(args.ladder, args.condition)
     ensure_writable_file(ladder_path, "--ladder")
     ensure_writable_file(args.games_file, "--games-file")
     rungs = load_rungs(args.rungs) if args.rungs else default_rungs()
     ladder, use = calibrate(rungs, config, settings, args.games_file, args.store,
-                            args.add_games)
+                            args.add_games, engine)
     paths = write_ladder(ladder_path, ladder)
     print(ladder_table(ladder, use))
     print(f"wrote {', '.join(str(p) for p in paths)} from {len(use.weak)} {args.condition} "

@@ -1,4 +1,12 @@
-"""One game between two players: starts, turns (core.turns), termination, adjudication."""
+"""One game between two players: starts, turns (core.turns), termination, adjudication.
+
+The adjudication rule is one (`adjudicate`), on the judge's eval of every position: a search of
+ADJUDICATE nodes on a cleared hash. Two judges apply it. `FullJudge` searches every position so
+(play keeps every eval: the model's cp losses are graded by it). `ScreenedJudge`, for engine-only
+games (calibration), first looks at each position with a cheap search and runs the full search
+only on the positions of a window in which the rule could fire; `bench/judge_replay.py` replays
+committed games under both and counts the results that differ.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,7 @@ import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 import chess
 import chess.engine
@@ -27,6 +35,15 @@ DEAD_DRAW_CP = 5  # an eval this close to zero for DEAD_DRAW_PLIES plies in a ro
 DEAD_DRAW_PLIES = 20
 DEAD_DRAW_FROM = 120  # ... but only from this ply on
 PLY_CAP = 300
+# The screened judge's cheap look: a search of SCREEN nodes that keeps the judge's hash within
+# a game. A look more than SCREEN_MARGIN_CP short of the decisive threshold fails the rule
+# without a full search, one more than SCREEN_MARGIN_CP beyond it passes without one, and the
+# band between is searched in full; near zero, a look within SCREEN_DRAW_CP is searched in
+# full. The margins stand well clear of the look's largest miss against the full search in
+# replayed committed games (bench/judge_replay.py).
+SCREEN = chess.engine.Limit(nodes=1_000)
+SCREEN_MARGIN_CP = 500
+SCREEN_DRAW_CP = 100
 
 
 class Ending(StrEnum):
@@ -98,13 +115,22 @@ def rule_end(board: chess.Board) -> tuple[str, str] | None:
     return None
 
 
-def judge(engine: Engine, board: chess.Board) -> int:
-    """The judge's eval for White, in cp by the project's mate rule."""
+def terminal_eval(board: chess.Board) -> int | None:
+    """The eval of a position the rules have ended (mate, or 0 for a drawn end), else None."""
     if board.is_checkmate():  # the side to move is mated
         return -MATE_CP if board.turn == chess.WHITE else MATE_CP
     if board.is_game_over(claim_draw=False):
         return 0
-    info = engine.analyse(board, ADJUDICATE, multipv=1)[0]
+    return None
+
+
+def judge(engine: Engine, board: chess.Board) -> int:
+    """The judge's eval for White, in cp by the project's mate rule: ADJUDICATE nodes on a
+    cleared hash."""
+    exact = terminal_eval(board)
+    if exact is not None:
+        return exact
+    info = engine.analyse(board, ADJUDICATE, multipv=1, info=chess.engine.INFO_SCORE)[0]
     return score_to_cp(info["score"].white())
 
 
@@ -123,16 +149,131 @@ def adjudicate(evals: list[int], ply: int) -> tuple[str, str] | None:
     return None
 
 
-def play_game(key: str, white: Side, black: Side, start: Start, judge_engine: Engine,
+class Judge(Protocol):
+    """Looks at every position of a game and says when the adjudication rule ends it."""
+
+    evals: list[int]  # the eval of every position, where the judge keeps them
+
+    def look(self, board: chess.Board) -> None:
+        """Take the position after the start or after a ply."""
+        ...
+
+    def verdict(self, ply: int) -> tuple[str, str] | None:
+        """(result, termination) when the rule ends the game after `ply` plies."""
+        ...
+
+
+class FullJudge:
+    """The rule's own judge: ADJUDICATE nodes on a cleared hash after every ply, every eval
+    kept (play grades the model's moves by them)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.evals: list[int] = []
+        self.searches = 0  # full searches run
+
+    def look(self, board: chess.Board) -> None:
+        """The position's eval."""
+        self.evals.append(judge(self.engine, board))
+        self.searches += 1
+
+    def verdict(self, ply: int) -> tuple[str, str] | None:
+        """The rule on every eval so far."""
+        return adjudicate(self.evals, ply)
+
+
+class ScreenedJudge:
+    """The same rule with the full search only where it can matter.
+
+    Every position gets a cheap look (SCREEN nodes; the hash is cleared before the game's
+    first search and kept after, so a look depends on the game alone). The rule needs a window
+    of DECISIVE_PLIES evals beyond +-DECISIVE_CP (or DEAD_DRAW_PLIES near zero): only when
+    every look of the window is within the margin of that are the window's doubtful
+    positions (looks within the margin on either side of the threshold) searched as
+    FullJudge searches them, each at most once, stopping at the first that fails. It must
+    run inside `Engine.run` on its engine, so that an engine that dies has the whole game
+    redone and the looks stay reproducible.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.evals: list[int] = []  # not kept: only the rule's outcome is
+        self.screen: list[int] = []  # the cheap look at every position, cp for White
+        self._boards: dict[int, chess.Board] = {}  # positions a full search may need
+        self._full: dict[int, int] = {}  # full searches run, by position
+        self.searches = 0  # full searches run
+        self._looked = False  # a cheap look has searched: the hash is the game's own
+
+    def look(self, board: chess.Board) -> None:
+        """The cheap look; the position is kept when it is near a threshold."""
+        index = len(self.screen)
+        exact = terminal_eval(board)
+        if exact is not None:
+            self.screen.append(exact)
+            self._full[index] = exact
+            return
+        info = self.engine.analyse(board, SCREEN, multipv=1, new_game=not self._looked,
+                                   info=chess.engine.INFO_SCORE)[0]
+        self._looked = True
+        cp = score_to_cp(info["score"].white())
+        self.screen.append(cp)
+        if abs(cp) >= DECISIVE_CP - SCREEN_MARGIN_CP or abs(cp) <= DEAD_DRAW_CP + SCREEN_DRAW_CP:
+            self._boards[index] = board.copy()
+
+    def _eval(self, index: int) -> int:
+        if index not in self._full:
+            self._full[index] = judge(self.engine, self._boards.pop(index))
+            self.searches += 1
+        return self._full[index]
+
+    def _holds(self, window: range, test: Callable[[int], bool], near: Callable[[int], bool],
+               sure: Callable[[int], bool], weakness: Callable[[int], int]) -> bool:
+        """Whether every position of the window passes the rule's `test` on its full eval.
+        A look that is not `near` settles it (no); a look that is `sure` passes without the
+        full search; the rest are searched, the evals already known first (a known failure
+        settles it for as long as it stays in the window), then the unknown ones, the look
+        least likely to pass first, stopping at the first failure."""
+        looks = [self.screen[i] for i in window]
+        if not all(near(cp) for cp in looks):
+            return False
+        doubtful = [i for i in window if not sure(self.screen[i])]
+        if not all(test(self._full[i]) for i in doubtful if i in self._full):
+            return False
+        unknown = sorted((i for i in doubtful if i not in self._full),
+                         key=lambda i: (weakness(self.screen[i]), -i))
+        return all(test(self._eval(i)) for i in unknown)
+
+    def verdict(self, ply: int) -> tuple[str, str] | None:
+        """The rule, with the full search on the window's positions when the looks allow it."""
+        n = len(self.screen)
+        margin = SCREEN_MARGIN_CP
+        if n >= DECISIVE_PLIES:
+            for sign, result in ((1, "1-0"), (-1, "0-1")):
+                if self._holds(range(n - DECISIVE_PLIES, n),
+                               lambda cp, s=sign: s * cp >= DECISIVE_CP,
+                               lambda cp, s=sign: s * cp >= DECISIVE_CP - margin,
+                               lambda cp, s=sign: s * cp >= DECISIVE_CP + margin,
+                               lambda cp, s=sign: s * cp):
+                    return result, Ending.DECISIVE
+        if ply >= DEAD_DRAW_FROM and n >= DEAD_DRAW_PLIES and self._holds(
+                range(n - DEAD_DRAW_PLIES, n), lambda cp: abs(cp) <= DEAD_DRAW_CP,
+                lambda cp: abs(cp) <= DEAD_DRAW_CP + SCREEN_DRAW_CP, lambda cp: False,
+                lambda cp: -abs(cp)):
+            return "1/2-1/2", Ending.DEAD_DRAW
+        return None
+
+
+def play_game(key: str, white: Side, black: Side, start: Start, judge: Judge,
               cache: Store, ply_cap: int = PLY_CAP,
               on_ply: Callable[[], None] | None = None) -> GameRecord:
     """Play one game to its end (raises GameAborted on an infrastructure failure)."""
     board = start.board()
     board.chess960 = start.chess960
     record = GameRecord(key, white.player.id, black.player.id, asdict(start))
-    record.evals.append(judge(judge_engine, board))
+    record.evals = judge.evals
+    judge.look(board)
     while True:
-        end = rule_end(board) or adjudicate(record.evals, len(record.moves))
+        end = rule_end(board) or judge.verdict(len(record.moves))
         if end is None and len(record.moves) >= ply_cap:
             end = ("1/2-1/2", Ending.PLY_CAP)
         if end is not None:
@@ -154,7 +295,7 @@ def play_game(key: str, white: Side, black: Side, start: Start, judge_engine: En
         record.sans.append(board.san(move))
         record.moves.append(move.uci())
         board.push(move)
-        record.evals.append(judge(judge_engine, board))
+        judge.look(board)
         if on_ply is not None:
             on_ply()
 

@@ -17,11 +17,17 @@ the middle rather than from one end. A rung's interval is relative to the anchor
 Files: `ladder_games.csv` (every calibration game, committed; see calibration.py) is the
 data; `ladder.csv` (one row per rung) and `ladder_cov.csv` (the rungs' covariance, Elo^2)
 are derived from it by `benchmark.py calibrate`.
+
+A ladder belongs to the engine build it was measured with (its `engine` column): a rung at
+fixed nodes is another player under another Stockfish version. Ladders of several engines
+live side by side: `ladder.csv` and, for every other engine, `ladder@SLUG.csv` beside it
+(`ladder_for`); a run uses the one of the engine it finds, and refuses one of another.
 """
 
 from __future__ import annotations
 
 import csv
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,6 +216,41 @@ class Ladder:
                 and self.engine == other.engine and np.array_equal(self.cov, other.cov))
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def engine_slug(engine: str) -> str:
+    """A file-name form of an engine's name: 'Stockfish 17.1' -> 'stockfish-17.1'."""
+    return re.sub(r"[^a-z0-9.]+", "-", engine.lower()).strip("-.") or "engine"
+
+
+def ladder_engine(path: Path) -> str | None:
+    """The engine a ladder file was measured with (None: no such file)."""
+    if not path.exists():
+        return None
+    rows = _read(path, "ladder")
+    if not rows or "engine" not in rows[0]:
+        raise DataError(f"{path}: not a ladder file (expected columns {LADDER_FIELDS})")
+    return rows[0]["engine"]
+
+
+def ladder_for(default: Path, engine: str) -> Path:
+    """Where the ladder of `engine` lives: `default` (ladder.csv) when that file is this
+    engine's or does not exist yet, else ladder@SLUG.csv beside it."""
+    if ladder_engine(default) in (None, engine):
+        return default
+    return default.with_name(f"{default.stem}@{engine_slug(engine)}{default.suffix}")
+
+
+def check_engine(path: Path, ladder: Ladder, engine: str, binary: str) -> None:
+    """A DataError in one line when `ladder` was measured with another engine than the one
+    at `binary` (its rungs would be other players): both versions and the two ways out."""
+    if ladder.engine != engine:
+        mine = ladder_for(path.with_name("ladder.csv"), engine)
+        raise DataError(
+            f"{path} was measured with {ladder.engine}, but the engine here ({binary}) is "
+            f"{engine}: point --stockfish at a {ladder.engine} binary, or calibrate a ladder "
+            f"for {engine} ('benchmark.py calibrate --add-games N --stockfish {binary}' "
+            f"writes {mine.name})")
 
 
 def cov_path(path: Path) -> Path:

@@ -1,4 +1,5 @@
-"""Many games at once: worker threads, each with its own judge engine, and a game store.
+"""Many games at once: worker threads, each with its own judge engine, and a game store;
+and `play_job`, the Dask task of an engine-only (calibration) game.
 
 Finished games are stored in SQLite (committed one by one) under their key, so a rerun skips
 them; a game cut short resumes from the answer cache, move by move. Workers are daemon
@@ -11,10 +12,14 @@ import logging
 import queue
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from lib.benchmark.core.chat import Reply
+from lib.benchmark.core.players import EnginePlayer
+from lib.benchmark.core.prompts import Question
 from lib.benchmark.core.turns import GameAborted, Side, Start
-from lib.benchmark.games.game import GameRecord, play_game
+from lib.benchmark.games.game import FullJudge, GameRecord, ScreenedJudge, play_game
+from lib.cluster import worker_engine
 from lib.engine import Engine, EngineSettings
 from lib.kvstore import JsonStore, MemoryStore
 
@@ -104,23 +109,59 @@ class GamePool:
                 continue
 
 
+PLAYERS = "players"  # the worker's engine slot the players of engine-only games move on
+
+
+@dataclass(frozen=True)
+class OnEngine:
+    """An engine player that moves on a given engine: a Dask worker's, kept across games.
+    Its moves are the player's own (each starts from a cleared hash)."""
+
+    player: EnginePlayer
+    engine: Engine
+    max_concurrency: int | None = 1
+
+    @property
+    def id(self) -> str:
+        """The player's identity."""
+        return self.player.id
+
+    def answer(self, question: Question, prompt: str) -> Reply:
+        """The player's move, on this engine."""
+        return self.player.answer_with(self.engine, question, prompt)
+
+    def preflight(self) -> None:
+        """Nothing to check: an engine."""
+
+    def close(self) -> None:
+        """The engine belongs to the worker."""
+
+
+def _on_worker(side: Side) -> Side:
+    if not isinstance(side.player, EnginePlayer):
+        return side  # the random mover needs no engine
+    engine = worker_engine(side.player.engine_settings, PLAYERS)
+    return replace(side, player=OnEngine(side.player, engine))
+
+
 def play_job(judge: Engine, job: GameJob) -> tuple[GameRecord | None, str | None]:
     """The task a Dask worker runs for an engine-only game: (record, None), or (None, why
-    it was aborted). Moves are cached for this game only; the players' engines, started
-    on the worker for it, are closed after it."""
+    it was aborted). The players move on the worker's players' engine and the screened judge
+    searches on `judge`, both kept across games; a judge that dies has the game redone from
+    its start on a fresh engine. Moves are cached for this game only."""
+    white, black = _on_worker(job.white), _on_worker(job.black)
     try:
-        return play_game(job.key, job.white, job.black, job.start, judge, MemoryStore(),
-                         job.ply_cap), None
+        return judge.run(job.start.board(), lambda engine: play_game(
+            job.key, white, black, job.start, ScreenedJudge(engine), MemoryStore(),
+            job.ply_cap)), None
     except GameAborted as exc:
         return None, str(exc)
-    finally:
-        job.white.player.close()
-        job.black.player.close()
 
 
 def _play(job: GameJob, judge: Engine, games: JsonStore, cache: JsonStore) -> Played:
     try:
-        record = play_game(job.key, job.white, job.black, job.start, judge, cache, job.ply_cap)
+        record = play_game(job.key, job.white, job.black, job.start, FullJudge(judge), cache,
+                           job.ply_cap)
     except GameAborted as exc:
         log.warning("game %s aborted, unrated: %s", job.key, exc)
         return Played(job, None, str(exc), stored=False)
