@@ -6,9 +6,10 @@ ARGS ?=
 
 .PHONY: setup stockfish chromium generate test lint bench
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
 stockfish:

@@ -5,10 +5,18 @@ Reads ladder.csv, its covariance and ladder_games.csv; prints every rung's 90% h
 pair's expected score against 25-75%, and how many more games the calibration's own planner
 (design.choose) needs to meet every half-width goal, with the CPU time they would take:
 each game's plies (the mean of the file's games of that pair, or of all games) times the
-nodes searched per ply (the mover's node limit, plus the judge's 20,000), at Stockfish's own
-single-thread `bench` speed on this machine.
+nodes searched per ply (the mover's node limit, plus the screened judge's look; its few full
+searches left out), at Stockfish's own single-thread `bench` speed on this machine.
 
-    python -m bench.ladder_goals
+With --seconds-per-game S (one worker's wall seconds a calibration game, as
+bench/calibration_speed.py measures for the planner's next pairs), it also projects the cost
+of Ladder III's goals (every rung within +-35 of the random mover up to 2000, +-80 above:
+the random mover as the fixed rung) on this ladder's rungs and measured gaps: the games the
+planner needs from the committed games, and from none (a user bringing another engine
+version, whose committed games do not count), as CPU-hours and wall time on 2, 16 and 128
+workers at perfect scaling.
+
+    python -m bench.ladder_goals [--seconds-per-game S]
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ from bench.scaling import bench_nps
 from lib.benchmark.core import btd
 from lib.benchmark.games import design
 from lib.benchmark.games.calibration import CalibrationGame, read_games, usable
-from lib.benchmark.games.game import ADJUDICATE
+from lib.benchmark.games.game import SCREEN
 from lib.benchmark.games.ladder import MIX_NODES, Ladder, anchor_of, load_ladder, pairs
 from lib.engine import find_stockfish
 
@@ -51,6 +59,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv")
     p.add_argument("--games", type=Path, default=ROOT / "ladder_games.csv")
+    p.add_argument("--seconds-per-game", type=float, default=None,
+                   help="one worker's wall seconds a game (bench/calibration_speed.py): "
+                   "project Ladder III's cost")
     args = p.parse_args()
     ladder = load_ladder(args.ladder)
     games = read_games(args.games)
@@ -76,7 +87,7 @@ def main() -> None:
                                         pairs(len(ladder.rungs)))
     plies = _plies(games)
     nps = bench_nps(find_stockfish())
-    judge = float(ADJUDICATE.nodes or 0)
+    judge = float(SCREEN.nodes or 0)
     seconds = 0.0
     for (i, j), n in added.items():
         a, b = (nodes_per_move(ladder.rungs[x].spec) for x in (i, j))
@@ -85,6 +96,35 @@ def main() -> None:
     print(f"games still needed for every half-width goal (the planner's choice, in steps of "
           f"200): {total:,}; about {seconds / 3600:.1f} CPU-hours at {nps:,} nodes/s "
           f"(Stockfish bench, 1 thread)")
+    if args.seconds_per_game:
+        project(ladder, info, args.seconds_per_game)
+
+
+LADDER_III_LOW = 35.0  # Ladder III: +-35 of the random mover up to 2000, GOAL_HIGH above
+WORKERS = (2, 16, 128)
+
+
+def project(ladder: Ladder, info: np.ndarray, per_game: float) -> None:
+    """Games, CPU-hours and wall time to Ladder III's goals, from the committed games and
+    from none."""
+    random = 0  # the random mover, weakest: the fixed rung of Ladder III
+    candidates = pairs(len(ladder.rungs))
+    print(f"\nLadder III's goals (+-{LADDER_III_LOW:.0f} of the random mover up to "
+          f"{design.GOAL_SPLIT:.0f}, +-{design.GOAL_HIGH:.0f} above) on these "
+          f"{len(ladder.rungs)} rungs, at {per_game:.2f} s a game on one worker:\n")
+    print("| start | games | CPU-hours | " + " | ".join(f"wall, {w} workers" for w in WORKERS)
+          + " |\n|---|---|---|" + "---|" * len(WORKERS))
+    for label, start in (("the committed games", info),
+                         ("no games (another engine version)", np.zeros_like(info))):
+        total, _ = design.games_to_goal(ladder.elos, ladder.nu, start, random, candidates,
+                                        low=LADDER_III_LOW, cap=400_000)
+        hours = total * per_game / 3600
+        walls = " | ".join(_duration(hours / w) for w in WORKERS)
+        print(f"| {label} | {total:,} | {hours:.1f} | {walls} |")
+
+
+def _duration(hours: float) -> str:
+    return f"{hours * 60:.0f} min" if hours < 1 else f"{hours:.1f} h"
 
 
 def _plies(games: list[CalibrationGame]) -> dict[object, float]:

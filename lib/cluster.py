@@ -26,6 +26,7 @@ from typing import TypeVar
 
 import dask
 from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_worker
+from distributed.security import Security
 
 from lib.engine import Engine, EngineSettings, engine_identity
 from lib.errors import ChessEvalError, ClusterError, ConfigError
@@ -203,7 +204,11 @@ class EngineCluster:
             self._local = LocalCluster(
                 n_workers=self.config.workers, threads_per_worker=1,
                 processes=bool(dask.config.get(PROCESSES_KEY, True)),
-                host="127.0.0.1", scheduler_port=0, protocol="tcp://",
+                # A scheduler runs whatever its clients send: on a shared machine any local
+                # user could reach one on 127.0.0.1. Temporary TLS credentials, held by this
+                # process and its workers alone, refuse every other client.
+                security=Security.temporary(),
+                host="127.0.0.1", scheduler_port=0, protocol="tls://",
                 dashboard_address="127.0.0.1:8787" if self.config.dashboard else None,
                 # Without a dashboard the scheduler still serves /health: on a free port.
                 scheduler_kwargs=({} if self.config.dashboard else
@@ -211,7 +216,7 @@ class EngineCluster:
                 # Tasks hold a position and a few numbers: Dask's memory monitor (a psutil
                 # poll every 100 ms per worker) would only take CPU from the engines.
                 memory_limit=0, silence_logs=_worker_log_level())
-        client = Client(self._local, set_as_default=False)
+        client = Client(self._local, security=self._local.security, set_as_default=False)
         if self.config.dashboard:
             log.info("Dask dashboard: %s", client.dashboard_link)
         return client
@@ -230,6 +235,12 @@ class EngineCluster:
                                    "results must not depend on which machine computed them")
         log.info("%d Dask worker(s), each running %s", len(names), mine)
         return mine
+
+    @property
+    def address(self) -> str:
+        """The scheduler's address (tls://127.0.0.1:PORT when embedded)."""
+        assert self._client is not None
+        return str(self._client.scheduler.address)
 
     @property
     def workers(self) -> int:

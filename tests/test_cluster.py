@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -29,7 +30,7 @@ from tests.conftest import ROOT, evaluated, fault_engine
 from tests.testset.steps import step
 
 evaluate = step("06_evaluate")
-DASK = Path(sys.executable).with_name("dask")
+ACTIVATE = Path(sys.prefix) / "bin" / "activate"  # the venv `make setup` made
 FAST = ["--scan-nodes", "20000", "--near-nodes", "40000", "--move-nodes", "20000",
         "--max-candidates", "3"]
 SLOW = ["--scan-nodes", "150000", "--near-nodes", "150000", "--move-nodes", "150000"]
@@ -59,7 +60,9 @@ def _wait_for(check, what: str, seconds: float = 60) -> None:
 
 
 class External:
-    """A `dask scheduler` and `dask worker` processes on 127.0.0.1, as a user starts them."""
+    """A `dask scheduler` and `dask worker` processes on 127.0.0.1, started as the README
+    says: in a shell, `cd` to the checkout, the venv activated, `dask worker ...`, with no
+    PYTHONPATH (the venv has the project installed by `make setup`)."""
 
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
@@ -68,8 +71,10 @@ class External:
         self.workers: list[subprocess.Popen] = []
 
     def _start(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
-        environ = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-        proc = subprocess.Popen([str(DASK), *argv], cwd=ROOT, env=environ,
+        environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | (env or {})
+        command = f"cd {shlex.quote(str(ROOT))} && . {shlex.quote(str(ACTIVATE))} && " \
+            f"exec dask {shlex.join(argv)}"
+        proc = subprocess.Popen(["bash", "-c", command], env=environ,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
         self.procs.append(proc)
@@ -304,3 +309,35 @@ def test_a_stockfish_baseline_answers_the_same_on_any_cluster(tmp_path: Path,
         result = json.loads(next(out.glob("*.json")).read_text())
         scores.append({k: result[k] for k in ("n", "legal_rate", "acpl", "best_move_rate")})
     assert len(answers[0]) == 30 and answers[0] == answers[1] and scores[0] == scores[1]
+
+
+INTRUDER = """
+import os, sys
+from distributed import Client
+from distributed.security import Security
+address, how = sys.argv[1], sys.argv[2]
+options = {"security": Security.temporary()} if how == "own-credentials" else {}
+if how == "plain-tcp":
+    address = address.replace("tls://", "tcp://")
+try:
+    with Client(address, timeout=10, **options) as client:
+        print("ran code on the workers:", client.run(os.getpid))
+except Exception as exc:
+    print("refused:", type(exc).__name__)
+    sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize("how", ["plain-tcp", "tls-without-credentials", "own-credentials"])
+def test_the_embedded_cluster_refuses_a_client_without_its_credentials(
+        stockfish: str, how: str) -> None:
+    """Another local user's process reaches the embedded scheduler on 127.0.0.1: with a plain
+    client, TLS without certificates, or TLS with certificates of its own, it is refused and
+    runs nothing; the run's own client (holding the temporary credentials) works."""
+    with EngineCluster(EngineSettings(stockfish), ClusterSettings(workers=1)) as cluster:
+        assert cluster.address.startswith("tls://127.0.0.1:")
+        intruder = subprocess.run([sys.executable, "-c", INTRUDER, cluster.address, how],
+                                  capture_output=True, text=True, timeout=120)
+        assert cluster.workers == 1  # the run's own client is served all along
+    assert intruder.returncode == 3, intruder.stdout + intruder.stderr
+    assert intruder.stdout.startswith("refused:") and "ran code" not in intruder.stdout

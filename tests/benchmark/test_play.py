@@ -1,6 +1,7 @@
 """`benchmark.py play` for real: baselines, a local model server, kill -9."""
 
 import csv
+import hashlib
 import json
 import os
 import signal
@@ -16,29 +17,35 @@ import pytest
 
 import benchmark
 from lib.benchmark.core.cli import EXIT_INCOMPLETE
+from lib.benchmark.games import cli as games_cli
 from lib.benchmark.games.ladder import LADDER_FIELDS
+from lib.engine import engine_identity
 from tests.benchmark.chatserver import ChatServer, Response
-from tests.conftest import ROOT
+from tests.conftest import ROOT, fault_engine
 
 RUNGS = [("random@1", "random", "", -900), ("mix50@1", "mix:random=50,nodes=1000", "", 400),
          ("sf20k@1", "stockfish:nodes=20000", "1350", 1350)]
 
 
 @pytest.fixture()
-def ladder(tmp_path: Path) -> Path:
-    """A three-rung ladder file."""
-    path = tmp_path / "ladder.csv"
+def ladder(tmp_path: Path, stockfish: str) -> Path:
+    """A three-rung ladder file of the engine here."""
+    return write_ladder(tmp_path / "ladder.csv", engine_identity(stockfish))
+
+
+def write_ladder(path: Path, engine: str) -> Path:
+    """A three-rung ladder file measured with `engine`, and its covariance."""
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, LADDER_FIELDS, lineterminator="\n")
         writer.writeheader()
         for name, spec, anchor, elo in RUNGS:
             writer.writerow({"rung": name, "spec": spec, "anchor": anchor, "elo": elo,
                              "lo": elo - 50, "hi": elo + 50, "games": 10, "score": 0.5,
-                             "nu": 0.5, "engine": "Stockfish"})
+                             "nu": 0.5, "engine": engine})
     # Rung Elos known to +-16 (sd 10) relative to the anchor, correlated along the chain.
     names = [name for name, *_ in RUNGS]
     cov = [[200, 100, 0], [100, 100, 0], [0, 0, 0]]
-    with open(path.with_name("ladder_cov.csv"), "w", encoding="utf-8") as handle:
+    with open(path.with_name(f"{path.stem}_cov.csv"), "w", encoding="utf-8") as handle:
         handle.write("rung," + ",".join(names) + "\n")
         for name, row in zip(names, cov, strict=True):
             handle.write(name + "," + ",".join(map(str, row)) + "\n")
@@ -258,3 +265,45 @@ def test_a_rerun_after_an_aborted_game_plays_it_and_reuses_the_rest(ladder: Path
     asked_again = sum(again.calls.values()) - 1
     assert asked_again == sum(a["game"] not in reused and not a["cached"] for a in attempts)
     assert asked_again < sum(fresh.calls.values()) - 1
+
+
+def test_a_ladder_of_another_engine_version_stops_play_before_any_game(
+        ladder: Path, tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A wrapper engine that reports Stockfish 17: the Stockfish 15.1 ladder is refused in
+    one line naming both versions and the two ways out, before a game is played."""
+    other = fault_engine(tmp_path, stockfish, monkeypatch, "die", "")
+    monkeypatch.setenv("FAULT_NAME", "Stockfish 17")
+    here = engine_identity(stockfish)
+    out = tmp_path / "out"
+    argv = _play(ladder, out, "--model", "random", "--stockfish", other)
+    assert benchmark.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"{ladder} was measured with {here}, but the engine here ({other}) is " \
+        "Stockfish 17" in err
+    assert f"point --stockfish at a {here} binary" in err
+    assert "calibrate a ladder for Stockfish 17" in err and "ladder@stockfish-17.csv" in err
+    assert not list(out.glob("play__*")) and not (out / "games.db").exists()
+
+
+def test_play_picks_the_ladder_of_the_engine_it_finds(
+        tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ladders of two engine versions side by side: with no --ladder, play rates on the one
+    measured with the engine it finds (the committed ladder's engine, or ladder@SLUG.csv)."""
+    here = engine_identity(stockfish)
+    default = write_ladder(tmp_path / "ladder.csv", here)
+    seventeen = write_ladder(tmp_path / "ladder@stockfish-17.csv", "Stockfish 17")
+    monkeypatch.setattr(games_cli, "LADDER", default)
+    other = fault_engine(tmp_path, stockfish, monkeypatch, "die", "")
+    monkeypatch.setenv("FAULT_NAME", "Stockfish 17")
+    shas = {}
+    for name, binary in (("here", stockfish), ("17", other)):
+        out = tmp_path / name
+        argv = ["play", "--out", str(out), "--ply-cap", "16", "--max-games", "2",
+                "--model", "random", "--stockfish", binary, "--no-book"]
+        assert benchmark.main(argv) == 0
+        [result] = out.glob("play__*.json")
+        shas[name] = json.loads(result.read_text())["settings"]["ladder_sha256"]
+    assert shas["here"] == hashlib.sha256(default.read_bytes()).hexdigest()
+    assert shas["17"] == hashlib.sha256(seventeen.read_bytes()).hexdigest()

@@ -22,9 +22,10 @@ PLAN_GAP = 150.0  # planning gap between adjacent rungs before they are measured
 PLAN_NU = 0.5  # planning draw parameter before it is measured
 
 
-def goals(elos: np.ndarray) -> np.ndarray:
-    """Each rung's goal for its 90% half-width relative to the anchor."""
-    return np.where(np.asarray(elos) <= GOAL_SPLIT, GOAL_LOW, GOAL_HIGH)
+def goals(elos: np.ndarray, low: float = GOAL_LOW) -> np.ndarray:
+    """Each rung's goal for its 90% half-width relative to the anchor (`low` up to
+    GOAL_SPLIT, GOAL_HIGH above)."""
+    return np.where(np.asarray(elos) <= GOAL_SPLIT, low, GOAL_HIGH)
 
 
 def information(elos: np.ndarray, nu: float, weak: np.ndarray, strong: np.ndarray) -> np.ndarray:
@@ -50,7 +51,8 @@ def covariance(info: np.ndarray, anchor: int) -> np.ndarray:
 
 
 def choose(elos: np.ndarray, nu: float, info: np.ndarray, anchor: int,
-           candidates: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
+           candidates: list[tuple[int, int]], n: int,
+           low: float = GOAL_LOW) -> list[tuple[int, int]]:
     """The next n games' pairs, in the order chosen (ties go to the earlier candidate)."""
     cov = covariance(info, anchor)
     d = np.zeros((len(candidates), len(elos)))
@@ -59,7 +61,7 @@ def choose(elos: np.ndarray, nu: float, info: np.ndarray, anchor: int,
     d[idx, weak], d[idx, strong] = 1.0, -1.0
     d[:, anchor] = 0.0  # the anchor is fixed: its coordinate carries no variance
     w = btd.game_information(elos[strong] - elos[weak], nu)
-    scale = (goals(elos) / btd.Z90) ** 2  # goal variances
+    scale = (goals(elos, low) / btd.Z90) ** 2  # goal variances
     chosen = []
     for _ in range(n):
         s = d @ cov  # (candidates, rungs)
@@ -73,20 +75,21 @@ def choose(elos: np.ndarray, nu: float, info: np.ndarray, anchor: int,
     return chosen
 
 
-def worst_ratio(cov: np.ndarray, elos: np.ndarray) -> float:
+def worst_ratio(cov: np.ndarray, elos: np.ndarray, low: float = GOAL_LOW) -> float:
     """The largest ratio of a rung's 90% half-width to its goal."""
     half = btd.Z90 * np.sqrt(np.maximum(np.diag(cov), 0))
-    return float(np.max(half / goals(elos)))
+    return float(np.max(half / goals(elos, low)))
 
 
 def games_to_goal(elos: np.ndarray, nu: float, info: np.ndarray, anchor: int,
                   candidates: list[tuple[int, int]], step: int = 200,
-                  cap: int = 200_000) -> tuple[int, dict[tuple[int, int], int]]:
+                  cap: int = 200_000,
+                  low: float = GOAL_LOW) -> tuple[int, dict[tuple[int, int], int]]:
     """How many more games (chosen as `choose` would) meet every goal, and their pairs."""
     added: dict[tuple[int, int], int] = {}
     total = 0
-    while worst_ratio(covariance(info, anchor), elos) > 1 and total < cap:
-        for pair in choose(elos, nu, info, anchor, candidates, step):
+    while worst_ratio(covariance(info, anchor), elos, low) > 1 and total < cap:
+        for pair in choose(elos, nu, info, anchor, candidates, step, low):
             added[pair] = added.get(pair, 0) + 1
             info = info + information(elos, nu, np.array([pair[0]]), np.array([pair[1]]))
         total += step
