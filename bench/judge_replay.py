@@ -203,6 +203,13 @@ def report(done: list[tuple[CalibrationGame, Pass, Pass]]) -> None:
     for margin in MARGINS:
         short, beyond = misses(pairs, margin)
         print(f"{margin:>8}{short:>18}{beyond:>18}")
+    print("(a look short by more than the margin can delay an adjudication; one beyond "
+          "cannot make one: every adjudication is confirmed by the full search)")
+    differ = [(g, f, s) for g, f, s in done if (f.termination, f.plies) != (s.termination,
+                                                                               s.plies)]
+    for g, f, s in differ:
+        print(f"  {game_key(g)}: full {f.result} {f.termination} at ply {f.plies}; screened "
+              f"{s.result} {s.termination} at ply {s.plies}")
 
 
 if __name__ == "__main__":

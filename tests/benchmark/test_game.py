@@ -182,3 +182,49 @@ def test_distinct_games_counts_a_replayed_game_once(stockfish: str) -> None:
     white.player.close()
     black.player.close()
     assert counts == [1, 2]
+
+
+def _judged(stockfish: str, judge_path: str, screened: bool, key: str) -> tuple:
+    """One engine-only game from a book opening (mix rungs, so it is decided by the judge),
+    judged in full or screened; (result, termination, plies, full searches)."""
+    from lib.benchmark.core.players import MixPlayer
+    from lib.benchmark.games.book import load_book
+    from lib.engine import Engine, EngineSettings
+    from tests.conftest import ROOT
+    start = load_book(ROOT / "openings.csv")[3].start()
+    white = Side(MixPlayer(stockfish, 30, 1000, seed=1), ENGINE_TEMPLATE)
+    black = Side(MixPlayer(stockfish, 70, 1000, seed=1), ENGINE_TEMPLATE)
+    made = []
+    try:
+        with Engine(EngineSettings(judge_path)) as engine:
+            def work(e: Engine) -> GameRecord:
+                made.append(game.ScreenedJudge(e) if screened else game.FullJudge(e))
+                return game.play_game(key, white, black, start, made[-1], MemoryStore())
+            record = engine.run(start.board(), work)
+    finally:
+        white.player.close()
+        black.player.close()
+    return record.result, record.termination, len(record.moves), made[-1].searches
+
+
+def test_the_screened_judge_ends_games_as_the_full_judge_does(stockfish: str) -> None:
+    """Real games decided by adjudication: the same result, termination and ply under both
+    judges, with a fraction of the full searches (bench/judge_replay.py does 300)."""
+    for key in ("screen-a", "screen-b"):
+        full = _judged(stockfish, stockfish, False, key)
+        screened = _judged(stockfish, stockfish, True, key)
+        assert full[1] == "adjudication: decisive", full
+        assert screened[:3] == full[:3]
+        assert screened[3] < full[3] / 2
+
+
+def test_a_screened_judge_that_dies_has_its_game_redone_the_same(
+        stockfish: str, tmp_path, monkeypatch) -> None:
+    """The judge's engine dies at its 10th search: the game is redone from its start on a
+    fresh engine (the looks keep the hash within a game) and ends as an undisturbed one."""
+    from tests.conftest import fault_engine
+    undisturbed = _judged(stockfish, stockfish, True, "screen-a")
+    dying = fault_engine(tmp_path, stockfish, monkeypatch, "die", "10")
+    redone = _judged(stockfish, dying, True, "screen-a")
+    assert int((tmp_path / "go-count").read_text()) > 10  # it died at 10, and went on
+    assert redone[:3] == undisturbed[:3]

@@ -36,13 +36,12 @@ DEAD_DRAW_PLIES = 20
 DEAD_DRAW_FROM = 120  # ... but only from this ply on
 PLY_CAP = 300
 # The screened judge's cheap look: a search of SCREEN nodes that keeps the judge's hash within
-# a game. A look more than SCREEN_MARGIN_CP short of the decisive threshold fails the rule
-# without a full search, one more than SCREEN_MARGIN_CP beyond it passes without one, and the
-# band between is searched in full; near zero, a look within SCREEN_DRAW_CP is searched in
-# full. The margins stand well clear of the look's largest miss against the full search in
-# replayed committed games (bench/judge_replay.py).
+# a game. A look more than SCREEN_MARGIN_CP short of the decisive threshold (or more than
+# SCREEN_DRAW_CP from zero) fails the rule without a full search; every position that may
+# pass is searched in full. The margins come from the looks' misses against the full search
+# in replayed committed games (bench/judge_replay.py).
 SCREEN = chess.engine.Limit(nodes=1_000)
-SCREEN_MARGIN_CP = 500
+SCREEN_MARGIN_CP = 700
 SCREEN_DRAW_CP = 100
 
 
@@ -188,9 +187,10 @@ class ScreenedJudge:
     Every position gets a cheap look (SCREEN nodes; the hash is cleared before the game's
     first search and kept after, so a look depends on the game alone). The rule needs a window
     of DECISIVE_PLIES evals beyond +-DECISIVE_CP (or DEAD_DRAW_PLIES near zero): only when
-    every look of the window is within the margin of that are the window's doubtful
-    positions (looks within the margin on either side of the threshold) searched as
-    FullJudge searches them, each at most once, stopping at the first that fails. It must
+    every look of the window is within the margin of that are the window's positions
+    searched as FullJudge searches them, each at most once, stopping at the first that
+    fails. Every adjudication is so confirmed by the full search, as the rule says; a look
+    short by more than the margin can only delay one. It must
     run inside `Engine.run` on its engine, so that an engine that dies has the whole game
     redone and the looks stay reproducible.
     """
@@ -227,38 +227,33 @@ class ScreenedJudge:
         return self._full[index]
 
     def _holds(self, window: range, test: Callable[[int], bool], near: Callable[[int], bool],
-               sure: Callable[[int], bool], weakness: Callable[[int], int]) -> bool:
+               weakness: Callable[[int], int]) -> bool:
         """Whether every position of the window passes the rule's `test` on its full eval.
-        A look that is not `near` settles it (no); a look that is `sure` passes without the
-        full search; the rest are searched, the evals already known first (a known failure
-        settles it for as long as it stays in the window), then the unknown ones, the look
-        least likely to pass first, stopping at the first failure."""
-        looks = [self.screen[i] for i in window]
-        if not all(near(cp) for cp in looks):
+        A look that is not `near` settles it (no). Else every position is searched in full
+        (the rule's own eval decides, never a look): the evals already known first (a known
+        failure settles it for as long as it stays in the window), then the unknown ones,
+        the look least likely to pass first, stopping at the first failure."""
+        if not all(near(self.screen[i]) for i in window):
             return False
-        doubtful = [i for i in window if not sure(self.screen[i])]
-        if not all(test(self._full[i]) for i in doubtful if i in self._full):
+        if not all(test(self._full[i]) for i in window if i in self._full):
             return False
-        unknown = sorted((i for i in doubtful if i not in self._full),
+        unknown = sorted((i for i in window if i not in self._full),
                          key=lambda i: (weakness(self.screen[i]), -i))
         return all(test(self._eval(i)) for i in unknown)
 
     def verdict(self, ply: int) -> tuple[str, str] | None:
         """The rule, with the full search on the window's positions when the looks allow it."""
         n = len(self.screen)
-        margin = SCREEN_MARGIN_CP
         if n >= DECISIVE_PLIES:
             for sign, result in ((1, "1-0"), (-1, "0-1")):
                 if self._holds(range(n - DECISIVE_PLIES, n),
                                lambda cp, s=sign: s * cp >= DECISIVE_CP,
-                               lambda cp, s=sign: s * cp >= DECISIVE_CP - margin,
-                               lambda cp, s=sign: s * cp >= DECISIVE_CP + margin,
+                               lambda cp, s=sign: s * cp >= DECISIVE_CP - SCREEN_MARGIN_CP,
                                lambda cp, s=sign: s * cp):
                     return result, Ending.DECISIVE
         if ply >= DEAD_DRAW_FROM and n >= DEAD_DRAW_PLIES and self._holds(
                 range(n - DEAD_DRAW_PLIES, n), lambda cp: abs(cp) <= DEAD_DRAW_CP,
-                lambda cp: abs(cp) <= DEAD_DRAW_CP + SCREEN_DRAW_CP, lambda cp: False,
-                lambda cp: -abs(cp)):
+                lambda cp: abs(cp) <= DEAD_DRAW_CP + SCREEN_DRAW_CP, lambda cp: -abs(cp)):
             return "1/2-1/2", Ending.DEAD_DRAW
         return None
 
