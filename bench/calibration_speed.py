@@ -110,8 +110,10 @@ def main() -> None:
     print(f"{engine}, one worker; Stockfish bench (1 thread): {nps:,} nodes/s")
     print(f"{'games':<28}{'n':>6}{'plies':>7}{'wall s':>8}{'s/game':>8}{'CPU-s':>8}"
           f"{'search s':>9}{'ratio':>9}{'judge':>8}{'goal s':>8}")
-    run(settings, committed, nps, "sample of committed pairs")
-    run(settings, planned, nps, "the planner's next pairs")
+    for jobs, label in ((committed, "sample of committed pairs"),
+                        (planned, "the planner's next pairs")):
+        if jobs:
+            run(settings, jobs, nps, label)
     print(f"ratio: wall over the players' own search; goal: {GOAL_FACTOR:g}x that plus "
           f"{GOAL_PER_GAME_S} s a game; judge: its share of all node budgets")
 
