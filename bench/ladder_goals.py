@@ -5,8 +5,9 @@ Reads ladder.csv, its covariance and ladder_games.csv; prints every rung's 90% h
 pair's expected score against 25-75%, and how many more games the calibration's own planner
 (design.choose) needs to meet every half-width goal, with the CPU time they would take:
 each game's plies (the mean of the file's games of that pair, or of all games) times the
-nodes searched per ply (the mover's node limit, plus the screened judge's look; its few full
-searches left out), at Stockfish's own single-thread `bench` speed on this machine.
+nodes searched per ply (the mover's node limit, plus the screened judge's look; its full
+searches, about 17 a game, and every search's overhead left out: a lower bound), at
+Stockfish's own single-thread `bench` speed on this machine.
 
 With --seconds-per-game S (one worker's wall seconds a calibration game, as
 bench/calibration_speed.py measures for the planner's next pairs), it also projects the cost
