@@ -47,7 +47,7 @@ from lib.benchmark.games.game import (
     play_game,
 )
 from lib.benchmark.games.ladder import default_rungs
-from lib.benchmark.games.match import PLAYERS, GameJob, _on_worker
+from lib.benchmark.games.match import PLAYERS, GameJob, on_worker
 from lib.cluster import ClusterSettings, EngineCluster, worker_engine
 from lib.engine import Engine, EngineSettings, engine_identity, find_stockfish
 from lib.kvstore import JsonStore, MemoryStore
@@ -73,7 +73,7 @@ class Pass:
 
 def replay_pass(judge_engine: Engine, job: GameJob, screened: bool) -> Pass:
     """One game under one judge, on this worker's engines (as match.play_job plays it)."""
-    white, black = _on_worker(job.white), _on_worker(job.black)
+    white, black = on_worker(job.white), on_worker(job.black)
     players = worker_engine(judge_engine.settings, PLAYERS)
     before = (judge_engine.searches, judge_engine.nodes_budget, players.nodes_budget)
     made: list[Judge] = []
@@ -91,7 +91,7 @@ def replay_pass(judge_engine: Engine, job: GameJob, screened: bool) -> Pass:
     return Pass(record.result, str(record.termination), len(record.moves), seconds,
                 judge_engine.searches - before[0], judge_engine.nodes_budget - before[1],
                 players.nodes_budget - before[2], tuple(looks),
-                judge.searches)  # type: ignore[union-attr]
+                judge.searches)
 
 
 def replay(judge_engine: Engine, item: tuple[GameJob, bool]) -> tuple[Pass | None, Pass]:

@@ -298,10 +298,10 @@ def calibrate_command(args: argparse.Namespace) -> None:
     engine = engine_identity(settings.path)
     if args.ladder is None:
         args.ladder = ladder_for(LADDER, engine)
-    elif ladder_engine(args.ladder) not in (None, engine):
-        raise DataError(f"--ladder {args.ladder} was measured with "
-                        f"{ladder_engine(args.ladder)}, not {engine} (the engine here): name "
-                        f"another file, e.g. {ladder_for(args.ladder, engine).name}")
+    elif (theirs := ladder_engine(args.ladder)) not in (None, engine):
+        raise DataError(f"--ladder {args.ladder} was measured with {theirs}, not {engine} "
+                        f"(the engine here): name another file, e.g. "
+                        f"{ladder_for(args.ladder, engine).name}")
     ladder_path = condition_path(args.ladder, args.condition)
     ensure_writable_file(ladder_path, "--ladder")
     ensure_writable_file(args.games_file, "--games-file")

@@ -133,17 +133,29 @@ def judge(engine: Engine, board: chess.Board) -> int:
     return score_to_cp(info["score"].white())
 
 
+def winning(cp: int, sign: int) -> bool:
+    """The rule's test of one eval for a decisive win: White's (sign 1) or Black's (-1)."""
+    return sign * cp >= DECISIVE_CP
+
+
+def level(cp: int) -> bool:
+    """The rule's test of one eval for a dead draw."""
+    return abs(cp) <= DEAD_DRAW_CP
+
+
+SIDES = ((1, "1-0"), (-1, "0-1"))  # a decisive adjudication's sign and result
+
+
 def adjudicate(evals: list[int], ply: int) -> tuple[str, str] | None:
     """(result, termination) when the judge's evals settle the game."""
     recent = evals[-DECISIVE_PLIES:]
     if len(recent) == DECISIVE_PLIES:
-        if all(e >= DECISIVE_CP for e in recent):
-            return "1-0", Ending.DECISIVE
-        if all(e <= -DECISIVE_CP for e in recent):
-            return "0-1", Ending.DECISIVE
+        for sign, result in SIDES:
+            if all(winning(e, sign) for e in recent):
+                return result, Ending.DECISIVE
     recent = evals[-DEAD_DRAW_PLIES:]
     if ply >= DEAD_DRAW_FROM and len(recent) == DEAD_DRAW_PLIES and all(
-            abs(e) <= DEAD_DRAW_CP for e in recent):
+            level(e) for e in recent):
         return "1/2-1/2", Ending.DEAD_DRAW
     return None
 
@@ -152,6 +164,7 @@ class Judge(Protocol):
     """Looks at every position of a game and says when the adjudication rule ends it."""
 
     evals: list[int]  # the eval of every position, where the judge keeps them
+    searches: int  # full searches run
 
     def look(self, board: chess.Board) -> None:
         """Take the position after the start or after a ply."""
@@ -190,9 +203,9 @@ class ScreenedJudge:
     every look of the window is within the margin of that are the window's positions
     searched as FullJudge searches them, each at most once, stopping at the first that
     fails. Every adjudication is so confirmed by the full search, as the rule says; a look
-    short by more than the margin can only delay one. It must
-    run inside `Engine.run` on its engine, so that an engine that dies has the whole game
-    redone and the looks stay reproducible.
+    short by more than the margin can only delay one. It must run inside `Engine.run` on
+    its engine, so that an engine that dies has the whole game redone and the looks stay
+    reproducible.
     """
 
     def __init__(self, engine: Engine) -> None:
@@ -245,14 +258,14 @@ class ScreenedJudge:
         """The rule, with the full search on the window's positions when the looks allow it."""
         n = len(self.screen)
         if n >= DECISIVE_PLIES:
-            for sign, result in ((1, "1-0"), (-1, "0-1")):
+            for sign, result in SIDES:
                 if self._holds(range(n - DECISIVE_PLIES, n),
-                               lambda cp, s=sign: s * cp >= DECISIVE_CP,
-                               lambda cp, s=sign: s * cp >= DECISIVE_CP - SCREEN_MARGIN_CP,
+                               lambda cp, s=sign: winning(cp, s),
+                               lambda cp, s=sign: winning(cp + s * SCREEN_MARGIN_CP, s),
                                lambda cp, s=sign: s * cp):
                     return result, Ending.DECISIVE
         if ply >= DEAD_DRAW_FROM and n >= DEAD_DRAW_PLIES and self._holds(
-                range(n - DEAD_DRAW_PLIES, n), lambda cp: abs(cp) <= DEAD_DRAW_CP,
+                range(n - DEAD_DRAW_PLIES, n), level,
                 lambda cp: abs(cp) <= DEAD_DRAW_CP + SCREEN_DRAW_CP, lambda cp: -abs(cp)):
             return "1/2-1/2", Ending.DEAD_DRAW
         return None

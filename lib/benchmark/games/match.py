@@ -137,7 +137,8 @@ class OnEngine:
         """The engine belongs to the worker."""
 
 
-def _on_worker(side: Side) -> Side:
+def on_worker(side: Side) -> Side:
+    """The side with its engine player moving on this Dask worker's players' engine."""
     if not isinstance(side.player, EnginePlayer):
         return side  # the random mover needs no engine
     engine = worker_engine(side.player.engine_settings, PLAYERS)
@@ -149,7 +150,7 @@ def play_job(judge: Engine, job: GameJob) -> tuple[GameRecord | None, str | None
     it was aborted). The players move on the worker's players' engine and the screened judge
     searches on `judge`, both kept across games; a judge that dies has the game redone from
     its start on a fresh engine. Moves are cached for this game only."""
-    white, black = _on_worker(job.white), _on_worker(job.black)
+    white, black = on_worker(job.white), on_worker(job.black)
     try:
         return judge.run(job.start.board(), lambda engine: play_game(
             job.key, white, black, job.start, ScreenedJudge(engine), MemoryStore(),
