@@ -26,6 +26,7 @@ import psutil
 
 from bench.judge_replay import rebuild, sample
 from bench.scaling import bench_nps
+from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.games import book
 from lib.benchmark.games.calibration import CalibrationConfig, _jobs, plan, read_games
 from lib.benchmark.games.ladder import default_rungs
@@ -97,7 +98,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = EngineSettings(find_stockfish(args.stockfish))
     engine = engine_identity(settings.path)
-    games = read_games(ROOT / "ladder_games.csv")
+    games = read_games(ROOT / LADDER_GAMES)
     openings = tuple(o.start() for o in book.load_book(ROOT / "openings.csv"))
     starts = {o.label: o for o in openings}
     committed = [rebuild(g, starts[g.opening], settings)

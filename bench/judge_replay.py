@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.core.players import make_player
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Side, Start
 from lib.benchmark.games import book
@@ -139,7 +140,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--games", type=int, default=300)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--games-file", type=Path, default=ROOT / "ladder_games.csv")
+    parser.add_argument("--games-file", type=Path, default=ROOT / LADDER_GAMES)
     parser.add_argument("--stockfish", default=None)
     parser.add_argument("--cache", type=Path, default=ROOT / "results" / "judge_replay.db",
                         help="the full judge's replays, reused by a rerun")

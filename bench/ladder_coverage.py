@@ -21,6 +21,7 @@ import numpy as np
 
 from bench.elo_coverage import covers
 from bench.games_coverage import outcome
+from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.core.elo import ABOVE, BELOW
 from lib.benchmark.games.calibration import Usable, fit, read_games, usable
 from lib.benchmark.games.ladder import Ladder, load_ladder
@@ -130,7 +131,7 @@ def main() -> None:
                                                               2400, 2800])
     p.add_argument("--target", type=float, default=70.0)
     p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv")
-    p.add_argument("--games", type=Path, default=ROOT / "ladder_games.csv")
+    p.add_argument("--games", type=Path, default=ROOT / LADDER_GAMES)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
     truth = load_ladder(args.ladder)

@@ -30,6 +30,7 @@ import numpy as np
 
 from bench.scaling import bench_nps
 from lib.benchmark.core import btd
+from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.games import design
 from lib.benchmark.games.calibration import CalibrationGame, read_games, usable
 from lib.benchmark.games.game import SCREEN
@@ -59,7 +60,7 @@ def main() -> None:
     """Print the goals table and the games and CPU-hours still needed."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv")
-    p.add_argument("--games", type=Path, default=ROOT / "ladder_games.csv")
+    p.add_argument("--games", type=Path, default=ROOT / LADDER_GAMES)
     p.add_argument("--seconds-per-game", type=float, default=None,
                    help="one worker's wall seconds a game (bench/calibration_speed.py): "
                    "project Ladder III's cost")

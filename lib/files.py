@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import gzip
 import hashlib
 import json
 import logging
@@ -84,6 +85,13 @@ def write_csv(path: Path, fieldnames: list[str], rows: Iterable[dict[str, Any]])
         writer = csv.DictWriter(handle, fieldnames=fieldnames, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
+
+
+def open_text(path: Path) -> IO[str]:
+    """A CSV or text file opened for reading, gzip-compressed when its name ends in .gz."""
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", newline="", encoding="utf-8")
+    return path.open(newline="", encoding="utf-8")
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -7,7 +7,6 @@ import pytest
 
 from lib.benchmark.core import btd
 from lib.benchmark.games.ladder import (
-    ANCHOR_ELO,
     CONDITION_TAU,
     Rung,
     anchor_of,
@@ -32,7 +31,8 @@ def test_default_rungs_are_reproducible_from_random_to_full_strength() -> None:
     # No UCI_Elo or Skill Level rung: their moves are seeded from the clock.
     assert not any("elo=" in r.spec or "skill=" in r.spec for r in rungs)
     assert len({r.name for r in rungs}) == len(rungs)
-    assert rungs[anchor_of(rungs)].anchor == ANCHOR_ELO
+    # The random mover is the zero, exactly.
+    assert anchor_of(rungs) == 0 and rungs[0].anchor == 0
 
 
 def test_pairs_are_neighbours_and_next_neighbours() -> None:

@@ -18,6 +18,7 @@ from lib.cli import non_negative_float, non_negative_int, positive_float, positi
 from lib.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[3]  # the repository: committed ladder and fits
+LADDER_GAMES = "ladder_games.csv.gz"  # the calibration games, beside the ladder (gzip CSV)
 OPENROUTER = "https://openrouter.ai/api/v1"
 STEP04_PUZZLES = Path("output/lichess_puzzles.csv")  # generate.py's step 04 output
 SHARED_PUZZLES = (ROOT.parent / "shared/data/lichess/puzzles"

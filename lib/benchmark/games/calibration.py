@@ -1,10 +1,12 @@
 """Calibrate the ladder: games between rungs, kept in a committed results file, fitted jointly.
 
-`ladder_games.csv` holds one row per calibration game (pair, colours, opening, result, plies,
-termination, engine). `calibrate` adds games to it: the pairs come from `design.choose`, the
-games run on the Dask cluster (`lib.cluster`, `match.play_job`), and the client appends each
-finished game to a log in the store (SQLite, one commit per game, so Ctrl-C or kill -9 loses
-none). The games file is rewritten (sorted, to a temporary name, renamed) once at the end, on
+`ladder_games.csv.gz` holds one row per calibration game (pair, colours, opening, result,
+plies, termination, engine): a CSV, gzip-compressed so that tens of thousands of games stay a
+small file (`gzip -dc ladder_games.csv.gz | less` reads it; a name without .gz is plain
+CSV). `calibrate` adds games to it: the pairs come from `design.choose`, the games run on the
+Dask cluster (`lib.cluster`, `match.play_job`), and the client appends each finished game
+to a log in the store (SQLite, one commit per game, so Ctrl-C or kill -9 loses none). The
+games file is rewritten (sorted, to a temporary name, renamed) once at the end, on
 Ctrl-C, and every MERGE_EVERY_S seconds of a long run: its bytes never depend on the order
 games finished in. The plan of a run is kept in the store until all its games are in the file:
 a rerun finishes that plan instead of making a new one, so an interrupted run ends
@@ -15,9 +17,12 @@ every game of the current engine.
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
+import io
 import logging
 import time
+import zlib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -42,7 +47,7 @@ from lib.benchmark.games.match import GameJob, play_job
 from lib.cluster import ClusterSettings, EngineCluster
 from lib.engine import EngineSettings
 from lib.errors import DataError, FitError
-from lib.files import remove_stale_temps, write_csv
+from lib.files import atomic_write, open_text, remove_stale_temps, write_csv
 from lib.kvstore import JsonStore
 
 log = logging.getLogger(__name__)
@@ -66,7 +71,7 @@ class CalibrationConfig:
 
 @dataclass(frozen=True, order=True)
 class CalibrationGame:
-    """One row of ladder_games.csv; the field order is the file's sort order."""
+    """One row of the games file; the field order is the file's sort order."""
 
     condition: str  # the start condition: standard (book openings), chess960, midgame
     weak: str  # the pair's rungs by name, weaker first (ladder order)
@@ -94,9 +99,9 @@ def read_games(path: Path) -> list[CalibrationGame]:
     if not path.exists():
         return []
     try:
-        with path.open(newline="", encoding="utf-8") as handle:
+        with open_text(path) as handle:
             rows = list(csv.DictReader(handle))
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
         raise DataError(f"cannot read the calibration games {path}: {exc}") from exc
     if rows and set(GAME_FIELDS) - set(rows[0]):
         raise DataError(f"{path}: not a calibration games file (columns {GAME_FIELDS})")
@@ -116,8 +121,17 @@ def read_games(path: Path) -> list[CalibrationGame]:
 
 
 def write_games(path: Path, games: list[CalibrationGame]) -> None:
-    """The games file, sorted (the order never depends on which game finished first)."""
-    write_csv(path, GAME_FIELDS, (asdict(g) for g in sorted(games)))
+    """The games file, sorted (the order never depends on which game finished first); under
+    a .gz name compressed with no time stamp, so that the same games give the same bytes."""
+    if path.suffix != ".gz":
+        write_csv(path, GAME_FIELDS, (asdict(g) for g in sorted(games)))
+        return
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=GAME_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(asdict(g) for g in sorted(games))
+    with atomic_write(path, "wb") as handle:
+        handle.write(gzip.compress(text.getvalue().encode("utf-8"), mtime=0))
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from typing import Any
 from lib.benchmark.core import btd
 from lib.benchmark.core.cli import (
     EXIT_INCOMPLETE,
+    LADDER_GAMES,
     ROOT,
     add_chat_args,
     chat_config,
@@ -22,8 +23,6 @@ from lib.benchmark.games import book, design
 from lib.benchmark.games.calibration import CalibrationConfig, Usable, calibrate
 from lib.benchmark.games.game import PLY_CAP, midgame_starts
 from lib.benchmark.games.ladder import (
-    ANCHOR_ELO,
-    ANCHOR_NODES,
     Ladder,
     check_engine,
     condition_path,
@@ -56,7 +55,7 @@ from lib.files import (
 log = logging.getLogger(__name__)
 
 LADDER = ROOT / "ladder.csv"  # the committed, calibrated ladder (derived from GAMES)
-GAMES = ROOT / "ladder_games.csv"  # the committed calibration games
+GAMES = ROOT / LADDER_GAMES  # the committed calibration games
 BOOK = ROOT / "openings.csv"  # the committed opening book
 BOOK_SIZE = 600
 BOOK_SOURCES = (ROOT.parent / "shared" / "data" / "lichess" / "games",
@@ -204,8 +203,8 @@ def add_calibrate_parser(commands: Any) -> None:
         description="Add games between the ladder's rungs (random mover, mix rungs, "
         "node-limited Stockfish, one thread each) to the calibration games file, choosing "
         "the pairs that shrink the ladder's largest uncertainty most, then fit every game "
-        "jointly (BTD with draws, anchored at Stockfish at "
-        f"{ANCHOR_NODES:,} nodes = {ANCHOR_ELO}) and write the ladder and its covariance. "
+        "jointly (BTD with draws, the random mover at 0 exactly) and write the ladder and its "
+        "covariance. "
         "Each finished game is written at once, so Ctrl-C or kill -9 loses none; rerun the "
         "same command to finish. With --add-games 0 (the default) it only refits.")
     p.add_argument("--add-games", type=non_negative_int, default=0,
@@ -232,7 +231,7 @@ def add_calibrate_parser(commands: Any) -> None:
                    "anchored")
     p.add_argument("--games-file", type=Path, default=GAMES,
                    help="the calibration games, read and extended (default: the committed "
-                   "ladder_games.csv)")
+                   "ladder_games.csv.gz; a name without .gz is plain CSV)")
     p.add_argument("--ladder", type=Path, default=None,
                    help="the ladder written, with NAME_cov.csv beside it (default: the "
                    "committed ladder.csv for its engine, else ladder@ENGINE.csv beside it)")

@@ -15,10 +15,11 @@ import numpy as np
 
 from lib.benchmark.core import btd
 
-GOAL_LOW = 50.0  # the 90% half-width goal of rungs up to GOAL_SPLIT Elo ...
+GOAL_LOW = 35.0  # the 90% half-width goal of rungs up to GOAL_SPLIT Elo ...
 GOAL_HIGH = 80.0  # ... and above it
 GOAL_SPLIT = 2000.0
-PLAN_GAP = 150.0  # planning gap between adjacent rungs before they are measured
+PLAN_GAP = 125.0  # planning gap between adjacent rungs before they are measured (the
+# default ladder's RUNG_GAP, by which its rungs were chosen)
 PLAN_NU = 0.5  # planning draw parameter before it is measured
 
 

@@ -3,16 +3,19 @@ node-limited full-strength Stockfish, and its calibrated Elos with their covaria
 
 Rungs, weakest first: a uniformly random mover; "mix" rungs that play a seeded random move
 with a set probability and Stockfish's best move at MIX_NODES otherwise; full-strength
-Stockfish limited by nodes (one thread, fixed hash cleared between games). Every rung's moves
-reproduce from the game's key. UCI_Elo / Skill Level settings are not rungs: their move
+Stockfish limited by nodes (one thread, fixed hash cleared before every move). Every rung's
+moves reproduce from the game's key. UCI_Elo / Skill Level settings are not rungs: their move
 choice is seeded from the clock, so their games cannot be replayed.
 
-The scale: Elo differences of the BTD model (`core/btd.py`), with one rung fixed. The anchor is
-Stockfish at ANCHOR_NODES nodes, set to ANCHOR_ELO so that the random mover came out near 0 in
-the first calibration: a model's game Elo reads as "Elo above a random mover", on a ladder of
-one engine version. It is not Lichess, FIDE or CCRL: those pools share no games with this one.
-The anchor sits in the middle of the chain, so that the errors of rungs at both ends grow from
-the middle rather than from one end. A rung's interval is relative to the anchor.
+The scale: Elo differences of the BTD model (`core/btd.py`) with the random mover fixed at 0,
+exactly: a game Elo is "Elo above a random mover", the scale's zero is where language models
+play today, and it is the same player on every machine and every engine version, so ladders
+of different Stockfish builds share their zero. A rung's interval is relative to it. It is not
+Lichess, FIDE or CCRL: those pools share no games with this one.
+
+The rungs were chosen from the first ladder's measurements (ladder 1, anchored at Stockfish
+at 1,000 nodes = 2600; README's design history): adjacent rungs about RUNG_GAP apart, so that
+each expects 30-70% against the next, from the random mover to above 3000.
 
 Files: `ladder_games.csv` (every calibration game, committed; see calibration.py) is the
 data; `ladder.csv` (one row per rung) and `ladder_cov.csv` (the rungs' covariance, Elo^2)
@@ -38,14 +41,13 @@ from lib.errors import DataError, FitError
 from lib.files import write_csv
 
 MIX_NODES = 1_000  # the engine half of a mix rung: weak but instant
-# Random-move shares of the mix rungs, and node counts of the Stockfish rungs. A pilot
-# calibration (235 games, README) measured gaps of 200-600 Elo where these had rungs twice
-# as far apart (mix 60-50, 20-10, 10-0; each doubling of nodes from 1k to 16k), so those
-# gaps are split: steps of sqrt(2) in nodes, and mix rungs 55, 25, 15 and 5.
-MIX_PERCENTS = (95, 90, 80, 70, 60, 55, 50, 40, 30, 25, 20, 15, 10, 5)
-NODE_COUNTS = (1_000, 1_400, 2_000, 2_800, 4_000, 5_600, 8_000, 11_000, 16_000)
-ANCHOR_NODES = 1_000  # the rung that fixes the scale ...
-ANCHOR_ELO = 2_600  # ... at this Elo: the pilot put the random mover 2622 +- 656 below it
+RUNG_GAP = 125  # Elo: the aimed gap between adjacent rungs (150 = 70% expected score)
+# Random-move shares of the mix rungs, and node counts of the Stockfish rungs: a monotone
+# curve through ladder 1's Elos of its mix rungs (random share -> Elo) read at RUNG_GAP steps
+# from the random mover; nodes in steps of 1.3x (ladder 1: about 300 Elo per doubling).
+MIX_PERCENTS = (94, 90, 84, 78, 72, 67, 62, 57, 52, 47, 42, 35, 28, 23, 18, 13, 8, 5, 3, 1)
+NODE_COUNTS = (1_000, 1_300, 1_700, 2_200, 2_900, 3_800)
+ZERO_ELO = 0  # the random mover's Elo: the scale's zero, exact
 LADDER_FIELDS = ["rung", "spec", "anchor", "elo", "lo", "hi", "games", "score", "nu", "engine"]
 
 
@@ -55,7 +57,8 @@ class Rung:
 
     name: str  # versioned: a changed spec gets a new name
     spec: str  # a player spec that make_player accepts
-    anchor: int | None = None  # the Elo that fixes the scale, on the anchor rung only
+    anchor: int | None = None  # the Elo that fixes the scale, on the anchor rung only (the
+    # random mover's 0 on the default ladder)
     elo: float = float("nan")  # measured by calibrate
     lo: float = float("nan")  # 90% interval, relative to the anchor
     hi: float = float("nan")
@@ -64,13 +67,12 @@ class Rung:
 
 
 def default_rungs() -> list[Rung]:
-    """Random, the mix rungs, Stockfish at each of NODE_COUNTS; the anchor at ANCHOR_NODES."""
-    rungs = [Rung("random@1", "random")]
+    """The random mover (the anchor, at 0), the mix rungs, Stockfish at each of NODE_COUNTS."""
+    rungs = [Rung("random@1", "random", ZERO_ELO)]
     for percent in MIX_PERCENTS:
         rungs.append(Rung(f"mix{percent}@1", f"mix:random={percent},nodes={MIX_NODES}"))
     for nodes in NODE_COUNTS:
-        rungs.append(Rung(f"nodes{nodes / 1000:g}k@1", f"stockfish:nodes={nodes}",
-                          ANCHOR_ELO if nodes == ANCHOR_NODES else None))
+        rungs.append(Rung(f"nodes{nodes / 1000:g}k@1", f"stockfish:nodes={nodes}"))
     return rungs
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,10 @@ from typing import Any
 import chess
 import chess.pgn
 
+from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.core.scoring import CELLS, MIN_INTERVAL_N
 from lib.errors import DataError
+from lib.files import open_text
 
 log = logging.getLogger(__name__)
 
@@ -225,22 +228,24 @@ LADDER_COLUMNS = ("rung", "spec", "anchor", "elo", "lo", "hi", "games", "engine"
 
 
 def _csv_rows(path: Path, columns: tuple[str, ...]) -> list[dict[str, str]]:
-    """A CSV file's rows (DataError naming the file when a column is missing)."""
+    """A CSV file's rows, gzip-compressed or not (DataError naming the file when a column is
+    missing)."""
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
+        with open_text(path) as handle:
             reader = csv.DictReader(handle)
             missing = [c for c in columns if c not in (reader.fieldnames or [])]
             if missing:
                 raise DataError(f"{path}: no column {', '.join(missing)}")
             return list(reader)
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+    except (OSError, UnicodeDecodeError, csv.Error, EOFError, zlib.error) as exc:
         raise DataError(f"{path}: cannot read it ({exc})") from exc
 
 
 def ladder_view(ladder: Path) -> dict[str, Any]:
-    """ladder.csv's rungs and, from ladder_games.csv beside it, the games of every pair."""
+    """ladder.csv's rungs and, from the calibration games beside it, the games of every
+    pair."""
     rungs = _csv_rows(ladder, LADDER_COLUMNS)
-    games_file = ladder.with_name("ladder_games.csv")
+    games_file = ladder.with_name(LADDER_GAMES)
     pairs: Counter[tuple[str, str, str]] = Counter()
     if games_file.is_file():
         for row in _csv_rows(games_file, ("condition", "weak", "strong")):
