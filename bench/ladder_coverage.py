@@ -1,20 +1,23 @@
 """Game Elo end to end, the ladder's error included: coverage of play's 90% intervals.
 
-Each run re-measures the ladder as it was really measured (every pair and game count of
-ladder_games.csv, outcomes drawn from the committed ladder's Elos taken as the truth), refits
-it (Elos and covariance), then rates a simulated player of known Elo against the refitted
-ladder with play's sampler and stop rule, outcomes from the true Elos of the rungs it chose.
-A ladder measured with too few games shows up here as undercoverage unless its error is in
-the interval. Goals (issue 21): coverage 87-93% at every true Elo; reported with the median
-games to stop and how often the ladder alone was the limit. Rank probabilities: two players
-at most 150 Elo apart rated against one re-measured ladder, compared with the leaderboard's
-shared-ladder draws; the event "A above B" stated at p should happen about p of the time.
+Each run draws the rungs' true Elos from the committed ladder's own posterior (its Elos and
+covariance, the random mover fixed at 0), re-measures the ladder as it was really measured
+(every pair and game count of the games file, outcomes drawn from those true Elos), refits it
+(Elos and covariance), then rates a simulated player of known Elo against the refitted ladder
+with play's sampler and stop rule, outcomes from the true Elos of the rungs it chose. A ladder
+measured with too few games shows up here as undercoverage unless its error is in the
+interval. Goals (issue 29): coverage 87-93% at every true Elo 0, 200, ..., 2800; a median
+total half-width (the ladder's part included) of 70 or less in a median of at most 150 games
+at true Elos 0-2000; reported with the share of runs stopped by the ladder. Rank
+probabilities: two players at most 150 Elo apart rated against one re-measured ladder,
+compared with the leaderboard's shared-ladder draws; the event "A above B" stated at p should
+happen about p of the time.
 """
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -48,10 +51,21 @@ class Run:
     covered: bool
     one_sided: bool
     games: int
+    half_width: float  # the total 90% half-width, the ladder's part included (NaN: one-sided)
     limited: bool
     mean: float  # NaN for a one-sided result
     weights: np.ndarray  # dR/dE over the refitted ladder's rungs (in the truth's order)
     own_sd: float
+
+
+def draw_truth(ladder: Ladder, rng: np.random.Generator) -> Ladder:
+    """True rung Elos drawn from the ladder's posterior (normal: its Elos and covariance; the
+    anchor, with no variance, stays where it is)."""
+    values, vectors = np.linalg.eigh(ladder.cov)
+    root = vectors * np.sqrt(np.clip(values, 0, None))
+    elos = ladder.elos + root @ rng.standard_normal(len(values))
+    rungs = [replace(r, elo=float(e)) for r, e in zip(ladder.rungs, elos, strict=True)]
+    return Ladder(rungs, ladder.nu, ladder.engine, ladder.cov)
 
 
 def remeasure(truth: Ladder, games: Usable, rng: np.random.Generator) -> Ladder:
@@ -83,25 +97,32 @@ def rate_player(true_elo: float, truth: Ladder, measured: Ladder, target: float,
     for name, w in zip((r.name for r in measured.rungs),
                        ladder_weights(opponents, post.mean, config), strict=True):
         weights[order[name]] = w
-    return Run(covers(est, true_elo), est.kind in (BELOW, ABOVE), len(scores),
+    one = est.kind in (BELOW, ABOVE)
+    return Run(covers(est, true_elo), one, len(scores),
+               float("nan") if one else post.half_width,
                limited_by_ladder(post, config), est.mean, weights,
                float(np.sqrt(max(post.sd ** 2 - post.ladder ** 2, 0))))
 
 
-def coverage(truth: Ladder, games: Usable, true_elo: float, runs: int, target: float,
+def coverage(ladder: Ladder, games: Usable, true_elo: float, runs: int, target: float,
              seed: int) -> list[Run]:
-    """`runs` end-to-end runs at one true Elo."""
+    """`runs` end-to-end runs at one true Elo, each on its own truth drawn from `ladder`."""
     rng = np.random.default_rng([seed, int(true_elo)])
-    return [rate_player(true_elo, truth, remeasure(truth, games, rng), target, rng,
-                        seed * 1_000_003 + i) for i in range(runs)]
+    out = []
+    for i in range(runs):
+        truth = draw_truth(ladder, rng)
+        out.append(rate_player(true_elo, truth, remeasure(truth, games, rng), target, rng,
+                               seed * 1_000_003 + i))
+    return out
 
 
-def rank_calibration(truth: Ladder, games: Usable, runs: int, target: float,
+def rank_calibration(ladder: Ladder, games: Usable, runs: int, target: float,
                      seed: int) -> list[tuple[float, bool]]:
     """(stated P(A above B), whether A was truly above B) for pairs rated on one ladder."""
     rng = np.random.default_rng([seed, 7])
     out = []
     for i in range(runs):
+        truth = draw_truth(ladder, rng)
         measured = remeasure(truth, games, rng)
         a = rng.uniform(800, 2400)
         b = a + rng.uniform(-CLOSE, CLOSE)  # close enough that the order is in doubt
@@ -127,28 +148,29 @@ def main() -> None:
     """Print coverage per true Elo, games, how often the ladder limited, rank calibration."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=500, help="runs per true Elo (default 500)")
-    p.add_argument("--elos", type=float, nargs="*", default=[0, 400, 800, 1200, 1600, 2000,
-                                                              2400, 2800])
+    p.add_argument("--elos", type=float, nargs="*", default=list(range(0, 2801, 200)))
     p.add_argument("--target", type=float, default=70.0)
     p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv")
     p.add_argument("--games", type=Path, default=ROOT / LADDER_GAMES)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
-    truth = load_ladder(args.ladder)
-    games = usable(truth.rungs, read_games(args.games), truth.engine)
-    print(f"ladder {args.ladder.name}: {len(truth.rungs)} rungs re-measured from "
-          f"{len(games.weak)} games each run; target +-{args.target:.0f}; {args.runs} runs "
-          "per true Elo")
+    ladder = load_ladder(args.ladder)
+    games = usable(ladder.rungs, read_games(args.games), ladder.engine)
+    print(f"ladder {args.ladder.name}: {len(ladder.rungs)} rungs, true Elos drawn from its "
+          f"posterior and re-measured from {len(games.weak)} games each run; target "
+          f"+-{args.target:.0f}; {args.runs} runs per true Elo")
     if args.elos:
-        print("| true Elo | coverage | one-sided | median games | ladder the limit |\n"
-              "|---|---|---|---|---|")
+        print("| true Elo | coverage | one-sided | median games | median half-width (total) "
+              "| stopped by the ladder |\n|---|---|---|---|---|---|")
     for elo in args.elos:
-        result = coverage(truth, games, elo, args.runs, args.target, args.seed)
+        result = coverage(ladder, games, elo, args.runs, args.target, args.seed)
+        widths = [r.half_width for r in result if not r.one_sided]
         print(f"| {elo:.0f} | {np.mean([r.covered for r in result]):.1%} | "
               f"{np.mean([r.one_sided for r in result]):.1%} | "
               f"{np.median([r.games for r in result]):.0f} | "
+              f"{np.median(widths) if widths else float('nan'):.0f} | "
               f"{np.mean([r.limited for r in result]):.1%} |", flush=True)
-    pairs = rank_calibration(truth, games, args.runs, args.target, args.seed)
+    pairs = rank_calibration(ladder, games, args.runs, args.target, args.seed)
     stated = np.array([p for p, _ in pairs])
     happened = np.array([h for _, h in pairs])
     print("\n| stated P(A above B) | pairs | happened |\n|---|---|---|")

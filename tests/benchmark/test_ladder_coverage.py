@@ -2,17 +2,17 @@
 
 import numpy as np
 
-from bench.ladder_coverage import coverage, remeasure
+from bench.ladder_coverage import coverage, draw_truth, remeasure
 from lib.benchmark.games.calibration import Usable
 from lib.benchmark.games.ladder import Ladder, Rung, pairs
 
 NAMES = ["r0", "r1", "r2", "r3", "r4", "r5"]
-TRUE = [300.0, 650.0, 1000.0, 1300.0, 1650.0, 2000.0]
+TRUE = [0.0, 350.0, 700.0, 1000.0, 1350.0, 1700.0]  # r0 (the random mover) is the zero
 
 
 def _truth() -> tuple[Ladder, Usable]:
-    rungs = [Rung(n, "random", 1000 if n == "r2" else None, e) for n, e in zip(NAMES, TRUE,
-                                                                             strict=True)]
+    rungs = [Rung(n, "random", 0 if n == "r0" else None, e)
+             for n, e in zip(NAMES, TRUE, strict=True)]
     chain = [p for p in pairs(6) for _ in range(12)]  # a thinly measured ladder
     weak, strong = (np.array(x) for x in zip(*chain, strict=True))
     truth = Ladder(rungs, 0.4, "sim", np.zeros((6, 6)))
@@ -23,16 +23,30 @@ def test_a_remeasured_ladder_is_anchored_and_near_the_truth() -> None:
     truth, games = _truth()
     measured = remeasure(truth, games, np.random.default_rng(1))
     by_name = {r.name: r for r in measured.rungs}
-    assert by_name["r2"].elo == 1000 and measured.cov.shape == (6, 6)
+    assert by_name["r0"].elo == 0 and measured.cov.shape == (6, 6)
     assert all(abs(by_name[n].elo - e) < 3 * (by_name[n].hi - by_name[n].elo) + 1
-               for n, e in zip(NAMES, TRUE, strict=True) if n != "r2")
+               for n, e in zip(NAMES, TRUE, strict=True) if n != "r0")
+
+
+def test_true_elos_are_drawn_from_the_ladders_posterior() -> None:
+    """The truth of a run is one draw of the ladder's own posterior: over many draws, its
+    mean and covariance are the ladder's, and the zero stays exact."""
+    truth, games = _truth()
+    measured = remeasure(truth, games, np.random.default_rng(2))
+    rng = np.random.default_rng(5)
+    draws = np.array([draw_truth(measured, rng).elos for _ in range(4000)])
+    assert np.all(draws[:, 0] == 0)
+    sd = np.sqrt(np.diag(measured.cov))
+    assert np.allclose(draws.mean(axis=0), measured.elos, atol=4 * sd.max() / np.sqrt(4000))
+    assert np.allclose(np.cov(draws.T), measured.cov, rtol=0.1, atol=0.1 * sd.max() ** 2)
 
 
 def test_intervals_with_the_ladders_error_cover_on_a_thin_ladder() -> None:
     """12 games per pair leave the rungs +-100-200 uncertain: treated as exact, a +-70
     interval would often miss; with the ladder's error inside it covers about 90%."""
     truth, games = _truth()
-    runs = coverage(truth, games, 1400.0, 60, 70.0, seed=3)
+    runs = coverage(remeasure(truth, games, np.random.default_rng(1)), games, 1100.0, 60, 70.0,
+                    seed=3)
     rate = np.mean([r.covered for r in runs])
     assert 0.75 <= rate <= 1.0
     assert np.mean([r.limited for r in runs]) > 0.5  # the ladder, not the games, is the limit

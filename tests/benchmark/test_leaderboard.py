@@ -22,11 +22,18 @@ def _elo(mean: float | None, lo: float | None, hi: float | None, kind: str = "in
     return {"mean": mean, "lo": lo, "hi": hi, "kind": kind, "text": text}
 
 
+# The standard ladder as a play result keeps it: the random mover fixed at 0 (no variance).
+CURRENT = {"names": ["random@1", "mix50@1"], "elos": [0, 1200], "cov": [[0, 0], [0, 900]]}
+# Ladder 1's zero: Stockfish at 1,000 nodes fixed at 2600, the random mover measured.
+LADDER_1 = {"names": ["random@1", "nodes1k@1"], "elos": [-1, 2600],
+            "cov": [[12700.5, 0], [0, 0]]}
+
+
 def _games(path: Path, model: str, elo: dict, games: int, condition: str = "standard",
-           digest: str | None = None, complete: bool = True) -> None:
+           digest: str | None = None, complete: bool = True, ladder: dict = CURRENT) -> None:
     path.write_text(json.dumps({
         "kind": "games", "schema_version": 1, "model": model, "complete": complete,
-        "questions_sha256": digest, "conditions": {condition: {
+        "questions_sha256": digest, "ladder": ladder, "conditions": {condition: {
             "elo": elo, "games": games, "aborted": 0 if complete else 1, "w": games // 2,
             "d": 0, "l": games - games // 2}}}))
 
@@ -80,6 +87,28 @@ def test_leaderboard_ranks_every_kind_with_probabilities_and_daggers(tmp_path: P
     assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
                            str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
     assert {n: (tmp_path / n).read_bytes() for n in drawn} == drawn
+
+
+def test_runs_on_a_ladder_with_another_zero_are_listed_apart_unranked(tmp_path: Path) -> None:
+    _games(tmp_path / "a.json", "model-a", _elo(1500, 1450, 1550), 100)
+    _games(tmp_path / "b.json", "model-b", _elo(1400, 1350, 1450), 100)
+    _games(tmp_path / "old.json", "model-old", _elo(1450, 1400, 1500), 100, ladder=LADDER_1)
+    _games(tmp_path / "older.json", "model-older", _elo(900, 850, 950), 100, ladder=LADDER_1)
+    assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
+                           str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
+    md = (tmp_path / "leaderboard.md").read_text()
+    current = md.split("## Game Elo against")[1].split("##")[0]
+    earlier = md.split("## Game Elo on an earlier ladder")[1].split("##")[0]
+    assert "model-a" in current and "model-b" in current and "model-old" not in current
+    rows = [line.split(" | ") for line in earlier.splitlines() if "model-" in line]
+    assert [r[1] for r in rows] == ["model-old", "model-older"]
+    # Each marked with its ladder's zero; no probability, no rank.
+    assert all(r[2] == "standard; zero nodes1k@1 = 2600" for r in rows)
+    assert all(r[-2] == "" and r[-1].rstrip(" |") == "" for r in rows)
+    # model-a's P(> next) is against model-b (1400), not the earlier ladder's 1450.
+    first = next(line.split(" | ") for line in current.splitlines() if "model-a" in line)
+    assert float(first[-2]) == pytest.approx(stats.norm.cdf(100 / (50 / Z * 2 ** 0.5)),
+                                             abs=0.02)
 
 
 def test_the_dagger_follows_seed_003s_rule() -> None:

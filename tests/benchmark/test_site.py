@@ -7,6 +7,8 @@ output/screenshots/ for a person to look at."""
 
 from __future__ import annotations
 
+import gzip
+import html
 import json
 import os
 import shutil
@@ -19,6 +21,8 @@ import numpy as np
 import pytest
 
 import benchmark
+from lib.benchmark.core.cli import LADDER_GAMES
+from lib.benchmark.games.ladder import default_rungs
 from lib.benchmark.leaderboard.views import evolution, ladder_view
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.browser import Browser, find_chromium
@@ -251,12 +255,35 @@ def test_a_result_of_an_older_version_is_listed_without_a_page(site, tmp_path: P
     assert f'href="runs/{play.stem}.html"' not in index and "puzzles__" in index
 
 
+def test_a_play_run_on_a_ladder_with_another_zero_is_marked_and_not_ranked(
+        site, tmp_path: Path) -> None:
+    results, _ = site
+    old = tmp_path / "results"
+    shutil.copytree(results, old)
+    [play] = old.glob("play__*.json")
+    data = json.loads(play.read_text(encoding="utf-8"))
+    # As ladder 1 kept it: Stockfish at 1,000 nodes fixed at 2600, the random mover measured.
+    data["ladder"] |= {"names": ["random@1", "nodes1k@1"], "elos": [-1, 2600],
+                       "cov": [[12700.5, 0.0], [0.0, 0.0]]}
+    play.write_text(json.dumps(data), encoding="utf-8")
+    out = tmp_path / "site"
+    assert benchmark.main(["report", "--results", str(old), "--out", str(out),
+                           "--puzzles", str(PUZZLES_1K)]) == 0
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "earlier ladder, zero nodes1k@1 = 2600" in index  # the runs table's label
+    scales = index.split('<section class="scale">')[1:]
+    [earlier] = [s for s in scales if "game Elo, earlier ladder" in s]
+    assert html.escape(data["model"]) in earlier and "Rank probabilities" not in earlier
+    assert not any("game Elo (ladder)" in s for s in scales)  # no run on the current one
+
+
 def test_the_ladder_page_counts_every_committed_calibration_game() -> None:
     view = ladder_view(ROOT / "ladder.csv")
     matrix = np.array(view["matrix"])
-    assert len(view["names"]) == 24 and (matrix == matrix.T).all() and not matrix.diagonal().any()
+    assert len(view["names"]) == len(default_rungs())
+    assert (matrix == matrix.T).all() and not matrix.diagonal().any()
     names = set(view["names"])
-    with open(ROOT / "ladder_games.csv", encoding="utf-8") as handle:
+    with gzip.open(ROOT / LADDER_GAMES, "rt", encoding="utf-8") as handle:
         rows = [line.split(",") for line in handle][1:]
     on_rungs = sum(r[0] == "standard" and r[1] in names and r[2] in names for r in rows)
     assert matrix.sum() == 2 * on_rungs and view["games"] == len(rows)

@@ -222,6 +222,17 @@ def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
     return out
 
 
+def games_to_goal(ladder: Ladder, games: list[CalibrationGame],
+                  condition: str = Condition.STANDARD) -> int:
+    """The planner's estimate of the games still needed for every rung of a fitted ladder to
+    meet its goal (design.goals), played as `plan` would choose them."""
+    use = usable(ladder.rungs, games, ladder.engine, condition)
+    info = design.information(ladder.elos, ladder.nu, use.weak, use.strong)
+    total, _ = design.games_to_goal(ladder.elos, ladder.nu, info, anchor_of(ladder.rungs),
+                                    pairs(len(ladder.rungs)), step=500)
+    return total
+
+
 def _prior_information(rungs: list[Rung], standard: Usable, elos: np.ndarray,
                        nu: float) -> np.ndarray:
     """The precision of rate_in_condition's prior (standard games' information, widened by

@@ -20,9 +20,16 @@ from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.turns import RETRIES, Condition
 from lib.benchmark.games import book, design
-from lib.benchmark.games.calibration import CalibrationConfig, Usable, calibrate
+from lib.benchmark.games.calibration import (
+    CalibrationConfig,
+    Usable,
+    calibrate,
+    games_to_goal,
+    read_games,
+)
 from lib.benchmark.games.game import PLY_CAP, midgame_starts
 from lib.benchmark.games.ladder import (
+    RUNG_SPACING,
     Ladder,
     check_engine,
     condition_path,
@@ -309,22 +316,34 @@ def calibrate_command(args: argparse.Namespace) -> None:
                             args.add_games, engine)
     paths = write_ladder(ladder_path, ladder)
     print(ladder_table(ladder, use))
+    if condition == Condition.STANDARD:
+        more = games_to_goal(ladder, read_games(args.games_file))
+        print("every rung meets its goal" if not more else
+              f"to meet every goal: about {more:,} more games (the planner's estimate, in "
+              "steps of 500)")
     print(f"wrote {', '.join(str(p) for p in paths)} from {len(use.weak)} {args.condition} "
           f"games in {args.games_file}")
 
 
 def ladder_table(ladder: Ladder, use: Usable) -> str:
-    """The rungs, their intervals against the goals, and each adjacent expected score."""
+    """The rungs, their intervals against the goals, and each adjacent gap with its
+    expected score (! outside RUNG_SPACING)."""
     goal = design.goals(ladder.elos)
     lines = []
     for i, rung in enumerate(ladder.rungs):
         half = (rung.hi - rung.lo) / 2
-        above = "" if i + 1 == len(ladder.rungs) else (
-            f"  {btd.expected_score(rung.elo - ladder.rungs[i + 1].elo, ladder.nu):4.0%} vs next")
+        above = ""
+        if i + 1 < len(ladder.rungs):
+            gap = ladder.rungs[i + 1].elo - rung.elo
+            score = btd.expected_score(-gap, ladder.nu)
+            lo, hi = RUNG_SPACING
+            mark = "" if lo <= gap <= hi else " !"
+            above = f"  {gap:4.0f} to next, {score:4.0%}{mark}"
         lines.append(f"{rung.name:12} {rung.elo:6.0f} +-{half:4.0f} (goal {goal[i]:.0f})"
                      f"{'' if half <= goal[i] else ' *'}  {rung.games:5} games{above}")
     left = [f"{n} of another engine version" for n in [use.other_engine] if n] + \
         [f"{n} with rungs not on the ladder" for n in [use.other_rungs] if n]
-    lines.append(f"draw parameter nu = {ladder.nu:.3f}; * misses its goal"
+    lines.append(f"draw parameter nu = {ladder.nu:.3f}; * misses its goal; ! a gap outside "
+                 f"{RUNG_SPACING[0]:.0f}-{RUNG_SPACING[1]:.0f} Elo"
                  + (f"; games left out: {', '.join(left)}" if left else ""))
     return "\n".join(lines)

@@ -48,6 +48,8 @@ RUNG_GAP = 125  # Elo: the aimed gap between adjacent rungs (150 = 70% expected 
 MIX_PERCENTS = (94, 90, 84, 78, 72, 67, 62, 57, 52, 47, 42, 35, 28, 23, 18, 13, 8, 5, 3, 1)
 NODE_COUNTS = (1_000, 1_300, 1_700, 2_200, 2_900, 3_800)
 ZERO_ELO = 0  # the random mover's Elo: the scale's zero, exact
+RUNG_SPACING = (50.0, 150.0)  # Elo: the gaps between adjacent rungs that inform (150: the
+# weaker expects 30%); nearer rungs are one player twice, farther ones a blind spot
 LADDER_FIELDS = ["rung", "spec", "anchor", "elo", "lo", "hi", "games", "score", "nu", "engine"]
 
 

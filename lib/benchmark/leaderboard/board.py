@@ -2,17 +2,20 @@
 interval, the probability of being stronger than the next entry, a rank interval and seed
 003's low-confidence dagger; markdown, SVG and PNG.
 
-Scales differ and are never mixed: game Elo is on the ladder's scale, puzzle Elo on Lichess's
-puzzle-rating scale, the human-calibrated Elo on Lichess's game-rating scale. Each is ranked
-in its own table. Rank figures use a normal approximation of each 90% interval; an estimate
-bounded on one side only ("below ~N") is placed by its bound and not ranked.
+Scales differ and are never mixed: game Elo is on the ladder's scale (zero at the random
+mover), puzzle Elo on Lichess's puzzle-rating scale, the human-calibrated Elo on Lichess's
+game-rating scale. Each is ranked in its own table. Play runs rated on an earlier ladder with
+another zero (ladder 1 fixed Stockfish at 1,000 nodes at 2600) stay readable: they are listed
+apart, each marked with its ladder's zero, and not ranked. Rank figures use a normal
+approximation of each 90% interval; an estimate bounded on one side only ("below ~N") is
+placed by its bound and not ranked.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +64,26 @@ class LadderPart:
     cov: tuple[tuple[float, ...], ...]  # the rungs' covariance
 
 
+ZERO_RUNG = "random"  # the spec's name of the current ladders' zero: the random mover at 0
+EARLIER = "earlier ladders"  # the table of play runs rated on a ladder with another zero
+
+
+def ladder_zero(ladder: dict[str, Any]) -> str:
+    """The rung a play run's ladder fixed (the one without variance), as 'NAME = ELO'; '' when
+    the result does not say."""
+    names, elos, cov = ladder.get("names"), ladder.get("elos"), ladder.get("cov")
+    if not names or not elos or not cov:
+        return ""
+    fixed = [i for i, row in enumerate(cov) if row[i] == 0]
+    return f"{names[fixed[0]]} = {elos[fixed[0]]}" if len(fixed) == 1 else ""
+
+
+def on_current_scale(result: dict[str, Any]) -> bool:
+    """Whether a play run was rated on a ladder whose zero is the random mover at 0."""
+    name, _, elo = ladder_zero(result.get("ladder", {})).partition(" = ")
+    return name.split("@")[0] == ZERO_RUNG and elo == "0"
+
+
 def place(e: dict[str, Any]) -> float:
     """Where an estimate sits on its scale: its mean, else its bound (-inf for none)."""
     for key in ("mean", "hi" if e.get("kind") == "below" else "lo", "hi", "lo"):
@@ -85,7 +108,7 @@ def ranked(entries: list[Entry], seed: int = 0,
            draws: list[tuple[Entry, Rank]] | None = None) -> list[tuple[Entry, str, str]]:
     """Entries strongest first, each with P(stronger than the next ranked one) and its 90%
     rank interval among the ranked entries ('' when not ranked); `draws`: rank_draws of
-    the same entries, when the caller has them already."""
+    the same entries, when the caller has them already ([]: rank none)."""
     entries = sorted(entries, key=lambda e: (-place(e.elo), e.model, e.label))
     stats = {}
     for e, r in rank_draws(entries, seed) if draws is None else draws:
@@ -121,10 +144,10 @@ def _shared(entries: list[Entry]) -> Shared | None:
     return Shared(np.array([p.weights for p in parts]), np.array(parts[0].cov))
 
 
-def _table(head: list[str], entries: list[Entry], seed: int) -> list[str]:
+def _table(head: list[str], entries: list[Entry], seed: int, rank: bool = True) -> list[str]:
     lines = ["| # | " + " | ".join(head) + " | Elo (90%) | P(> next) | rank (90%) |",
              "|" + "---|" * (len(head) + 4)]
-    for k, (e, above, span) in enumerate(ranked(entries, seed), 1):
+    for k, (e, above, span) in enumerate(ranked(entries, seed, None if rank else []), 1):
         mark = " †" if dagger(e) else ""
         lines.append(f"| {k} | {e.model} | {e.label} | " + " | ".join(e.cells) +
                      f"{' | ' if e.cells else ''}{elo_text(e.elo)}{mark} | {above} | {span} |")
@@ -279,8 +302,11 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
     kinds = _kind_files(out)
     wm = [r for r in kinds["worldmodel"] if r["questions_sha256"] == digest and r["complete"]]
     games = [r for r in kinds["games"] if r["complete"]]
+    earlier = [r for r in games if not on_current_scale(r)]
     tables = {
-        "games": game_entries(games, digest),
+        "games": game_entries([r for r in games if on_current_scale(r)], digest),
+        EARLIER: [replace(e, label=f"{e.label}; zero {ladder_zero(r['ladder']) or 'unknown'}")
+                  for r in earlier for e in game_entries([r], digest)],
         "puzzles": puzzle_entries(kinds["puzzles"], puzzle_digest),
         "human": static_entries(static, "human"),
         "static puzzle": static_entries(static, "puzzle")}
@@ -324,6 +350,9 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
     sections = (
         ("games", "Game Elo against the calibrated ladder (Elo above a random mover)",
          ["model", "condition", "games", "W/D/L"]),
+        (EARLIER, "Game Elo on an earlier ladder (another zero: not comparable with the game "
+         "Elos above, and not ranked; play again to rate on the current ladder)",
+         ["model", "condition; the ladder's zero", "games", "W/D/L"]),
         ("puzzles", "Puzzle Elo, adaptive whole lines (Lichess puzzle-rating scale)",
          ["model", "run", "puzzles", "solved/alternative/failed", "by Lichess's rule"]),
         ("human", "Human-calibrated Elo of the static run (Lichess game-rating scale)",
@@ -335,7 +364,7 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
           "world model"]))
     for key, title, head in sections:
         if tables[key]:
-            out += [f"## {title}", "", *_table(head, tables[key], seed), ""]
+            out += [f"## {title}", "", *_table(head, tables[key], seed, key != EARLIER), ""]
             if key in ("human", "static puzzle"):
                 kind = "human" if key == "human" else "puzzle"
                 cells = [_number(floor.get(m)) for m in SUMMARY_METRICS[:3]
@@ -352,7 +381,9 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
     return "\n".join(out) + "\n"
 
 
-PANELS = (("games", "game Elo (ladder)"), ("puzzles", "puzzle Elo, adaptive"),
+PANELS = (("games", "game Elo (ladder)"),
+          (EARLIER, "game Elo, earlier ladder (another zero; not ranked)"),
+          ("puzzles", "puzzle Elo, adaptive"),
           ("human", "human-calibrated Elo (static)"),
           ("static puzzle", "first-move puzzle Elo (static)"))
 
@@ -365,7 +396,8 @@ def _plot(tables: dict[str, list[Entry]], floor: dict[str, Any], svg: Path, png:
     import matplotlib.pyplot as plt
 
     panels = [(key, title) for key, title in PANELS if tables[key]]
-    rows = {key: [e for e, _, _ in ranked(tables[key])] for key, _ in panels}
+    rows = {key: [e for e, _, _ in ranked(tables[key], draws=None if key != EARLIER else [])]
+            for key, _ in panels}
     for key, kind in (("human", "human"), ("static puzzle", "puzzle")):
         if key in rows and floor["elo"].get(kind):
             rows[key].append(Entry("random mover", "floor", floor["elo"][kind], 0))

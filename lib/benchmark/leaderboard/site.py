@@ -26,11 +26,14 @@ from lib.benchmark.core.elo import LEVEL
 from lib.benchmark.core.results import elo_text
 from lib.benchmark.leaderboard.board import (
     DAGGER_RULE,
+    EARLIER,
     PANELS,
     Board,
     Entry,
     collect,
     dagger,
+    ladder_zero,
+    on_current_scale,
     place,
     rank_draws,
     ranked,
@@ -97,7 +100,9 @@ def _rows(board: Board) -> list[dict[str, Any]]:
         for name, c in r["conditions"].items():
             if c["aborted"] or not c["games"]:
                 continue
-            rows.append({"model": r["model"], "kind": "games", "label": name, "n": c["games"],
+            label = name if on_current_scale(r) else \
+                f"{name}; earlier ladder, zero {ladder_zero(r['ladder']) or 'unknown'}"
+            rows.append({"model": r["model"], "kind": "games", "label": label, "n": c["games"],
                          "page": _page_name(r["_file"]), "settings": r["settings"],
                          "game": c["elo"], "ladder": c.get("ladder", {})})
     for r in board.puzzles:
@@ -115,9 +120,9 @@ def _rows(board: Board) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (r["model"], r["kind"], r["label"]))
 
 
-def _ranking(entries: list[Entry], seed: int) -> dict[str, Any]:
-    """A scale's ranking table and its rank-probability matrix."""
-    draws = rank_draws(entries, seed)  # the joint posterior draws, once for both
+def _ranking(entries: list[Entry], seed: int, rank: bool = True) -> dict[str, Any]:
+    """A scale's ranking table and its rank-probability matrix (none when not `rank`)."""
+    draws = rank_draws(entries, seed) if rank else []  # the joint posterior draws, once
     table = [{"model": e.model, "label": e.label, "n": e.n, "elo": e.elo, "dagger": dagger(e),
               "above": above, "span": span} for e, above, span in ranked(entries, seed, draws)]
     heat = [{"model": e.model, "label": e.label, "p": list(r.probabilities)} for e, r in draws]
@@ -128,14 +133,15 @@ def _references(board: Board, ladder: dict[str, Any], floor: dict[str, Any]
                 ) -> dict[str, list[tuple[str, float]]]:
     """Reference lines per scale: the rungs of the ladder the games were rated on (else
     --ladder's) on the game scale, the random mover's estimate (or bound) on the static ones."""
-    played = next((g["ladder"] for g in board.games if g.get("ladder", {}).get("names")), None)
+    played = next((g["ladder"] for g in board.games
+                   if g.get("ladder", {}).get("names") and on_current_scale(g)), None)
     rungs = (list(zip(played["names"], map(float, played["elos"]), strict=True)) if played
              else [(r["rung"], float(r["elo"])) for r in ladder["rungs"] if r.get("elo")])
     refs: dict[str, list[tuple[str, float]]] = {"games": rungs}
     for key, kind in (("human", "human"), ("static puzzle", "puzzle")):
         value = _elo_value(floor.get("elo", {}).get(kind))
         refs[key] = [] if value is None else [("random mover", value)]
-    refs["puzzles"] = []
+    refs["puzzles"] = refs[EARLIER] = []
     return refs
 
 
@@ -146,7 +152,7 @@ def _index(board: Board, inputs: SiteInputs, ladder: dict[str, Any]) -> dict[str
         entries = board.tables.get(key, [])
         if not entries:
             continue
-        ranking = _ranking(entries, inputs.seed)
+        ranking = _ranking(entries, inputs.seed, key != EARLIER)
         axis = elo_axis([{"model": t["model"], "label": t["label"], **t["elo"]}
                          for t in ranking["table"]], refs[key], CHART_W)  # strongest first
         scales.append({"key": key, "title": title, "axis": axis, **ranking})
