@@ -116,3 +116,25 @@ def test_a_ladder_wider_than_the_target_stops_the_run_and_says_so() -> None:
     # Few games: the player's own part is still wide, so the run goes on.
     post = sampler.posterior(opponents[:12], scores[:12], wide)
     assert not sampler.finished(post, 12, wide)
+
+
+def test_a_ladder_nearly_as_wide_as_the_target_stops_once_it_is_the_larger_part() -> None:
+    """Aimed at the total alone, a ladder of +-57 would need the player's own part within
+    +-41 (about 3 times the games); the run stops once its own part is within the target and
+    no wider than the ladder's."""
+    opponents = [ELOS[5]] * 400
+    scores = [1.0, 0.0, 0.5, 0.5] * 100
+    config = _ladder_config(20.0)
+    stops = []
+    for n in range(20, 401, 4):
+        post = sampler.posterior(opponents[:n], scores[:n], config)
+        if sampler.finished(post, n, config):
+            stops.append((n, post))
+    n, post = stops[0]
+    assert 70 > post.ladder_half_width > 70 / 2 ** 0.5  # narrower than the target alone
+    assert post.half_width > 70 >= post.own_half_width
+    assert post.ladder_half_width >= post.own_half_width
+    assert sampler.limited_by_ladder(post, config)
+    # Four games fewer, the player's own part was still the wider: the run went on.
+    before = sampler.posterior(opponents[:n - 4], scores[:n - 4], config)
+    assert before.own_half_width > before.ladder_half_width

@@ -113,8 +113,9 @@ def add_play_parser(commands: Any) -> None:
                    help=f"a game this many plies long is drawn (default {PLY_CAP})")
     p.add_argument("--target", type=positive_float, default=TARGET,
                    help=f"stop a condition when its 90%% interval is within +-TARGET Elo, "
-                   "or when its own games are and the ladder alone is wider (reported as "
-                   f"'limited by the ladder') (default {TARGET:.0f})")
+                   "the ladder's part included, or when its own games are and the ladder's "
+                   "part is at least as wide as theirs (reported as 'limited by the "
+                   f"ladder') (default {TARGET:.0f})")
     p.add_argument("--max-games", type=positive_int, default=MAX_GAMES,
                    help=f"stop a condition after this many rated games (default {MAX_GAMES})")
     p.add_argument("--prior", type=float, nargs=2, default=(PRIOR.mean, PRIOR.sd),

@@ -6,9 +6,10 @@ Elo from the posterior and play the rung whose expected score against that draw 
 The rungs' Elos are measured, not known: the ladder's covariance (from its calibration) enters
 every interval by the delta method. The MAP rating moves with the rungs' Elos by
 dR/dE_k = I_k / I (I_k: the information of the games against rung k, I: all of it plus the
-prior's), so the ladder adds the variance g' Cov g to the player's own; the stop rule reads
-the total width, and a run whose own width has reached the target while the ladder alone is
-wider than it stops as "limited by the ladder".
+prior's), so the ladder adds the variance g' Cov g to the player's own; the stop rule aims at
+the total width. A run whose own width has reached the target while the ladder's part is at
+least as wide as its own stops as "limited by the ladder": from there more games shrink the
+total little (at most by 1 - 1/sqrt(2) of it) and cost as many as the run so far.
 Several games run at once, so rungs are chosen a batch at a time from the posterior of the
 games finished before the batch, each by its own seeded draw: the schedule depends only on
 the seed, the batch size and the results, never on which game finished first.
@@ -127,8 +128,9 @@ def schedule(done: int, opponents: list[float], scores: list[float], config: Sam
 
 
 def finished(post: btd.Posterior, games: int, config: SamplerConfig) -> bool:
-    """Stop: the interval is narrow enough; or the player's own part is, and the ladder
-    alone is wider than the target (more games cannot help); or the game cap is reached."""
+    """Stop: the interval (the ladder's part included) is narrow enough; or the player's own
+    part is, and the ladder's part is at least as wide (more games help little); or the game
+    cap is reached."""
     if games >= config.max_games:
         return True
     return games >= len(opening_rungs(len(config.elos))) and (
@@ -136,8 +138,10 @@ def finished(post: btd.Posterior, games: int, config: SamplerConfig) -> bool:
 
 
 def limited_by_ladder(post: btd.Posterior, config: SamplerConfig) -> bool:
-    """The ladder alone is wider than the target and the player's own games are not."""
-    return post.ladder_half_width > config.target and post.own_half_width <= config.target
+    """The total is wider than the target, the player's own part is not, and the ladder's
+    part is at least as wide as the player's own."""
+    return (post.half_width > config.target and post.own_half_width <= config.target
+            and post.ladder_half_width >= post.own_half_width)
 
 
 def one_sided(opponents: np.ndarray, scores: np.ndarray, nu: float) -> float:
