@@ -1,18 +1,17 @@
 """The ladder against its goals, and what it would take to reach them.
 
-Reads ladder.csv, its covariance and ladder_games.csv; prints every rung's 90% half-width
-(relative to the anchor) against its goal (<= 50 Elo up to 2000, <= 80 above), each adjacent
-pair's expected score against 25-75%, and how many more games the calibration's own planner
-(design.choose) needs to meet every half-width goal, with the CPU time they would take:
-each game's plies (the mean of the file's games of that pair, or of all games) times the
-nodes searched per ply (the mover's node limit, plus the screened judge's look; its full
-searches, about 17 a game, and every search's overhead left out: a lower bound), at
-Stockfish's own single-thread `bench` speed on this machine.
+Reads ladder.csv, its covariance and the games file; prints every rung's 90% half-width
+(relative to the random mover, the zero) against its goal (<= 35 Elo up to 2000, <= 80 above),
+each adjacent gap against 50-150 Elo (30-70% expected), and how many more games the
+calibration's own planner (design.choose) needs to meet every half-width goal, with the CPU
+time they would take: each game's plies (the mean of the file's games of that pair, or of all
+games) times the nodes searched per ply (the mover's node limit, plus the screened judge's
+look; its full searches, about 17 a game, and every search's overhead left out: a lower bound),
+at Stockfish's own single-thread `bench` speed on this machine.
 
 With --seconds-per-game S (one worker's wall seconds a calibration game, as
-bench/calibration_speed.py measures for the planner's next pairs), it also projects the cost
-of Ladder III's goals (every rung within +-35 of the random mover up to 2000, +-80 above:
-the random mover as the fixed rung) on this ladder's rungs and measured gaps: the games the
+bench/calibration_speed.py measures, or a calibration run's own rate times its workers), it
+also projects the cost of the goals on this ladder's rungs and measured gaps: the games the
 planner needs from the committed games, and from none (a user bringing another engine
 version, whose committed games do not count), as CPU-hours and wall time on 2, 16 and 128
 workers at perfect scaling.
@@ -34,7 +33,14 @@ from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.games import design
 from lib.benchmark.games.calibration import CalibrationGame, read_games, usable
 from lib.benchmark.games.game import SCREEN
-from lib.benchmark.games.ladder import MIX_NODES, Ladder, anchor_of, load_ladder, pairs
+from lib.benchmark.games.ladder import (
+    MIX_NODES,
+    RUNG_SPACING,
+    Ladder,
+    anchor_of,
+    load_ladder,
+    pairs,
+)
 from lib.engine import find_stockfish
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,22 +77,25 @@ def main() -> None:
     goal = design.goals(ladder.elos)
     half = btd.Z90 * np.sqrt(np.diag(ladder.cov))
     scores = adjacent(ladder) + [float("nan")]
+    gaps = np.diff(ladder.elos)
+    lo, hi = RUNG_SPACING
     print(f"{len(ladder.rungs)} rungs, {len(use.weak)} games ({ladder.engine}), nu "
           f"{ladder.nu:.3f}\n")
-    print("| rung | Elo | 90% half-width | goal | games | expected vs next |\n"
+    print("| rung | Elo | 90% half-width | goal | games | gap to next (expected) |\n"
           "|---|---|---|---|---|---|")
-    for r, h, g, s in zip(ladder.rungs, half, goal, scores, strict=True):
-        shown = "" if np.isnan(s) else f"{s:.0%}" + ("" if 0.25 <= s <= 0.75 else " (miss)")
+    for i, (r, h, g, s) in enumerate(zip(ladder.rungs, half, goal, scores, strict=True)):
+        shown = "" if np.isnan(s) else f"{gaps[i]:.0f} ({s:.0%})" + (
+            "" if lo <= gaps[i] <= hi else " (miss)")
         print(f"| {r.name} | {r.elo:.0f} | {h:.0f}{'' if h <= g else ' (miss)'} | {g:.0f} | "
               f"{r.games} | {shown} |")
     met = int(np.sum(half <= goal))
-    inside = sum(0.25 <= s <= 0.75 for s in scores[:-1])
-    print(f"\nhalf-width goals met: {met} of {len(half)}; adjacent pairs within 25-75%: "
-          f"{inside} of {len(scores) - 1}")
+    inside = int(np.sum((gaps >= lo) & (gaps <= hi)))
+    print(f"\nhalf-width goals met: {met} of {len(half)}; adjacent gaps within {lo:.0f}-{hi:.0f} "
+          f"Elo: {inside} of {len(gaps)}")
     k = anchor_of(ladder.rungs)
     info = design.information(ladder.elos, ladder.nu, use.weak, use.strong)
     total, added = design.games_to_goal(ladder.elos, ladder.nu, info, k,
-                                        pairs(len(ladder.rungs)))
+                                        pairs(len(ladder.rungs)), step=500)
     plies = _plies(games)
     nps = bench_nps(find_stockfish())
     judge = float(SCREEN.nodes or 0)
@@ -96,30 +105,29 @@ def main() -> None:
         mean_plies = plies.get((ladder.rungs[i].name, ladder.rungs[j].name), plies["all"])
         seconds += n * mean_plies * ((a + b) / 2 + judge) / nps
     print(f"games still needed for every half-width goal (the planner's choice, in steps of "
-          f"200): {total:,}; about {seconds / 3600:.1f} CPU-hours at {nps:,} nodes/s "
+          f"500): {total:,}; about {seconds / 3600:.1f} CPU-hours at {nps:,} nodes/s "
           f"(Stockfish bench, 1 thread)")
     if args.seconds_per_game:
         project(ladder, info, args.seconds_per_game)
 
 
-LADDER_III_LOW = 35.0  # Ladder III: +-35 of the random mover up to 2000, GOAL_HIGH above
 WORKERS = (2, 16, 128)
 
 
 def project(ladder: Ladder, info: np.ndarray, per_game: float) -> None:
-    """Games, CPU-hours and wall time to Ladder III's goals, from the committed games and
-    from none."""
-    random = 0  # the random mover, weakest: the fixed rung of Ladder III
+    """Games, CPU-hours and wall time to the goals, from the committed games and from
+    none."""
     candidates = pairs(len(ladder.rungs))
-    print(f"\nLadder III's goals (+-{LADDER_III_LOW:.0f} of the random mover up to "
+    print(f"\nThe goals (+-{design.GOAL_LOW:.0f} of the random mover up to "
           f"{design.GOAL_SPLIT:.0f}, +-{design.GOAL_HIGH:.0f} above) on these "
           f"{len(ladder.rungs)} rungs, at {per_game:.2f} s a game on one worker:\n")
     print("| start | games | CPU-hours | " + " | ".join(f"wall, {w} workers" for w in WORKERS)
           + " |\n|---|---|---|" + "---|" * len(WORKERS))
     for label, start in (("the committed games", info),
                          ("no games (another engine version)", np.zeros_like(info))):
-        total, _ = design.games_to_goal(ladder.elos, ladder.nu, start, random, candidates,
-                                        low=LADDER_III_LOW, cap=400_000)
+        total, _ = design.games_to_goal(ladder.elos, ladder.nu, start,
+                                        anchor_of(ladder.rungs), candidates, step=500,
+                                        cap=400_000)
         hours = total * per_game / 3600
         walls = " | ".join(_duration(hours / w) for w in WORKERS)
         print(f"| {label} | {total:,} | {hours:.1f} | {walls} |")
