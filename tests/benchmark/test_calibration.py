@@ -1,5 +1,6 @@
 """Calibration: games added to a results file on a real Dask cluster, resumable, refitted."""
 
+import gzip
 import os
 import signal
 import sqlite3
@@ -12,19 +13,20 @@ import psutil
 import pytest
 
 import benchmark
+from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.games.calibration import CalibrationGame, read_games, write_games
 from lib.errors import DataError
 from tests.conftest import ROOT, fault_engine
 
 RUNGS = ("rung,spec,anchor\nmix50@1,\"mix:random=50,nodes=500\",\n"
          "sf500@1,stockfish:nodes=500,1000\nsf1000@1,stockfish:nodes=1000,\n")
-OUTPUTS = ("games.csv", "ladder.csv", "ladder_cov.csv")
+OUTPUTS = ("games.csv.gz", "ladder.csv", "ladder_cov.csv")
 
 
 def _argv(tmp: Path, workers: int, add: int = 10) -> list[str]:
     (tmp / "rungs.csv").write_text(RUNGS)
     return ["calibrate", "--rungs", str(tmp / "rungs.csv"), "--add-games", str(add),
-            "--workers", str(workers), "--games-file", str(tmp / "games.csv"),
+            "--workers", str(workers), "--games-file", str(tmp / "games.csv.gz"),
             "--ladder", str(tmp / "ladder.csv"), "--store", str(tmp / "cal.db"),
             "--ply-cap", "40"]
 
@@ -49,7 +51,7 @@ def test_kill_9_mid_run_resumes_byte_identical_to_another_cluster_size(
     whole.mkdir()
     cut.mkdir()
     assert benchmark.main(_argv(whole, 2)) == 0
-    games = read_games(whole / "games.csv")
+    games = read_games(whole / "games.csv.gz")
     assert len(games) == 10 and {g.engine for g in games} == {games[0].engine}
     assert any(g.result == "1/2-1/2" for g in games)  # the ply cap draws some
     stalls = fault_engine(tmp_path, stockfish, monkeypatch, "stall", "400")
@@ -65,7 +67,7 @@ def test_kill_9_mid_run_resumes_byte_identical_to_another_cluster_size(
     psutil.wait_procs(tree, timeout=10)
     assert 3 <= _logged(cut / "cal.db") < 10 and not (cut / "ladder.csv").exists()
     # Killed before the games file was written: the log in the store has the games.
-    assert not (cut / "games.csv").exists()
+    assert not (cut / "games.csv.gz").exists()
     assert subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=300).returncode == 0
     for name in OUTPUTS:
         assert (cut / name).read_bytes() == (whole / name).read_bytes(), name
@@ -75,7 +77,7 @@ def test_kill_9_mid_run_resumes_byte_identical_to_another_cluster_size(
     assert (cut / "ladder.csv").read_bytes() == (whole / "ladder.csv").read_bytes()
     # Games in Chess960 re-measure the ladder there, beside the standard one.
     assert benchmark.main([*_argv(cut, 2, add=4), "--condition", "chess960"]) == 0
-    added = [g for g in read_games(cut / "games.csv") if g.condition == "chess960"]
+    added = [g for g in read_games(cut / "games.csv.gz") if g.condition == "chess960"]
     assert len(added) == 4 and all(g.opening.startswith("960#") for g in added)
     assert (cut / "ladder_chess960.csv").exists() and (cut / "ladder_chess960_cov.csv").exists()
     assert (cut / "ladder.csv").read_bytes() == (whole / "ladder.csv").read_bytes()
@@ -87,6 +89,21 @@ def test_games_file_round_trips_sorted(tmp_path: Path) -> None:
     write_games(tmp_path / "g.csv", [a, b])
     assert read_games(tmp_path / "g.csv") == [b, a]
     assert b.weak_score == 0.5 and a.weak_score == 0.0  # number 2: the stronger had White
+    # Compressed under a .gz name: the same rows, and the same bytes however written.
+    write_games(tmp_path / "g.csv.gz", [a, b])
+    first = (tmp_path / "g.csv.gz").read_bytes()
+    assert gzip.decompress(first) == (tmp_path / "g.csv").read_bytes()
+    time.sleep(1.1)  # gzip's header would otherwise carry the time
+    write_games(tmp_path / "g.csv.gz", [b, a])
+    assert (tmp_path / "g.csv.gz").read_bytes() == first
+    assert read_games(tmp_path / "g.csv.gz") == [b, a]
+
+
+def test_the_committed_games_stay_small_and_readable() -> None:
+    path = ROOT / LADDER_GAMES
+    assert path.stat().st_size < 5 * 2 ** 20
+    games = read_games(path)
+    assert len(games) > 2_000 and games == sorted(games)
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -98,11 +115,18 @@ def test_games_file_round_trips_sorted(tmp_path: Path) -> None:
 ])
 def test_a_bad_games_file_is_one_line(tmp_path: Path, text: str, message: str,
                                       capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "games.csv").write_text(text)
+    (tmp_path / "games.csv.gz").write_bytes(gzip.compress(text.encode()))
     with pytest.raises(DataError, match=message):
-        read_games(tmp_path / "games.csv")
+        read_games(tmp_path / "games.csv.gz")
     assert benchmark.main(_argv(tmp_path, 1, add=0)) == 2
     assert message.split(":")[0] in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("data", [b"plain text, not gzip", gzip.compress(b"a,b\n1,2\n")[:-9]])
+def test_a_broken_compressed_games_file_is_one_line(tmp_path: Path, data: bytes) -> None:
+    (tmp_path / "games.csv.gz").write_bytes(data)
+    with pytest.raises(DataError, match="cannot read the calibration games"):
+        read_games(tmp_path / "games.csv.gz")
 
 
 def test_a_refit_without_games_says_what_to_run(tmp_path: Path,
