@@ -8,6 +8,7 @@ import pytest
 from lib.benchmark.core import btd
 from lib.benchmark.games.ladder import (
     CONDITION_TAU,
+    Ladder,
     Rung,
     anchor_of,
     cov_path,
@@ -74,8 +75,19 @@ def test_ladder_and_covariance_round_trip(tmp_path: Path) -> None:
     back = load_ladder(path)
     assert [r.name for r in back.rungs] == ["a", "b", "c"] and back.engine == "Stockfish 15.1"
     assert np.allclose(back.cov, ladder.cov, atol=0.05)
-    assert back.elos == pytest.approx(np.round(ladder.elos))
+    assert back.elos == pytest.approx(np.round(ladder.elos, 1))
     assert [r.name for r in load_rungs(path)] == ["a", "b", "c"]
+
+
+def test_rungs_whose_elos_round_alike_stay_ordered(tmp_path: Path) -> None:
+    """Two rungs fitted 0.3 Elo apart (a rung with few games beside its neighbour) would
+    both be written as 2546 and the ladder could not be read back."""
+    rungs = [Rung("z", "random", 0, 0.0, 0, 0, 1, 0.5),
+             Rung("a", "random", None, 2546.2, 2497, 2596, 9, 0.5),
+             Rung("b", "random", None, 2546.5, 2497, 2596, 9, 0.5)]
+    ladder = Ladder(rungs, 0.2, "SF", np.diag([0.0, 900.0, 900.0]))
+    write_ladder(tmp_path / "ladder.csv", ladder)
+    assert [r.elo for r in load_ladder(tmp_path / "ladder.csv").rungs] == [0, 2546.2, 2546.5]
 
 
 def test_the_committed_ladder_loads_and_spans_random_to_2800() -> None:

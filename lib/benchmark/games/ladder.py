@@ -265,7 +265,9 @@ def cov_path(path: Path) -> Path:
 def write_ladder(path: Path, ladder: Ladder) -> list[Path]:
     """ladder.csv and its covariance file (each written to a temporary name, renamed)."""
     rows = [{"rung": r.name, "spec": r.spec, "anchor": "" if r.anchor is None else r.anchor,
-             "elo": round(r.elo), "lo": round(r.lo), "hi": round(r.hi), "games": r.games,
+             # A tenth of an Elo: two rungs whose fits round to the same whole Elo (a rung
+             # with few games beside its neighbour) stay ordered, as play needs them.
+             "elo": f"{r.elo:.1f}", "lo": round(r.lo), "hi": round(r.hi), "games": r.games,
              "score": f"{r.score:.3f}", "nu": f"{ladder.nu:.4f}", "engine": ladder.engine}
             for r in ladder.rungs]
     names = [r.name for r in ladder.rungs]
