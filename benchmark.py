@@ -3,8 +3,8 @@ questions.csv; play, puzzles, worldmodel, calibrate, leaderboard and report are 
 other modes.
 
 Each subcommand's options and handler live beside its mode (lib/benchmark/MODE/cli.py); this
-file only builds the parser and dispatches. With no subcommand, `run` is meant, so
-`benchmark.py --model random` keeps working.
+file only builds the parser and dispatches. Options with no subcommand mean `run`, so
+`benchmark.py --model random` keeps working; a bare `benchmark.py` lists the subcommands.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from lib.cli import run_cli, setup_logging
 ADDERS = (static.add_parser, games.add_play_parser, puzzles.add_parser, worldmodel.add_parser,
           games.add_calibrate_parser, games.add_book_parser, leaderboard.add_parser,
           leaderboard.add_report_parser)
-DEFAULT = "run"  # the subcommand meant when none is named
-EPILOG = (f"With no subcommand, '{DEFAULT}' is meant: 'benchmark.py --model random' is "
+DEFAULT = "run"  # the subcommand meant when none is named (with options, as --model M)
+EXIT_USAGE = 2  # argparse's status for a command line that asks for nothing to run
+EPILOG = (f"Options with no subcommand mean '{DEFAULT}': 'benchmark.py --model random' is "
           f"'benchmark.py {DEFAULT} --model random'. 'benchmark.py COMMAND --help' lists a "
           "command's options. Exit status: 0 complete, 2 error, 3 written but incomplete "
           "(infrastructure failures; rerun to complete), 130 interrupted (rerun to resume).")
@@ -50,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     setup_logging()
     parser, names = build_parser()
+    if not argv:  # a bare benchmark.py: what it can do, not one subcommand's usage
+        parser.print_help()
+        return EXIT_USAGE
     if argv and not argv[0].startswith("-") and argv[0] not in names:
         parser.error(f"unknown command {argv[0]!r} (choose from {', '.join(names)})")
     if not argv or argv[0] not in [*names, "-h", "--help"]:

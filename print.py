@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from generate import STEPS
-from lib.cli import positive_float, run_cli
+from lib.cli import Renamed, positive_float, run_cli
 from lib.errors import ChessEvalError, DataError
 from lib.figures import save_figure
 from lib.grading import MATE_FLOOR
@@ -38,12 +38,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Summarise the test set and a build: the achieved tree against its "
         "targets (from the questions file alone), step status, the games database, the "
         "game selection, puzzle ratings and the evaluation.")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="a build's directory: its steps, games and the questions file "
-                        "it wrote (default: output for the steps; the committed "
-                        "questions.csv for the tree)")
+    parser.add_argument("--build", type=Path, default=None, metavar="DIR",
+                        help="a build's directory (generate.py --out): its steps, games and "
+                        "the questions file it wrote (default: output for the steps; the "
+                        "committed questions.csv for the tree)")
+    parser.add_argument("--out", dest="build", type=Path, action=Renamed, new="--build")
     parser.add_argument("--questions", type=Path, default=None,
-                        help="the test set to describe (default: the one --out's build "
+                        help="the test set to describe (default: the one --build's build "
                         "wrote, else questions.csv)")
     parser.add_argument("--scale", type=positive_float, default=None,
                         help="the --scale the set was built at, for the targets (default: "
@@ -124,12 +125,12 @@ def questions_path(args: argparse.Namespace) -> Path:
     """--questions, else the file --out's build wrote, else the committed questions.csv."""
     if args.questions is not None:
         return Path(args.questions)
-    if args.out is not None:
-        record = _recorded(args.out, "06_evaluate")
+    if args.build is not None:
+        record = _recorded(args.build, "06_evaluate")
         recorded = _option(record, "--questions")
         if recorded:
             return Path(record.get("cwd", ".")) / recorded
-        return args.out / "questions.csv"
+        return args.build / "questions.csv"
     return Path("questions.csv")
 
 
@@ -137,7 +138,7 @@ def build_scale(args: argparse.Namespace) -> float:
     """--scale, else the build's recorded step-03 scale, else 1."""
     if args.scale is not None:
         return float(args.scale)
-    recorded = _option(_recorded(args.out, "03_select_games"), "--scale") if args.out else None
+    recorded = _option(_recorded(args.build, "03_select_games"), "--scale") if args.build else None
     return float(recorded) if recorded else 1.0
 
 
@@ -218,7 +219,7 @@ def evaluation(questions: Path) -> dict[str, Any]:
 
 def collect(args: argparse.Namespace) -> dict[str, Any]:
     """Everything print.py shows, as data."""
-    out = args.out or Path("output")
+    out = args.build or Path("output")
     questions = questions_path(args)
     return {
         "tree": trees(questions, build_scale(args)),

@@ -11,6 +11,7 @@ import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from lib.cluster import ClusterSettings, scheduler_address
 from lib.errors import ChessEvalError
@@ -78,9 +79,43 @@ def add_engine_args(parser: argparse.ArgumentParser, workers_help: str) -> None:
                         "--workers worker processes)")
     parser.add_argument("--dashboard", action="store_true",
                         help="serve the embedded cluster's Dask dashboard on 127.0.0.1:8787")
-    parser.add_argument("--stockfish", default=None,
-                        help="Stockfish binary (default: STOCKFISH_PATH, then PATH, then "
-                        "/usr/games/stockfish)")
+    add_stockfish_arg(parser)
+
+
+def add_stockfish_arg(parser: argparse.ArgumentParser) -> None:
+    """--stockfish, the same option wherever an engine runs."""
+    parser.add_argument("--stockfish", default=None, metavar="PATH",
+                        help="Stockfish binary, for every engine the command runs (default: "
+                        "STOCKFISH_PATH, then PATH, then /usr/games/stockfish)")
+
+
+class Renamed(argparse.Action):
+    """An old option spelling kept working: it sets the new option's value and says once,
+    on stderr, which name to use instead."""
+
+    def __init__(self, option_strings: list[str], dest: str, new: str = "",
+                 **kwargs: Any) -> None:
+        self.new = new
+        kwargs.setdefault("help", argparse.SUPPRESS)
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        log.warning("%s is deprecated here: use %s (same meaning)", option_string, self.new)
+        setattr(namespace, self.dest, values)
+
+
+class Dropped(argparse.Action):
+    """An option that no longer does anything, still accepted with a note saying why."""
+
+    def __init__(self, option_strings: list[str], dest: str, why: str = "",
+                 **kwargs: Any) -> None:
+        self.why = why
+        super().__init__(option_strings, dest, nargs=0, help=argparse.SUPPRESS)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        log.warning("%s is no longer needed: %s", option_string, self.why)
 
 
 def cluster_of(args: argparse.Namespace) -> ClusterSettings:

@@ -12,7 +12,7 @@ from tests.conftest import ROOT
 
 
 def _print(build: Path, *extra: str) -> subprocess.CompletedProcess:
-    argv = [sys.executable, str(ROOT / "print.py"), "--out", str(build),
+    argv = [sys.executable, str(ROOT / "print.py"), "--build", str(build),
             "--questions", str(build / "questions.csv"), *extra]
     return subprocess.run(argv, capture_output=True, text=True, check=True)
 
@@ -62,14 +62,14 @@ def test_fresh_clone_shows_the_committed_tree_from_questions_alone(tmp_path: Pat
 
 
 def test_out_reads_the_questions_file_that_build_wrote(small_build: Path) -> None:
-    argv = [sys.executable, str(ROOT / "print.py"), "--out", str(small_build), "--json"]
+    argv = [sys.executable, str(ROOT / "print.py"), "--build", str(small_build), "--json"]
     data = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
     assert data["tree"]["file"].endswith(str(small_build / "questions.csv"))
     assert data["tree"]["scale"] == 0.05
 
 
 def test_json_into_a_closed_pipe_is_quiet(small_build: Path) -> None:
-    argv = f"{sys.executable} {ROOT / 'print.py'} --out {small_build} --json | head -1"
+    argv = f"{sys.executable} {ROOT / 'print.py'} --build {small_build} --json | head -1"
     result = subprocess.run(["bash", "-o", "pipefail", "-c", argv], capture_output=True,
                             text=True)
     assert result.stdout.strip() == "{"
@@ -103,9 +103,14 @@ def test_every_chart_has_a_title_and_axis_labels(small_build: Path, tmp_path: Pa
     printer = importlib.import_module("print")
     figures = []
     monkeypatch.setattr(printer, "save_figure", lambda fig, path: figures.append(fig) or path)
-    args = printer.build_parser().parse_args(["--out", str(small_build)])
+    args = printer.build_parser().parse_args(["--build", str(small_build)])
     data = printer.collect(args)
     assert len(printer.plot(data, printer.questions_path(args), tmp_path)) == len(figures) >= 4
     for fig in figures:
         ax = fig.axes[0]
         assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
+
+
+def test_the_old_out_option_still_names_the_build(small_build: Path) -> None:
+    printer = importlib.import_module("print")
+    assert printer.build_parser().parse_args(["--out", str(small_build)]).build == small_build

@@ -14,6 +14,7 @@ from lib.benchmark.core.chat import (
     key_for,
     parse_extra,
 )
+from lib.benchmark.core.players import BASELINE_SPECS
 from lib.cli import non_negative_float, non_negative_int, positive_float, positive_int
 from lib.errors import ConfigError
 
@@ -29,6 +30,13 @@ EXIT_INCOMPLETE = 3  # results written, but some questions failed for infrastruc
 def default_puzzles() -> Path:
     """The puzzle file of `puzzles` without --puzzles: step 04's, else the shared sample."""
     return STEP04_PUZZLES if STEP04_PUZZLES.exists() else SHARED_PUZZLES
+
+
+def add_model_arg(p: argparse.ArgumentParser, extra: str = "") -> None:
+    """--model: a model at the endpoint or a baseline, every spec named with its defaults."""
+    p.add_argument("--model", required=True, metavar="MODEL",
+                   help="a model name at --base-url (e.g. openai/gpt-4o), or a baseline: "
+                   f"{BASELINE_SPECS}{extra}")
 
 
 def add_chat_args(p: argparse.ArgumentParser) -> None:

@@ -222,6 +222,12 @@ def _options(spec: str) -> tuple[str, dict[str, int]]:
 
 
 BASELINES = ("random", "stockfish", "mix")
+BASELINE_SPECS = (  # what --model accepts besides a model, as every subcommand's help says
+    "'random' (a uniformly random legal move); 'stockfish' (full strength, "
+    f"{STOCKFISH_NODES:,} nodes a move); 'stockfish:nodes=N'; 'stockfish:elo=N' or "
+    f"'stockfish:skill=N' (UCI_Elo 1320-3190 or Skill Level, {LIMITED_NODES:,} nodes unless "
+    "nodes=N is added, e.g. stockfish:elo=1800,nodes=20000); 'mix:random=P,nodes=N' (a "
+    "random move with probability P%%, else Stockfish at N nodes: the ladder's mix rungs)")
 
 
 def is_baseline(spec: str) -> bool:

@@ -13,6 +13,7 @@ from lib.benchmark.core.cli import (
     LADDER_GAMES,
     ROOT,
     add_chat_args,
+    add_model_arg,
     chat_config,
 )
 from lib.benchmark.core.players import is_baseline, make_player
@@ -45,6 +46,7 @@ from lib.benchmark.games.report import session_result, session_summary, write_se
 from lib.benchmark.games.sampler import MAX_GAMES, PRIOR, TARGET, SamplerConfig
 from lib.cli import (
     add_engine_args,
+    add_stockfish_arg,
     cluster_of,
     non_negative_int,
     positive_float,
@@ -84,16 +86,14 @@ def add_play_parser(commands: Any) -> None:
     p = commands.add_parser(
         "play", help="play full games against the calibrated ladder",
         description="Play full games against the calibrated ladder (ladder.csv) and rate the "
-        "player with a Bradley-Terry-Davidson model: a Bayesian game Elo with a 90%% interval "
+        "player with a Bradley-Terry-Davidson model: a Bayesian game Elo with a 90% interval "
         "(the ladder's own uncertainty included) per start condition, rungs chosen by "
         "Thompson sampling, stopping at +-TARGET Elo or "
         "MAX_GAMES. One stateless request per move (FEN, moves so far, side to move). Writes "
         "a PGN of every game, per-move traces, a JSON and markdown report and PNG figures. "
-        "Players: a model at --base-url, or random, stockfish:elo=N,nodes=N, "
-        "mix:random=P,nodes=N. Exit status: 0 complete, 2 error, 3 written but some games "
+        "Exit status: 0 complete, 2 error, 3 written but some games "
         "were aborted for infrastructure reasons, 130 interrupted (rerun to resume).")
-    p.add_argument("--model", required=True,
-                   help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline")
+    add_model_arg(p)
     add_chat_args(p)
     p.add_argument("--ladder", type=Path, default=None,
                    help="the calibrated ladder, measured with the engine found (default: the "
@@ -130,7 +130,7 @@ def add_play_parser(commands: Any) -> None:
                    "(default 2)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of starts, random rungs and the sampler (default 0)")
-    p.add_argument("--stockfish", default=None, help="Stockfish binary (rungs and judge)")
+    add_stockfish_arg(p)
     p.add_argument("--book", type=Path, default=BOOK,
                    help="opening book the standard condition's games start from, each "
                    "opening with both colours (default: the committed openings.csv)")

@@ -16,6 +16,7 @@ from lib.benchmark.core.scoring import (
 )
 from lib.benchmark.leaderboard.board import leaderboard
 from lib.benchmark.leaderboard.site import SiteInputs, build_site, remove_stale
+from lib.cli import Renamed
 from lib.errors import DataError
 
 
@@ -26,13 +27,15 @@ def add_parser(commands: Any) -> None:
         description="Rank the complete results in a directory: "
                                 "static runs, play (games against the ladder), puzzles "
                                 "(adaptive) and worldmodel, on the same questions file only. "
-                                "Each Elo scale in its own table, with 90%% intervals, "
-                                "P(stronger than the next), a 90%% rank interval and seed "
+                                "Each Elo scale in its own table, with 90% intervals, "
+                                "P(stronger than the next), a 90% rank interval and seed "
                                 "003's low-confidence dagger; the world-model table and "
                                 "breakdown. Writes leaderboard.md, .svg, .png and "
                                 "leaderboard-worldmodel.png.")
-    p.add_argument("--out", type=Path, default=Path("results"),
-                   help="results directory (default results)")
+    p.add_argument("--results", type=Path, default=Path("results"),
+                   help="results directory to rank; the leaderboard's files are written "
+                   "there too (default results)")
+    p.add_argument("--out", dest="results", type=Path, action=Renamed, new="--results")
     _selection_options(p)
     p.set_defaults(handler=leaderboard_command)
 
@@ -50,10 +53,10 @@ def _selection_options(p: argparse.ArgumentParser) -> None:
 
 
 def leaderboard_command(args: argparse.Namespace) -> None:
-    """Rank every complete result in --out; print where the files went."""
+    """Rank every complete result in --results; print where the files went."""
     floor = floor_figures(load_questions(args.questions), args.seed)
     puzzles = args.puzzles or default_puzzles()
-    for path in leaderboard(args.out, args.questions, puzzles, floor, args.seed):
+    for path in leaderboard(args.results, args.questions, puzzles, floor, args.seed):
         print(f"wrote {path}")
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from lib.benchmark.core.cli import (
     STEP04_PUZZLES,
     add_chat_args,
+    add_model_arg,
     chat_config,
     default_puzzles,
 )
@@ -22,6 +23,7 @@ from lib.benchmark.puzzles.run import summary as puzzle_summary
 from lib.benchmark.puzzles.sampler import MAX_PUZZLES
 from lib.benchmark.puzzles.sampler import TARGET as PUZZLE_TARGET
 from lib.cli import (
+    add_stockfish_arg,
     positive_float,
     positive_int,
 )
@@ -47,8 +49,7 @@ def add_parser(commands: Any) -> None:
         "the puzzle-Elo posterior, never repeated, spread over themes; stop at +-TARGET or "
         "MAX_PUZZLES. Finished puzzles and every answer are stored: a rerun resumes. Exit "
         "status: 0 complete, 2 error (finished puzzles kept), 130 interrupted.")
-    p.add_argument("--model", required=True,
-                   help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline")
+    add_model_arg(p)
     add_chat_args(p)
     p.add_argument("--puzzles", type=Path, default=None,
                    help=f"Lichess puzzle CSV or .csv.zst (default: {STEP04_PUZZLES} when "
@@ -62,8 +63,7 @@ def add_parser(commands: Any) -> None:
                    help="report the posterior by MCMC instead of the Laplace approximation")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the Thompson draws and the random player (default 0)")
-    p.add_argument("--stockfish", default=None,
-                   help="Stockfish binary (baselines and the alternative check)")
+    add_stockfish_arg(p)
     p.add_argument("--out", type=Path, default=Path("results"),
                    help="results directory (default results)")
     p.add_argument("--store", type=Path, default=None,

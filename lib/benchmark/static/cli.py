@@ -9,6 +9,7 @@ from typing import Any
 from lib.benchmark.core.cli import (
     ROOT,
     add_chat_args,
+    add_model_arg,
     chat_config,
 )
 from lib.benchmark.core.players import is_baseline
@@ -16,6 +17,7 @@ from lib.benchmark.core.prompts import TEMPLATES, template_name
 from lib.benchmark.core.runner import BREAKER
 from lib.benchmark.static.run import StaticConfig, run_static
 from lib.cli import (
+    Dropped,
     add_engine_args,
     cluster_of,
     positive_int,
@@ -30,13 +32,10 @@ def add_parser(commands: Any) -> None:
         "run", help="score a model on questions.csv (the default)",
         description="Score a model against questions.csv: legal-move rate and why moves were "
         "illegal, ACPL, accuracy, best-move and puzzle-solve rates with 90% intervals, a "
-        "Bayesian puzzle Elo and a human-calibrated Elo, beside a random mover's figures. "
-        "Baselines: random, stockfish, stockfish:elo=N, stockfish:skill=N, "
-        "stockfish:nodes=N. Exit status: 0 complete, 2 error (nothing written), 3 written "
+        "Bayesian puzzle Elo and a human-calibrated Elo, beside a random mover's figures. Exit status: 0 complete, 2 error (nothing written), 3 written "
         "but incomplete (infrastructure failures; rerun to complete), 130 interrupted. "
         "Run 'benchmark.py leaderboard --help' for the leaderboard.")
-    p.add_argument("--model", required=True,
-                   help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline")
+    add_model_arg(p)
     p.add_argument("--questions", type=Path, default=Path("questions.csv"),
                    help="the test set (default: questions.csv)")
     p.add_argument("--prompt", default="fen", choices=sorted(TEMPLATES) + [
@@ -71,9 +70,8 @@ def add_parser(commands: Any) -> None:
                    help="results directory: JSON, markdown report, traces (default results)")
     p.add_argument("--cache", type=Path, default=None,
                    help="response cache (default OUT/cache.db)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue an interrupted run; cached answers are always reused, so "
-                   "this is the default behaviour, kept for clarity")
+    p.add_argument("--resume", action=Dropped,
+                   why="every run reuses its cached answers, so a rerun always resumes")
     p.add_argument("--no-cache", action="store_true",
                    help="ask every question again (answers are still stored)")
     p.set_defaults(handler=run_command)

@@ -11,6 +11,7 @@ from typing import Any
 from lib.benchmark.core.cli import (
     EXIT_INCOMPLETE,
     add_chat_args,
+    add_model_arg,
     chat_config,
 )
 from lib.benchmark.core.players import Player, is_baseline, make_player
@@ -56,13 +57,12 @@ def add_parser(commands: Any) -> None:
         "self-consistency (prompt A lists the legal moves, prompt B chooses from that list), "
         "symmetry (each position and its colour-flipped mirror) and the illegal rate at "
         "several temperatures with a trend test; then the rubric score and the hypothesis "
-        "test (H0 pattern matching: illegal rate >= 2%% at T = 0) with the power reached. "
+        "test (H0 pattern matching: illegal rate >= 2% at T = 0) with the power reached. "
         "--temperature is the temperature of the self-consistency and symmetry prompts. "
         "Same client, cache and taxonomy as the static run. Exit status: 0 complete, 2 "
         "error, 3 written but incomplete (rerun to complete), 130 interrupted.")
-    p.add_argument("--model", required=True,
-                   help="model name at the endpoint (e.g. openai/gpt-4o), or a baseline "
-                   "(baselines answer every prompt with a move and ignore temperature)")
+    add_model_arg(p, " (baselines answer every prompt with a move and ignore the "
+                  "temperature)")
     p.add_argument("--questions", type=Path, default=Path("questions.csv"),
                    help="the test set (default: questions.csv)")
     p.add_argument("--limit", type=positive_int, default=100,

@@ -1,0 +1,89 @@
+"""benchmark.py's command line: one vocabulary, help that reads as printed, old spellings kept."""
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import benchmark
+from lib.benchmark.core.players import LIMITED_NODES, STOCKFISH_NODES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    parser, _ = benchmark.build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def test_a_bare_command_lists_the_subcommands() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "benchmark.py")], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2
+    for name in ("run", "play", "puzzles", "worldmodel", "calibrate", "leaderboard", "report"):
+        assert f"    {name}" in done.stdout
+    assert "--model MODEL" not in done.stdout  # not run's usage
+    assert "Traceback" not in done.stderr
+
+
+def test_no_help_text_prints_a_doubled_percent_sign() -> None:
+    parser, _ = benchmark.build_parser()
+    texts = [parser.format_help()] + [p.format_help() for p in _subparsers().values()]
+    for text in texts:
+        assert "%%" not in text
+    assert any("90% interval" in text for text in texts)
+
+
+def test_every_subcommand_with_a_player_names_every_baseline_spec() -> None:
+    for name, sub in _subparsers().items():
+        text = " ".join(sub.format_help().split())
+        if "--model MODEL" not in text:
+            continue
+        for spec in ("'random'", "'stockfish:nodes=N'", "'mix:random=P,nodes=N'",
+                     f"{STOCKFISH_NODES:,} nodes", f"{LIMITED_NODES:,} nodes"):
+            assert spec in text, (name, spec)
+
+
+def test_stockfish_is_one_option_with_one_text_everywhere() -> None:
+    helps = {a.help for sub in _subparsers().values() for a in sub._actions
+             if "--stockfish" in a.option_strings}
+    assert len(helps) == 1
+
+
+def test_the_leaderboard_reads_results_and_keeps_out_as_an_old_name(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    run = [sys.executable, str(ROOT / "benchmark.py"), "--model", "random", "--limit", "20",
+           "--out", str(results)]
+    assert subprocess.run(run, capture_output=True, cwd=ROOT, timeout=300).returncode == 0
+    for option in ("--results", "--out"):
+        done = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "leaderboard",
+                               option, str(results)], capture_output=True, text=True,
+                              cwd=ROOT, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert f"wrote {results / 'leaderboard.md'}" in done.stdout
+        deprecated = "--out is deprecated here: use --results" in done.stderr
+        assert deprecated == (option == "--out")
+
+
+def test_resume_is_accepted_and_says_it_is_not_needed(tmp_path: Path) -> None:
+    argv = [sys.executable, str(ROOT / "benchmark.py"), "--model", "random", "--limit", "5",
+            "--out", str(tmp_path), "--resume"]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "--resume is no longer needed" in done.stderr
+    assert "--resume" not in subprocess.run(argv[:2] + ["run", "--help"], capture_output=True,
+                                            text=True, cwd=ROOT, timeout=120).stdout
+    written = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
+    assert [r["n"] for r in written] == [5]
+
+
+@pytest.mark.parametrize("argv", [["leaderboard", "--results"], ["report", "--results"]])
+def test_an_option_without_its_value_is_one_line(argv: list[str]) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), *argv],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2
+    assert "expected one argument" in done.stderr and "Traceback" not in done.stderr
