@@ -138,3 +138,28 @@ def test_a_ladder_nearly_as_wide_as_the_target_stops_once_it_is_the_larger_part(
     # Four games fewer, the player's own part was still the wider: the run went on.
     before = sampler.posterior(opponents[:n - 4], scores[:n - 4], config)
     assert before.own_half_width > before.ladder_half_width
+
+
+def test_the_expected_games_of_a_run_approach_where_it_stops() -> None:
+    """The progress bar's total: before any game the typical run; then games x (own/target)^2,
+    which lands near where a simulated run really stops."""
+    rng = np.random.default_rng(3)
+    assert sampler.games_expected(None, 0, CONFIG) == sampler.TYPICAL_GAMES
+    opponents: list[float] = []
+    scores: list[float] = []
+    estimates = {}
+    while True:
+        post = sampler.posterior(opponents, scores, CONFIG)
+        if sampler.finished(post, len(scores), CONFIG):
+            break
+        estimates[len(scores)] = sampler.games_expected(post, len(scores), CONFIG)
+        (rung,) = sampler.schedule(len(scores), opponents, scores, CONFIG, 1, seed=len(scores))
+        win, draw, _ = btd.probabilities(np.array([1100.0 - ELOS[rung]]), CONFIG.nu)
+        u = rng.random()
+        opponents.append(ELOS[rung])
+        scores.append(1.0 if u < win[0] else 0.5 if u < win[0] + draw[0] else 0.0)
+    stop = len(scores)
+    assert sampler.games_expected(post, stop, CONFIG) == stop
+    assert 0.7 * stop <= estimates[stop // 2] <= 1.4 * stop  # halfway, within 40%
+    assert estimates[stop - 1] == stop  # one game before the end, that game is expected
+    assert all(n < est <= CONFIG.max_games for n, est in estimates.items())

@@ -61,6 +61,13 @@ class Progress:
         seconds = (time.monotonic() - self.start) / self.asked * left
         return time.strftime("%H:%M:%S", time.gmtime(seconds))
 
+    def expect(self, total: int) -> None:
+        """A new estimate of everything the run will do (adaptive runs learn it as they go),
+        never below what is done."""
+        self.total = max(total, self.done)
+        self.bar.total = self.total
+        self.bar.refresh()
+
     def close(self) -> None:
         """Close the bar."""
         self.bar.close()

@@ -28,6 +28,7 @@ from lib.benchmark.games.sampler import (
     SamplerConfig,
     finished,
     for_ladder,
+    games_expected,
     posterior,
     schedule,
 )
@@ -127,7 +128,8 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
              for ladder in ladders.values() for r in ladder.rungs}
     games_db, cache = JsonStore(store, "games"), JsonStore(store, "answers")
     session = Session()
-    total = config.sampler.max_games * len(config.conditions)
+    # The bar counts the games the runs will most likely play, re-estimated as they go.
+    total = games_expected(None, 0, config.sampler) * len(config.conditions)
     progress = Progress(total, f"play {player.id[:30]}", kinds=("win", "draw", "loss",
                                                                   "aborted"), unit="game")
     # Stored games are keyed by everything that changes how the player plays them, so runs
@@ -137,11 +139,13 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
     preflight = _once(player)
     try:
         with GamePool(games_db, cache, settings, config.concurrency) as pool:
+            later = len(config.conditions) - 1  # conditions after this one
             for condition in config.conditions:
                 ladder = ladders[condition]
                 session.games[condition] = _condition(
                     player, [rungs[r.name] for r in ladder.rungs], ladder, mid, config,
-                    f"{prefix}:{condition}", pool, progress, preflight)
+                    f"{prefix}:{condition}", pool, progress, preflight, later)
+                later -= 1
     finally:
         progress.close()
         games_db.close()
@@ -164,8 +168,9 @@ def _once(player: Player) -> Callable[[], None]:
 
 def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[Start],
                config: PlayConfig, name: str, pool: GamePool, progress: Progress,
-               preflight: Callable[[], None]) -> list[Game]:
-    """One condition's games (`name`: the session's key prefix and the condition)."""
+               preflight: Callable[[], None], later: int) -> list[Game]:
+    """One condition's games (`name`: the session's key prefix and the condition; `later`:
+    conditions still to play after it, for the progress bar's estimate)."""
     condition = Condition(name.rsplit(":", 1)[1])
     sampler = for_ladder(config.sampler, ladder)
     games: list[Game] = []
@@ -175,9 +180,11 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
         rated = [g for g in games if g.record is not None]
         opponents = [float(ladder.elos[g.rung]) for g in rated]
         scores = [g.score for g in rated]
-        if finished(posterior(opponents, scores, sampler), len(rated), sampler) \
-                or len(games) >= 2 * sampler.max_games:
+        post = posterior(opponents, scores, sampler)
+        if finished(post, len(rated), sampler) or len(games) >= 2 * sampler.max_games:
             return games
+        progress.expect(progress.done - len(rated) + games_expected(post, len(rated), sampler)
+                        + later * games_expected(None, 0, sampler))
         batch = schedule(len(games), opponents, scores, sampler, config.concurrency,
                          config.seed)[: sampler.max_games - len(rated)]
         jobs, meta = [], {}

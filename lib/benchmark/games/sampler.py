@@ -17,6 +17,7 @@ the seed, the batch size and the results, never on which game finished first.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -31,6 +32,7 @@ REACH = 400.0  # Elos this far beyond the ladder's ends are not measured
 OPENING_GAMES = 3  # games at each of the three opening rungs
 TARGET = 70.0
 MAX_GAMES = 200
+TYPICAL_GAMES = 100  # a run's games to the stop before any are played (progress estimate)
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,18 @@ def finished(post: btd.Posterior, games: int, config: SamplerConfig) -> bool:
         return True
     return games >= len(opening_rungs(len(config.elos))) and (
         post.half_width <= config.target or limited_by_ladder(post, config))
+
+
+def games_expected(post: btd.Posterior | None, games: int, config: SamplerConfig) -> int:
+    """How many rated games the run will most likely end with: the player's own part narrows
+    as 1/sqrt(games), so the own half-width reaches the target near games x (own/target)^2
+    (the stop rule's usual end); before any games, the median of bench/ladder_coverage.py."""
+    if post is None or games == 0:
+        return min(TYPICAL_GAMES, config.max_games)
+    if finished(post, games, config):
+        return games
+    ratio = (post.own_half_width / config.target) ** 2
+    return int(min(config.max_games, max(games + 1, math.ceil(games * ratio))))
 
 
 def limited_by_ladder(post: btd.Posterior, config: SamplerConfig) -> bool:
