@@ -37,7 +37,9 @@ def test_random_is_legal_and_bad(results: dict[str, dict]) -> None:
     assert rnd["legal_rate"] == 1.0 and rnd["illegal"] == dict.fromkeys(
         ("format", "ambiguous", "state", "rule"), 0)
     assert rnd["acpl"] > 200
-    assert rnd["world_model"]["score"] == 1.0
+    # Legal by construction: its illegal rate says nothing of a world model.
+    assert rnd["world_model"]["score"] is None and rnd["world_model"]["illegal_rate"] == 0
+    assert rnd["world_model"]["note"].startswith("not applicable: a baseline player")
 
 
 def _place(e: dict) -> float:
@@ -64,7 +66,7 @@ def test_leaderboard_ranks_complete_runs_on_the_same_questions(
     (tmp_path / "other.json").write_text(json.dumps(other))
     (tmp_path / "corrupt.json").write_text('{"schema_version": 1, "elo": ')
     (tmp_path / "foreign.json").write_text('{"hello": "world"}')
-    assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
+    assert benchmark.main(["leaderboard", "--results", str(tmp_path), "--questions",
                            str(ROOT / "questions.csv")]) == 0
     table = (tmp_path / "leaderboard.md").read_text()
     assert table.index("| stockfish |") < table.index("| random |")

@@ -58,12 +58,13 @@ def test_leaderboard_ranks_every_kind_with_probabilities_and_daggers(tmp_path: P
     other["model"] = "other-puzzle-file"
     (tmp_path / "other.json").write_text(json.dumps(other))
     (tmp_path / "old.json").write_text(json.dumps({"kind": "worldmodel", "model": "old"}))
-    assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
+    assert benchmark.main(["leaderboard", "--results", str(tmp_path), "--questions",
                            str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
     md = (tmp_path / "leaderboard.md").read_text()
     games = md.split("## Game Elo")[1].split("##")[0]
-    rows = [line for line in games.splitlines() if line.startswith("| ") and "model-" in line]
-    assert [r.split(" | ")[1] for r in rows] == ["model-a", "model-b", "model-c", "model-d"]
+    numbered, apart = games.split("Not ranked: bounded on one side only")
+    rows = [line for line in numbered.splitlines() if line.startswith("| ") and "model-" in line]
+    assert [r.split(" | ")[1] for r in rows] == ["model-a", "model-b", "model-c"]
     cells = [r.split(" | ") for r in rows]
     # P(a > b) from two normal posteriors whose 90% intervals are +-50: by hand.
     sd = 50 / Z
@@ -71,20 +72,25 @@ def test_leaderboard_ranks_every_kind_with_probabilities_and_daggers(tmp_path: P
     assert float(cells[1][-2]) == pytest.approx(1.0, abs=0.01)  # 1450 against 1000
     assert cells[0][-1].rstrip(" |") == "1-2" and cells[2][-1].rstrip(" |") == "3"
     assert "†" not in cells[0][-3] and "†" in cells[2][-3]  # 20 games: seed 003's dagger
-    assert "below ~300 †" in cells[3][-3] and cells[3][-2] == ""  # one-sided: not ranked
+    # One-sided: apart, unnumbered, with neither P(> next) nor a rank.
+    [bounded] = [line.split(" | ") for line in apart.splitlines() if "model-" in line]
+    assert bounded[0] == "| model-d" and bounded[-1] == "below ~300 † |"
     assert "model-e" not in md and "model-f" not in md  # other questions file; incomplete
     assert "other-puzzle-file" not in md and "| old |" not in md
     assert "skipping" in caplog.text and "old.json" in caplog.text
     assert "## Puzzle Elo, adaptive" in md and "| random | seed 0 | 3 |" in md
     assert "| random | " in md.split("## World model")[1]
-    assert "worldmodel run, 4 positions" in md
+    # The random mover cannot answer illegally: its world-model score does not apply.
+    assert "| random | n/a | worldmodel run, 4 positions" in md
+    [wm] = [json.loads(p.read_text()) for p in tmp_path.glob("worldmodel__*.json")]
+    assert wm["score"]["score"] is None and "not applicable" in wm["score"]["note"]
     assert (tmp_path / "leaderboard.svg").read_text().startswith("<?xml")
     for name in ("leaderboard.png", "leaderboard-worldmodel.png"):
         assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
     assert digest[:12] in md
     # Figures carry no creation date and no random element ids: a rerun writes the same bytes.
     drawn = {n: (tmp_path / n).read_bytes() for n in ("leaderboard.svg", "leaderboard.png")}
-    assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
+    assert benchmark.main(["leaderboard", "--results", str(tmp_path), "--questions",
                            str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
     assert {n: (tmp_path / n).read_bytes() for n in drawn} == drawn
 
@@ -94,17 +100,17 @@ def test_runs_on_a_ladder_with_another_zero_are_listed_apart_unranked(tmp_path: 
     _games(tmp_path / "b.json", "model-b", _elo(1400, 1350, 1450), 100)
     _games(tmp_path / "old.json", "model-old", _elo(1450, 1400, 1500), 100, ladder=LADDER_1)
     _games(tmp_path / "older.json", "model-older", _elo(900, 850, 950), 100, ladder=LADDER_1)
-    assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
+    assert benchmark.main(["leaderboard", "--results", str(tmp_path), "--questions",
                            str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
     md = (tmp_path / "leaderboard.md").read_text()
     current = md.split("## Game Elo against")[1].split("##")[0]
     earlier = md.split("## Game Elo on an earlier ladder")[1].split("##")[0]
     assert "model-a" in current and "model-b" in current and "model-old" not in current
     rows = [line.split(" | ") for line in earlier.splitlines() if "model-" in line]
-    assert [r[1] for r in rows] == ["model-old", "model-older"]
-    # Each marked with its ladder's zero; no probability, no rank.
-    assert all(r[2] == "standard; zero nodes1k@1 = 2600" for r in rows)
-    assert all(r[-2] == "" and r[-1].rstrip(" |") == "" for r in rows)
+    assert [r[0] for r in rows] == ["| model-old", "| model-older"]
+    # Each marked with its ladder's zero; no number, probability or rank.
+    assert all(r[1] == "standard; zero nodes1k@1 = 2600" for r in rows)
+    assert all(len(r) == 5 and r[-1].endswith("] |") for r in rows)
     # model-a's P(> next) is against model-b (1400), not the earlier ladder's 1450.
     first = next(line.split(" | ") for line in current.splitlines() if "model-a" in line)
     assert float(first[-2]) == pytest.approx(stats.norm.cdf(100 / (50 / Z * 2 ** 0.5)),
@@ -126,7 +132,7 @@ def test_an_outlier_does_not_stretch_the_axis() -> None:
 
 
 def test_no_result_at_all_is_one_clear_error(tmp_path: Path, capsys) -> None:
-    assert benchmark.main(["leaderboard", "--out", str(tmp_path), "--questions",
+    assert benchmark.main(["leaderboard", "--results", str(tmp_path), "--questions",
                            str(QUESTIONS)]) == 2
     assert "no complete results" in capsys.readouterr().err
 

@@ -43,3 +43,26 @@ def test_strata_cross_as_the_tree_does() -> None:
         expected[key] = expected.get(key, 0) + 1
     assert {k: v["n"] for k, v in cells.items()} == expected
     assert all(v["best_move_rate"]["value"] == 1.0 for v in cells.values())  # best played
+
+
+def test_a_rate_at_an_edge_gets_an_interval_that_cannot_collapse() -> None:
+    """20 real game positions, each answered with a move that is not legal there: 0/20 legal.
+    A percentile bootstrap gives [0, 0]; the exact interval reaches 1 - 0.05^(1/20)."""
+    games = [q for q in QUESTIONS if q.source == "game"][:20]
+    items = [score_item(q, "Final answer: Ke9", None) for q in games]
+    out = aggregate(items, boot=200)
+    legal = out["legal_rate"]
+    assert (legal["value"], legal["lo"]) == (0.0, 0.0)
+    assert legal["hi"] == round(1 - 0.05 ** (1 / 20), 4) == 0.1391
+    assert out["accuracy"]["hi"] == round(100 * (1 - 0.05 ** (1 / 20)), 4)
+    # Every answer the best move: n/n, the mirror image; ACPL 0 is bounded by the cap.
+    best = [score_item(q, "Final answer: " + max(q.expected, key=q.expected.get), None)
+            for q in games]
+    out = aggregate(best, boot=200)
+    assert out["best_move_rate"]["value"] == 1.0 == out["best_move_rate"]["hi"]
+    assert out["best_move_rate"]["lo"] == round(0.05 ** (1 / 20), 4)
+    assert out["acpl"]["value"] == 0
+    assert out["acpl"]["hi"] == round(1000 * (1 - 0.05 ** (1 / 20)), 4)
+    # Answers that vary keep the stratified bootstrap.
+    mixed = aggregate(items[:10] + best[10:], boot=200)["legal_rate"]
+    assert 0 < mixed["lo"] < 0.5 < mixed["hi"] < 1

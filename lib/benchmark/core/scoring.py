@@ -7,6 +7,7 @@ from typing import Any
 
 import chess
 import numpy as np
+from scipy import stats
 
 from lib.benchmark.core import answers
 from lib.benchmark.core.answers import Category
@@ -123,6 +124,23 @@ def _metric_arrays(items: list[Item]) -> dict[str, tuple[np.ndarray, np.ndarray]
     return out
 
 
+# The range of each metric's per-answer value: an interval at an edge of it comes from here.
+BOUNDS = {"legal_rate": 1.0, "acpl": float(CP_LOSS_CAP), "accuracy": 100.0,
+          "best_move_rate": 1.0, "puzzle_solve_rate": 1.0}
+
+
+def edge_interval(values: np.ndarray, bound: float) -> tuple[float, float] | None:
+    """The 90% interval of a mean of values in [0, bound] whose every value sits at one end:
+    `bound` times Clopper-Pearson's exact interval of the share off that end (none of n), so
+    0/20 reaches 0.139 where a bootstrap collapses to [0, 0]; None when the values vary."""
+    n = len(values)
+    if n == 0 or not (np.all(values == 0) or np.all(values == bound)):
+        return None
+    at_top = bool(values[0] == bound)
+    ci = stats.binomtest(n if at_top else 0, n).proportion_ci(LEVEL, method="exact")
+    return bound * float(ci.low), bound * float(ci.high)
+
+
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray | float:
     with np.errstate(invalid="ignore", divide="ignore"):
         return num / den
@@ -130,7 +148,8 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray | float:
 
 def aggregate(items: list[Item], seed: int = 0, boot: int = 1000) -> dict[str, Any]:
     """Every metric with its point value and a 90% interval, from a bootstrap stratified by
-    source and Elo bucket. Infrastructure failures are left out; truncated answers fail."""
+    source and Elo bucket, or an exact one when every answer sits at an end of the metric's
+    range. Infrastructure failures are left out; truncated answers fail."""
     scored = [i for i in items if i.category not in UNSCORED]
     if not scored:
         return {"n": 0}
@@ -143,9 +162,13 @@ def aggregate(items: list[Item], seed: int = 0, boot: int = 1000) -> dict[str, A
             out[name] = None
             continue
         value = float(num.sum() / den.sum())
-        reps = _ratio(num[idx].sum(axis=1), den[idx].sum(axis=1))
-        reps = reps[np.isfinite(reps)]
-        lo, hi = percentile_interval(reps, LEVEL)
+        edge = edge_interval(num[den > 0] / den[den > 0],
+                             BOUNDS.get(name, 1.0))  # grade shares: 0 or 1 per answer
+        if edge is not None:
+            lo, hi = edge
+        else:
+            reps = _ratio(num[idx].sum(axis=1), den[idx].sum(axis=1))
+            lo, hi = percentile_interval(reps[np.isfinite(reps)], LEVEL)
         out[name] = {"value": round(value, 4), "lo": round(lo, 4), "hi": round(hi, 4)}
     return out
 
@@ -199,9 +222,14 @@ def elo_estimates(items: list[Item], questions: dict[str, Question], seed: int =
     return out
 
 
+NOT_APPLICABLE = ("not applicable: a baseline player answers with a legal move by "
+                  "construction, so its illegal rate says nothing of a world model")
+
+
 def world_model(items: list[Item], temperature: float | None = None) -> dict[str, Any]:
     """Seed 001's world-model score from the illegal rate alone, with the taxonomy's shares
-    and what the score rests on (`temperature`: the run's; None for a baseline player)."""
+    and what the score rests on (`temperature`: the run's; None for a baseline player, whose
+    score is not applicable)."""
     answered = [i for i in items if i.category not in UNSCORED]
     at = "a baseline player" if temperature is None else f"temperature {temperature:g}"
     rests_on = (f"the illegal rate of {len(answered)} single-move answers ({at}; a truncated "
@@ -215,6 +243,9 @@ def world_model(items: list[Item], temperature: float | None = None) -> dict[str
     rate = len(illegal) / len(answered)
     shares = {c: (sum(i.category == c for i in illegal) / len(illegal) if illegal else 0.0)
               for c in (*answers.ILLEGAL_CATEGORIES, Category.TRUNCATED)}
+    if temperature is None:
+        return {"score": None, "illegal_rate": round(rate, 4), "shares": {},
+                "rests_on": rests_on, "note": NOT_APPLICABLE}
     return {"score": world_model_score(rate), "illegal_rate": round(rate, 4),
             "shares": {k: round(v, 3) for k, v in shares.items()}, "rests_on": rests_on,
             "note": "rubric applied to the illegal rate only; consistency tests not run"}

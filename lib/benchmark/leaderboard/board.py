@@ -84,6 +84,10 @@ def on_current_scale(result: dict[str, Any]) -> bool:
     return name.split("@")[0] == ZERO_RUNG and elo == "0"
 
 
+NA = "n/a"  # a world-model score that does not apply (a baseline: legal by construction)
+UNRANKED = "bounded on one side only (\"below ~N\", \"above ~N\"), placed by the bound"
+
+
 def place(e: dict[str, Any]) -> float:
     """Where an estimate sits on its scale: its mean, else its bound (-inf for none)."""
     for key in ("mean", "hi" if e.get("kind") == "below" else "lo", "hi", "lo"):
@@ -145,13 +149,29 @@ def _shared(entries: list[Entry]) -> Shared | None:
 
 
 def _table(head: list[str], entries: list[Entry], seed: int, rank: bool = True) -> list[str]:
-    lines = ["| # | " + " | ".join(head) + " | Elo (90%) | P(> next) | rank (90%) |",
-             "|" + "---|" * (len(head) + 4)]
-    for k, (e, above, span) in enumerate(ranked(entries, seed, None if rank else []), 1):
-        mark = " †" if dagger(e) else ""
-        lines.append(f"| {k} | {e.model} | {e.label} | " + " | ".join(e.cells) +
-                     f"{' | ' if e.cells else ''}{elo_text(e.elo)}{mark} | {above} | {span} |")
+    """The ranked entries, numbered; then, apart and unnumbered, those that cannot be ranked
+    (bounded on one side only, or `rank` False): a bound is no place in an order."""
+    rows = ranked(entries, seed, None if rank else [])
+    lines = []
+    numbered = [row for row in rows if row[2]]
+    if numbered:
+        lines += ["| # | " + " | ".join(head) + " | Elo (90%) | P(> next) | rank (90%) |",
+                  "|" + "---|" * (len(head) + 4)]
+        for k, (e, above, span) in enumerate(numbered, 1):
+            lines.append(f"| {k} | {e.model} | {e.label} | " + " | ".join(e.cells) +
+                         f"{' | ' if e.cells else ''}{_elo_cell(e)} | {above} | {span} |")
+    apart = [e for e, _, span in rows if not span]
+    if apart:
+        if rank:
+            lines += [*([""] if lines else []), f"Not ranked: {UNRANKED}.", ""]
+        lines += ["| " + " | ".join(head) + " | Elo (90%) |", "|" + "---|" * (len(head) + 1)]
+        lines += [f"| {e.model} | {e.label} | " + " | ".join(e.cells) +
+                  f"{' | ' if e.cells else ''}{_elo_cell(e)} |" for e in apart]
     return lines
+
+
+def _elo_cell(e: Entry) -> str:
+    return elo_text(e.elo) + (" †" if dagger(e) else "")
 
 
 def _kind_files(out: Path) -> dict[str, list[dict[str, Any]]]:
@@ -225,7 +245,7 @@ def static_entries(results: list[dict[str, Any]], kind: str) -> list[Entry]:
                       + ("puzzle_solve_rate",))
         wm = r["world_model"]["score"]
         out.append(Entry(r["model"], r["prompt"], e, e["n"],
-                         (str(r["n"]), *cells, "" if wm is None else f"{wm} (illegal only)")))
+                         (str(r["n"]), *cells, NA if wm is None else f"{wm} (illegal only)")))
     return out
 
 
@@ -267,7 +287,7 @@ def world_model_rows(wm: list[dict[str, Any]], static: list[dict[str, Any]]) -> 
     for r in sorted(wm, key=lambda r: (r["model"], r["_file"])):
         h, p = r["hypothesis"], r["temperature"]["trend"]["p"]
         lines.append(
-            f"| {r['model']} | {r['score']['score']} | worldmodel run, {r['positions']} "
+            f"| {r['model']} | {_wm_score(r['score'])} | worldmodel run, {r['positions']} "
             f"positions | {r['t0']['illegal']}/{r['t0']['answers']} | "
             f"{_pct(r['self_consistency']['b_in_a'])} | {_pct(r['symmetry']['agree'])} | "
             f"{'' if p is None else p} | {'yes' if h['reject_h0'] else 'no'} "
@@ -276,10 +296,15 @@ def world_model_rows(wm: list[dict[str, Any]], static: list[dict[str, Any]]) -> 
     done = {r["model"] for r in wm}
     for r in static:
         w = r["world_model"]
-        if r["model"] not in done and w["score"] is not None:
-            lines.append(f"| {r['model']} ({r['prompt']}) | {w['score']} | the illegal rate "
+        if r["model"] not in done and w["illegal_rate"] is not None:
+            lines.append(f"| {r['model']} ({r['prompt']}) | {_wm_score(w)} | the illegal rate "
                          f"only ({r['n']} answers) | {w['illegal_rate']:.1%} | | | | |")
     return lines
+
+
+def _wm_score(score: dict[str, Any]) -> str:
+    """A world-model score as shown: n/a for a baseline, which is legal by construction."""
+    return NA if score.get("score") is None else str(score["score"])
 
 
 @dataclass(frozen=True)
@@ -459,9 +484,9 @@ def _plot_world_model(wm: list[dict[str, Any]], static: list[dict[str, Any]],
     import matplotlib.pyplot as plt
 
     rows = [(f"{r['model']} (worldmodel, T=0)", r["t0"]["taxonomy"], r["t0"]["answers"],
-             r["score"]["score"]) for r in sorted(wm, key=lambda r: (r["model"], r["_file"]))]
+             _wm_score(r["score"])) for r in sorted(wm, key=lambda r: (r["model"], r["_file"]))]
     rows += [(f"{r['model']} ({r['prompt']}, static; illegal rate only)", r["illegal"], r["n"],
-              r["world_model"]["score"]) for r in static]
+              _wm_score(r["world_model"])) for r in static]
     fig, ax = plt.subplots(figsize=(9, 0.45 * max(1, len(rows)) + 1.8))
     left = np.zeros(len(rows))
     for c, color in zip(ILLEGAL_CATEGORIES, ("C0", "C1", "C3", "C4"), strict=True):

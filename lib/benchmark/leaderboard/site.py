@@ -27,7 +27,9 @@ from lib.benchmark.core.results import elo_text
 from lib.benchmark.leaderboard.board import (
     DAGGER_RULE,
     EARLIER,
+    NA,
     PANELS,
+    UNRANKED,
     Board,
     Entry,
     collect,
@@ -95,7 +97,7 @@ def _rows(board: Board) -> list[dict[str, Any]]:
                      "metrics": {k: m.get(k) for k in ("legal_rate", "acpl", "accuracy",
                                                        "best_move_rate")},
                      "first_move": r["elo"].get("puzzle"), "human": r["elo"].get("human"),
-                     "world": r["world_model"]["score"]})
+                     "world": _world(r["world_model"])})
     for r in board.games:
         for name, c in r["conditions"].items():
             if c["aborted"] or not c["games"]:
@@ -112,7 +114,7 @@ def _rows(board: Board) -> list[dict[str, Any]]:
     for r in board.worldmodel:
         rows.append({"model": r["model"], "kind": "worldmodel", "label": "consistency tests",
                      "n": r["positions"], "page": _page_name(r["_file"]),
-                     "settings": r["settings"], "world": r["score"]["score"]})
+                     "settings": r["settings"], "world": _world(r["score"])})
     for row in rows:
         row["sort"] = {k: _elo_value(row.get(k)) for k in ("first_move", "human", "line",
                                                            "game")}
@@ -120,13 +122,20 @@ def _rows(board: Board) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (r["model"], r["kind"], r["label"]))
 
 
+def _world(score: dict[str, Any]) -> float | str:
+    """A run's world-model score, or n/a for a baseline (legal by construction)."""
+    return NA if score.get("score") is None else float(score["score"])
+
+
 def _ranking(entries: list[Entry], seed: int, rank: bool = True) -> dict[str, Any]:
     """A scale's ranking table and its rank-probability matrix (none when not `rank`)."""
     draws = rank_draws(entries, seed) if rank else []  # the joint posterior draws, once
-    table = [{"model": e.model, "label": e.label, "n": e.n, "elo": e.elo, "dagger": dagger(e),
-              "above": above, "span": span} for e, above, span in ranked(entries, seed, draws)]
+    rows = [{"model": e.model, "label": e.label, "n": e.n, "elo": e.elo, "dagger": dagger(e),
+             "above": above, "span": span} for e, above, span in ranked(entries, seed, draws)]
     heat = [{"model": e.model, "label": e.label, "p": list(r.probabilities)} for e, r in draws]
-    return {"table": table, "heat": heat if len(heat) > 1 else []}
+    # A one-sided estimate is a bound, not a place: it is listed apart, unnumbered.
+    return {"table": [r for r in rows if r["span"]], "apart": [r for r in rows if not r["span"]],
+            "unranked": UNRANKED if rank else "", "heat": heat if len(heat) > 1 else []}
 
 
 def _references(board: Board, ladder: dict[str, Any], floor: dict[str, Any]

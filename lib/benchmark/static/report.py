@@ -51,7 +51,7 @@ def summary_table(result: dict[str, Any]) -> str:
             lines.append(f"  {label}: {elo_text(e)}{note}{shown}")
     wm = result["world_model"]
     if wm["score"] is None:
-        lines.append(f"  world-model score: none ({wm['note']})")
+        lines.append(f"  world-model score: {wm['note']}")
     else:
         lines.append(f"  world-model score {wm['score']} (illegal rate "
                      f"{wm['illegal_rate']:.2%}); rests on "
@@ -90,8 +90,8 @@ def markdown_report(result: dict[str, Any]) -> str:
                "whole line, so it runs above a whole-line puzzle Elo (benchmark.py puzzles).")
     wm = result["world_model"]
     out += ["", "## World model", "",
-            f"Seed 001's rubric: {wm['score']}. It rests on "
-            f"{wm.get('rests_on', 'the illegal rate only')}."]
+            f"Seed 001's rubric: {wm['score'] if wm['score'] is not None else wm['note']}. "
+            f"It rests on {wm.get('rests_on', 'the illegal rate only')}."]
     out += ["", "## By stratum", "", f"90% intervals by the bootstrap; a group of fewer "
             f"than {MIN_INTERVAL_N} answers shows its value alone (too few to bound).", ""]
     for key, groups in result["by"].items():

@@ -18,7 +18,7 @@ from lib.benchmark.core.players import Player
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.prompts import TEMPLATES, Question
 from lib.benchmark.core.runner import Outcome, ask_all
-from lib.benchmark.core.scoring import UNSCORED, Category, Item, score_item
+from lib.benchmark.core.scoring import NOT_APPLICABLE, UNSCORED, Category, Item, score_item
 from lib.benchmark.worldmodel.prompts import (
     CHOOSE_TEMPLATE,
     LIST_TEMPLATE,
@@ -62,6 +62,7 @@ class WorldModelConfig:
     breaker: int  # infrastructure failures in a row that stop the run
     seed: int  # seed of the bootstrap intervals
     cluster: ClusterSettings | None = None  # where a Stockfish player's answers are computed
+    baseline: bool = False  # a baseline player: legal by construction, so no score
 
 
 @dataclass
@@ -231,7 +232,8 @@ def summarise(ans: Answers, config: WorldModelConfig) -> dict[str, Any]:
             "t0": {"answers": len(t0), "illegal": len(illegal), "rate": rate,
                    "taxonomy": {c: sum(i.category == c for i in illegal)
                                 for c in ILLEGAL_CATEGORIES}},
-            "score": rubric(rate, max(failures) if failures else None),
+            "score": ({"score": None, "note": NOT_APPLICABLE} if config.baseline
+                      else rubric(rate, max(failures) if failures else None)),
             "hypothesis": hypothesis(
                 len(failed), len(positions), sc["b_in_a"]["n"] - sc["b_in_a"]["k"],
                 sc["b_in_a"]["n"], sym["pairs"] - sym["equivalent"]["k"], sym["pairs"],
@@ -263,8 +265,9 @@ def summary(result: dict[str, Any]) -> str:
         f"  temperature (illegal rate, {result['temperature']['level']:.1%} each): {temps}; "
         f"trend p = {trend_['p'] if trend_['p'] is not None else 'n/a'}",
         f"  illegal at T = 0: {t0['illegal']} of {t0['answers']}; world-model score "
-        f"{score['score']} (illegal part {score.get('by_illegal_rate')}, consistency part "
-        f"{score.get('by_consistency')})",
+        + (f"{score['score']} (illegal part {score.get('by_illegal_rate')}, consistency part "
+           f"{score.get('by_consistency')})" if score["score"] is not None
+           else score["note"]),
         f"  H0 {hyp['h0']}: {'rejected' if hyp['reject_h0'] else 'not rejected'} (p = "
         + ", ".join(f"{k} {t['p_value']}" for k, t in hyp["parts"].items())
         + f"); power at this n against true rates of {hyp['power']}"
@@ -285,7 +288,8 @@ def markdown(result: dict[str, Any]) -> str:
            f"{result['positions']} positions (seed {result['settings']['seed']}); "
            f"settings `{json.dumps(result['settings'], sort_keys=True)}`.", "",
            "```", summary(result), "```", "", "## Score", "",
-           f"Score {score['score']}: the lower of its two parts."]
+           f"Score {score['score']}: the lower of its two parts." if score["score"] is not None
+           else f"Score {score['note']}."]
     out += [f"- {k}: {v}" for k, v in score.get("thresholds", {}).items()]
     hyp = result["hypothesis"]
     out += ["", "## Hypothesis test", "", f"- H0: {hyp['h0']}; H1: {hyp['h1']}.",
