@@ -125,11 +125,11 @@ def test_hostile_answers_and_names_are_shown_as_text(site, browser: Browser) -> 
 def test_the_runs_table_sorts_both_ways(site, browser: Browser) -> None:
     _, out = site
     browser.open((out / "index.html").as_uri())
-    column = "Array.from(document.querySelectorAll('#runs tbody tr')).map(r => r.cells[3]" \
+    column = "Array.from(document.querySelectorAll('#runs tbody tr')).map(r => r.cells[2]" \
              ".dataset.value).map(Number)"
     unsorted = browser.js(column)
     assert len(unsorted) == 5 and unsorted != sorted(unsorted)  # n: 3, 2 games, 24, 2, 60
-    header = "document.querySelectorAll('#runs thead th')[3]"
+    header = "document.querySelectorAll('#runs thead th')[2]"
     browser.js(f"{header}.click()")
     assert browser.js(column) == sorted(unsorted)
     assert browser.js(f"{header}.getAttribute('aria-sort')") == "ascending"
@@ -290,3 +290,16 @@ def test_the_ladder_page_counts_every_committed_calibration_game() -> None:
     off = sum(r[1] not in names or r[2] not in names for r in rows)
     assert on_rungs < len(rows) and view["off_ladder"] == off > 0  # a pilot's dropped rungs
     assert (matrix.sum(axis=1) > 0).all()  # every rung has played
+
+
+def test_the_runs_table_fits_a_1280_pixel_screen(site) -> None:
+    """Every column of the runs table in view at 1280 px, with no scrollbar to find them."""
+    _, out = site
+    executable = find_chromium()
+    assert executable
+    with Browser(executable, width=1280, height=900) as wide:
+        wide.open((out / "index.html").as_uri())
+        table = "document.querySelector('#runs')"
+        assert wide.js(f"{table}.rows[0].cells.length") == 12
+        assert wide.js(f"{table}.scrollWidth") <= wide.js(f"{table}.parentElement.clientWidth")
+        wide.screenshot(SHOTS / "index-1280.png")
