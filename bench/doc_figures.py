@@ -1,15 +1,17 @@
-"""The figures the README quotes from committed files, generated from those files.
+"""The figures the docs quote from committed files, generated from those files.
 
-A block of README.md between `<!-- figures:NAME -->` and `<!-- /figures:NAME -->` is written
+A block of a docs page between `<!-- figures:NAME -->` and `<!-- /figures:NAME -->` is written
 by the generator NAME below from the committed files it reads; nothing else writes it.
 `python -m bench.doc_figures` rewrites every block; `--check` rewrites nothing and exits 1,
-naming the blocks, when one differs from what the files give (a test runs it, so the README
+naming the blocks, when one differs from what the files give (a test runs it, so the docs
 cannot drift from the files).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 import re
 import sys
 import textwrap
@@ -21,9 +23,10 @@ from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.games import design
 from lib.benchmark.games.calibration import read_games, usable
 from lib.benchmark.games.ladder import RUNG_SPACING, load_ladder
+from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, totals
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+MATE_CP = 20_000  # a score at least this far from 0 is a mate (30000 - 100 n)
 
 
 def ladder_block(root: Path = ROOT) -> str:
@@ -57,18 +60,50 @@ def ladder_block(root: Path = ROOT) -> str:
     return "\n".join(lines)
 
 
-BLOCKS: dict[str, Callable[[], str]] = {"ladder": ladder_block}
+def testset_block(root: Path = ROOT) -> str:
+    """The committed questions.csv: its counts against the tree's targets, mates, private."""
+    with open(root / "questions.csv", encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    games = [r for r in rows if r["source"] == "game"]
+    puzzles = [r for r in rows if r["source"] == "puzzle"]
+    scores = {r["id"]: [cp for _, cp in json.loads(r["expected_output"])] for r in rows}
+    mates = {kind: sum(scores[r["id"]][0] >= MATE_CP for r in group)
+             for kind, group in (("game", games), ("puzzle", puzzles))}
+    ties = sum(len(s) > 1 and s[0] == s[1] for s in scores.values())
+    targets = totals(GAME_TARGETS, 1)
+    leaves = ", ".join(f"{b} {sum(r['elo_bucket'] == b for r in games)}/{targets[(b,)]}"
+                       for b in ELO_BUCKETS)
+    ratings = [int(r["rating"]) for r in puzzles]
+    text = (f"It holds **{len(rows):,} questions: {len(games):,} game positions (of "
+            f"{sum(GAME_TARGETS.values()):,} targeted) and {len(puzzles):,} puzzles (of "
+            f"{sum(PUZZLE_TARGETS.values()):,})**. Game positions per Elo bucket, achieved of "
+            f"target: {leaves}. Puzzle ratings run from {min(ratings)} to {max(ratings)}. "
+            f"Mates: {mates['game']} game positions whose best move forces mate and "
+            f"{mates['puzzle']} mate puzzles, {sum(mates.values())} in all (the cap: 4% of the "
+            f"rows in the file). {sum(r['private'] == 'true' for r in rows)} questions are "
+            f"private (`hash_bucket < 20`); {ties} rows have two moves tied at the top, each "
+            "from its own search (draws scored 0, equal mates).")
+    return "\n".join(textwrap.wrap(text, 95))
 
 
-def rewrite(text: str) -> tuple[str, list[str]]:
-    """The README with every block regenerated, and the names of those that changed."""
+# Each block: the page it lives in, and its generator.
+BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
+    "ladder": ("docs/games-and-ladder.md", ladder_block),
+    "testset": ("docs/test-set.md", testset_block),
+}
+
+
+def rewrite(text: str, page: str) -> tuple[str, list[str]]:
+    """A page with each of its blocks regenerated, and the names of those that changed."""
     changed = []
-    for name, make in BLOCKS.items():
+    for name, (where, make) in BLOCKS.items():
+        if where != page:
+            continue
         pattern = re.compile(rf"(<!-- figures:{name} -->\n)(.*?)(<!-- /figures:{name} -->)",
                              re.S)
         match = pattern.search(text)
         if match is None:
-            raise SystemExit(f"README.md has no block figures:{name}")
+            raise SystemExit(f"{page} has no block figures:{name}")
         body = make() + "\n"
         if match[2] != body:
             changed.append(name)
@@ -77,19 +112,22 @@ def rewrite(text: str) -> tuple[str, list[str]]:
 
 
 def main() -> None:
-    """Rewrite the README's blocks, or with --check say which would change."""
+    """Rewrite the pages' blocks, or with --check say which would change."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 when a block differs from the files")
     args = p.parse_args()
-    text, changed = rewrite(README.read_text(encoding="utf-8"))
-    if args.check:
-        if changed:
-            sys.exit(f"README.md is out of date with the committed files: {', '.join(changed)}"
-                     " (run python -m bench.doc_figures)")
-        return
-    README.write_text(text, encoding="utf-8")
-    print(f"README.md: {', '.join(changed) or 'nothing'} rewritten")
+    stale = []
+    for page in sorted({where for where, _ in BLOCKS.values()}):
+        text, changed = rewrite((ROOT / page).read_text(encoding="utf-8"), page)
+        stale += [f"{page}: {name}" for name in changed]
+        if changed and not args.check:
+            (ROOT / page).write_text(text, encoding="utf-8")
+    if args.check and stale:
+        sys.exit(f"the docs are out of date with the committed files: {', '.join(stale)} "
+                 "(run python -m bench.doc_figures)")
+    if not args.check:
+        print(f"rewritten: {', '.join(stale) or 'nothing'}")
 
 
 if __name__ == "__main__":
