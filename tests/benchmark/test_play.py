@@ -137,7 +137,7 @@ def test_a_model_is_retried_then_forfeits_and_500s_abort_unrated(ladder: Path,
     c = data["conditions"]["standard"]
     assert c["games"] == 3 and c["l"] == 3, c  # every game forfeited
     assert all("3 illegal answers in a row" in f["reason"] for f in c["forfeits"])
-    assert c["terminations"] == {"forfeit: illegal moves": 3}
+    assert c["terminations"] == {"forfeit: illegal answers": 3}
     tax = data["taxonomy"]
     # Two legal moves and three nonsense answers per game; the server answers Qxh7 only to
     # the first request for a position, and games 1 and 3 both start from the same one.
@@ -221,6 +221,34 @@ def test_empty_and_filtered_replies_are_retried_and_named(ladder: Path,
     assert any("(empty: empty reply)" in p for p in retry_prompts)
     assert any("(empty: withheld by the provider's content filter)" in p
                for p in retry_prompts)
+
+
+def test_a_forfeit_is_named_by_what_ended_it(ladder: Path, tmp_path: Path) -> None:
+    """A model whose every reply is cut by the token limit (a small model at a low
+    --max-tokens) forfeits on truncated answers, not on illegal moves it never made."""
+    def script(fen: str, attempt: int) -> Response:
+        return Response("Let me consider the position carefully. The knight on",
+                        finish_reason="length")
+    with ChatServer(script) as server:
+        status = benchmark.main(_play(ladder, tmp_path, "--model", "local/m", "--base-url",
+                                      server.base_url, "--retries", "0", "--timeout", "5",
+                                      "--concurrency", "1", "--max-games", "2"))
+    assert status == 0
+    [result] = tmp_path.glob("play__*.json")
+    data = json.loads(result.read_text())
+    c = data["conditions"]["standard"]
+    assert c["terminations"] == {"forfeit: truncated answers": 2}
+    assert all(f["reason"].startswith("3 truncated answers in a row; last truncated")
+               for f in c["forfeits"])
+    assert data["taxonomy"]["truncated"] == 6 and data["taxonomy"]["format"] == 0
+    md = result.with_suffix(".md").read_text()
+    assert "forfeit: truncated answers" in md and "{'" not in md
+    # The run's page names each forfeit by its game and reason, never as a Python dict.
+    site = tmp_path / "site"
+    assert benchmark.main(["report", "--results", str(tmp_path), "--out", str(site)]) == 0
+    [page] = site.glob("runs/play__*.html")
+    html = page.read_text()
+    assert "3 truncated answers in a row" in html and "{&#39;" not in html
 
 
 def test_a_rerun_after_an_aborted_game_plays_it_and_reuses_the_rest(ladder: Path,

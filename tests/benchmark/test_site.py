@@ -102,6 +102,8 @@ def test_every_page_loads_clean_with_nothing_from_elsewhere(site, browser: Brows
         assert outside == [], page.name
         assert browser.js("document.querySelectorAll('img, a[href^=\"javascript\"], "
                           "iframe, object').length") == 0, page.name
+        text = browser.js("document.body.innerText")
+        assert "{'" not in text and "['" not in text, f"a Python repr on {page.name}"
         shot_of.setdefault(_kind(page), page)
     assert browser.dialogs() == []
     for kind, page in shot_of.items():

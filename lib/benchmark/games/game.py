@@ -51,7 +51,24 @@ class Ending(StrEnum):
     DECISIVE = "adjudication: decisive"  # the judge's eval far from zero for several plies
     DEAD_DRAW = "adjudication: dead draw"  # the judge's eval near zero for many plies
     PLY_CAP = "ply cap"  # the game reached the ply cap: drawn
-    FORFEIT = "forfeit: illegal moves"  # a side gave no legal move after its retries
+    # A side gave no legal move after its retries, named by what its answers were.
+    FORFEIT_ILLEGAL = "forfeit: illegal answers"  # every answer an illegal move
+    FORFEIT_TRUNCATED = "forfeit: truncated answers"  # every reply cut by the token limit
+    FORFEIT_EMPTY = "forfeit: empty answers"  # every reply empty or withheld by a filter
+    FORFEIT_MIXED = "forfeit: no legal move"  # failed answers of more than one kind
+
+
+def forfeit_ending(categories: list[str]) -> Ending:
+    """How a forfeit is named: by what every failed answer was (illegal, truncated or empty),
+    or "no legal move" when they differ."""
+    if all(c in ILLEGAL_CATEGORIES for c in categories):
+        return Ending.FORFEIT_ILLEGAL
+    kinds = set(categories)
+    if kinds == {Category.TRUNCATED}:
+        return Ending.FORFEIT_TRUNCATED
+    if kinds == {Category.EMPTY}:
+        return Ending.FORFEIT_EMPTY
+    return Ending.FORFEIT_MIXED
 
 
 WHITE_SCORE = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}  # a result as White's score
@@ -294,9 +311,8 @@ def play_game(key: str, white: Side, black: Side, start: Start, judge: Judge,
         if move is None:
             last = attempts[-1]
             record.result = "0-1" if board.turn == chess.WHITE else "1-0"
-            record.termination = Ending.FORFEIT
-            what = ("illegal answers" if all(a.category in ILLEGAL_CATEGORIES for a in attempts)
-                    else "answers without a legal move")  # truncated or empty among them
+            record.termination = forfeit_ending([a.category for a in attempts])
+            what = record.termination.removeprefix("forfeit: ")
             record.forfeit = (f"{len(attempts)} {what} in a row; last {last.category}: "
                               f"{last.detail}")
             return record
