@@ -23,6 +23,7 @@ import pytest
 import benchmark
 from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.games.ladder import default_rungs
+from lib.benchmark.leaderboard import views
 from lib.benchmark.leaderboard.views import evolution, ladder_view
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.browser import Browser, find_chromium
@@ -305,3 +306,17 @@ def test_the_runs_table_fits_a_1280_pixel_screen(site) -> None:
         assert wide.js(f"{table}.rows[0].cells.length") == 12
         assert wide.js(f"{table}.scrollWidth") <= wide.js(f"{table}.parentElement.clientWidth")
         wide.screenshot(SHOTS / "index-1280.png")
+
+
+def test_charts_have_round_ticks_on_labelled_axes(site, browser: Browser) -> None:
+    assert views.nice_ticks(-50, 3158) == [0, 500, 1000, 1500, 2000, 2500, 3000]
+    assert views.nice_ticks(0, 1) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    assert views.nice_ticks(874, 3068) == [1000, 1500, 2000, 2500, 3000]
+    _, out = site
+    browser.open((out / "index.html").as_uri())
+    labels = browser.js("Array.from(document.querySelectorAll('.scale svg .tick-label'))"
+                        ".map(t => t.textContent)")
+    assert len(labels) >= 3 and all(label.lstrip("-").isdigit() for label in labels)
+    [static] = [p for p in _pages(out) if _kind(p) == "static" and "random" in p.name]
+    browser.open(static.as_uri())
+    assert browser.js("document.querySelectorAll('figure svg .tick-label').length") >= 6

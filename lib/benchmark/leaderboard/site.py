@@ -24,6 +24,7 @@ import jinja2
 
 from lib.benchmark.core.elo import LEVEL
 from lib.benchmark.core.results import elo_text
+from lib.benchmark.core.scoring import BOUNDS
 from lib.benchmark.leaderboard.board import (
     DAGGER_RULE,
     EARLIER,
@@ -45,6 +46,7 @@ from lib.benchmark.leaderboard.views import (
     evolution,
     game_views,
     ladder_view,
+    metric_digits,
     puzzle_views,
     strata,
 )
@@ -74,6 +76,8 @@ def _environment() -> jinja2.Environment:
                              autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["elo"] = lambda e: elo_text(e) if e else ""
+    # One format per kind of number: rates with 3 decimals, cp losses and accuracies with 1.
+    env.filters["metric"] = lambda v, key: f"{v:.{metric_digits(BOUNDS.get(key, 1.0))}f}"
     return env
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import math
 import zlib
 from collections import Counter
 from pathlib import Path
@@ -149,6 +150,26 @@ def _line_view(line: dict[str, Any]) -> dict[str, Any]:
                  themes=", ".join(line.get("themes", [])))
 
 
+def nice_ticks(lo: float, hi: float, most: int = 7) -> list[float]:
+    """Round values within [lo, hi] for an axis's ticks: steps of 1, 2 or 5 times a power of
+    ten, the smallest giving at most `most` ticks."""
+    if not hi > lo:
+        return [lo]
+    span = hi - lo
+    for power in range(math.floor(math.log10(span / most)), math.ceil(math.log10(span)) + 1):
+        for mult in (1, 2, 5):
+            step = mult * 10.0 ** power
+            first = math.ceil(lo / step) * step
+            count = math.floor((hi - first) / step + 1e-9) + 1
+            if count <= most:
+                return [round(first + k * step, 10) for k in range(count)]
+    return [lo, hi]
+
+
+def _tick_label(v: float) -> str:
+    return f"{v:g}" if abs(v) < 1000 else f"{v:.0f}"
+
+
 def interval_rows(values: list[tuple[str, dict[str, Any] | None, int | None]], scale: float,
                   width: float) -> list[dict[str, Any]]:
     """Rows of an interval chart: the label, the value and its interval as x positions in
@@ -156,6 +177,7 @@ def interval_rows(values: list[tuple[str, dict[str, Any] | None, int | None]], s
     def x(v: float) -> float:
         return round(max(0.0, min(width, width * float(v) / scale)), 1)
 
+    digits = metric_digits(scale)
     rows = []
     for label, m, n in values:
         if not m or m.get("value") is None:
@@ -164,9 +186,22 @@ def interval_rows(values: list[tuple[str, dict[str, Any] | None, int | None]], s
         few = n is not None and n < MIN_INTERVAL_N  # a bootstrap of a handful bounds nothing
         rows.append({"label": label, "n": n, "x": x(m["value"]),
                      "lo": None if few else x(m["lo"]), "hi": None if few else x(m["hi"]),
-                     "text": f"{m['value']:.3g} " + ("(no interval)" if few else
-                                                     f"[{m['lo']:.3g}, {m['hi']:.3g}]")})
+                     "text": f"{m['value']:.{digits}f} " + (
+                         "(no interval)" if few else
+                         f"[{m['lo']:.{digits}f}, {m['hi']:.{digits}f}]")})
     return rows
+
+
+def metric_digits(scale: float) -> int:
+    """Decimals a metric is shown with, one format per kind: rates (on [0, 1]) 3, cp losses
+    and accuracies 1."""
+    return 3 if scale <= 1 else 1
+
+
+def axis_ticks(lo: float, hi: float, width: float) -> list[dict[str, Any]]:
+    """Ticks of an axis from lo to hi drawn over [0, width]: x position and label."""
+    return [{"x": round(width * (v - lo) / (hi - lo), 1), "label": _tick_label(v)}
+            for v in nice_ticks(lo, hi)]
 
 
 def strata(result: dict[str, Any], width: float) -> list[dict[str, Any]]:
@@ -180,6 +215,7 @@ def strata(result: dict[str, Any], width: float) -> list[dict[str, Any]]:
             values = [(name, g.get(key), g.get("n")) for name, g in groups.items()]
             charts.append({"metric": title, "by": dim.replace("_", " "),
                            "rows": interval_rows(values, scale, width),
+                           "ticks": axis_ticks(0, scale, width),
                            "wide": dim == CELLS})  # long labels: a row of its own
     return charts
 
@@ -202,8 +238,11 @@ def evolution(points: list[dict[str, Any]], width: float, height: float) -> dict
 
     band = [xy(i, v) for i, v in enumerate(highs)] + \
         [xy(i, v) for i, v in reversed(list(enumerate(lows)))]
+    yticks = [{"y": round(height - height * (v - y0) / (y1 - y0), 1), "label": _tick_label(v)}
+              for v in nice_ticks(y0, y1, 5)]
     return {"mean": " ".join(xy(i, p["mean"]) for i, p in enumerate(pts)),
-            "band": " ".join(band), "y0": round(y0), "y1": round(y1), "n": len(pts)}
+            "band": " ".join(band), "y0": round(y0), "y1": round(y1), "n": len(pts),
+            "yticks": yticks, "width": width, "height": height}
 
 
 def elo_axis(entries: list[dict[str, Any]], lines: list[tuple[str, float]],
@@ -221,7 +260,8 @@ def elo_axis(entries: list[dict[str, Any]], lines: list[tuple[str, float]],
     rows = [{**e, "x": x(e.get("mean")), "xlo": x(e.get("lo")), "xhi": x(e.get("hi"))}
             for e in entries]
     refs = [{"label": name, "x": x(v), "elo": round(v)} for name, v in lines]
-    return {"rows": rows, "refs": refs, "lo": round(lo), "hi": round(hi)}
+    return {"rows": rows, "refs": refs, "lo": round(lo), "hi": round(hi),
+            "ticks": axis_ticks(lo, hi, width)}
 
 
 LADDER_COLUMNS = ("rung", "spec", "anchor", "elo", "lo", "hi", "games", "engine")
