@@ -50,11 +50,14 @@ demo: setup
 generate: setup
 	$(PY) generate.py $(ARGS)
 
-test: setup chromium
+# CI runs this: the linters first (a style or type error fails it in seconds), then the tests.
+test: setup chromium lint
 	$(PY) -m pytest -q tests $(ARGS)
 
+# ruff on everything; mypy, strict, on lib/ (settings and their reasons in pyproject.toml).
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: setup
 	for script in bench/[a-z]*.py; do $(PY) -m bench.$$(basename $$script .py) || exit 1; done

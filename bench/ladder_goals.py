@@ -50,10 +50,12 @@ def nodes_per_move(spec: str) -> float:
     """The mean nodes a rung searches per move (a mix rung searches on its engine moves)."""
     if spec == "random":
         return 0.0
-    if spec.startswith("mix:"):
-        share = int(re.search(r"random=(\d+)", spec).group(1)) / 100  # type: ignore[union-attr]
-        return (1 - share) * MIX_NODES
-    return float(re.search(r"nodes=(\d+)", spec).group(1))  # type: ignore[union-attr]
+    mix, nodes = re.search(r"random=(\d+)", spec), re.search(r"nodes=(\d+)", spec)
+    if spec.startswith("mix:") and mix is not None:
+        return (1 - int(mix[1]) / 100) * MIX_NODES
+    if nodes is None:
+        raise SystemExit(f"a rung spec without a node count: {spec}")
+    return float(nodes[1])
 
 
 def adjacent(ladder: Ladder) -> list[float]:

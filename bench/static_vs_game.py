@@ -23,6 +23,7 @@ from lib.benchmark.static.prediction import (
     CURRENT_SCALE,
     METRIC,
     TRANSFORMS,
+    Fit,
     fit_json,
     fit_line,
     leave_one_out,
@@ -96,7 +97,7 @@ def main() -> None:
         print(f"wrote {args.write}")
 
 
-def _figure(rows: list[dict], fit: object, path: Path) -> None:
+def _figure(rows: list[dict], fit: Fit, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -114,8 +115,8 @@ def _figure(rows: list[dict], fit: object, path: Path) -> None:
         ax.set(xlabel="game Elo on the ladder (90% interval)", ylabel=f"static {metric} (90%)",
                title=f"Static {metric} of the ladder's rungs")
     grid = np.linspace(min(r["accuracy"] for r in rows), max(r["accuracy"] for r in rows), 50)
-    line = fit.point(transform(grid, fit.transform))  # type: ignore[attr-defined]
-    axes[1].plot(line, grid, "k--", label=f"fit ({fit.transform})")  # type: ignore[attr-defined]
+    line = fit.point(transform(grid, fit.transform))
+    axes[1].plot(line, grid, "k--", label=f"fit ({fit.transform})")
     axes[1].legend()
     axes[0].set_yscale("log")
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -22,10 +22,10 @@ import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import dask
-from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_worker
+from distributed import Client, Future, LocalCluster, WorkerPlugin, as_completed, get_worker
 from distributed.security import Security
 
 from lib.engine import Engine, EngineSettings, engine_identity
@@ -239,7 +239,7 @@ class EngineCluster:
     @property
     def address(self) -> str:
         """The scheduler's address (tls://127.0.0.1:PORT when embedded)."""
-        assert self._client is not None
+        assert self._client is not None and self._client.scheduler is not None
         return str(self._client.scheduler.address)
 
     @property
@@ -259,15 +259,16 @@ class EngineCluster:
                 self._local.close()
             self._local = None
 
-    def _result(self, future: object) -> R:
-        worker, name, result = future.result()  # type: ignore[attr-defined]
+    def _result(self, future: Future[Any]) -> Any:
+        """A task's result, checked: the engine that computed it is the client's."""
+        worker, name, result = future.result()
         if isinstance(result, ChessEvalError):
             raise result
         if name != self.name:
             raise ClusterError(f"worker {worker} computed with {name!r}, not {self.name!r}")
         return result
 
-    def _submit(self, fn: Callable[[Engine, T], R], items: list[T]) -> list[object]:
+    def _submit(self, fn: Callable[[Engine, T], R], items: list[T]) -> list[Future[Any]]:
         assert self._client is not None, "use EngineCluster as a context manager"
         return [self._client.submit(_task, fn, self.settings, item, pure=False)
                 for item in items]
@@ -286,14 +287,15 @@ class EngineCluster:
         """(item, fn(engine, item)) pairs in the order they finish, for per-item checkpoints."""
         items = list(items)
         futures = self._submit(fn, items)
-        index = {future.key: i for i, future in enumerate(futures)}  # type: ignore[attr-defined]
+        index = {future.key: i for i, future in enumerate(futures)}
+        assert self._client is not None
         try:
             for future in as_completed(futures, loop=self._client.loop):
                 yield items[index[future.key]], self._result(future)
         finally:
             self._cancel(futures)
 
-    def _cancel(self, futures: list[object]) -> None:
+    def _cancel(self, futures: list[Future[Any]]) -> None:
         """Drop what is left (an error or Ctrl-C stopped the caller)."""
         if self._client is not None and futures:
             with contextlib.suppress(Exception):

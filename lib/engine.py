@@ -25,6 +25,7 @@ from lib.records import Probe, RankedMove
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+UciValue = str | int | bool | None  # a UCI option's value, as python-chess takes it
 R = TypeVar("R")
 
 DEBIAN_STOCKFISH = "/usr/games/stockfish"
@@ -144,7 +145,7 @@ class Engine:
     def __init__(self, settings: EngineSettings) -> None:
         self.settings = settings
         self._engine: chess.engine.SimpleEngine | None = None
-        self._options: dict[str, object] = {}
+        self._options: dict[str, UciValue] = {}
         self._game: object | None = None
         self._in_run = False
         self._stalled = False
@@ -194,13 +195,15 @@ class Engine:
         """The (min, max) the engine declares for a spin option, e.g. UCI_Elo."""
         assert self._engine is not None
         option = self._engine.options[name]
-        return int(option.min), int(option.max)  # type: ignore[arg-type]
+        if option.min is None or option.max is None:
+            raise EngineError(f"{self.name}: option {name} has no range")
+        return int(option.min), int(option.max)
 
     @property
     def pid(self) -> int:
         """Process id of the running engine."""
         assert self._engine is not None
-        return int(self._engine.transport.get_pid())  # type: ignore[attr-defined]
+        return int(self._engine.transport.get_pid())
 
     def run(self, board: chess.Board, work: Callable[[Engine], R]) -> R:
         """work(self) on one position; redone from scratch on a fresh engine if it dies.
@@ -254,7 +257,7 @@ class Engine:
     def _kill_stalled(self, engine: chess.engine.SimpleEngine) -> None:
         self._stalled = True
         with contextlib.suppress(ProcessLookupError, TypeError):  # it ended meanwhile
-            os.kill(int(engine.transport.get_pid()), signal.SIGKILL)  # type: ignore[attr-defined]
+            os.kill(int(engine.transport.get_pid()), signal.SIGKILL)
 
     def analyse(
         self, board: chess.Board, limit: chess.engine.Limit, multipv: int,
@@ -278,7 +281,7 @@ class Engine:
         return self._call(board, limit, lambda e: e.analyse(
             board, limit, multipv=multipv, game=game, root_moves=root_moves, info=info))
 
-    def configure(self, options: dict[str, object]) -> None:
+    def configure(self, options: dict[str, UciValue]) -> None:
         """Set UCI options (e.g. UCI_LimitStrength); kept across restarts."""
         self._options = dict(options)
         if self._engine is not None and options:

@@ -6,6 +6,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 
 @dataclass
@@ -76,9 +77,9 @@ class FileServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def add(self, path: str, body: bytes, **kwargs: object) -> str:
-        """Serve `body` at `path`; returns its URL."""
-        self.routes[path] = Route(body=body, **kwargs)  # type: ignore[arg-type]
+    def add(self, path: str, body: bytes, **kwargs: Any) -> str:
+        """Serve `body` at `path`; returns its URL (kwargs: Route's other fields)."""
+        self.routes[path] = Route(body=body, **kwargs)
         return self.url(path)
 
     def url(self, path: str) -> str:

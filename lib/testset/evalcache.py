@@ -36,8 +36,9 @@ class EvalCache:
     def evaluate(self, pool: EngineCluster, fens: list[str],
                  desc: str) -> tuple[dict[str, Evaluation], int]:
         """Every FEN's evaluation and how many were computed now (the rest were cached)."""
-        done = {fen: self.store.get(self.prefix + fen) for fen in fens}
-        todo = [fen for fen in fens if done[fen] is None]
+        cached = {fen: self.store.get(self.prefix + fen) for fen in fens}
+        done: dict[str, Evaluation] = {f: v for f, v in cached.items() if v is not None}
+        todo = [fen for fen in fens if fen not in done]
 
         with tqdm(total=len(todo), unit="pos", desc=desc, disable=None) as bar:
             task = functools.partial(_evaluate, setting=self.setting)
@@ -46,7 +47,7 @@ class EvalCache:
                 self.store.commit()  # one position at a time: a crash loses only what ran
                 done[fen] = value
                 bar.update()
-        return done, len(todo)  # type: ignore[return-value]
+        return {fen: done[fen] for fen in fens}, len(todo)
 
     def close(self) -> None:
         """Commit and close."""

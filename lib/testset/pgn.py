@@ -5,11 +5,19 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator
-from typing import NamedTuple, TextIO
+from typing import NamedTuple, Protocol
 
 from lib.testset.tree import elo_bucket
 
 READ_BLOCK = 1 << 22  # characters read from the PGN at a time
+
+
+class Readable(Protocol):
+    """A text stream as iter_games reads it: an open file, or a wrapper that counts."""
+
+    def read(self, size: int = -1, /) -> str:
+        """Up to `size` characters ('' at the end)."""
+        ...
 GAME_SPLIT = "\n[Event "
 
 # Lichess's time-control classes: estimated duration = base + 40 x increment (seconds).
@@ -85,7 +93,7 @@ def time_control_class(time_control: str) -> str | None:
     return "classical"
 
 
-def iter_games(handle: TextIO, block: int = READ_BLOCK) -> Iterator[str]:
+def iter_games(handle: Readable, block: int = READ_BLOCK) -> Iterator[str]:
     """The text of each game of a PGN stream, in order, reading a bounded block at a time."""
     carry = ""
     while chunk := handle.read(block):

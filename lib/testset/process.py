@@ -31,7 +31,7 @@ def process_pgn(path: Path, conn: sqlite3.Connection) -> ProcessReport:
     batch: list[GameRecord] = []
     with open(path, encoding="utf-8", errors="replace") as handle, \
             mb_bar(path, "process games") as bar:
-        for game in iter_games(ProgressReader(handle, bar)):  # type: ignore[arg-type]
+        for game in iter_games(ProgressReader(handle, bar)):
             reason, record = classify(game)
             if record is None:
                 report.drops.add(reason or "unknown")

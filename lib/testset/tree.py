@@ -83,7 +83,8 @@ def _scale_level(
     leaves: dict[Leaf, int], total: int, depth: int, prefix: tuple[str, ...]
 ) -> dict[Leaf, int]:
     if depth == 4:
-        return {prefix: total}  # type: ignore[dict-item]
+        bucket, phase, kind, side = prefix  # four levels down: a whole leaf
+        return {(bucket, phase, kind, side): total}
     children = sorted({leaf[depth] for leaf in leaves if leaf[:depth] == prefix},
                       key=lambda name: _order(depth).index(name))
     weights = [sum(n for leaf, n in leaves.items() if leaf[: depth + 1] == prefix + (c,))

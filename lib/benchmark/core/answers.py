@@ -222,7 +222,10 @@ def _classify_lan(text: str, lan: re.Match[str], board: chess.Board) -> Parsed:
             and piece.piece_type != named:
         return Parsed(text, None, Category.STATE,
                       f"no {chess.piece_name(named)} of ours on {lan['frm']}")
-    parsed = _classify_uci(uci, UCI_RE.fullmatch(uci), board)  # type: ignore[arg-type]
+    match = UCI_RE.fullmatch(uci)
+    if match is None:  # the long algebraic pattern's squares always make UCI; kept for safety
+        return Parsed(text, None, Category.FORMAT, f"{uci!r} is not a move")
+    parsed = _classify_uci(uci, match, board)
     return Parsed(text, parsed.move, parsed.category, parsed.detail)
 
 

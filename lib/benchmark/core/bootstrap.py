@@ -11,6 +11,7 @@ statistic of one array.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -24,8 +25,11 @@ def resample(rng: np.random.Generator, groups: Sequence[np.ndarray], boot: int) 
     return np.concatenate(draws, axis=1)
 
 
+QuantileMethod = Literal["linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf"]
+
+
 def percentile_interval(replicates: np.ndarray, level: float,
-                        method: str = "linear") -> tuple[float, float]:
+                        method: QuantileMethod = "linear") -> tuple[float, float]:
     """The central `level` interval of the replicates (numpy's quantile `method`)."""
     lo, hi = np.quantile(replicates, [0.5 - level / 2, 0.5 + level / 2], method=method)
     return float(lo), float(hi)

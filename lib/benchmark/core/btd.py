@@ -50,7 +50,8 @@ def game_information(delta: np.ndarray | float, nu: float) -> np.ndarray:
     """Fisher information (per Elo^2) of one game between players delta Elo apart."""
     half = C * np.asarray(delta, float) / 2
     z = 2 * np.cosh(half) + nu
-    return C ** 2 * (1 + nu * np.cosh(half) / 2) / z ** 2
+    info: np.ndarray = C ** 2 * (1 + nu * np.cosh(half) / 2) / z ** 2
+    return info
 
 
 def log_likelihood(rating: float, opponents: np.ndarray, scores: np.ndarray,
@@ -274,7 +275,7 @@ def pool_hessian(ratings: np.ndarray, nu: float, white: np.ndarray, black: np.nd
     rows = np.arange(len(half))
     np.add.at(jac, (rows[white > 0], white[white > 0] - 1), 50 * C)
     np.add.at(jac, (rows[black > 0], black[black > 0] - 1), -50 * C)
-    out = jac.T @ (h_aa[:, None] * jac)
+    out: np.ndarray = jac.T @ (h_aa[:, None] * jac)
     out[np.arange(n), np.arange(n)] += (100 / POOL_SD) ** 2
     if free_nu:
         cross = jac[:, :n].T @ (-2 * nu * np.sinh(half) / z ** 2)

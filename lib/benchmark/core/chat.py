@@ -238,7 +238,8 @@ class ChatClient:
             self._queue.leave(ticket, done.is_set())
         if "error" in box:
             raise _Problem(_connection_problem(box["error"], self.url), True)
-        return box["response"]
+        response: requests.Response = box["response"]
+        return response
 
     def _attempt(self, body: dict[str, Any], start: float, attempt: int) -> Reply:
         response = self._post(body)

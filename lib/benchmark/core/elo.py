@@ -23,7 +23,7 @@ an interval spanning the whole range) reads "not identifiable", never a five-dig
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import optimize, stats
@@ -85,17 +85,17 @@ class Estimate:
 def bounded(est: Estimate, floor: float, ceil: float) -> Estimate:
     """The estimate as far as the data speak for [floor, ceil] (see the module docstring)."""
     mean, lo, hi = est.mean, est.lo, est.hi
-    kw = {"n": est.n, "method": est.method, "floor": floor, "ceil": ceil}
+    est = replace(est, floor=floor, ceil=ceil)  # n, method and note stay
     if est.kind == BELOW or (est.kind == INTERVAL and mean < floor and hi <= ceil):
         bound = min(max(hi, floor), ceil)
-        return Estimate(np.nan, -np.inf, bound, note=est.note, kind=BELOW, **kw)
+        return replace(est, mean=np.nan, lo=-np.inf, hi=bound, kind=BELOW)
     if est.kind == ABOVE or (est.kind == INTERVAL and mean > ceil and lo >= floor):
         bound = max(min(lo, ceil), floor)
-        return Estimate(np.nan, bound, np.inf, note=est.note, kind=ABOVE, **kw)
+        return replace(est, mean=np.nan, lo=bound, hi=np.inf, kind=ABOVE)
     if est.kind == UNIDENTIFIED or np.isnan(mean) or (lo < floor and hi > ceil):
-        return Estimate(np.nan, -np.inf, np.inf, note=est.note, kind=UNIDENTIFIED, **kw)
-    return Estimate(mean, lo if lo >= floor else -np.inf, hi if hi <= ceil else np.inf,
-                    note=est.note, **kw)
+        return replace(est, mean=np.nan, lo=-np.inf, hi=np.inf, kind=UNIDENTIFIED)
+    return replace(est, lo=lo if lo >= floor else -np.inf, hi=hi if hi <= ceil else np.inf,
+                   kind=INTERVAL)
 
 
 def _one_sided(ratings: np.ndarray, solved_all: bool) -> float:

@@ -28,8 +28,15 @@ LIMITED_NODES = 100_000  # node budget of a strength-limited Stockfish
 class Player(Protocol):
     """Anything that answers questions."""
 
-    id: str  # stable identity with every option that changes answers (the cache key)
-    max_concurrency: int | None  # None: as many requests in flight as asked
+    @property
+    def id(self) -> str:
+        """Stable identity with every option that changes answers (the cache key)."""
+        ...
+
+    @property
+    def max_concurrency(self) -> int | None:
+        """Requests in flight at most (None: as many as asked)."""
+        ...
 
     def answer(self, question: Question, prompt: str) -> Reply:
         """The player's reply to one question."""
@@ -112,7 +119,8 @@ class StockfishPlayer:
             with self._lock:
                 self._engines.append(engine)
             self._local.engine = engine
-        return self._local.engine
+        mine: Engine = self._local.engine  # this thread's engine
+        return mine
 
     def __getstate__(self) -> dict[str, Any]:
         """Settings only: a copy sent to a Dask worker starts its own engines there."""

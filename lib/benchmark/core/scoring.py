@@ -141,9 +141,9 @@ def edge_interval(values: np.ndarray, bound: float) -> tuple[float, float] | Non
     return bound * float(ci.low), bound * float(ci.high)
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray | float:
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
-        return num / den
+        return np.asarray(num / den, dtype=float)
 
 
 def aggregate(items: list[Item], seed: int = 0, boot: int = 1000) -> dict[str, Any]:

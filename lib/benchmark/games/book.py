@@ -86,7 +86,7 @@ def candidates(paths: list[Path], seed: int) -> list[Opening]:
             ident = _game_id(game)
             digest = hashlib.sha256(f"{seed}:{ident}".encode()).digest()
             ply = FIRST_PLY + digest[0] % (LAST_PLY - FIRST_PLY + 1)
-            board, sans = game.board(), []
+            board, sans = game.board(), list[str]()
             for move in game.mainline_moves():
                 if len(sans) == ply:
                     break

@@ -37,6 +37,7 @@ from lib.benchmark.games.ladder import (
     CONDITION_TAU,
     Ladder,
     Rung,
+    anchor_elo,
     anchor_of,
     by_elo,
     pairs,
@@ -108,9 +109,10 @@ def read_games(path: Path) -> list[CalibrationGame]:
     out = []
     for line, row in enumerate(rows, start=2):
         try:
-            game = CalibrationGame(**{k: row[k] for k in GAME_FIELDS} | {
-                "seed": int(row["seed"]), "number": int(row["number"]),
-                "plies": int(row["plies"])})
+            game = CalibrationGame(
+                row["condition"], row["weak"], row["strong"], int(row["seed"]),
+                int(row["number"]), row["opening"], row["result"], row["termination"],
+                int(row["plies"]), row["engine"])
         except (TypeError, ValueError) as exc:
             raise DataError(f"{path}: line {line}: {exc}") from exc
         if game.result not in WHITE_SCORE or game.number < 1:
@@ -194,7 +196,7 @@ def planning_elos(rungs: list[Rung], games: Usable) -> tuple[np.ndarray, float]:
             log.info("planning with assumed gaps: %s", exc)
     k = anchor_of(rungs)
     gaps = design.PLAN_GAP * (np.arange(len(rungs)) - k)
-    return float(rungs[k].anchor) + gaps, design.PLAN_NU  # type: ignore[arg-type]
+    return anchor_elo(rungs) + gaps, design.PLAN_NU
 
 
 def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,

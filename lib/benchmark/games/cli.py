@@ -154,7 +154,7 @@ def play_command(args: argparse.Namespace) -> int:
             args.ladder = LADDER  # another engine's: refused below, naming both
     ladder = load_ladder(args.ladder)
     check_engine(args.ladder, ladder, engine, settings.path)
-    ladders = {c: load_ladder(condition_path(args.ladder, c))
+    ladders: dict[str, Ladder] = {c: load_ladder(condition_path(args.ladder, c))
                if condition_path(args.ladder, c).exists() else ladder for c in CONDITIONS}
     for c in args.conditions:
         if ladders[c] is not ladder:

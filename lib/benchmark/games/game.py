@@ -11,9 +11,10 @@ committed games under both and counts the results that differ.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
+from functools import partial
 from typing import Any, Protocol
 
 import chess
@@ -58,7 +59,7 @@ class Ending(StrEnum):
     FORFEIT_MIXED = "forfeit: no legal move"  # failed answers of more than one kind
 
 
-def forfeit_ending(categories: list[str]) -> Ending:
+def forfeit_ending(categories: Sequence[str | None]) -> Ending:
     """How a forfeit is named: by what every failed answer was (illegal, truncated or empty),
     or "no legal move" when they differ."""
     if all(c in ILLEGAL_CATEGORIES for c in categories):
@@ -276,16 +277,25 @@ class ScreenedJudge:
         n = len(self.screen)
         if n >= DECISIVE_PLIES:
             for sign, result in SIDES:
-                if self._holds(range(n - DECISIVE_PLIES, n),
-                               lambda cp, s=sign: winning(cp, s),
-                               lambda cp, s=sign: winning(cp + s * SCREEN_MARGIN_CP, s),
-                               lambda cp, s=sign: s * cp):
+                if self._holds(range(n - DECISIVE_PLIES, n), partial(winning, sign=sign),
+                               partial(_winning_within, side=sign, margin=SCREEN_MARGIN_CP),
+                               partial(_for_side, side=sign)):
                     return result, Ending.DECISIVE
         if ply >= DEAD_DRAW_FROM and n >= DEAD_DRAW_PLIES and self._holds(
                 range(n - DEAD_DRAW_PLIES, n), level,
                 lambda cp: abs(cp) <= DEAD_DRAW_CP + SCREEN_DRAW_CP, lambda cp: -abs(cp)):
             return "1/2-1/2", Ending.DEAD_DRAW
         return None
+
+
+def _winning_within(cp: int, side: int, margin: int) -> bool:
+    """A look that may still be winning for `side` once the full search refines it."""
+    return winning(cp + side * margin, side)
+
+
+def _for_side(cp: int, side: int) -> int:
+    """An eval from `side`'s point of view (the screen searches the likeliest failure first)."""
+    return side * cp
 
 
 def play_game(key: str, white: Side, black: Side, start: Start, judge: Judge,
@@ -340,7 +350,9 @@ def cp_losses(record: GameRecord, white: bool) -> list[int]:
 
 def pgn(record: GameRecord, headers: dict[str, str]) -> str:
     """The game as PGN: players, rung Elo, result, termination; illegal tries as comments."""
-    start = Start(**{k: (tuple(v) if k == "history" else v) for k, v in record.start.items()})
+    s = record.start
+    start = Start(Condition(s["condition"]), s["label"], s["fen"], tuple(s.get("history", ())),
+                  bool(s.get("chess960", False)))
     game = chess.pgn.Game()
     board = chess.Board(start.fen, chess960=start.chess960)
     if start.fen != chess.STARTING_FEN:  # a book opening, a Chess960 or mid-game start

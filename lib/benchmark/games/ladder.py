@@ -108,11 +108,19 @@ def anchor_of(rungs: list[Rung]) -> int:
     return anchored[0]
 
 
+def anchor_elo(rungs: list[Rung]) -> float:
+    """The Elo the anchored rung is fixed at (the scale's zero for ladder III)."""
+    anchor = rungs[anchor_of(rungs)].anchor
+    assert anchor is not None  # anchor_of found it
+    return float(anchor)
+
+
 def relative_cov(cov: np.ndarray, anchor: int) -> np.ndarray:
     """The covariance of every rating minus the anchor's (the anchor's row and column 0)."""
     a = np.eye(len(cov))
     a[:, anchor] -= 1
-    return a @ cov @ a.T
+    relative: np.ndarray = a @ cov @ a.T
+    return relative
 
 
 def rate(rungs: list[Rung], white: np.ndarray, black: np.ndarray,
@@ -122,7 +130,7 @@ def rate(rungs: list[Rung], white: np.ndarray, black: np.ndarray,
     pool = btd.fit_pool(len(rungs), white, black, scores)
     k = anchor_of(rungs)
     cov = relative_cov(pool.cov, k)
-    elos = pool.ratings - pool.ratings[k] + float(rungs[k].anchor)  # type: ignore[arg-type]
+    elos = pool.ratings - pool.ratings[k] + anchor_elo(rungs)
     for i, rung in enumerate(rungs):
         if i != k and not cov[i, i] > 0:
             raise FitError(f"ladder fit of {len(rungs)} rungs on {len(scores)} games: rung "
@@ -219,6 +227,8 @@ class Ladder:
         return (isinstance(other, Ladder) and self.rungs == other.rungs and self.nu == other.nu
                 and self.engine == other.engine and np.array_equal(self.cov, other.cov))
 
+    # Unhashable on purpose (__eq__ compares covariance arrays); mypy types __hash__ as a
+    # method, so setting it to None, as the data model asks, needs this one ignore.
     __hash__ = None  # type: ignore[assignment]
 
 

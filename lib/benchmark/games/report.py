@@ -171,7 +171,9 @@ def usage(session: Session) -> dict[str, Any]:
     attempts = [a for games in session.games.values() for g in games if g.record
                 for a in g.record.attempts if a["side"] == ("white" if g.model_white
                                                             else "black")]
-    total = lambda k: sum(a[k] or 0 for a in attempts)  # noqa: E731
+
+    def total(k: str) -> float:
+        return float(sum(a[k] or 0 for a in attempts))
     return {"prompt_tokens": total("prompt_tokens"),
             "completion_tokens": total("completion_tokens"), "cost": total("cost"),
             "latency_s": round(total("latency_s"), 1)}
@@ -314,20 +316,19 @@ def write_session(out: Path, name: str, record: GamesResult, session: Session,
     write_json(paths[0], result)
     with atomic_write(paths[1]) as handle:
         handle.write(markdown(result))
-    games = [g for gs in session.games.values() for g in gs if g.record is not None]
+    games = [(g, g.record) for gs in session.games.values() for g in gs if g.record is not None]
     with atomic_write(paths[2], encoding="utf-8") as handle:
-        for g in games:
+        for g, played in games:
             rung = ladders[g.condition].rungs[g.rung]
-            headers = {"Round": f"{g.condition} {g.index + 1}", "GameId": g.record.key,
+            headers = {"Round": f"{g.condition} {g.index + 1}", "GameId": played.key,
                        "WhiteElo" if not g.model_white else "BlackElo": str(round(rung.elo)),
                        "Rung": rung.name, "Condition": g.condition}
-            handle.write(pgn(g.record, headers) + "\n\n")  # type: ignore[arg-type]
+            handle.write(pgn(played, headers) + "\n\n")
     paths[3].parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(paths[3], encoding="utf-8") as handle:
-        for g in games:
-            assert g.record is not None
-            for a in g.record.attempts:
-                handle.write(json.dumps({"game": g.record.key, "condition": g.condition,
+        for g, played in games:
+            for a in played.attempts:
+                handle.write(json.dumps({"game": played.key, "condition": g.condition,
                                          "rung": ladders[g.condition].rungs[g.rung].name,
                                          **a}) + "\n")
     return paths + figures(result, out / name)

@@ -87,7 +87,8 @@ def ladder_weights(opponents: list[float], rating: float, config: SamplerConfig)
     info = btd.game_information(rating - np.asarray(opponents, float), config.nu)
     per_rung = np.bincount(rung_indices(opponents, config), weights=info,
                            minlength=len(config.elos))
-    return per_rung / (per_rung.sum() + 1 / config.prior.sd ** 2)
+    weights: np.ndarray = per_rung / (per_rung.sum() + 1 / config.prior.sd ** 2)
+    return weights
 
 
 def ladder_sd(opponents: list[float], rating: float, config: SamplerConfig) -> float:

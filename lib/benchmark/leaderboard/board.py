@@ -142,8 +142,8 @@ def rank_draws(entries: list[Entry], seed: int = 0) -> list[tuple[Entry, Rank]]:
 def _shared(entries: list[Entry]) -> Shared | None:
     """The ladder the game Elos share, when every one of them was measured against the same
     ladder; None (independent draws) otherwise."""
-    parts = [e.ladder for e in entries]
-    if not parts or any(p is None for p in parts) or len({p.key for p in parts}) > 1:
+    parts = [e.ladder for e in entries if e.ladder is not None]
+    if not parts or len(parts) < len(entries) or len({p.key for p in parts}) > 1:
         return None
     return Shared(np.array([p.weights for p in parts]), np.array(parts[0].cov))
 
@@ -185,17 +185,24 @@ def _kind_files(out: Path) -> dict[str, list[dict[str, Any]]]:
         if isinstance(data, dict) and data.get("kind") in found:
             data = {**data, "_file": path.name}
             try:  # read it as the table will, so a file of another version is one warning
-                {"games": lambda d: game_entries([d], ""),
-                 "puzzles": lambda d: puzzle_entries([d], d["settings"]["puzzles_sha256"]),
-                 "worldmodel": lambda d: (world_model_rows([d], []), d["t0"]["taxonomy"],
-                                          d["questions_sha256"], d["complete"])
-                 }[data["kind"]](data)
+                _read_as_table(data)
             except (KeyError, TypeError, AttributeError, ValueError) as exc:
                 log.warning("skipping %s: not a %s result of this version (%s %s)", path,
                             data["kind"], type(exc).__name__, exc)
                 continue
             found[data["kind"]].append(data)
     return found
+
+
+def _read_as_table(data: dict[str, Any]) -> None:
+    """Read a result as its table will (KeyError, TypeError, ... when it cannot be)."""
+    if data["kind"] == "games":
+        game_entries([data], "")
+    elif data["kind"] == "puzzles":
+        puzzle_entries([data], data["settings"]["puzzles_sha256"])
+    else:
+        world_model_rows([data], [])
+        (data["t0"]["taxonomy"], data["questions_sha256"], data["complete"])
 
 
 def game_entries(results: list[dict[str, Any]], digest: str) -> list[Entry]:

@@ -21,6 +21,7 @@ from typing import Any
 import chess
 import chess.svg
 import jinja2
+import markupsafe
 
 from lib.benchmark.core.elo import LEVEL
 from lib.benchmark.core.results import elo_text
@@ -227,7 +228,7 @@ def _run_pages(env: jinja2.Environment, board: Board, results: Path, out: Path) 
     """One page per run; a file of an older version that lacks a field is skipped, logged."""
     runs = [("static", r) for r in board.static] + [("games", r) for r in board.games] + \
         [("puzzles", r) for r in board.puzzles] + [("worldmodel", r) for r in board.worldmodel]
-    board_svg = jinja2.utils.markupsafe.Markup(_board_svg())  # python-chess's, no model text
+    board_svg = markupsafe.Markup(_board_svg())  # python-chess's, no model text
     written = []
     for kind, result in runs:
         try:

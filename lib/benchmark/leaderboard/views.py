@@ -73,7 +73,7 @@ def _traces(path: Path) -> dict[str, dict[int, list[dict[str, Any]]]]:
 def game_views(pgn: Path, traces: Path) -> list[dict[str, Any]]:
     """Every game of a play run's PGN, with the model's replies from its trace file."""
     replies = _traces(traces)
-    games = []
+    games: list[dict[str, Any]] = []
     with open(pgn, encoding="utf-8") as handle:
         while (game := chess.pgn.read_game(handle)) is not None:
             if game.errors:
@@ -178,7 +178,7 @@ def interval_rows(values: list[tuple[str, dict[str, Any] | None, int | None]], s
         return round(max(0.0, min(width, width * float(v) / scale)), 1)
 
     digits = metric_digits(scale)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for label, m, n in values:
         if not m or m.get("value") is None:
             rows.append({"label": label, "n": n, "text": "n/a"})

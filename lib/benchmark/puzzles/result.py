@@ -20,7 +20,7 @@ class PuzzlesResult:
     alternative: int  # credited moves off the key (engine-confirmed)
     failed: int
     mates_off_key: int  # mates that were not the solution's move
-    bad_puzzles: int  # puzzles left out because their line was not playable
+    bad_puzzles: list[str]  # ids of the puzzles left out: their line was not playable
     illegal: dict[str, int]  # illegal answers by category
     elo: dict[str, Any] | None  # the puzzle Elo, alternatives credited
     elo_lichess_rule: dict[str, Any] | None  # the same, alternatives counted as failures

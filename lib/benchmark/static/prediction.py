@@ -34,7 +34,8 @@ def transform(accuracy: float | np.ndarray, kind: str) -> float | np.ndarray:
     strong rungs, all near 96, apart)."""
     if kind == "linear":
         return accuracy
-    return np.log(np.maximum(100 - np.asarray(accuracy, float), 1e-3))
+    gap: np.ndarray = np.log(np.maximum(100 - np.asarray(accuracy, float), 1e-3))
+    return gap
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def fit_line(values: list[float], elos: list[float], metric: str, kind: str,
 
 def _x(fit_kind: str, value: float, lo: float, hi: float) -> tuple[float, float]:
     """x and its standard deviation from a metric's value and 90% interval."""
-    ends = transform(np.array([lo, hi]), fit_kind)
+    ends = np.asarray(transform(np.array([lo, hi]), fit_kind))
     return float(transform(value, fit_kind)), float(abs(ends[1] - ends[0])) / (2 * Z90)
 
 

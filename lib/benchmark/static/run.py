@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lib.benchmark.core.answers import Category
 from lib.benchmark.core.chat import ChatConfig
 from lib.benchmark.core.cli import EXIT_INCOMPLETE
 from lib.benchmark.core.players import Player, make_player
@@ -21,7 +22,6 @@ from lib.benchmark.core.questions import load_questions, select
 from lib.benchmark.core.results import SCHEMA_VERSION, run_name
 from lib.benchmark.core.runner import ask_all, trace_record
 from lib.benchmark.core.scoring import (
-    Category,
     Item,
     aggregate,
     by_strata,
@@ -121,9 +121,7 @@ def _settings(config: StaticConfig, chat: ChatConfig | None) -> dict[str, Any]:
 def _ask(config: StaticConfig, player: Player, questions: list[Question],
          name: str) -> list[Item]:
     """Every question's scored item; traces are written under a temporary name and renamed."""
-    cache = JsonStore(config.cache_path, "answers")
-    if config.no_cache:
-        cache = _Forgetful(cache)  # type: ignore[assignment]
+    cache = (_Forgetful if config.no_cache else JsonStore)(config.cache_path, "answers")
     traces_path = config.out / "traces" / f"{name}.jsonl"
     traces_path.parent.mkdir(parents=True, exist_ok=True)
     items: list[Item] = []
@@ -153,17 +151,12 @@ def _ask(config: StaticConfig, player: Player, questions: list[Question],
     return items
 
 
-class _Forgetful:
+class _Forgetful(JsonStore):
     """A cache that stores answers but never returns them (--no-cache)."""
 
-    def __init__(self, store: JsonStore) -> None:
-        self._store = store
-
     def get(self, key: str) -> None:
+        """Nothing, whatever is stored: every question is asked again."""
         return None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
 
 
 def _result(config: StaticConfig, player_id: str, settings: dict[str, Any], digest: str,
@@ -171,7 +164,9 @@ def _result(config: StaticConfig, player_id: str, settings: dict[str, Any], dige
     """The run's result record from its scored items."""
     infra = sum(i.category == Category.INFRA for i in items)
     intervals = aggregate(items, config.seed, config.bootstrap)
-    value = lambda name: (intervals.get(name) or {}).get("value")  # noqa: E731
+
+    def value(name: str) -> float | None:
+        return (intervals.get(name) or {}).get("value")
     return StaticResult(
         schema_version=SCHEMA_VERSION, model=config.model, player=player_id,
         prompt=settings["prompt"], questions=str(config.questions), questions_sha256=digest,

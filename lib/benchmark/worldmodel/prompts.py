@@ -90,7 +90,9 @@ def chosen_claim(move: chess.Move | None, text: str | None) -> str | None:
 def mirrored(q: Question) -> Question:
     """The colour-flipped question: mirrored board, evaluations and solution."""
     board = q.board().mirror()
-    flip = lambda uci: mirror_move(chess.Move.from_uci(uci)).uci()  # noqa: E731
+
+    def flip(uci: str) -> str:
+        return mirror_move(chess.Move.from_uci(uci)).uci()
     color = {"White": "Black", "Black": "White"}.get(q.color, q.color)
     return replace(q, id=q.id + MIRROR, fen=board.fen(), color=color, history="",
                    played_move="", expected={flip(u): cp for u, cp in q.expected.items()},

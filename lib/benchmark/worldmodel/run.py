@@ -12,13 +12,13 @@ from typing import Any
 import chess
 import numpy as np
 
-from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
+from lib.benchmark.core.answers import ILLEGAL_CATEGORIES, Category
 from lib.benchmark.core.elo import LEVEL
 from lib.benchmark.core.players import Player
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.prompts import TEMPLATES, Question
 from lib.benchmark.core.runner import Outcome, ask_all
-from lib.benchmark.core.scoring import NOT_APPLICABLE, UNSCORED, Category, Item, score_item
+from lib.benchmark.core.scoring import NOT_APPLICABLE, UNSCORED, Item, score_item
 from lib.benchmark.worldmodel.prompts import (
     CHOOSE_TEMPLATE,
     LIST_TEMPLATE,
