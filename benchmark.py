@@ -1,6 +1,6 @@
 """Score a model (or a baseline player) on chess: `benchmark.py [run] --model M` scores it on
-questions.csv; play, puzzles, worldmodel, calibrate, leaderboard and report are the
-other modes.
+questions.csv; play, puzzles, worldmodel, calibrate, leaderboard, report and compare are
+the other modes.
 
 Each subcommand's options and handler live beside its mode (lib/benchmark/MODE/cli.py); this
 file only builds the parser and dispatches. Options with no subcommand mean `run`, so
@@ -18,6 +18,7 @@ if __name__ == "__main__":  # not when a test imports this module
 
 import argparse
 
+from lib.benchmark.compare import cli as compare
 from lib.benchmark.games import cli as games
 from lib.benchmark.leaderboard import cli as leaderboard
 from lib.benchmark.puzzles import cli as puzzles
@@ -27,7 +28,7 @@ from lib.cli import run_cli, setup_logging
 
 ADDERS = (static.add_parser, games.add_play_parser, puzzles.add_parser, worldmodel.add_parser,
           games.add_calibrate_parser, games.add_book_parser, leaderboard.add_parser,
-          leaderboard.add_report_parser)
+          leaderboard.add_report_parser, compare.add_parser)
 DEFAULT = "run"  # the subcommand meant when none is named (with options, as --model M)
 EXIT_USAGE = 2  # argparse's status for a command line that asks for nothing to run
 EPILOG = (f"Options with no subcommand mean '{DEFAULT}': 'benchmark.py --model random' is "

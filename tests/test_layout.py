@@ -11,7 +11,7 @@ from tests.conftest import ROOT
 CORE, TESTSET, BENCHMARK = "core", "testset", "benchmark"
 # The benchmark's own layers: its shared core, and one sub-package per mode.
 SHARED = "benchmark.core"
-MODES = ("static", "games", "puzzles", "worldmodel", "leaderboard")
+MODES = ("static", "games", "puzzles", "worldmodel", "leaderboard", "compare")
 MODE_LAYERS = {f"benchmark.{m}" for m in MODES}
 # Which layers each layer may import from. Entry points count as their half's layer; the
 # leaderboard reads result files, so it too sees only the core.

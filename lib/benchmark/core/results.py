@@ -35,7 +35,7 @@ def load_results(out: Path, digest: str) -> list[dict[str, Any]]:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             if isinstance(data, dict) and data.get("kind") in ("games", "puzzles",
-                                                               "worldmodel"):
+                                                               "worldmodel", "compare"):
                 continue  # another subcommand's result (the leaderboard reads them apart)
             if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION \
                     or not isinstance(data.get("elo"), dict):

@@ -104,7 +104,7 @@ def truncation_hint(truncated: int, answered: int, max_tokens: int | None) -> st
             f"{limit} before a move; raise --max-tokens")
 
 
-def _metric_arrays(items: list[Item]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def metric_arrays(items: list[Item]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Numerator and denominator per item for every ratio metric."""
     legal = np.array([i.category == Category.LEGAL for i in items], float)
     truncated = np.array([i.category == Category.TRUNCATED for i in items], float)
@@ -157,7 +157,7 @@ def aggregate(items: list[Item], seed: int = 0, boot: int = 1000) -> dict[str, A
     groups = [np.flatnonzero(strata == s) for s in np.unique(strata)]
     idx = resample(np.random.default_rng(seed), groups, boot)
     out: dict[str, Any] = {"n": len(scored)}
-    for name, (num, den) in _metric_arrays(scored).items():
+    for name, (num, den) in metric_arrays(scored).items():
         if den.sum() == 0:
             out[name] = None
             continue

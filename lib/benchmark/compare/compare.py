@@ -1,0 +1,260 @@
+"""Two result files compared on what they share: the same questions (paired), the same
+puzzle scale, or the same ladder. Anything else is refused with one line."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lib.benchmark.compare.paired import (
+    ALPHA,
+    Difference,
+    mcnemar,
+    normal_difference,
+    paired_difference,
+)
+from lib.benchmark.core.answers import Category
+from lib.benchmark.core.elo import Z
+from lib.benchmark.core.scoring import BOUNDS, STRATA, UNSCORED, Item, metric_arrays
+from lib.errors import DataError
+
+HEADLINE = ("legal_rate", "accuracy", "acpl", "best_move_rate", "puzzle_solve_rate")
+LOWER_IS_BETTER = {"acpl"}
+VERDICT_METRIC = "accuracy"  # the static comparison's one-line verdict
+STRATUM_BOOT = 500  # replicates per stratum (the overall figures use paired.BOOT)
+
+
+@dataclass
+class Comparison:
+    """What compare found: every difference (B minus A), the verdict line, and the basis."""
+
+    kind: str  # static, puzzles or games
+    a: str  # the two runs' names
+    b: str
+    basis: str  # what the two share, e.g. "paired, 758 questions"
+    differences: list[Difference]
+    verdict: str
+    by: dict[str, dict[str, Difference]] = field(default_factory=dict)  # stratum -> value
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"kind": "compare", "compares": self.kind, "a": self.a, "b": self.b, "basis": self.basis,
+                "verdict": self.verdict, "notes": self.notes,
+                "differences": [d.as_dict() for d in self.differences],
+                "by": {k: {v: d.as_dict() for v, d in g.items()} for k, g in self.by.items()}}
+
+
+def find_run(name: str, results: Path) -> Path:
+    """A result file by path, by its name in `results`, or by the one name it starts."""
+    path = Path(name)
+    if path.suffix == ".json" and path.is_file():
+        return path
+    exact = results / f"{name.removesuffix('.json')}.json"
+    if exact.is_file():
+        return exact
+    found = sorted(p for p in results.glob("*.json") if p.stem.startswith(name))
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise DataError(f"no run {name!r} in {results} (give a file, or a name from "
+                        f"{results}: ls {results}/*.json)")
+    raise DataError(f"{name!r} names {len(found)} runs in {results}: "
+                    + ", ".join(p.stem for p in found[:5]) + (" ..." if len(found) > 5 else ""))
+
+
+def load_run(path: Path) -> dict[str, Any]:
+    """A result file's JSON, with its kind (static when it has none) and name."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: not a readable result file ({exc})") from exc
+    if not isinstance(data, dict) or "model" not in data:
+        raise DataError(f"{path}: not a result file of this benchmark")
+    if not data.get("complete", True):
+        raise DataError(f"{path}: incomplete run (rerun its command to complete it first)")
+    return {**data, "_kind": data.get("kind", "static"), "_name": path.stem}
+
+
+def compare(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> Comparison:
+    """B against A, by what the two runs share; DataError when they share nothing."""
+    kinds = (a["_kind"], b["_kind"])
+    if kinds[0] != kinds[1]:
+        raise DataError(f"cannot compare a {kinds[0]} run with a {kinds[1]} run: they "
+                        "measure on different scales")
+    if kinds[0] == "static":
+        return compare_static(a, b, seed)
+    if kinds[0] == "puzzles":
+        return compare_puzzles(a, b)
+    if kinds[0] == "games":
+        return compare_games(a, b)
+    raise DataError(f"compare does not handle {kinds[0]} runs (world-model runs report "
+                    "tests, not one score)")
+
+
+def _items(run: dict[str, Any]) -> dict[str, Item]:
+    return {d["id"]: Item(**d) for d in run["items"] if d["category"] not in UNSCORED}
+
+
+def compare_static(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> Comparison:
+    """Every headline metric of two static runs on the same questions, paired by question,
+    overall and per stratum; McNemar's exact test for the binary ones."""
+    if a["questions_sha256"] != b["questions_sha256"]:
+        raise DataError("the two runs answered different questions files (sha256 "
+                        f"{a['questions_sha256'][:12]} and {b['questions_sha256'][:12]}): "
+                        "nothing to pair")
+    items_a, items_b = _items(a), _items(b)
+    common = sorted(set(items_a) & set(items_b))
+    if not common:
+        raise DataError("the two runs share no scored question (other splits or filters)")
+    xa, xb = [items_a[i] for i in common], [items_b[i] for i in common]
+    diffs = _differences(xa, xb, seed)
+    notes = []
+    if len(common) < max(len(items_a), len(items_b)):
+        notes.append(f"paired on the {len(common)} questions both runs scored "
+                     f"(A scored {len(items_a)}, B {len(items_b)})")
+    by: dict[str, dict[str, Difference]] = {}
+    for key in STRATA:
+        for value in sorted({getattr(i, key) for i in xa}):
+            keep = [k for k, i in enumerate(xa) if getattr(i, key) == value]
+            found = _differences([xa[k] for k in keep], [xb[k] for k in keep], seed,
+                                 STRATUM_BOOT, (VERDICT_METRIC,))
+            if found:
+                by.setdefault(key, {})[value] = found[0]
+    basis = f"paired, {len(common)} questions"
+    headline = next(d for d in diffs if d.metric == VERDICT_METRIC)
+    return Comparison("static", a["_name"], b["_name"], basis, diffs,
+                      verdict(headline, basis), by, notes)
+
+
+def _differences(xa: list[Item], xb: list[Item], seed: int, boot: int = 2000,
+                 metrics: tuple[str, ...] = HEADLINE) -> list[Difference]:
+    strata = np.array([f"{i.source}|{i.elo_bucket}" for i in xa])
+    groups = [np.flatnonzero(strata == s) for s in np.unique(strata)]
+    arrays_a, arrays_b = metric_arrays(xa), metric_arrays(xb)
+    binary = {"legal_rate": _legal, "best_move_rate": _best}
+    out = []
+    for metric in metrics:
+        d = paired_difference(metric, *arrays_a[metric], *arrays_b[metric], groups, seed, boot)
+        if d is None:
+            continue
+        if metric in binary:
+            test = mcnemar(np.array([binary[metric](i) for i in xa]),
+                           np.array([binary[metric](i) for i in xb]))
+            d = Difference(d.metric, d.a, d.b, d.diff, d.lo, d.hi, test["p"], d.n,
+                           "McNemar's exact test", test)
+        out.append(d)
+    return out
+
+
+def _legal(item: Item) -> bool:
+    return item.category == Category.LEGAL
+
+
+def _best(item: Item) -> bool:
+    return bool(item.best)
+
+
+def digits(metric: str) -> int:
+    """Decimals a metric is shown with: rates 3, cp losses and accuracies 1, Elos 0."""
+    if "elo" in metric:
+        return 0
+    return 3 if BOUNDS.get(metric, 1.0) <= 1 else 1
+
+
+def verdict(d: Difference, basis: str) -> str:
+    """One line: which run is better in this metric, by how much, and how sure."""
+    better = (d.diff < 0) if d.metric in LOWER_IS_BETTER else (d.diff > 0)
+    head = ("no significant difference" if d.p >= ALPHA or d.diff == 0
+            else "B better than A" if better else "A better than B")
+    k = digits(d.metric)
+    return (f"{head} in {d.metric.replace('_', ' ')}: {d.diff:+.{k}f} [{d.lo:+.{k}f}, "
+            f"{d.hi:+.{k}f}], p {_p(d.p)} ({basis})")
+
+
+def _p(p: float) -> str:
+    return "< 0.001" if p < 0.001 else f"= {p:.3f}"
+
+
+def _interval(run: dict[str, Any], e: dict[str, Any] | None, what: str) -> dict[str, Any]:
+    if not e or e.get("kind") != "interval" or e.get("mean") is None \
+            or e.get("lo") is None or e.get("hi") is None:
+        text = (e or {}).get("text", "none")
+        raise DataError(f"{run['_name']}'s {what} is {text}: a bound or nothing, not an "
+                        "estimate to compare")
+    return e
+
+
+def _sd(e: dict[str, Any]) -> float:
+    return (float(e["hi"]) - float(e["lo"])) / (2 * Z)
+
+
+def compare_puzzles(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
+    """Two adaptive puzzle runs: the difference of their puzzle Elos (independent runs on
+    puzzles of one rating scale)."""
+    if a["settings"].get("puzzles_sha256") != b["settings"].get("puzzles_sha256"):
+        raise DataError("the two puzzle runs drew from different puzzle files: their Elos "
+                        "are on different pools")
+    ea, eb = _interval(a, a.get("elo"), "puzzle Elo"), _interval(b, b.get("elo"), "puzzle Elo")
+    basis = f"independent, {a['n']} and {b['n']} puzzles"
+    d = normal_difference("puzzle_elo", ea, eb, math.hypot(_sd(ea), _sd(eb)),
+                          a["n"] + b["n"], "normal, independent posteriors")
+    return Comparison("puzzles", a["_name"], b["_name"], basis, [d], verdict(d, basis))
+
+
+def compare_games(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
+    """Two play runs rated on one ladder: each shared condition's Elo difference, its
+    variance the two players' own parts plus the ladder's part that does not cancel,
+    (w_B - w_A)' Cov (w_B - w_A)."""
+    la, lb = a["ladder"], b["ladder"]
+    if (la.get("names"), la.get("elos"), la.get("engine")) != \
+            (lb.get("names"), lb.get("elos"), lb.get("engine")):
+        raise DataError("the two play runs were rated on different ladders (rungs, Elos or "
+                        "engine differ): rerun one on the other's ladder")
+    shared = sorted(set(a["conditions"]) & set(b["conditions"]))
+    if not shared:
+        raise DataError("the two play runs share no start condition")
+    cov = np.array(la["cov"], float)
+    diffs = []
+    for c in shared:
+        ca, cb = a["conditions"][c], b["conditions"][c]
+        ea = _interval(a, ca["elo"], f"{c} game Elo")
+        eb = _interval(b, cb["elo"], f"{c} game Elo")
+        own = [_own(_sd(e), cond) for e, cond in ((ea, ca), (eb, cb))]
+        w = np.array(cb["ladder"]["weights"], float) - np.array(ca["ladder"]["weights"], float)
+        sd = math.sqrt(own[0] ** 2 + own[1] ** 2 + max(float(w @ cov @ w), 0.0))
+        diffs.append(normal_difference(f"game_elo_{c}", ea, eb, sd, ca["games"] + cb["games"],
+                                       "normal, the ladder's shared error cancelled"))
+    basis = f"one ladder, {', '.join(shared)}"
+    return Comparison("games", a["_name"], b["_name"], basis, diffs, verdict(diffs[0], basis))
+
+
+def _own(total_sd: float, condition: dict[str, Any]) -> float:
+    """A game Elo's own part: its total sd without the ladder's."""
+    ladder_sd = float((condition.get("ladder") or {}).get("sd") or 0.0)
+    return math.sqrt(max(total_sd ** 2 - ladder_sd ** 2, 0.0))
+
+
+def table(c: Comparison) -> str:
+    """The comparison as printed: one row per metric, then the verdict."""
+    lines = [f"A: {c.a}", f"B: {c.b}", f"({c.basis})", "",
+             f"{'metric':<22}{'A':>10}{'B':>10}{'B - A':>10}   90% interval"]
+    for d in c.differences:
+        k = digits(d.metric)
+        extra = ""
+        if d.mcnemar:
+            extra = f"  (McNemar: A only {d.mcnemar['only_a']}, B only {d.mcnemar['only_b']})"
+        lines.append(f"{d.metric:<22}{d.a:>10.{k}f}{d.b:>10.{k}f}{d.diff:>+10.{k}f}   "
+                     f"[{d.lo:+.{k}f}, {d.hi:+.{k}f}]".ljust(75) + f"p {_p(d.p)}{extra}")
+    for key, group in c.by.items():
+        k = digits(VERDICT_METRIC)
+        cells = ", ".join(f"{v} {d.diff:+.{k}f} [{d.lo:+.{k}f}, {d.hi:+.{k}f}]"
+                          for v, d in group.items())
+        lines.append(f"  {VERDICT_METRIC} by {key}: {cells}")
+    lines += [*(f"note: {n}" for n in c.notes), "", c.verdict]
+    return "\n".join(lines)

@@ -1,0 +1,149 @@
+"""`compare A B`: paired differences of real static runs, McNemar by hand, refusals, the shared
+ladder cancelled between play runs, and the power plan."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import benchmark
+from lib.benchmark.compare import paired, plan
+from lib.benchmark.compare.compare import compare, compare_games, find_run, load_run
+from lib.benchmark.core.elo import Z
+from lib.errors import DataError
+from tests.conftest import PUZZLES_1K, ROOT
+
+QUESTIONS = ROOT / "questions.csv"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Real static runs on the same 153 questions (the private split, whatever the seed):
+    random, Stockfish at 1,000 nodes, and the random mover again under another seed."""
+    out = tmp_path_factory.mktemp("results")
+    for argv in (["--model", "random"], ["--model", "stockfish:nodes=1000"],
+                 ["--model", "random", "--seed", "1"]):
+        assert benchmark.main([*argv, "--split", "private", "--out", str(out),
+                               "--workers", "1"]) == 0
+    return out
+
+
+def _random(runs: Path, seed: int) -> Path:
+    return next(p for p in runs.glob("random__*.json")
+                if json.loads(p.read_text())["seed"] == seed)
+
+
+def test_compare_pairs_two_real_runs_question_by_question(runs: Path, capsys) -> None:
+    assert benchmark.main(["compare", "random__", "stockfish_nodes_1000", "--results",
+                           str(runs)]) == 2  # two random runs: "random__" is ambiguous
+    assert "names 2 runs" in capsys.readouterr().err
+    a, b = load_run(_random(runs, 0)), load_run(find_run("stockfish_nodes_1000", runs))
+    result = compare(a, b)
+    diffs = {d.metric: d for d in result.differences}
+    assert set(diffs) == {"legal_rate", "accuracy", "acpl", "best_move_rate",
+                          "puzzle_solve_rate"}
+    acc = diffs["accuracy"]
+    assert acc.a == pytest.approx(a["accuracy"]) and acc.b == pytest.approx(b["accuracy"])
+    assert acc.lo < acc.diff < acc.hi and acc.lo > 20 and acc.p < 0.001
+    assert result.verdict.startswith("B better than A in accuracy: +")
+    assert "(paired, 153 questions)" in result.verdict
+    # McNemar by hand from the two files' items: discordant best moves, exact binomial.
+    best_a = {i["id"]: bool(i["best"]) for i in a["items"]}
+    best_b = {i["id"]: bool(i["best"]) for i in b["items"]}
+    only_a = sum(best_a[q] and not best_b[q] for q in best_a)
+    only_b = sum(best_b[q] and not best_a[q] for q in best_a)
+    m = diffs["best_move_rate"].mcnemar
+    assert m == {"only_a": only_a, "only_b": only_b,
+                 "p": round(stats.binomtest(only_b, only_a + only_b).pvalue, 6)}
+    assert set(result.by) == {"source", "elo_bucket", "phase", "type", "color"}
+    # The command prints the table and the verdict and writes the JSON beside the runs.
+    assert benchmark.main(["compare", _random(runs, 0).stem, "stockfish_nodes", "--results",
+                           str(runs)]) == 0
+    out = capsys.readouterr().out
+    assert result.verdict in out and "McNemar: A only" in out
+    [written] = runs.glob("compare__*.json")
+    assert json.loads(written.read_text())["verdict"] == result.verdict
+
+
+def test_pairing_narrows_the_interval_of_a_real_difference(runs: Path) -> None:
+    """Two runs of the random mover under two seeds: the same player, so no difference is
+    found, and the paired interval is narrower than two independent intervals would be."""
+    a, b = load_run(_random(runs, 0)), load_run(_random(runs, 1))
+    acc = next(d for d in compare(a, b).differences if d.metric == "accuracy")
+    assert acc.lo < 0 < acc.hi and acc.p > 0.05
+    unpaired = np.hypot(*[(r["intervals"]["accuracy"]["hi"] - r["intervals"]["accuracy"]["lo"])
+                          / 2 for r in (a, b)])
+    assert (acc.hi - acc.lo) / 2 < unpaired
+
+
+def test_runs_that_share_nothing_are_refused_with_one_line(runs: Path, tmp_path: Path,
+                                                           capsys) -> None:
+    other = json.loads(next(runs.glob("random__*.json")).read_text())
+    other["questions_sha256"] = "0" * 64
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    status = benchmark.main(["compare", str(next(runs.glob("random__*.json"))),
+                             str(tmp_path / "other.json")])
+    assert status == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "different questions files" in err[0]
+    assert benchmark.main(["puzzles", "--model", "random", "--puzzles", str(PUZZLES_1K),
+                           "--max-puzzles", "3", "--out", str(tmp_path)]) == 0
+    status = benchmark.main(["compare", str(next(runs.glob("random__*.json"))),
+                             str(next(tmp_path.glob("puzzles__*.json")))])
+    assert status == 2 and "a static run with a puzzles run" in capsys.readouterr().err
+
+
+def _play(elo: float, lo: float, hi: float, weights: list[float], sd: float) -> dict:
+    ladder = {"names": ["random@1", "mix50@1", "nodes1k@1"], "elos": [0, 1200, 2400],
+              "engine": "Stockfish 15.1", "cov": [[0, 0, 0], [0, 900, 600], [0, 600, 1600]]}
+    return {"_kind": "games", "_name": f"play{elo}", "model": "m", "ladder": ladder,
+            "conditions": {"standard": {
+                "elo": {"mean": elo, "lo": lo, "hi": hi, "kind": "interval"}, "games": 100,
+                "ladder": {"weights": weights, "sd": sd}}}}
+
+
+def test_two_play_runs_on_one_ladder_cancel_its_shared_error() -> None:
+    """Two players rated against the same rungs with the same weights: the ladder's common
+    part cancels, and the difference's sd is the two players' own parts alone; brute force
+    over drawn ladders agrees for weights that differ."""
+    cov = np.array([[0, 0, 0], [0, 900, 600], [0, 600, 1600]], float)
+    w = [0.0, 0.5, 0.5]
+    ladder_sd = float(np.sqrt(np.array(w) @ cov @ np.array(w)))
+    own = 40.0
+    total = np.hypot(own, ladder_sd)
+    a = _play(1500, 1500 - Z * total, 1500 + Z * total, w, ladder_sd)
+    b = _play(1600, 1600 - Z * total, 1600 + Z * total, w, ladder_sd)
+    d = compare_games(a, b).differences[0]
+    assert (d.hi - d.lo) / (2 * Z) == pytest.approx(np.hypot(own, own), rel=1e-6)
+    # Different weights: simulate the two ratings' ladder parts from drawn ladders.
+    wb = [0.0, 0.1, 0.9]
+    b = _play(1600, 1600 - Z * total, 1600 + Z * total, wb, ladder_sd)
+    d = compare_games(a, b).differences[0]
+    rng = np.random.default_rng(0)
+    shifts = rng.multivariate_normal(np.zeros(3), cov, 200_000)
+    diff = shifts @ np.array(wb) - shifts @ np.array(w) + rng.normal(0, own, 200_000) \
+        - rng.normal(0, own, 200_000)
+    assert (d.hi - d.lo) / (2 * Z) == pytest.approx(diff.std(), rel=0.02)
+    other = _play(1600, 1500, 1700, wb, ladder_sd)
+    other["ladder"] = {**other["ladder"], "elos": [0, 1250, 2400]}
+    with pytest.raises(DataError, match="different ladders"):
+        compare_games(a, other)
+
+
+def test_the_plan_matches_the_formula_and_says_what_it_rests_on(tmp_path: Path) -> None:
+    # n = ((1.96 + 0.8416) sd_d / delta)^2 with sd_d^2 = 2 sd^2 (1 - rho)
+    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+    assert paired.questions_needed(2.0, 30, 30, 0.5) == int(np.ceil((z * 30 / 2) ** 2)) == 1766
+    assert paired.effective_ratio(30, 30, 0.5) == pytest.approx(2.0)
+    made = plan.plan("accuracy", 2.0, path=tmp_path / "none.json")
+    assert "stated defaults" in made.rests_on and made.n == 1766
+    measured = tmp_path / "measured.json"
+    measured.write_text(json.dumps({"measured_on": "stockfish 1k vs 2k, 758 questions",
+                                    "metrics": {"accuracy": {"sd_a": 10, "sd_b": 10,
+                                                             "rho": 0.8}}}))
+    made = plan.plan("accuracy", 2.0, path=measured)
+    assert made.n == paired.questions_needed(2.0, 10, 10, 0.8) and "stockfish 1k" in made.rests_on
+    with pytest.raises(DataError, match="--difference"):
+        plan.plan("accuracy", 0.0)
