@@ -147,3 +147,22 @@ def test_the_plan_matches_the_formula_and_says_what_it_rests_on(tmp_path: Path) 
     assert made.n == paired.questions_needed(2.0, 10, 10, 0.8) and "stockfish 1k" in made.rests_on
     with pytest.raises(DataError, match="--difference"):
         plan.plan("accuracy", 0.0)
+
+
+def test_the_paired_test_keeps_its_level_on_real_answers(runs: Path) -> None:
+    """A fast bench/paired_compare.py: the two real runs' answers given to A and B by a coin
+    flip per question (no true difference): the paired tests reject about 5% of 400 runs."""
+    from bench.paired_compare import per_question, simulate
+
+    a, b = (load_run(p) for p in (_random(runs, 0), find_run("stockfish_nodes_1000", runs)))
+    ids = sorted(i["id"] for i in a["items"])
+    values = [per_question({i["id"]: i for i in r["items"]}, ids) for r in (a, b)]
+    strata = np.array([f"{i['source']}|{i['elo_bucket']}" for i in
+                       sorted(a["items"], key=lambda i: i["id"])])
+    for metric in ("accuracy", "best_move_rate"):
+        fpr, _ = simulate(values[0][metric], values[1][metric], strata, metric, 400,
+                          len(ids), True, seed=3, boot=300)
+        assert 0.02 <= fpr <= 0.09, (metric, fpr)
+        power, unpaired = simulate(values[0][metric], values[1][metric], strata, metric, 100,
+                                   40, False, seed=4, boot=300)
+        assert power > 0.9 and power >= unpaired  # random against Stockfish: found at n = 40

@@ -150,3 +150,23 @@ def test_game_elos_on_one_ladder_share_its_error_in_the_ranking() -> None:
     shared = ranked([entry("a", 1540.0, "L"), entry("b", 1500.0, "L")])
     apart = ranked([entry("a", 1540.0, "L"), entry("b", 1500.0, "M")])
     assert float(shared[0][1]) > 0.99 and 0.55 < float(apart[0][1]) < 0.70
+
+
+def test_static_runs_on_the_same_questions_are_ranked_on_paired_draws(tmp_path: Path) -> None:
+    """Two runs with the same answers on the same questions: resampled together they never
+    differ, so P(> next) is 0 (not the 0.5 two unrelated runs of that Elo would give); two
+    different players keep their order on the paired draws."""
+    for model in ("stockfish:nodes=1000", "stockfish:nodes=3000"):
+        assert benchmark.main(["--model", model, "--split", "private", "--out", str(tmp_path),
+                               "--workers", "1"]) == 0
+    first = json.loads(next(tmp_path.glob("stockfish_nodes_1000__*.json")).read_text())
+    (tmp_path / "twin.json").write_text(json.dumps({**first, "model": "twin"}))
+    assert benchmark.main(["leaderboard", "--results", str(tmp_path)]) == 0
+    md = (tmp_path / "leaderboard.md").read_text()
+    table = md.split("## First-move puzzle Elo")[1].split("##")[0]
+    rows = {r.split(" | ")[1]: r.split(" | ") for r in table.splitlines()
+            if r.startswith("| ") and ("stockfish" in r or "twin" in r)}
+    pair = [rows[m] for m in ("stockfish:nodes=1000", "twin")]
+    upper = min(pair, key=lambda r: int(r[0].strip("| ")))
+    assert upper[-2] == "0.00"  # the twin is never strictly below on a shared resample
+    assert float(rows["stockfish:nodes=3000"][-2]) > 0.5

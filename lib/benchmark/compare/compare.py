@@ -44,8 +44,8 @@ class Comparison:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {"kind": "compare", "compares": self.kind, "a": self.a, "b": self.b, "basis": self.basis,
-                "verdict": self.verdict, "notes": self.notes,
+        return {"kind": "compare", "compares": self.kind, "a": self.a, "b": self.b,
+                "basis": self.basis, "verdict": self.verdict, "notes": self.notes,
                 "differences": [d.as_dict() for d in self.differences],
                 "by": {k: {v: d.as_dict() for v, d in g.items()} for k, g in self.by.items()}}
 

@@ -203,6 +203,34 @@ def _place(intercept: float, slope: float, model_loss: float, human_loss: float)
     return float("inf") if model_loss < human_loss else float("-inf")
 
 
+def human_elo_replicates(human_elo_: np.ndarray, human_loss: np.ndarray,
+                         model_losses: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """Every model's human-calibrated Elo on each resample of the positions: (replicates,
+    models), from one (replicates, positions) index array shared by all models, so runs on
+    the same positions are compared on the same resamples (paired)."""
+    out = np.empty((len(indices), len(model_losses)))
+    for b, idx in enumerate(indices):
+        i, s = _fit_line(human_elo_[idx], human_loss[idx])
+        mean_human = float(human_loss[idx].mean())
+        for m, losses in enumerate(model_losses):
+            out[b, m] = _place(i, s, float(losses[idx].mean()), mean_human)
+    return out
+
+
+def puzzle_elo_replicates(ratings: np.ndarray, solved: np.ndarray,
+                          indices: np.ndarray) -> np.ndarray:
+    """Every model's first-move puzzle Elo (MAP) on each resample of the puzzles: (replicates,
+    models), `solved` (models, puzzles); a replicate with nothing solved (or everything)
+    stands at its one-sided bound."""
+    out = np.empty((len(indices), len(solved)))
+    for b, idx in enumerate(indices):
+        for m, s in enumerate(solved):
+            est = puzzle_elo_laplace(ratings[idx], s[idx])
+            out[b, m] = est.mean if np.isfinite(est.mean) else (
+                est.hi if est.kind == BELOW else est.lo)
+    return out
+
+
 def human_elo(human_elo_: np.ndarray, human_loss: np.ndarray, model_loss: np.ndarray,
               strata: np.ndarray, seed: int = 0, boot: int = 1000) -> Estimate:
     """Place the model on the humans' loss-versus-Elo line; stratified bootstrap interval.

@@ -23,9 +23,12 @@ import numpy as np
 
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
 from lib.benchmark.core.elo import LEVEL, Z
+from lib.benchmark.core.prompts import Question
+from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.results import elo_text, load_results
-from lib.benchmark.core.scoring import SUMMARY_METRICS
-from lib.benchmark.leaderboard.ranking import Rank, Shared, ranks
+from lib.benchmark.core.scoring import BOUNDS, SUMMARY_METRICS
+from lib.benchmark.leaderboard.paired import PairedPart, joint_draws, paired_part
+from lib.benchmark.leaderboard.ranking import Rank, Shared, ranks, ranks_of_draws
 from lib.errors import DataError
 from lib.figures import save_figure
 from lib.files import atomic_write, sha256_file
@@ -52,6 +55,7 @@ class Entry:
     n: int  # games, puzzles or positions behind it
     cells: tuple[str, ...] = ()  # the table's other columns
     ladder: LadderPart | None = None  # game Elos: the part the ladder's error contributes
+    paired: PairedPart | None = None  # static Elos: what a paired resample recomputes
 
 
 @dataclass(frozen=True)
@@ -135,8 +139,12 @@ def rank_draws(entries: list[Entry], seed: int = 0) -> list[tuple[Entry, Rank]]:
         sds = [float(np.sqrt(max(sd ** 2 - (e.ladder.sd if e.ladder else 0) ** 2, 1e-12)))
                for sd, e in zip(sds, able, strict=True)]
     keys = [f"{i}" for i in range(len(able))]
-    return [(able[int(r.name)], r)
-            for r in ranks(keys, [e.elo["mean"] for e in able], sds, seed, shared=shared)]
+    means = [e.elo["mean"] for e in able]
+    parts = [e.paired for e in able if e.paired is not None]
+    sample = joint_draws(parts, seed) if len(parts) == len(able) > 1 else None
+    if sample is not None:  # static runs on the same questions: resampled together
+        return [(able[int(r.name)], r) for r in ranks_of_draws(keys, means, sample)]
+    return [(able[int(r.name)], r) for r in ranks(keys, means, sds, seed, shared=shared)]
 
 
 def _shared(entries: list[Entry]) -> Shared | None:
@@ -241,23 +249,27 @@ def puzzle_entries(results: list[dict[str, Any]], digest: str) -> list[Entry]:
             for r in results if r["settings"]["puzzles_sha256"] == digest and r["elo"]]
 
 
-def static_entries(results: list[dict[str, Any]], kind: str) -> list[Entry]:
-    """One entry per static run, rated by its `kind` Elo (human or puzzle)."""
+def static_entries(results: list[dict[str, Any]], kind: str,
+                   questions: dict[str, Question] | None = None) -> list[Entry]:
+    """One entry per static run, rated by its `kind` Elo (human or puzzle); with the
+    questions, each carries what a paired rank draw recomputes its Elo from."""
     out = []
     for r in results:
         e = r["elo"].get(kind)
         if not e:
             continue
-        cells = tuple(_short(r["intervals"].get(m)) for m in SUMMARY_METRICS[:3]
+        cells = tuple(_short(r["intervals"].get(m), m) for m in SUMMARY_METRICS[:3]
                       + ("puzzle_solve_rate",))
         wm = r["world_model"]["score"]
         out.append(Entry(r["model"], r["prompt"], e, e["n"],
-                         (str(r["n"]), *cells, NA if wm is None else f"{wm} (illegal only)")))
+                         (str(r["n"]), *cells, NA if wm is None else f"{wm} (illegal only)"),
+                         paired=paired_part(r, kind, questions) if questions else None))
     return out
 
 
-def _number(x: float | None) -> str:
-    return "" if x is None else f"{x:.3f}"
+def _number(x: float | None, metric: str) -> str:
+    """A metric's value as shown: rates with 3 decimals, cp losses and accuracies with 1."""
+    return "" if x is None else f"{x:.{3 if BOUNDS.get(metric, 1.0) <= 1 else 1}f}"
 
 
 def by_model(tables: dict[str, list[Entry]], wm: list[dict[str, Any]]) -> list[str]:
@@ -266,7 +278,7 @@ def by_model(tables: dict[str, list[Entry]], wm: list[dict[str, Any]]) -> list[s
     for key, entries in tables.items():
         for e in sorted(entries, key=lambda e: (-e.n, e.label)):
             best.setdefault((e.model, key), e)
-    scores = {r["model"]: r["score"]["score"] for r in sorted(wm, key=lambda r: r["_file"])}
+    scores = {r["model"]: _wm_score(r["score"]) for r in sorted(wm, key=lambda r: r["_file"])}
     models = sorted({m for m, _ in best} | set(scores))
     lines = ["| model | " + " | ".join(title for _, title in PANELS) + " | world model |",
              "|---|" + "---|" * (len(PANELS) + 1)]
@@ -277,8 +289,8 @@ def by_model(tables: dict[str, list[Entry]], wm: list[dict[str, Any]]) -> list[s
     return lines
 
 
-def _short(m: dict[str, float] | None) -> str:
-    return "" if not m else f"{m['value']:.3f}"
+def _short(m: dict[str, float] | None, metric: str) -> str:
+    return "" if not m else _number(m["value"], metric)
 
 
 def _pct(x: dict[str, Any] | None) -> str:
@@ -331,6 +343,7 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
     digest = sha256_file(questions)
     puzzle_digest = sha256_file(puzzles) if puzzles is not None and puzzles.exists() else ""
     static = load_results(out, digest)
+    by_id = {q.id: q for q in load_questions(questions)} if len(static) > 1 else None
     kinds = _kind_files(out)
     wm = [r for r in kinds["worldmodel"] if r["questions_sha256"] == digest and r["complete"]]
     games = [r for r in kinds["games"] if r["complete"]]
@@ -340,8 +353,8 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
         EARLIER: [replace(e, label=f"{e.label}; zero {ladder_zero(r['ladder']) or 'unknown'}")
                   for r in earlier for e in game_entries([r], digest)],
         "puzzles": puzzle_entries(kinds["puzzles"], puzzle_digest),
-        "human": static_entries(static, "human"),
-        "static puzzle": static_entries(static, "puzzle")}
+        "human": static_entries(static, "human", by_id),
+        "static puzzle": static_entries(static, "puzzle", by_id)}
     if not static and not wm and not any(tables.values()):
         raise DataError(f"no complete results on {questions} (sha256 {digest[:12]}) in {out}: "
                         "run python benchmark.py --model ... (or play, puzzles, worldmodel) "
@@ -396,14 +409,18 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
           "world model"]))
     for key, title, head in sections:
         if tables[key]:
-            out += [f"## {title}", "", *_table(head, tables[key], seed, key != EARLIER), ""]
+            lines = _table(head, tables[key], seed, key != EARLIER)
             if key in ("human", "static puzzle"):
                 kind = "human" if key == "human" else "puzzle"
-                cells = [_number(floor.get(m)) for m in SUMMARY_METRICS[:3]
+                cells = [_number(floor.get(m), m) for m in SUMMARY_METRICS[:3]
                          + ("puzzle_solve_rate",)]
                 elo = floor["elo"].get(kind)
-                out.insert(-1, "| floor | random mover | - | all | " + " | ".join(cells)
-                           + f" | | {elo_text(elo) if elo else ''} | | |")
+                row = (" random mover | - | all | " + " | ".join(cells)
+                       + f" | | {elo_text(elo) if elo else ''} |")
+                # Appended to the last table of the section, in its columns.
+                numbered = lines[-1].count("|") == len(head) + 5
+                lines.append(f"| floor |{row} | |" if numbered else f"|{row}")
+            out += [f"## {title}", "", *lines, ""]
     out += ["## By model", "", "The run with the most observations of each kind.", "",
             *by_model(tables, wm), ""]
     out += ["## World model", "", "Seed 001's rubric (thresholds in each run's report).", "",

@@ -50,14 +50,26 @@ def ranks(names: list[str], means: list[float], sds: list[float], seed: int = 0,
         root = vectors * np.sqrt(np.clip(values, 0, None))
         ladders = rng.standard_normal((draws, len(values))) @ root.T
         sample += ladders @ shared.weights[order].T
-    # Rank 1 is the highest draw; ties have probability zero for continuous draws.
-    place = (-sample).argsort(axis=1).argsort(axis=1) + 1
+    return _summarise([names[i] for i in order], sample)
+
+
+def ranks_of_draws(names: list[str], means: list[float], sample: np.ndarray) -> list[Rank]:
+    """Ranks from joint draws given as they are (draws, models), e.g. paired bootstrap
+    replicates; the order is by `means`."""
+    order = np.argsort(-np.asarray(means, float), kind="stable")
+    return _summarise([names[i] for i in order], np.asarray(sample, float)[:, order])
+
+
+def _summarise(names: list[str], sample: np.ndarray) -> list[Rank]:
+    """Each model's P(above the next) and rank interval from draws in rank order."""
+    # Rank 1 is the highest draw; ties (equal replicates) go to the stronger by mean.
+    place = (-sample).argsort(axis=1, kind="stable").argsort(axis=1) + 1
     lo, hi = np.quantile(place, [(1 - LEVEL) / 2, (1 + LEVEL) / 2], axis=0,
                          method="inverted_cdf")
     out = []
-    for k, i in enumerate(order):
-        above = None if k == len(order) - 1 else float(np.mean(sample[:, k] > sample[:, k + 1]))
-        share = np.bincount(place[:, k] - 1, minlength=len(order)) / draws
-        out.append(Rank(names[i], k + 1, above, int(lo[k]), int(hi[k]),
+    for k, name in enumerate(names):
+        above = None if k == len(names) - 1 else float(np.mean(sample[:, k] > sample[:, k + 1]))
+        share = np.bincount(place[:, k] - 1, minlength=len(names)) / len(sample)
+        out.append(Rank(name, k + 1, above, int(lo[k]), int(hi[k]),
                         tuple(round(float(p), 4) for p in share)))
     return out
