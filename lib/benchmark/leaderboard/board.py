@@ -89,7 +89,8 @@ def on_current_scale(result: dict[str, Any]) -> bool:
 
 
 NA = "n/a"  # a world-model score that does not apply (a baseline: legal by construction)
-UNRANKED = "bounded on one side only (\"below ~N\", \"above ~N\"), placed by the bound"
+UNRANKED = ("bounded on one side only (\"below ~N\", \"above ~N\") or with an open end "
+            "(\">N\"), placed by the estimate or the bound")
 
 
 def place(e: dict[str, Any]) -> float:
