@@ -13,6 +13,12 @@ and the paired correlation of each metric. Then:
   real difference: 2,000 nodes against 1,000), n questions a run: how often each test finds
   it, and the effective sample-size ratio (unpaired variance over paired variance).
 
+- **The leaderboard's stated P(A above B) against what happened.** Players that answer each
+  question with the 2,000-node answer with probability t and the 1,000-node one otherwise
+  (t drawn per player) have a true first-move puzzle Elo, fitted on their expected answers.
+  For pairs of them, the leaderboard's paired P(A above B) is binned against how often A's
+  true Elo was the higher; the unpaired normal draws are shown beside it.
+
 `--write` records the measured spread and correlation in paired_baselines.json, which
 `compare --plan` reads.
 """
@@ -31,6 +37,9 @@ from scipy import stats
 import benchmark
 from lib.benchmark.compare.paired import ALPHA, bootstrap_p, effective_ratio
 from lib.benchmark.compare.plan import BASELINES
+from lib.benchmark.core.elo import Z, puzzle_elo_laplace
+from lib.benchmark.core.questions import load_questions
+from lib.benchmark.leaderboard.paired import PairedPart, Point, joint_draws
 from lib.files import sha256_file, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,6 +131,42 @@ def simulate(x1: np.ndarray, x2: np.ndarray, strata: np.ndarray, metric: str, ru
     return paired / runs, unpaired / runs
 
 
+def stated_vs_happened(answers: dict[str, dict[str, dict[str, Any]]], pairs: int,
+                       boot: int, seed: int = 5) -> list[tuple[str, int, float, float, float]]:
+    """Rows (bin, pairs, mean stated paired, happened, mean stated unpaired) of the
+    leaderboard's P(A above B) for simulated pairs of mixed players on the puzzles."""
+    ids = sorted(i for i, r in answers["sf1k"].items() if r["source"] == "puzzle")
+    by_id = {q.id: q for q in load_questions(ROOT / "questions.csv")}
+    ratings = np.array([float(by_id[i].rating or 0) for i in ids])
+    s1 = np.array([bool(answers["sf1k"][i]["solved"]) for i in ids], float)
+    s2 = np.array([bool(answers["sf2k"][i]["solved"]) for i in ids], float)
+    buckets = [answers["sf1k"][i]["elo_bucket"] for i in ids]
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in range(pairs):
+        t = rng.random(2)
+        truth = [puzzle_elo_laplace(ratings, x * s2 + (1 - x) * s1).mean for x in t]
+        runs = [np.where(rng.random(len(ids)) < x, s2, s1) for x in t]
+        parts = [PairedPart("puzzle", tuple(
+            (i, Point(b, float(v), float(r))) for i, b, v, r in zip(ids, buckets, run, ratings,
+                                                                     strict=True)))
+            for run in runs]
+        draws = joint_draws(parts, seed + k, boot)
+        assert draws is not None
+        fits = [puzzle_elo_laplace(ratings, run) for run in runs]
+        sd = np.hypot(*[(f.hi - f.lo) / (2 * Z) for f in fits])
+        unpaired = float(stats.norm.cdf((fits[0].mean - fits[1].mean) / sd))
+        rows.append((float(np.mean(draws[:, 0] > draws[:, 1])), truth[0] > truth[1], unpaired))
+    table = []
+    for lo, hi in ((0, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.01)):
+        sel = [r for r in rows if lo <= r[0] < hi]
+        if sel:
+            table.append((f"{lo:.1f}-{min(hi, 1.0):.1f}", len(sel),
+                          float(np.mean([r[0] for r in sel])), float(np.mean([r[1] for r in sel])),
+                          float(np.mean([r[2] for r in sel]))))
+    return table
+
+
 def main() -> None:
     """Measure the baselines, simulate, print the table; --write the measured spread."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -129,6 +174,8 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=2000, help="simulated runs per row")
     p.add_argument("--n", type=int, default=200, help="questions a run in the power rows")
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--pairs", type=int, default=300,
+                   help="simulated pairs for the leaderboard's stated-vs-happened table")
     p.add_argument("--write", action="store_true",
                    help=f"record the measured spread in {BASELINES.name}")
     args = p.parse_args()
@@ -154,6 +201,13 @@ def main() -> None:
         print(f"| {m} | {s['sd_a']:.3g} | {s['sd_b']:.3g} | {s['rho']:.2f} | {test} | "
               f"{fpr:.1%} | {power:.1%} | {power_u:.1%} | "
               f"{effective_ratio(s['sd_a'], s['sd_b'], s['rho']):.2f} |")
+    print("\nThe leaderboard's P(A above B), first-move puzzle Elo, paired draws ("
+          f"{args.pairs} pairs of mixed players):\n")
+    print("| stated P(A above B) | pairs | mean stated (paired) | happened | mean stated "
+          "(unpaired draws) |")
+    print("|---|---|---|---|---|")
+    for name, n, stated, happened, unpaired in stated_vs_happened(answers, args.pairs, 300):
+        print(f"| {name} | {n} | {stated:.2f} | {happened:.2f} | {unpaired:.2f} |")
     print(f"\n({time.monotonic() - start:.0f} s)")
     if args.write:
         write_json(BASELINES, {

@@ -205,3 +205,17 @@ def test_a_big_file_is_sampled_down_the_same_way_every_time() -> None:
     # Uniform: the sample's ratings look like the file's (a loose check of 100 draws).
     ratings = np.array([p.rating for p in every])
     assert abs(np.mean([p.rating for p in sample]) - ratings.mean()) < 3 * ratings.std() / 10
+
+
+def test_the_expected_puzzles_of_a_run_track_its_interval() -> None:
+    """The progress bar's total: the typical run before a finite interval, then
+    n x (half-width/target)^2, never below the next puzzle, and the count itself once done."""
+    from lib.benchmark.core.elo import Estimate
+    from lib.benchmark.puzzles.sampler import TYPICAL_PUZZLES, puzzles_expected
+
+    assert puzzles_expected(None, 0, 50, 400) == TYPICAL_PUZZLES
+    wide = Estimate(1500, 1400, 1600, 40, "laplace")  # +-100 after 40 puzzles
+    assert puzzles_expected(wide, 40, 50, 400) == 160  # 40 x (100 / 50)^2
+    assert puzzles_expected(wide, 40, 50, 100) == 100  # never past the cap
+    narrow = Estimate(1500, 1460, 1540, 150, "laplace")
+    assert puzzles_expected(narrow, 150, 50, 400) == 150  # finished

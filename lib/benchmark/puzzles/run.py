@@ -32,7 +32,7 @@ from lib.benchmark.puzzles.line import (
     play_line,
 )
 from lib.benchmark.puzzles.result import PuzzlesResult
-from lib.benchmark.puzzles.sampler import Pool, draw, finished, pick
+from lib.benchmark.puzzles.sampler import Pool, draw, finished, pick, puzzles_expected
 from lib.engine import Engine, EngineSettings
 from lib.figures import save_figure
 from lib.files import atomic_write, write_json
@@ -93,13 +93,17 @@ def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig,
     pool, session = pool_of(puzzles), PuzzleSession()
     used = np.zeros(len(puzzles), bool)
     played: Counter[str] = Counter()
-    progress = Progress(config.max_puzzles, f"puzzles {player.id[:30]}",
+    # The bar counts the puzzles the run will most likely play, re-estimated as it goes.
+    progress = Progress(puzzles_expected(None, 0, config.target, config.max_puzzles),
+                        f"puzzles {player.id[:30]}",
                         kinds=(SOLVED, FAILED, ALTERNATIVE), unit="puzzle")
     checked = False
     try:
         with Engine(settings) as engine:
-            while not finished(estimate(session.lines), len(session.lines), config.target,
-                               config.max_puzzles) and not used.all():
+            while not finished(now := estimate(session.lines), len(session.lines),
+                               config.target, config.max_puzzles) and not used.all():
+                progress.expect(puzzles_expected(now, len(session.lines), config.target,
+                                                 config.max_puzzles))
                 ratings = [r.rating for r in session.lines]
                 solved = [r.solved for r in session.lines]
                 index = pick(pool, used, played, draw(ratings, solved, config.seed))

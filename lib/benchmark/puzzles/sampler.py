@@ -11,6 +11,7 @@ results. Stop at a 90% half-width <= target, or at the cap.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from lib.benchmark.core.elo import INTERVAL, PRIOR_MEAN, PRIOR_SD, Estimate, puz
 
 TARGET = 50.0
 MAX_PUZZLES = 400
+TYPICAL_PUZZLES = 140  # a run's puzzles to the stop before any are played (progress estimate)
 CANDIDATES = 25  # nearest unused puzzles considered for each draw
 WINDOW = 50.0  # ... of which those this close to the nearest compete on themes
 
@@ -55,6 +57,20 @@ def pick(pool: Pool, used: np.ndarray, played: Counter[str], target: float) -> i
         motifs = pool.motifs[i]
         return sum(played[m] for m in motifs) / len(motifs) if motifs else 0.0
     return int(min(near, key=lambda i: (load(int(i)), dist[i], i)))
+
+
+def puzzles_expected(estimate: Estimate | None, n: int, target: float,
+                     max_puzzles: int) -> int:
+    """How many puzzles the run will most likely end with: the half-width narrows as
+    1/sqrt(n), so it reaches the target near n x (half/target)^2; before a finite interval,
+    the median of bench/puzzle_adaptive.py."""
+    if finished(estimate, n, target, max_puzzles):
+        return n
+    if estimate is None or estimate.kind != INTERVAL or n == 0 \
+            or not (np.isfinite(estimate.lo) and np.isfinite(estimate.hi)):
+        return max(n + 1, min(TYPICAL_PUZZLES, max_puzzles))
+    ratio = ((estimate.hi - estimate.lo) / 2 / target) ** 2
+    return int(min(max_puzzles, max(n + 1, math.ceil(n * ratio))))
 
 
 def finished(estimate: Estimate | None, n: int, target: float, max_puzzles: int) -> bool:
