@@ -1,6 +1,7 @@
 """`compare A B`: paired differences of real static runs, McNemar by hand, refusals, the shared
 ladder cancelled between play runs, and the power plan."""
 
+import html
 import json
 from pathlib import Path
 
@@ -65,6 +66,14 @@ def test_compare_pairs_two_real_runs_question_by_question(runs: Path, capsys) ->
     assert result.verdict in out and "McNemar: A only" in out
     [written] = runs.glob("compare__*.json")
     assert json.loads(written.read_text())["verdict"] == result.verdict
+    # The report site lists it, and the leaderboard reads past it without a warning.
+    site = runs.parent / "site"
+    assert benchmark.main(["report", "--results", str(runs), "--out", str(site)]) == 0
+    index = (site / "index.html").read_text()
+    assert "<h2>Comparisons</h2>" in index and result.verdict in html.unescape(index)
+    capsys.readouterr()
+    assert benchmark.main(["leaderboard", "--results", str(runs)]) == 0
+    assert "compare__" not in capsys.readouterr().err
 
 
 def test_pairing_narrows_the_interval_of_a_real_difference(runs: Path) -> None:

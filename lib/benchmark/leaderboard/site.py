@@ -172,7 +172,22 @@ def _index(board: Board, inputs: SiteInputs, ladder: dict[str, Any]) -> dict[str
         scales.append({"key": key, "title": title, "axis": axis, **ranking})
     return {"rows": _rows(board), "scales": scales, "digest": board.digest,
             "questions": inputs.questions.name, "dagger_rule": DAGGER_RULE, "level": LEVEL,
-            "floor": inputs.floor}
+            "floor": inputs.floor, "comparisons": comparisons(inputs.results)}
+
+
+def comparisons(results: Path) -> list[dict[str, Any]]:
+    """The `compare` results in the directory (their verdicts), oldest name first; a file
+    that is not one is left to the leaderboard's warnings."""
+    found = []
+    for path in sorted(results.glob("compare__*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("kind") == "compare" and data.get("verdict"):
+            found.append({"a": str(data.get("a", "")), "b": str(data.get("b", "")),
+                          "basis": str(data.get("basis", "")), "verdict": data["verdict"]})
+    return found
 
 
 def _run_page(kind: str, result: dict[str, Any], results: Path) -> dict[str, Any]:
