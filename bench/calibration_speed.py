@@ -18,6 +18,7 @@ wall time within 3x the players' own search plus 0.2 s a game.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ from lib.benchmark.games import book
 from lib.benchmark.games.calibration import CalibrationConfig, _jobs, plan, read_games
 from lib.benchmark.games.ladder import default_rungs
 from lib.benchmark.games.match import PLAYERS, GameJob, play_job
+from lib.cli import run_cli
 from lib.cluster import ClusterSettings, EngineCluster, worker_engine
 from lib.engine import Engine, EngineSettings, engine_identity, find_stockfish
 
@@ -120,4 +122,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import chess
 
 import benchmark
+from lib.cli import run_cli
 from tests.benchmark.chatserver import ChatServer, Response
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,4 +80,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -14,6 +14,7 @@ error lower at coverage within 87-93%.
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from bench.games_coverage import outcome
 from lib.benchmark.core import btd
 from lib.benchmark.games.pooling import pool
 from lib.benchmark.games.sampler import PRIOR
+from lib.cli import run_cli
 
 RUNG_STEP = 150.0  # exact rungs every 150 Elo
 NU = 0.3
@@ -75,4 +77,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

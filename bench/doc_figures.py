@@ -23,6 +23,7 @@ from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.games import design
 from lib.benchmark.games.calibration import read_games, usable
 from lib.benchmark.games.ladder import RUNG_SPACING, load_ladder
+from lib.cli import run_cli
 from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, totals
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,4 +132,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

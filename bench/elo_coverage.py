@@ -16,6 +16,7 @@ scenario uses a line four times as steep, as a full-range build would give.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,7 @@ from lib.benchmark.core.elo import (
     puzzle_elo_mcmc,
 )
 from lib.benchmark.core.questions import load_questions
+from lib.cli import run_cli
 from lib.grading import score_move
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,4 +133,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -27,6 +27,7 @@ import csv
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ import chess
 import chess.engine
 from tqdm import tqdm
 
+from lib.cli import run_cli
 from lib.engine import Engine, EngineSettings, find_stockfish, score_to_cp
 from lib.evaluation import DEFAULT_SETTING, EvalSetting, evaluate_moves
 from lib.grading import grade
@@ -272,4 +274,4 @@ def _figures(rows: list[Row], cpu: list[float]) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

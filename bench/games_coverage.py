@@ -11,6 +11,7 @@ every scenario, median games to +-70 at most 100, and at least 35% fewer games t
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from lib.benchmark.games.sampler import (
     posterior,
     schedule,
 )
+from lib.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -106,4 +108,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

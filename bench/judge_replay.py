@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import sys
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -49,6 +50,7 @@ from lib.benchmark.games.game import (
 )
 from lib.benchmark.games.ladder import default_rungs
 from lib.benchmark.games.match import PLAYERS, GameJob, on_worker
+from lib.cli import run_cli
 from lib.cluster import ClusterSettings, EngineCluster, worker_engine
 from lib.engine import Engine, EngineSettings, engine_identity, find_stockfish
 from lib.kvstore import JsonStore, MemoryStore
@@ -214,4 +216,4 @@ def report(done: list[tuple[CalibrationGame, Pass, Pass]]) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

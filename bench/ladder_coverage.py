@@ -17,6 +17,7 @@ happen about p of the time.
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -39,6 +40,7 @@ from lib.benchmark.games.sampler import (
     schedule,
 )
 from lib.benchmark.leaderboard.ranking import Shared, ranks
+from lib.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 CLOSE = 150.0  # rank calibration: the two players' true Elos are at most this far apart
@@ -182,4 +184,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

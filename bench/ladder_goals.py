@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +42,7 @@ from lib.benchmark.games.ladder import (
     load_ladder,
     pairs,
 )
+from lib.cli import run_cli
 from lib.engine import find_stockfish
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,4 +153,4 @@ def _plies(games: list[CalibrationGame]) -> dict[object, float]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

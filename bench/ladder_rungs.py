@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
 from scipy.interpolate import PchipInterpolator
 
 from lib.benchmark.games.ladder import MIX_NODES, RUNG_GAP, RUNG_SPACING, Ladder, load_ladder
+from lib.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_REACH = 4  # the Stockfish rungs' slope is read up to this many times MIX_NODES
@@ -109,4 +111,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

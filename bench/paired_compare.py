@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from lib.benchmark.compare.plan import BASELINES
 from lib.benchmark.core.elo import Z, puzzle_elo_laplace
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.leaderboard.paired import PairedPart, Point, joint_draws
+from lib.cli import run_cli
 from lib.files import sha256_file, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -156,7 +158,9 @@ def stated_vs_happened(answers: dict[str, dict[str, dict[str, Any]]], pairs: int
         fits = [puzzle_elo_laplace(ratings, run) for run in runs]
         sd = np.hypot(*[(f.hi - f.lo) / (2 * Z) for f in fits])
         unpaired = float(stats.norm.cdf((fits[0].mean - fits[1].mean) / sd))
-        rows.append((float(np.mean(draws[:, 0] > draws[:, 1])), truth[0] > truth[1], unpaired))
+        ahead, tied = np.mean(draws[:, 0] > draws[:, 1]), np.mean(draws[:, 0] == draws[:, 1])
+        stated = float(ahead + tied / 2)  # as the leaderboard states it
+        rows.append((stated, truth[0] > truth[1], unpaired))
     table = []
     for lo, hi in ((0, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.01)):
         sel = [r for r in rows if lo <= r[0] < hi]
@@ -220,4 +224,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

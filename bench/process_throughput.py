@@ -21,6 +21,7 @@ from pathlib import Path
 import chess.pgn
 import zstandard
 
+from lib.cli import run_cli
 from lib.testset import gamesdb
 from lib.testset.process import process_pgn
 
@@ -97,4 +98,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -16,6 +16,7 @@ Printed per method: how often its own interval holds the truth (ours claims 90%,
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from scipy import stats
 from bench.elo_coverage import covers
 from lib.benchmark.core.elo import Estimate, puzzle_elo_laplace
 from lib.benchmark.puzzles.sampler import MAX_PUZZLES, TARGET, Pool, draw, finished, pick
+from lib.cli import run_cli
 from lib.puzzledb import read_puzzles
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -163,4 +165,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -21,6 +21,7 @@ import csv
 import hashlib
 import re
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import chess
 
+from lib.cli import run_cli
 from lib.cluster import ClusterSettings, EngineCluster
 from lib.engine import Engine, EngineSettings, find_stockfish
 from lib.evaluation import EvalSetting, evaluate_position
@@ -147,4 +149,4 @@ def _row(name: str, wall: float, n: int, speedup: float, nodes: int, workers: in
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from bench.process_throughput import sample
+from lib.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,4 +47,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from lib.benchmark.static.prediction import (
     leave_one_out,
     transform,
 )
+from lib.cli import run_cli
 from lib.figures import save_figure
 from lib.files import atomic_write, sha256_file
 
@@ -124,4 +126,4 @@ def _figure(rows: list[dict], fit: Fit, path: Path) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -17,11 +17,13 @@ stays at or below 5% (+- the error); a tight one sits near it.
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 from scipy import stats
 
 from lib.benchmark.worldmodel.stats import ALPHA, H0_RATE, mcnemar
+from lib.cli import run_cli
 
 SIZES = (100, 400, 1000)
 
@@ -92,4 +94,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

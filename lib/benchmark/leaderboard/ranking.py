@@ -68,7 +68,10 @@ def _summarise(names: list[str], sample: np.ndarray) -> list[Rank]:
                          method="inverted_cdf")
     out = []
     for k, name in enumerate(names):
-        above = None if k == len(names) - 1 else float(np.mean(sample[:, k] > sample[:, k + 1]))
+        # A tie (equal bootstrap replicates of two runs) is no evidence either way: half.
+        above = None if k == len(names) - 1 else float(
+            np.mean(sample[:, k] > sample[:, k + 1])
+            + np.mean(sample[:, k] == sample[:, k + 1]) / 2)
         share = np.bincount(place[:, k] - 1, minlength=len(names)) / len(sample)
         out.append(Rank(name, k + 1, above, int(lo[k]), int(hi[k]),
                         tuple(round(float(p), 4) for p in share)))
