@@ -70,7 +70,8 @@ def test_leaderboard_ranks_complete_runs_on_the_same_questions(
                            str(ROOT / "questions.csv")]) == 0
     table = (tmp_path / "leaderboard.md").read_text()
     assert table.index("| stockfish |") < table.index("| random |")
-    assert "| floor | random mover |" in table
+    # The floor row sits in the last table of its section: ranked, or the one-sided list.
+    assert "| floor | random mover |" in table or "| random mover (floor) |" in table
     assert "half-done" not in table and "other-set" not in table
     assert "skipping" in caplog.text and "corrupt.json" in caplog.text
     assert "foreign.json" in caplog.text

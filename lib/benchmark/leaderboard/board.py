@@ -416,11 +416,12 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
                 cells = [_number(floor.get(m), m) for m in SUMMARY_METRICS[:3]
                          + ("puzzle_solve_rate",)]
                 elo = floor["elo"].get(kind)
-                row = (" random mover | - | all | " + " | ".join(cells)
+                row = (" - | all | " + " | ".join(cells)
                        + f" | | {elo_text(elo) if elo else ''} |")
                 # Appended to the last table of the section, in its columns.
                 numbered = lines[-1].count("|") == len(head) + 5
-                lines.append(f"| floor |{row} | |" if numbered else f"|{row}")
+                lines.append(f"| floor | random mover |{row} | |" if numbered
+                             else f"| random mover (floor) |{row}")
             out += [f"## {title}", "", *lines, ""]
     out += ["## By model", "", "The run with the most observations of each kind.", "",
             *by_model(tables, wm), ""]
