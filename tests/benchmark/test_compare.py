@@ -59,6 +59,10 @@ def test_compare_pairs_two_real_runs_question_by_question(runs: Path, capsys) ->
     assert m == {"only_a": only_a, "only_b": only_b,
                  "p": round(stats.binomtest(only_b, only_a + only_b).pvalue, 6)}
     assert set(result.by) == {"source", "elo_bucket", "phase", "type", "color"}
+    # Both always legal: no discordant question, and an interval that does not collapse.
+    legal = diffs["legal_rate"]
+    assert legal.diff == 0 and legal.mcnemar == {"only_a": 0, "only_b": 0, "p": 1.0}
+    assert legal.hi == pytest.approx(1 - 0.05 ** (1 / 153)) and legal.lo == -legal.hi
     # The command prints the table and the verdict and writes the JSON beside the runs.
     assert benchmark.main(["compare", _random(runs, 0).stem, "stockfish_nodes", "--results",
                            str(runs)]) == 0

@@ -14,6 +14,7 @@ import numpy as np
 from lib.benchmark.compare.paired import (
     ALPHA,
     Difference,
+    discordant_bound,
     mcnemar,
     normal_difference,
     paired_difference,
@@ -146,7 +147,13 @@ def _differences(xa: list[Item], xb: list[Item], seed: int, boot: int = 2000,
         if metric in binary:
             test = mcnemar(np.array([binary[metric](i) for i in xa]),
                            np.array([binary[metric](i) for i in xb]))
-            d = Difference(d.metric, d.a, d.b, d.diff, d.lo, d.hi, test["p"], d.n,
+            lo, hi = d.lo, d.hi
+            if test["only_a"] + test["only_b"] == 0:
+                # No question answered differently: a bootstrap has nothing to resample and
+                # says [0, 0]; the difference is bounded by the discordant share's exact bound.
+                bound = discordant_bound(d.n)
+                lo, hi = -bound, bound
+            d = Difference(d.metric, d.a, d.b, d.diff, lo, hi, test["p"], d.n,
                            "McNemar's exact test", test)
         out.append(d)
     return out

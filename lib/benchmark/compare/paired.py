@@ -85,6 +85,12 @@ def mcnemar(yes_a: np.ndarray, yes_b: np.ndarray) -> dict[str, Any]:
     return {"only_a": only_a, "only_b": only_b, "p": round(p, 6)}
 
 
+def discordant_bound(n: int) -> float:
+    """With no discordant pair among n, the exact 90% upper bound on their share (none of n,
+    Clopper-Pearson): a paired difference of a binary outcome is within plus or minus it."""
+    return float(stats.binomtest(0, n).proportion_ci(LEVEL, method="exact").high)
+
+
 def questions_needed(delta: float, sd_a: float, sd_b: float, rho: float,
                      power: float = 0.8, alpha: float = ALPHA) -> int:
     """Questions a paired two-sided test at `alpha` needs to detect a true difference `delta`
