@@ -59,6 +59,8 @@ def test_compare_pairs_two_real_runs_question_by_question(runs: Path, capsys) ->
     assert m == {"only_a": only_a, "only_b": only_b,
                  "p": round(stats.binomtest(only_b, only_a + only_b).pvalue, 6)}
     assert set(result.by) == {"source", "elo_bucket", "phase", "type", "color"}
+    puzzles = {d.metric: d for d in result.by["source"]["puzzle"]}
+    assert {"accuracy", "best_move_rate", "puzzle_solve_rate"} <= set(puzzles)
     # Both always legal: no discordant question, and an interval that does not collapse.
     legal = diffs["legal_rate"]
     assert legal.diff == 0 and legal.mcnemar == {"only_a": 0, "only_b": 0, "p": 1.0}

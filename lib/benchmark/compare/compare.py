@@ -40,7 +40,8 @@ class Comparison:
     basis: str  # what the two share, e.g. "paired, 758 questions"
     differences: list[Difference]
     verdict: str
-    by: dict[str, dict[str, Difference]] = field(default_factory=dict)  # stratum -> value
+    # per stratum (source, Elo bucket, ...) and value: every headline metric's difference
+    by: dict[str, dict[str, list[Difference]]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -48,7 +49,8 @@ class Comparison:
         return {"kind": "compare", "compares": self.kind, "a": self.a, "b": self.b,
                 "basis": self.basis, "verdict": self.verdict, "notes": self.notes,
                 "differences": [d.as_dict() for d in self.differences],
-                "by": {k: {v: d.as_dict() for v, d in g.items()} for k, g in self.by.items()}}
+                "by": {k: {v: [d.as_dict() for d in ds] for v, ds in g.items()}
+                       for k, g in self.by.items()}}
 
 
 def find_run(name: str, results: Path) -> Path:
@@ -119,14 +121,14 @@ def compare_static(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> Compa
     if len(common) < max(len(items_a), len(items_b)):
         notes.append(f"paired on the {len(common)} questions both runs scored "
                      f"(A scored {len(items_a)}, B {len(items_b)})")
-    by: dict[str, dict[str, Difference]] = {}
+    by: dict[str, dict[str, list[Difference]]] = {}
     for key in STRATA:
         for value in sorted({getattr(i, key) for i in xa}):
             keep = [k for k, i in enumerate(xa) if getattr(i, key) == value]
             found = _differences([xa[k] for k in keep], [xb[k] for k in keep], seed,
-                                 STRATUM_BOOT, (VERDICT_METRIC,))
+                                 STRATUM_BOOT)
             if found:
-                by.setdefault(key, {})[value] = found[0]
+                by.setdefault(key, {})[value] = found
     basis = f"paired, {len(common)} questions"
     headline = next(d for d in diffs if d.metric == VERDICT_METRIC)
     return Comparison("static", a["_name"], b["_name"], basis, diffs,
@@ -258,10 +260,10 @@ def table(c: Comparison) -> str:
             extra = f"  (McNemar: A only {d.mcnemar['only_a']}, B only {d.mcnemar['only_b']})"
         lines.append(f"{d.metric:<22}{d.a:>10.{k}f}{d.b:>10.{k}f}{d.diff:>+10.{k}f}   "
                      f"[{d.lo:+.{k}f}, {d.hi:+.{k}f}]".ljust(75) + f"p {_p(d.p)}{extra}")
-    for key, group in c.by.items():
+    for key, group in c.by.items():  # the verdict's metric; the JSON has every metric
         k = digits(VERDICT_METRIC)
         cells = ", ".join(f"{v} {d.diff:+.{k}f} [{d.lo:+.{k}f}, {d.hi:+.{k}f}]"
-                          for v, d in group.items())
+                          for v, ds in group.items() for d in ds if d.metric == VERDICT_METRIC)
         lines.append(f"  {VERDICT_METRIC} by {key}: {cells}")
     lines += [*(f"note: {n}" for n in c.notes), "", c.verdict]
     return "\n".join(lines)
