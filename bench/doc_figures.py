@@ -21,7 +21,7 @@ from pathlib import Path
 from lib.benchmark.core import btd
 from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.games import design
-from lib.benchmark.games.calibration import read_games, usable
+from lib.benchmark.games.calibration import games_to_goal, read_games, usable
 from lib.benchmark.games.ladder import RUNG_SPACING, load_ladder
 from lib.cli import run_cli
 from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, totals
@@ -56,8 +56,11 @@ def ladder_block(root: Path = ROOT) -> str:
                      f"{half:.0f} ({goal[i]:.0f}){'' if half <= goal[i] else ' *'} | "
                      f"{r.games:,} | {nxt} |")
     met = sum((r.hi - r.lo) / 2 <= g for r, g in zip(ladder.rungs, goal, strict=True))
-    lines += ["", f"{met} of {len(ladder.rungs)} rungs meet their goal (`*`: missed); `!`: a "
-              f"gap outside {RUNG_SPACING[0]:.0f}-{RUNG_SPACING[1]:.0f} Elo."]
+    tail = (f"{met} of {len(ladder.rungs)} rungs meet their goal (`*`: missed); `!`: a gap "
+            f"outside {RUNG_SPACING[0]:.0f}-{RUNG_SPACING[1]:.0f} Elo. The planner's estimate "
+            f"of the games still needed to meet every goal: about "
+            f"{games_to_goal(ladder, games):,}.")
+    lines += ["", *textwrap.wrap(tail, 95)]
     return "\n".join(lines)
 
 
