@@ -18,6 +18,8 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 from lib.benchmark.core import btd
 from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.games import design
@@ -90,10 +92,31 @@ def testset_block(root: Path = ROOT) -> str:
     return "\n".join(textwrap.wrap(text, 95))
 
 
+def gamefit_block(root: Path = ROOT) -> str:
+    """The committed static-to-game fit: its line, its rungs and its leave-one-out check."""
+    fit = json.loads((root / "game_elo_fit.json").read_text(encoding="utf-8"))
+    rungs, loo = fit["rungs"], fit["leave_one_out"]
+    errors = np.array([abs(r["predicted"] - r["elo"]) for r in loo])
+    held = np.mean([r["lo"] <= r["elo"] <= r["hi"] for r in loo])
+    line = (f"{fit['intercept']:.0f} + {fit['slope']:.1f} x accuracy" if fit["transform"] ==
+            "linear" else f"{fit['intercept']:.0f} {fit['slope']:+.1f} ln(100 - accuracy)")
+    random = next(r for r in loo if r["elo"] == min(x["elo"] for x in loo))
+    text = (f"The committed fit (`game_elo_fit.json`, on {fit['scale']}; {fit['n']} rungs from "
+            f"{rungs[0]['rung']} to {rungs[-1]['rung']}, static accuracy "
+            f"{rungs[0]['accuracy']:.1f} to {rungs[-1]['accuracy']:.1f}) is game Elo = "
+            f"{line}, residual sd {fit['residual_sd']:.0f}, the form chosen by leave-one-out "
+            f"error: each rung predicted from the others is off by {errors.mean():.0f} Elo on "
+            f"average (median {np.median(errors):.0f}), and {held:.0%} of the {len(loo)} "
+            f"leave-one-out 90% intervals hold the rung's Elo. The random mover, measured at "
+            f"{random['elo']:.0f}, is predicted at {random['lo']:.0f} to {random['hi']:.0f}.")
+    return "\n".join(textwrap.wrap(text, 95))
+
+
 # Each block: the page it lives in, and its generator.
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "ladder": ("docs/games-and-ladder.md", ladder_block),
     "testset": ("docs/test-set.md", testset_block),
+    "gamefit": ("docs/games-and-ladder.md", gamefit_block),
 }
 
 
