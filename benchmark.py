@@ -47,6 +47,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     return parser, list(commands.choices)
 
 
+def subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The sub-parser of one subcommand."""
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub: argparse.ArgumentParser = action.choices[name]
+    return sub
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: parse, then run the subcommand's handler; the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -59,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown command {argv[0]!r} (choose from {', '.join(names)})")
     if not argv or argv[0] not in [*names, "-h", "--help"]:
         argv = [DEFAULT, *argv]
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # named by the subcommand's own usage, which lists the options it does take
+        subcommand(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
     status = [0]
 
     def call() -> None:

@@ -87,3 +87,12 @@ def test_an_option_without_its_value_is_one_line(argv: list[str]) -> None:
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 2
     assert "expected one argument" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_unknown_option_is_named_with_its_subcommands_usage() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "play", "--model",
+                           "random", "--workers", "2"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 2
+    assert "usage: benchmark.py play" in done.stderr
+    assert "unrecognized arguments: --workers 2" in done.stderr
