@@ -163,3 +163,16 @@ def test_the_expected_games_of_a_run_approach_where_it_stops() -> None:
     assert 0.7 * stop <= estimates[stop // 2] <= 1.4 * stop  # halfway, within 40%
     assert estimates[stop - 1] == stop  # one game before the end, that game is expected
     assert all(n < est <= CONFIG.max_games for n, est in estimates.items())
+
+
+def test_the_expected_games_aim_where_the_stop_rule_ends_with_a_ladder() -> None:
+    """With a ladder part of +-52 (under the +-70 target), the run stops when its own part
+    reaches +-52 (the ladder is then the wider part), not +-70: a player at +-104 after 30
+    games is expected near 30 x (104/52)^2 = 120 games; with a ladder of +-90 (wider than the
+    target), at 30 x (104/70)^2 = 67."""
+    def post(ladder_hw: float) -> btd.Posterior:
+        total = float(np.hypot(104.0, ladder_hw))
+        return btd.Posterior(1500, total / btd.Z90, 1500 - total, 1500 + total, 30, "laplace",
+                             ladder_hw / btd.Z90)
+    assert sampler.games_expected(post(52.0), 30, CONFIG) == 120
+    assert sampler.games_expected(post(90.0), 30, CONFIG) == 67

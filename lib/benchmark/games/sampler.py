@@ -141,14 +141,18 @@ def finished(post: btd.Posterior, games: int, config: SamplerConfig) -> bool:
 
 
 def games_expected(post: btd.Posterior | None, games: int, config: SamplerConfig) -> int:
-    """How many rated games the run will most likely end with: the player's own part narrows
-    as 1/sqrt(games), so the own half-width reaches the target near games x (own/target)^2
-    (the stop rule's usual end); before any games, the median of bench/ladder_coverage.py."""
+    """How many rated games the run will most likely end with. The player's own part narrows
+    as 1/sqrt(games) while the ladder's (L) stays: the stop rule ends the run when the own
+    half-width reaches the target T (L >= T), else max(sqrt(T^2 - L^2), L), whichever of
+    its two ends comes first; so near games x (own/that)^2. Before any games, the median of
+    bench/ladder_coverage.py."""
     if post is None or games == 0:
         return min(TYPICAL_GAMES, config.max_games)
     if finished(post, games, config):
         return games
-    ratio = (post.own_half_width / config.target) ** 2
+    t, ladder = config.target, post.ladder_half_width
+    own_at_stop = t if ladder >= t else max(math.sqrt(t ** 2 - ladder ** 2), ladder)
+    ratio = (post.own_half_width / own_at_stop) ** 2
     return int(min(config.max_games, max(games + 1, math.ceil(games * ratio))))
 
 
