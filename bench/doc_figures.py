@@ -47,8 +47,10 @@ def ladder_block(root: Path = ROOT) -> str:
     lines = [*textwrap.wrap(head, 95), "",
              "| rung | player | Elo | 90% interval | half-width (goal) | games | gap to next "
              "(expected) |", "|---|---|---|---|---|---|---|"]
+    # The half-widths from the covariance, as bench/ladder_goals and calibrate compute them.
+    halves = btd.Z90 * np.sqrt(np.diag(ladder.cov))
     for i, r in enumerate(ladder.rungs):
-        half = (r.hi - r.lo) / 2
+        half = float(halves[i])
         nxt = ""
         if i + 1 < len(ladder.rungs):
             gap = ladder.rungs[i + 1].elo - r.elo
@@ -57,7 +59,7 @@ def ladder_block(root: Path = ROOT) -> str:
         lines.append(f"| {r.name} | `{r.spec}` | {r.elo:.0f} | {r.lo:.0f} to {r.hi:.0f} | "
                      f"{half:.0f} ({goal[i]:.0f}){'' if half <= goal[i] else ' *'} | "
                      f"{r.games:,} | {nxt} |")
-    met = sum((r.hi - r.lo) / 2 <= g for r, g in zip(ladder.rungs, goal, strict=True))
+    met = int(np.sum(halves <= goal))
     tail = (f"{met} of {len(ladder.rungs)} rungs meet their goal (`*`: missed); `!`: a gap "
             f"outside {RUNG_SPACING[0]:.0f}-{RUNG_SPACING[1]:.0f} Elo. The planner's estimate "
             f"of the games still needed to meet every goal: about "
