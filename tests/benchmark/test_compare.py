@@ -103,6 +103,14 @@ def test_runs_that_share_nothing_are_refused_with_one_line(runs: Path, tmp_path:
     assert status == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "different questions files" in err[0]
+    # A file of another version (a field gone, one too many): one line, no traceback.
+    old = json.loads(next(runs.glob("random__*.json")).read_text())
+    old["items"][0]["extra"] = 1
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    status = benchmark.main(["compare", str(next(runs.glob("random__*.json"))),
+                             str(tmp_path / "old.json")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and "not a static result of this version" in err[0]
     assert benchmark.main(["puzzles", "--model", "random", "--puzzles", str(PUZZLES_1K),
                            "--max-puzzles", "3", "--out", str(tmp_path)]) == 0
     status = benchmark.main(["compare", str(next(runs.glob("random__*.json"))),

@@ -90,14 +90,15 @@ def compare(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> Comparison:
     if kinds[0] != kinds[1]:
         raise DataError(f"cannot compare a {kinds[0]} run with a {kinds[1]} run: they "
                         "measure on different scales")
-    if kinds[0] == "static":
-        return compare_static(a, b, seed)
-    if kinds[0] == "puzzles":
-        return compare_puzzles(a, b)
-    if kinds[0] == "games":
-        return compare_games(a, b)
-    raise DataError(f"compare does not handle {kinds[0]} runs (world-model runs report "
-                    "tests, not one score)")
+    how = {"static": compare_static, "puzzles": compare_puzzles, "games": compare_games}
+    if kinds[0] not in how:
+        raise DataError(f"compare does not handle {kinds[0]} runs (world-model runs report "
+                        "tests, not one score)")
+    try:
+        return how[kinds[0]](a, b, seed)
+    except (KeyError, TypeError, ValueError) as exc:  # a file of another version, or edited
+        raise DataError(f"{a['_name']} or {b['_name']} is not a {kinds[0]} result of this "
+                        f"version ({type(exc).__name__}: {exc})") from exc
 
 
 def _items(run: dict[str, Any]) -> dict[str, Item]:
@@ -203,7 +204,7 @@ def _sd(e: dict[str, Any]) -> float:
     return (float(e["hi"]) - float(e["lo"])) / (2 * Z)
 
 
-def compare_puzzles(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
+def compare_puzzles(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> Comparison:
     """Two adaptive puzzle runs: the difference of their puzzle Elos (independent runs on
     puzzles of one rating scale)."""
     if a["settings"].get("puzzles_sha256") != b["settings"].get("puzzles_sha256"):
@@ -216,7 +217,7 @@ def compare_puzzles(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
     return Comparison("puzzles", a["_name"], b["_name"], basis, [d], verdict(d, basis))
 
 
-def compare_games(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
+def compare_games(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> Comparison:
     """Two play runs rated on one ladder: each shared condition's Elo difference, its
     variance the two players' own parts plus the ladder's part that does not cancel,
     (w_B - w_A)' Cov (w_B - w_A)."""
