@@ -36,7 +36,7 @@ import numpy as np
 from scipy import stats
 
 import benchmark
-from lib.benchmark.compare.paired import ALPHA, bootstrap_p, effective_ratio
+from lib.benchmark.compare.paired import ALPHA, bootstrap_p, effective_ratio, mcnemar
 from lib.benchmark.compare.plan import BASELINES
 from lib.benchmark.core.elo import Z, puzzle_elo_laplace
 from lib.benchmark.core.questions import load_questions
@@ -96,9 +96,7 @@ def paired_test(a: np.ndarray, b: np.ndarray, metric: str, groups: list[np.ndarr
     """compare's p-value for one drawn pair of runs: McNemar for the best move, else the
     paired bootstrap within the strata."""
     if metric == "best_move_rate":
-        only_a, only_b = int(np.sum((a == 1) & (b == 0))), int(np.sum((a == 0) & (b == 1)))
-        n = only_a + only_b
-        return 1.0 if n == 0 else float(stats.binomtest(only_b, n, 0.5).pvalue)
+        return float(mcnemar(a == 1, b == 1)["p"])
     d = b - a
     idx = np.concatenate([g[rng.integers(0, len(g), (boot, len(g)))] for g in groups], axis=1)
     return bootstrap_p(d[idx].mean(axis=1))

@@ -21,7 +21,8 @@ from lib.benchmark.compare.paired import (
 )
 from lib.benchmark.core.answers import Category
 from lib.benchmark.core.elo import Z
-from lib.benchmark.core.scoring import BOUNDS, STRATA, UNSCORED, Item, metric_arrays
+from lib.benchmark.core.scoring import STRATA, UNSCORED, Item, metric_arrays
+from lib.benchmark.core.scoring import metric_digits as digits
 from lib.errors import DataError
 
 HEADLINE = ("legal_rate", "accuracy", "acpl", "best_move_rate", "puzzle_solve_rate")
@@ -168,13 +169,6 @@ def _legal(item: Item) -> bool:
 
 def _best(item: Item) -> bool:
     return bool(item.best)
-
-
-def digits(metric: str) -> int:
-    """Decimals a metric is shown with: rates 3, cp losses and accuracies 1, Elos 0."""
-    if "elo" in metric:
-        return 0
-    return 3 if BOUNDS.get(metric, 1.0) <= 1 else 1
 
 
 def verdict(d: Difference, basis: str) -> str:

@@ -17,6 +17,7 @@ from scipy import stats
 
 from lib.benchmark.core.bootstrap import percentile_interval, resample
 from lib.benchmark.core.elo import LEVEL
+from lib.benchmark.core.scoring import ratio
 
 ALPHA = 0.05  # the verdict's two-sided level
 BOOT = 2000  # bootstrap replicates of a paired difference
@@ -43,11 +44,6 @@ class Difference:
                 for k, v in self.__dict__.items()}
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(num / den, dtype=float)
-
-
 def bootstrap_p(replicates: np.ndarray) -> float:
     """Two-sided p-value of 'no difference' from a difference's bootstrap replicates: twice
     the smaller share on either side of zero (at least one replicate's worth)."""
@@ -65,8 +61,8 @@ def paired_difference(metric: str, num_a: np.ndarray, den_a: np.ndarray, num_b: 
         return None
     a, b = float(num_a.sum() / den_a.sum()), float(num_b.sum() / den_b.sum())
     idx = resample(np.random.default_rng(seed), groups, boot)
-    reps = _ratio(num_b[idx].sum(axis=1), den_b[idx].sum(axis=1)) - \
-        _ratio(num_a[idx].sum(axis=1), den_a[idx].sum(axis=1))
+    reps = ratio(num_b[idx].sum(axis=1), den_b[idx].sum(axis=1)) - \
+        ratio(num_a[idx].sum(axis=1), den_a[idx].sum(axis=1))
     reps = reps[np.isfinite(reps)]
     if len(reps) == 0:
         return None

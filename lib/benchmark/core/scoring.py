@@ -141,7 +141,16 @@ def edge_interval(values: np.ndarray, bound: float) -> tuple[float, float] | Non
     return bound * float(ci.low), bound * float(ci.high)
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def metric_digits(metric: str) -> int:
+    """Decimals a metric is shown with, one format per kind: rates (on [0, 1]) 3, cp losses
+    and accuracies 1, Elos 0."""
+    if "elo" in metric:
+        return 0
+    return 3 if BOUNDS.get(metric, 1.0) <= 1 else 1
+
+
+def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den elementwise, NaN (not a warning) where den is 0."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.asarray(num / den, dtype=float)
 
@@ -167,7 +176,7 @@ def aggregate(items: list[Item], seed: int = 0, boot: int = 1000) -> dict[str, A
         if edge is not None:
             lo, hi = edge
         else:
-            reps = _ratio(num[idx].sum(axis=1), den[idx].sum(axis=1))
+            reps = ratio(num[idx].sum(axis=1), den[idx].sum(axis=1))
             lo, hi = percentile_interval(reps[np.isfinite(reps)], LEVEL)
         out[name] = {"value": round(value, 4), "lo": round(lo, 4), "hi": round(hi, 4)}
     return out

@@ -26,7 +26,7 @@ from lib.benchmark.core.elo import LEVEL, Z
 from lib.benchmark.core.prompts import Question
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.results import elo_text, load_results
-from lib.benchmark.core.scoring import BOUNDS, SUMMARY_METRICS
+from lib.benchmark.core.scoring import SUMMARY_METRICS, metric_digits
 from lib.benchmark.leaderboard.paired import PairedPart, joint_draws, paired_part
 from lib.benchmark.leaderboard.ranking import Rank, Shared, ranks, ranks_of_draws
 from lib.errors import DataError
@@ -270,7 +270,7 @@ def static_entries(results: list[dict[str, Any]], kind: str,
 
 def _number(x: float | None, metric: str) -> str:
     """A metric's value as shown: rates with 3 decimals, cp losses and accuracies with 1."""
-    return "" if x is None else f"{x:.{3 if BOUNDS.get(metric, 1.0) <= 1 else 1}f}"
+    return "" if x is None else f"{x:.{metric_digits(metric)}f}"
 
 
 def by_model(tables: dict[str, list[Entry]], wm: list[dict[str, Any]]) -> list[str]:

@@ -25,7 +25,7 @@ import markupsafe
 
 from lib.benchmark.core.elo import LEVEL
 from lib.benchmark.core.results import elo_text
-from lib.benchmark.core.scoring import BOUNDS
+from lib.benchmark.core.scoring import metric_digits
 from lib.benchmark.leaderboard.board import (
     DAGGER_RULE,
     EARLIER,
@@ -47,7 +47,6 @@ from lib.benchmark.leaderboard.views import (
     evolution,
     game_views,
     ladder_view,
-    metric_digits,
     puzzle_views,
     strata,
 )
@@ -78,7 +77,7 @@ def _environment() -> jinja2.Environment:
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["elo"] = lambda e: elo_text(e) if e else ""
     # One format per kind of number: rates with 3 decimals, cp losses and accuracies with 1.
-    env.filters["metric"] = lambda v, key: f"{v:.{metric_digits(BOUNDS.get(key, 1.0))}f}"
+    env.filters["metric"] = lambda v, key: f"{v:.{metric_digits(key)}f}"
     return env
 
 

@@ -21,7 +21,7 @@ import chess
 import chess.pgn
 
 from lib.benchmark.core.cli import LADDER_GAMES
-from lib.benchmark.core.scoring import CELLS, MIN_INTERVAL_N
+from lib.benchmark.core.scoring import CELLS, MIN_INTERVAL_N, metric_digits
 from lib.errors import DataError
 from lib.files import open_text
 
@@ -171,13 +171,12 @@ def _tick_label(v: float) -> str:
 
 
 def interval_rows(values: list[tuple[str, dict[str, Any] | None, int | None]], scale: float,
-                  width: float) -> list[dict[str, Any]]:
+                  width: float, digits: int = 3) -> list[dict[str, Any]]:
     """Rows of an interval chart: the label, the value and its interval as x positions in
     [0, width] for a metric on [0, scale]; rows without a value are kept, empty."""
     def x(v: float) -> float:
         return round(max(0.0, min(width, width * float(v) / scale)), 1)
 
-    digits = metric_digits(scale)
     rows: list[dict[str, Any]] = []
     for label, m, n in values:
         if not m or m.get("value") is None:
@@ -190,12 +189,6 @@ def interval_rows(values: list[tuple[str, dict[str, Any] | None, int | None]], s
                          "(no interval)" if few else
                          f"[{m['lo']:.{digits}f}, {m['hi']:.{digits}f}]")})
     return rows
-
-
-def metric_digits(scale: float) -> int:
-    """Decimals a metric is shown with, one format per kind: rates (on [0, 1]) 3, cp losses
-    and accuracies 1."""
-    return 3 if scale <= 1 else 1
 
 
 def axis_ticks(lo: float, hi: float, width: float) -> list[dict[str, Any]]:
@@ -214,7 +207,7 @@ def strata(result: dict[str, Any], width: float) -> list[dict[str, Any]]:
                 continue
             values = [(name, g.get(key), g.get("n")) for name, g in groups.items()]
             charts.append({"metric": title, "by": dim.replace("_", " "),
-                           "rows": interval_rows(values, scale, width),
+                           "rows": interval_rows(values, scale, width, metric_digits(key)),
                            "ticks": axis_ticks(0, scale, width),
                            "wide": dim == CELLS})  # long labels: a row of its own
     return charts
