@@ -2,7 +2,8 @@
 
 Reads ladder.csv, its covariance and the games file; prints every rung's 90% half-width
 (relative to the random mover, the zero) against its goal (<= 35 Elo up to 2000, <= 80 above),
-each adjacent gap against 50-150 Elo (30-70% expected), and how many more games the
+each adjacent gap against 50-150 Elo (30-70% expected), the model's fit by how far apart
+the rungs of a game are (observed against expected scores), and how many more games the
 calibration's own planner (design.choose) needs to meet every half-width goal, with the CPU
 time they would take: each game's plies (the mean of the file's games of that pair, or of all
 games) times the nodes searched per ply (the mover's node limit, plus the screened judge's
@@ -32,7 +33,7 @@ from bench.scaling import bench_nps
 from lib.benchmark.core import btd
 from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.games import design
-from lib.benchmark.games.calibration import CalibrationGame, read_games, usable
+from lib.benchmark.games.calibration import CalibrationGame, fit_by_span, read_games, usable
 from lib.benchmark.games.game import SCREEN
 from lib.benchmark.games.ladder import (
     MIX_NODES,
@@ -96,6 +97,10 @@ def main() -> None:
     inside = int(np.sum((gaps >= lo) & (gaps <= hi)))
     print(f"\nhalf-width goals met: {met} of {len(half)}; adjacent gaps within {lo:.0f}-{hi:.0f} "
           f"Elo: {inside} of {len(gaps)}")
+    print("\nthe model by span (rungs k steps apart on this ladder; the weaker rung's mean "
+          "score):\n\n| span | games | observed | expected | z |\n|---|---|---|---|---|")
+    for f in fit_by_span(ladder, use):
+        print(f"| {f.span} | {f.games:,} | {f.observed:.3f} | {f.expected:.3f} | {f.z:+.1f} |")
     k = anchor_of(ladder.rungs)
     info = design.information(ladder.elos, ladder.nu, use.weak, use.strong)
     total, added = design.games_to_goal(ladder.elos, ladder.nu, info, k,

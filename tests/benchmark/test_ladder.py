@@ -8,6 +8,7 @@ import pytest
 from lib.benchmark.core import btd
 from lib.benchmark.games.ladder import (
     CONDITION_TAU,
+    MAX_SPAN,
     Ladder,
     Rung,
     anchor_of,
@@ -36,14 +37,16 @@ def test_default_rungs_are_reproducible_from_random_to_full_strength() -> None:
     assert anchor_of(rungs) == 0 and rungs[0].anchor == 0
 
 
-def test_pairs_are_neighbours_and_next_neighbours() -> None:
-    assert pairs(4) == [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3)]
+def test_pairs_reach_up_to_the_span() -> None:
+    assert pairs(4, span=2) == [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3)]
+    assert pairs(6)[:4] == [(0, 1), (0, 2), (0, 3), (0, 4)]  # MAX_SPAN 4: never (0, 5)
+    assert max(j - i for i, j in pairs(30)) == MAX_SPAN
 
 
 def _games(true: np.ndarray, per_pair: int, seed: int) -> tuple[np.ndarray, ...]:
     rng = np.random.default_rng(seed)
     weak, strong, scores = [], [], []
-    for i, j in pairs(len(true)):
+    for i, j in pairs(len(true), span=2):
         for _ in range(per_pair):
             weak.append(i)
             strong.append(j)

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lib.benchmark.core import btd
 from lib.benchmark.core.players import make_player
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start
@@ -233,6 +234,39 @@ def games_to_goal(ladder: Ladder, games: list[CalibrationGame],
     total, _ = design.games_to_goal(ladder.elos, ladder.nu, info, anchor_of(ladder.rungs),
                                     pairs(len(ladder.rungs)), step=500)
     return total
+
+
+@dataclass(frozen=True)
+class SpanFit:
+    """How well the fitted ladder predicts the games between rungs a given number of steps
+    apart: the model check behind pairing rungs up to ladder.MAX_SPAN apart."""
+
+    span: int  # steps apart on the fitted ladder (1: neighbours)
+    games: int  # games between rungs this far apart
+    observed: float  # the weaker rung's mean score in them
+    expected: float  # its mean expected score under the fitted ladder (BTD, nu)
+    z: float  # (observed - expected) in standard errors of the observed mean under the model
+
+
+def fit_by_span(ladder: Ladder, games: Usable) -> list[SpanFit]:
+    """Observed against expected scores of the weaker rung, by how far apart the rungs are
+    (indices into ladder.rungs). The ratings were fitted to these games, so |z| reads a
+    little small; a span whose |z| is large says the model does not hold that far."""
+    elos, span = ladder.elos, np.abs(games.strong - games.weak)
+    low, high = np.minimum(games.weak, games.strong), np.maximum(games.weak, games.strong)
+    delta = elos[low] - elos[high]
+    weak_score = np.where(games.strong > games.weak, games.weak_score, 1 - games.weak_score)
+    win, draw, _ = btd.probabilities(delta, ladder.nu)
+    mean = win + draw / 2
+    var = win + draw / 4 - mean ** 2
+    out = []
+    for k in sorted(set(span.tolist())):
+        at = span == k
+        sd = float(np.sqrt(var[at].sum()))
+        z = float((weak_score[at].sum() - mean[at].sum()) / sd) if sd > 0 else 0.0
+        out.append(SpanFit(int(k), int(at.sum()), float(weak_score[at].mean()),
+                           float(mean[at].mean()), z))
+    return out
 
 
 def _prior_information(rungs: list[Rung], standard: Usable, elos: np.ndarray,

@@ -3,9 +3,9 @@
 The ladder's covariance relative to the anchor is the inverse of the fit's Fisher information,
 and one more game between rungs i and j adds w(delta) d d^T to it (d: +1 at i, -1 at j; w:
 the BTD information of one game at an Elo gap delta). Greedily, game by game, the next game
-goes to the candidate pair (adjacent or two apart) that most lowers the sum of squared ratios
-of each rung's variance to its goal (a smooth stand-in for the largest ratio, which a single
-game rarely moves); Sherman-Morrison keeps each step a few matrix-vector products.
+goes to the candidate pair (rungs 1 to ladder.MAX_SPAN apart) that most lowers the sum of
+squared ratios of each rung's variance to its goal (a smooth stand-in for the largest ratio,
+which a single game rarely moves); Sherman-Morrison keeps each step a few matrix-vector products.
 The choice depends only on the games so far and the planning Elos, never on outcomes to come.
 """
 
