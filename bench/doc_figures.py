@@ -23,7 +23,7 @@ import numpy as np
 from lib.benchmark.core import btd
 from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.games import design
-from lib.benchmark.games.calibration import games_to_goal, read_games, usable
+from lib.benchmark.games.calibration import fit_by_span, games_to_goal, read_games, usable
 from lib.benchmark.games.ladder import RUNG_SPACING, load_ladder
 from lib.cli import run_cli
 from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, totals
@@ -64,7 +64,12 @@ def ladder_block(root: Path = ROOT) -> str:
             f"outside {RUNG_SPACING[0]:.0f}-{RUNG_SPACING[1]:.0f} Elo. The planner's estimate "
             f"of the games still needed to meet every goal: about "
             f"{games_to_goal(ladder, games):,}.")
-    lines += ["", *textwrap.wrap(tail, 95)]
+    lines += ["", *textwrap.wrap(tail, 95), "", *textwrap.wrap(
+        "The model by span (games between rungs k steps apart on this ladder; the weaker "
+        "rung's mean score, observed and expected under the fit; z in standard errors):", 95),
+        "", "| span | games | observed | expected | z |", "|---|---|---|---|---|"]
+    lines += [f"| {f.span} | {f.games:,} | {f.observed:.3f} | {f.expected:.3f} | {f.z:+.1f} |"
+              for f in fit_by_span(ladder, use)]
     return "\n".join(lines)
 
 
