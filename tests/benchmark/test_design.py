@@ -51,3 +51,22 @@ def test_the_covariance_matches_a_fit_of_that_many_games() -> None:
     expected = 1 / (400 * btd.game_information(200.0, 0.5))
     assert abs(cov[3, 3] / expected - 1) < 1e-3
     assert cov[ANCHOR].max() == 0
+
+
+def test_rungs_that_meet_their_goal_stop_drawing_games_until_all_do() -> None:
+    # The bottom three rungs measured to far below their goals, the top three barely: the
+    # next games all go to the top; once every rung meets its goal, they still go where they
+    # shrink the variances most.
+    per_pair = dict.fromkeys(pairs(6), 2000)
+    per_pair.update({(3, 4): 5, (2, 4): 5, (1, 4): 5, (4, 5): 5, (3, 5): 5, (2, 5): 5})
+    info = _info(per_pair)
+    assert design.worst_ratio(design.covariance(info, ANCHOR), ELOS) > 1
+    assert all(max(pair) >= 4 for pair in design.choose(ELOS, 0.5, info, ANCHOR, pairs(6), 20))
+    met = _info(dict.fromkeys(pairs(6), 20_000))
+    assert design.worst_ratio(design.covariance(met, ANCHOR), ELOS) <= 1
+    after = {}
+    for label, chosen in (("planned", design.choose(ELOS, 0.5, met, ANCHOR, pairs(6), 40)),
+                          ("first candidate", [pairs(6)[0]] * 40)):
+        cov = design.covariance(met + sum(_info({pair: 1}) for pair in chosen), ANCHOR)
+        after[label] = float(np.sum((np.diag(cov) / (35 / btd.Z90) ** 2) ** 2))
+    assert after["planned"] < after["first candidate"]  # not a tie broken by order
