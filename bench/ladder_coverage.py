@@ -25,6 +25,7 @@ import numpy as np
 
 from bench.elo_coverage import covers
 from bench.games_coverage import outcome
+from lib.benchmark.core import btd
 from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.core.elo import ABOVE, BELOW
 from lib.benchmark.games.calibration import Usable, fit, read_games, usable
@@ -72,9 +73,10 @@ def draw_truth(ladder: Ladder, rng: np.random.Generator) -> Ladder:
 
 def remeasure(truth: Ladder, games: Usable, rng: np.random.Generator) -> Ladder:
     """The calibration replayed: the same pairs, outcomes drawn from the true Elos."""
-    elos = truth.elos
-    scores = np.array([outcome(elos[w], elos[s], truth.nu, rng)
-                       for w, s in zip(games.weak, games.strong, strict=True)])
+    win, draw, _ = btd.probabilities(truth.elos[games.weak] - truth.elos[games.strong],
+                                     truth.nu)
+    u = rng.random(len(games.weak))  # one draw a game, as outcome() takes, all at once
+    scores = np.where(u < win, btd.WIN, np.where(u < win + draw, btd.DRAW, btd.LOSS))
     return fit(truth.rungs, Usable(games.weak, games.strong, scores, 0, 0), truth.engine)
 
 
