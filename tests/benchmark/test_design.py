@@ -53,10 +53,10 @@ def test_the_covariance_matches_a_fit_of_that_many_games() -> None:
     assert cov[ANCHOR].max() == 0
 
 
-def test_rungs_that_meet_their_goal_stop_drawing_games_until_all_do() -> None:
-    # The bottom three rungs measured to far below their goals, the top three barely: the
-    # next games all go to the top; once every rung meets its goal, they still go where they
-    # shrink the variances most.
+def test_games_go_to_the_rungs_that_miss_and_still_spread_once_none_does() -> None:
+    # The bottom rungs measured to far below their goals, the top two barely: the next games
+    # all go to the top; once every rung meets its goal (where the objective changes), they
+    # still go where they shrink the variances most, not to a tie's first candidate.
     per_pair = dict.fromkeys(pairs(6), 2000)
     per_pair.update({(3, 4): 5, (2, 4): 5, (1, 4): 5, (4, 5): 5, (3, 5): 5, (2, 5): 5})
     info = _info(per_pair)

@@ -24,9 +24,10 @@ GOAL_SPLIT = 2000.0
 PLAN_GAP = 125.0  # planning gap between adjacent rungs before they are measured (the
 # default ladder's RUNG_GAP, by which its rungs were chosen)
 PLAN_NU = 0.5  # planning draw parameter before it is measured
-LOSS_POWER = 4  # on ladder III at 14,402 games, the games the planner needs to meet every goal:
-# 18,250 with the plain sum of squared ratios, 14,000 with max(ratio, 1) ** 2, 13,750 with
-# ** 4, 13,500 with ** 8 (and 30,000, 25,250, 24,750, 24,250 from no games)
+LOSS_POWER = 4  # measured once, with variants of `choose` not kept: on ladder III at 14,402
+# games, the games to every goal were 18,250 with the plain sum of squared ratios, 14,000
+# with max(ratio, 1) ** 2, 13,750 with ** 4, 13,500 with ** 8 (from no games: 30,000,
+# 25,250, 24,750, 24,250)
 
 
 def goals(elos: np.ndarray, low: float = GOAL_LOW) -> np.ndarray:
