@@ -33,7 +33,13 @@ from bench.scaling import bench_nps
 from lib.benchmark.core import btd
 from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.games import design
-from lib.benchmark.games.calibration import CalibrationGame, fit_by_span, read_games, usable
+from lib.benchmark.games.calibration import (
+    CalibrationGame,
+    fit_by_span,
+    inflation,
+    read_games,
+    usable,
+)
 from lib.benchmark.games.game import SCREEN
 from lib.benchmark.games.ladder import (
     MIX_NODES,
@@ -104,7 +110,8 @@ def main() -> None:
     k = anchor_of(ladder.rungs)
     info = design.information(ladder.elos, ladder.nu, use.weak, use.strong)
     total, added = design.games_to_goal(ladder.elos, ladder.nu, info, k,
-                                        pairs(len(ladder.rungs)), step=500)
+                                        pairs(len(ladder.rungs)), step=500,
+                                        inflate=inflation(ladder, use))
     plies = _plies(games)
     nps = bench_nps(find_stockfish())
     judge = float(SCREEN.nodes or 0)
@@ -114,8 +121,8 @@ def main() -> None:
         mean_plies = plies.get((ladder.rungs[i].name, ladder.rungs[j].name), plies["all"])
         seconds += n * mean_plies * ((a + b) / 2 + judge) / nps
     print(f"games still needed for every half-width goal (the planner's choice, in steps of "
-          f"500): {total:,}; about {seconds / 3600:.1f} CPU-hours at {nps:,} nodes/s "
-          f"(Stockfish bench, 1 thread)")
+          f"500): {total:,}; at least {seconds / 3600:.2f} CPU-hours of search at {nps:,} "
+          f"nodes/s (Stockfish bench, 1 thread; per-move overhead not counted)")
     if args.seconds_per_game:
         project(ladder, info, args.seconds_per_game)
 

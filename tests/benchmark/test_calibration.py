@@ -16,14 +16,17 @@ import pytest
 import benchmark
 from lib.benchmark.core import btd
 from lib.benchmark.core.cli import LADDER_GAMES
+from lib.benchmark.games import design
 from lib.benchmark.games.calibration import (
     CalibrationGame,
     Usable,
     fit_by_span,
+    inflation,
     read_games,
+    usable,
     write_games,
 )
-from lib.benchmark.games.ladder import Rung, pairs, rate
+from lib.benchmark.games.ladder import Rung, anchor_of, load_ladder, pairs, rate
 from lib.errors import DataError
 from tests.conftest import ROOT, fault_engine
 
@@ -173,3 +176,25 @@ def test_fit_by_span_passes_the_model_and_flags_a_scale_that_bends() -> None:
         # than chance (over 40 seeds without the bend, the largest |z| was 2.4).
         worst = max(abs(f.z) for f in by_span.values())
         assert worst > 4 if bent else worst < 3
+
+
+def test_the_planner_stops_only_where_the_reported_half_widths_meet_their_goals() -> None:
+    ladder = load_ladder(ROOT / "ladder.csv")
+    use = usable(ladder.rungs, read_games(ROOT / LADDER_GAMES), ladder.engine)
+    k, candidates = anchor_of(ladder.rungs), pairs(len(ladder.rungs))
+    info = design.information(ladder.elos, ladder.nu, use.weak, use.strong)
+    inflate = inflation(ladder, use)
+    low = ladder.elos <= design.GOAL_SPLIT
+    planned = btd.Z90 * np.sqrt(np.diag(design.covariance(info, k)))[low].max()
+    reported = btd.Z90 * np.sqrt(np.diag(ladder.cov))[low].max()
+    # nu's uncertainty and the observed information widen what the fit reports
+    assert reported > planned and inflate[k] == 1
+    goal = (planned + reported) / 2  # met by the planner's variances, missed by the report
+    assert design.games_to_goal(ladder.elos, ladder.nu, info, k, candidates, low=goal)[0] == 0
+    total, added = design.games_to_goal(ladder.elos, ladder.nu, info, k, candidates, step=100,
+                                        low=goal, inflate=inflate)
+    assert total > 0
+    for (i, j), n in added.items():
+        info = info + n * design.information(ladder.elos, ladder.nu, np.array([i]),
+                                             np.array([j]))
+    assert design.worst_ratio(design.covariance(info, k), ladder.elos, goal, inflate) <= 1

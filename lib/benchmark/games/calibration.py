@@ -184,20 +184,32 @@ def fit(rungs: list[Rung], games: Usable, engine: str) -> Ladder:
     return by_elo(Ladder(ladder.rungs, ladder.nu, engine, ladder.cov))
 
 
-def planning_elos(rungs: list[Rung], games: Usable) -> tuple[np.ndarray, float]:
-    """The Elos and nu the planner assumes: the fit's once every rung has games, else even
-    gaps of PLAN_GAP around the anchor."""
+def planning_elos(rungs: list[Rung], games: Usable) -> tuple[np.ndarray, float, np.ndarray]:
+    """The Elos, nu and variance inflation (see `inflation`) the planner assumes: the fit's
+    once every rung has games, else even gaps of PLAN_GAP around the anchor and none."""
     played = np.zeros(len(rungs), bool)
     played[games.weak] = played[games.strong] = True
     if played.all():
         try:
             ladder = rate(rungs, games.weak, games.strong, games.weak_score)
-            return ladder.elos, ladder.nu
+            return ladder.elos, ladder.nu, inflation(ladder, games)
         except FitError as exc:
             log.info("planning with assumed gaps: %s", exc)
     k = anchor_of(rungs)
     gaps = design.PLAN_GAP * (np.arange(len(rungs)) - k)
-    return anchor_elo(rungs) + gaps, design.PLAN_NU
+    return anchor_elo(rungs) + gaps, design.PLAN_NU, np.ones(len(rungs))
+
+
+def inflation(ladder: Ladder, games: Usable) -> np.ndarray:
+    """Each rung's variance as the fit reports it (ladder.cov: the Laplace covariance, with
+    nu's uncertainty in it) over the planner's (the expected information of the same games
+    at the fitted Elos and nu), 1 at the anchor. On ladder III it is 1.00-1.05: without it
+    the planner stopped while two rungs still reported +-35.4 and +-36 against a goal of 35.
+    `ladder` is in the order of the rungs the games index."""
+    info = design.information(ladder.elos, ladder.nu, games.weak, games.strong)
+    planned = np.diag(design.covariance(info, anchor_of(ladder.rungs)))
+    reported = np.diag(ladder.cov)
+    return np.where(planned > 0, reported / np.where(planned > 0, planned, 1.0), 1.0)
 
 
 def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
@@ -207,11 +219,13 @@ def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
     condition other than standard the standard ladder's measurement is prior information."""
     use = usable(rungs, games, engine, condition)
     standard = usable(rungs, games, engine)
-    elos, nu = planning_elos(rungs, standard)
+    elos, nu, inflate = planning_elos(rungs, standard)
     info = design.information(elos, nu, use.weak, use.strong)
     if condition != Condition.STANDARD:
         info = info + _prior_information(rungs, standard, elos, nu)
-    chosen = design.choose(elos, nu, info, anchor_of(rungs), pairs(len(rungs)), add)
+        inflate = np.ones(len(rungs))  # the condition's fit is another model: none known
+    chosen = design.choose(elos, nu, info, anchor_of(rungs), pairs(len(rungs)), add,
+                           inflate=inflate)
     numbers: dict[tuple[str, str], int] = {}
     for g in games:
         if g.seed == seed and g.condition == condition:
@@ -231,8 +245,9 @@ def games_to_goal(ladder: Ladder, games: list[CalibrationGame],
     meet its goal (design.goals), played as `plan` would choose them."""
     use = usable(ladder.rungs, games, ladder.engine, condition)
     info = design.information(ladder.elos, ladder.nu, use.weak, use.strong)
+    inflate = inflation(ladder, use) if condition == Condition.STANDARD else None
     total, _ = design.games_to_goal(ladder.elos, ladder.nu, info, anchor_of(ladder.rungs),
-                                    pairs(len(ladder.rungs)), step=500)
+                                    pairs(len(ladder.rungs)), step=500, inflate=inflate)
     return total
 
 

@@ -59,9 +59,11 @@ def covariance(info: np.ndarray, anchor: int) -> np.ndarray:
 
 
 def choose(elos: np.ndarray, nu: float, info: np.ndarray, anchor: int,
-           candidates: list[tuple[int, int]], n: int,
-           low: float = GOAL_LOW) -> list[tuple[int, int]]:
-    """The next n games' pairs, in the order chosen (ties go to the earlier candidate)."""
+           candidates: list[tuple[int, int]], n: int, low: float = GOAL_LOW,
+           inflate: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """The next n games' pairs, in the order chosen (ties go to the earlier candidate).
+    `inflate`: each rung's reported variance over the one `info` implies (see
+    calibration.inflation); the goals are met on the reported variances."""
     cov = covariance(info, anchor)
     d = np.zeros((len(candidates), len(elos)))
     idx = np.arange(len(candidates))
@@ -69,7 +71,7 @@ def choose(elos: np.ndarray, nu: float, info: np.ndarray, anchor: int,
     d[idx, weak], d[idx, strong] = 1.0, -1.0
     d[:, anchor] = 0.0  # the anchor is fixed: its coordinate carries no variance
     w = btd.game_information(elos[strong] - elos[weak], nu)
-    scale = (goals(elos, low) / btd.Z90) ** 2  # goal variances
+    scale = (goals(elos, low) / btd.Z90) ** 2 / _ones(inflate, len(elos))  # goal variances
     chosen = []
     for _ in range(n):
         s = d @ cov  # (candidates, rungs)
@@ -87,21 +89,27 @@ def choose(elos: np.ndarray, nu: float, info: np.ndarray, anchor: int,
     return chosen
 
 
-def worst_ratio(cov: np.ndarray, elos: np.ndarray, low: float = GOAL_LOW) -> float:
+def worst_ratio(cov: np.ndarray, elos: np.ndarray, low: float = GOAL_LOW,
+                inflate: np.ndarray | None = None) -> float:
     """The largest ratio of a rung's 90% half-width to its goal."""
-    half = btd.Z90 * np.sqrt(np.maximum(np.diag(cov), 0))
-    return float(np.max(half / goals(elos, low)))
+    var = np.maximum(np.diag(cov), 0) * _ones(inflate, len(elos))
+    return float(np.max(btd.Z90 * np.sqrt(var) / goals(elos, low)))
+
+
+def _ones(inflate: np.ndarray | None, n: int) -> np.ndarray:
+    """The variance inflation given, or none (ones)."""
+    return np.ones(n) if inflate is None else inflate
 
 
 def games_to_goal(elos: np.ndarray, nu: float, info: np.ndarray, anchor: int,
                   candidates: list[tuple[int, int]], step: int = 200,
-                  cap: int = 200_000,
-                  low: float = GOAL_LOW) -> tuple[int, dict[tuple[int, int], int]]:
+                  cap: int = 200_000, low: float = GOAL_LOW,
+                  inflate: np.ndarray | None = None) -> tuple[int, dict[tuple[int, int], int]]:
     """How many more games (chosen as `choose` would) meet every goal, and their pairs."""
     added: dict[tuple[int, int], int] = {}
     total = 0
-    while worst_ratio(covariance(info, anchor), elos, low) > 1 and total < cap:
-        for pair in choose(elos, nu, info, anchor, candidates, step, low):
+    while worst_ratio(covariance(info, anchor), elos, low, inflate) > 1 and total < cap:
+        for pair in choose(elos, nu, info, anchor, candidates, step, low, inflate):
             added[pair] = added.get(pair, 0) + 1
             info = info + information(elos, nu, np.array([pair[0]]), np.array([pair[1]]))
         total += step
