@@ -49,9 +49,10 @@ RUNG_GAP = 125  # Elo: the aimed gap between adjacent rungs (150 = 70% expected 
 # were 152-190 Elo apart, and 1 (28 Elo below Stockfish at 1,000 nodes) replaced by 2; at
 # 13,639 games 94 dropped (33 Elo from 92; without it 97-92-90 are 101 and 119 apart). At
 # 27,202 games (bench/ladder_rungs.py): 3 dropped (37 Elo from 2; 5-2 then 137 apart), 31
-# added (the curve's 1606 in 35-28's 152) and 2,500 nodes (2.2k-2.9k's 156, read in log nodes).
-MIX_PERCENTS = (97, 92, 90, 84, 81, 78, 72, 67, 62, 57, 52, 47, 42, 35, 31, 28, 23, 18, 13, 10,
-                8, 5, 2)
+# added (the curve's 1606 in 35-28's 152) and 2,500 nodes (2.2k-2.9k's 156, read in log nodes);
+# at 27,701, 87 (the curve's 431 in 90-84's 154).
+MIX_PERCENTS = (97, 92, 90, 87, 84, 81, 78, 72, 67, 62, 57, 52, 47, 42, 35, 31, 28, 23, 18, 13,
+                10, 8, 5, 2)
 NODE_COUNTS = (1_000, 1_300, 1_700, 2_200, 2_500, 2_900, 3_800)
 ZERO_ELO = 0  # the random mover's Elo: the scale's zero, exact
 RUNG_SPACING = (50.0, 150.0)  # Elo: the gaps between adjacent rungs that inform (150: the
