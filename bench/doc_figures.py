@@ -60,10 +60,11 @@ def ladder_block(root: Path = ROOT) -> str:
                      f"{half:.0f} ({goal[i]:.0f}){'' if half <= goal[i] else ' *'} | "
                      f"{r.games:,} | {nxt} |")
     met = int(np.sum(halves <= goal))
+    more = games_to_goal(ladder, games)
     tail = (f"{met} of {len(ladder.rungs)} rungs meet their goal (`*`: missed); `!`: a gap "
             f"outside {RUNG_SPACING[0]:.0f}-{RUNG_SPACING[1]:.0f} Elo. The planner's estimate "
-            f"of the games still needed to meet every goal: about "
-            f"{games_to_goal(ladder, games):,}.")
+            "of the games still needed to meet every goal: "
+            + (f"about {more:,}." if more else "none."))
     lines += ["", *textwrap.wrap(tail, 95), "", *textwrap.wrap(
         "The model by span (games between rungs k steps apart on this ladder; the weaker "
         "rung's mean score, observed and expected under the fit; z in standard errors):", 95),
@@ -105,8 +106,10 @@ def gamefit_block(root: Path = ROOT) -> str:
     rungs, loo = fit["rungs"], fit["leave_one_out"]
     errors = np.array([abs(r["predicted"] - r["elo"]) for r in loo])
     held = np.mean([r["lo"] <= r["elo"] <= r["hi"] for r in loo])
-    line = (f"{fit['intercept']:.0f} + {fit['slope']:.1f} x accuracy" if fit["transform"] ==
-            "linear" else f"{fit['intercept']:.0f} {fit['slope']:+.1f} ln(100 - accuracy)")
+    x = {"linear": "accuracy", "log-gap": "ln(100 - accuracy)",
+         "logit": "ln(accuracy / (100 - accuracy))"}[fit["transform"]]
+    sign = "+" if fit["slope"] >= 0 else "-"
+    line = f"{fit['intercept']:.0f} {sign} {abs(fit['slope']):.1f} x {x}"
     random = next(r for r in loo if r["elo"] == min(x["elo"] for x in loo))
     text = (f"The committed fit (`game_elo_fit.json`, on {fit['scale']}; {fit['n']} rungs from "
             f"{rungs[0]['rung']} to {rungs[-1]['rung']}, static accuracy "

@@ -29,6 +29,15 @@ def test_an_exact_relation_is_recovered_and_predicts_left_out_rungs() -> None:
     assert [x["predicted"] for x in loo] == pytest.approx(elos)
 
 
+def test_log_odds_recover_a_logistic_relation_that_the_other_forms_bend() -> None:
+    acc = [47.0, 55.0, 65.0, 76.0, 86.0, 92.0, 95.0]
+    elos = [float(300 + 900 * np.log(a / (100 - a))) for a in acc]
+    errors = {kind: np.mean([abs(x["predicted"] - x["elo"]) for x in prediction.leave_one_out(
+        [(a, a, a) for a in acc], elos, "accuracy", kind)]) for kind in prediction.TRANSFORMS}
+    assert errors["logit"] == pytest.approx(0, abs=1e-6)
+    assert min(errors["linear"], errors["log-gap"]) > 50
+
+
 def test_a_prediction_widens_with_the_scores_own_interval_and_stops_at_the_range() -> None:
     acc, elos = _rungs(noise=60)
     fit = prediction.fit_line(acc, elos, "accuracy", "log-gap", "sha", [])

@@ -26,16 +26,20 @@ METRIC = "accuracy"
 # A fit without a scale was made on the first ladder, before its rungs were re-measured.
 PREVIOUS_SCALE = "the first ladder's UCI_Elo-anchored, CCRL-Blitz-like scale"
 CURRENT_SCALE = "Elo above a random mover (ladder.csv)"
-TRANSFORMS = ("linear", "log-gap")  # x = accuracy, or x = ln(100 - accuracy)
+TRANSFORMS = ("linear", "log-gap", "logit")  # x = accuracy, ln(100 - accuracy), or
+# ln(accuracy / (100 - accuracy))
+EDGE = 1e-3  # accuracy is kept this far inside 0 and 100, where the logs are finite
 
 
 def transform(accuracy: float | np.ndarray, kind: str) -> float | np.ndarray:
-    """The fit's x for an accuracy: itself, or the log of its gap to 100 (which keeps the
-    strong rungs, all near 96, apart)."""
+    """The fit's x for an accuracy: itself, the log of its gap to 100 (which keeps the
+    strong rungs, all near 96, apart), or its log-odds (which also spreads the weak end,
+    where the random mover and the mostly random rungs bunch up)."""
     if kind == "linear":
         return accuracy
-    gap: np.ndarray = np.log(np.maximum(100 - np.asarray(accuracy, float), 1e-3))
-    return gap
+    a = np.clip(np.asarray(accuracy, float), EDGE, 100 - EDGE)
+    x: np.ndarray = np.log(100 - a) if kind == "log-gap" else np.log(a / (100 - a))
+    return x
 
 
 @dataclass(frozen=True)
