@@ -40,6 +40,8 @@ class Progress:
         kind = category if category in self.kinds else self.kinds[1]
         self.counts[kind] += 1
         self.asked += not cached
+        if self.done > self.total:  # an adaptive run's last batch went past its estimate
+            self.expect(self.done)
         self.bar.set_postfix_str(self._counts(), refresh=False)
         self.bar.update()
         now = time.monotonic()
