@@ -29,6 +29,7 @@ class Progress:
         self.bar = tqdm(total=total, desc=desc, unit=unit, disable=None)
         self.every_s = every_s
         self.start = self.last = time.monotonic()
+        self.logged = 0  # `done` at the last progress line
 
     @property
     def done(self) -> int:
@@ -47,8 +48,11 @@ class Progress:
         now = time.monotonic()
         if self.bar.disable and (now - self.last >= self.every_s or self.done == self.total):
             self.last = now
-            log.info("%d/%d done (%s), ETA %s", self.done, self.total, self._counts(),
-                     self.eta())
+            self._line()
+
+    def _line(self) -> None:
+        self.logged = self.done
+        log.info("%d/%d done (%s), ETA %s", self.done, self.total, self._counts(), self.eta())
 
     def _counts(self) -> str:
         return ", ".join(f"{k} {self.counts[k]}" for k in self.kinds)
@@ -69,6 +73,14 @@ class Progress:
         self.total = max(total, self.done)
         self.bar.total = self.total
         self.bar.refresh()
+
+    def finish(self) -> None:
+        """An adaptive run ended normally: what is done is its total, whichever way the
+        estimate was off, and the last line (or the bar) says so."""
+        self.total = self.bar.total = self.done
+        self.bar.refresh()
+        if self.bar.disable and self.logged != self.done:
+            self._line()
 
     def close(self) -> None:
         """Close the bar."""

@@ -146,6 +146,7 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
                     player, [rungs[r.name] for r in ladder.rungs], ladder, mid, config,
                     f"{prefix}:{condition}", pool, progress, preflight, later)
                 later -= 1
+        progress.finish()
     finally:
         progress.close()
         games_db.close()

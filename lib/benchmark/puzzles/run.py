@@ -131,6 +131,7 @@ def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig,
                 session.lines.append(line)
                 played.update(puzzle.motifs)
                 progress.update(line.outcome, stored is not None)
+        progress.finish()
     finally:
         progress.close()
         lines_db.close()
