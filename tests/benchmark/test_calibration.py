@@ -144,7 +144,9 @@ def test_a_broken_compressed_games_file_is_one_line(tmp_path: Path, data: bytes)
 def test_a_refit_without_games_says_what_to_run(tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     assert benchmark.main(_argv(tmp_path, 1, add=0)) == 2
-    assert "--add-games" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--add-games" in err
+    assert str(tmp_path / "games.csv.gz") in err  # the file it looked for, named
 
 
 def _span_games(true: np.ndarray, per_pair: int, squeeze_far: float) -> Usable:

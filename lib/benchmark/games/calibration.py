@@ -401,6 +401,9 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
             log.warning("finishing the %d games planned by an interrupted run (instead of "
                         "planning %d new ones)", len(todo), add)
         else:
+            if not add and not games_path.exists():  # a refit of a file not there: a typo?
+                raise DataError(f"no calibration games file at {games_path}: 'benchmark.py "
+                                "calibrate --add-games N' starts one")
             todo = plan(rungs, games, engine, add, config.seed, config.condition) \
                 if add else []
             log_.start(todo)
