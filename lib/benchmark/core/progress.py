@@ -70,17 +70,18 @@ class Progress:
     def expect(self, total: int) -> None:
         """A new estimate of everything the run will do (adaptive runs learn it as they go),
         never below what is done."""
-        self.total = max(total, self.done)
-        self.bar.total = self.total
-        self.bar.refresh()
+        self._set_total(max(total, self.done))
 
     def finish(self) -> None:
         """An adaptive run ended normally: what is done is its total, whichever way the
         estimate was off, and the last line (or the bar) says so."""
-        self.total = self.bar.total = self.done
-        self.bar.refresh()
+        self._set_total(self.done)
         if self.bar.disable and self.logged != self.done:
             self._line()
+
+    def _set_total(self, total: int) -> None:
+        self.total = self.bar.total = total
+        self.bar.refresh()
 
     def close(self) -> None:
         """Close the bar."""
