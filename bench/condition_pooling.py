@@ -1,4 +1,5 @@
-"""Seed 001's hierarchical model against separate fits: error and coverage by simulation.
+"""Partial pooling across start conditions against separate fits: error and coverage by
+simulation.
 
 Each run draws a player's Elo mu (uniform 600-2400) and its offsets in three conditions
 (Normal(0, tau^2), tau per scenario), plays each condition's games against exact rungs near

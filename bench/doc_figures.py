@@ -5,15 +5,27 @@ by the generator NAME below from the committed files it reads; nothing else writ
 `python -m bench.doc_figures` rewrites every block; `--check` rewrites nothing and exits 1,
 naming the blocks, when one differs from what the files give (a test runs it, so the docs
 cannot drift from the files).
+
+The images in docs/ come from here too, each recorded in docs/images.json with the command
+and commit that made it, the digests of the files it was made from, and its own digest:
+- docs/static_vs_game.png is drawn from game_elo_fit.json on every run (cheap), and `--check`
+  draws it again and compares the bytes;
+- docs/site.png and docs/report.png are screenshots of `make demo`'s site in headless
+  Chromium, made with `--screenshots` (about three minutes). `--check` cannot remake them (a
+  browser, the demo's runs): it checks that each is the recorded one and that none of the
+  files it shows (the ladder, the test set, the site's templates) has changed since.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import re
+import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -130,6 +142,137 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
 }
 
 
+IMAGES_FILE = "docs/images.json"
+FIT_FIGURE = "docs/static_vs_game.png"
+FIT_INPUTS = ("game_elo_fit.json",)
+SCREENSHOTS = ("docs/site.png", "docs/report.png")
+# What a screenshot of the demo's site shows is made from these: a change to one changes it.
+DEMO_INPUTS = ("questions.csv", "ladder.csv", "ladder_cov.csv", "game_elo_fit.json",
+               "openings.csv", "lib/benchmark/leaderboard/templates",
+               "lib/benchmark/leaderboard/assets")
+DEMO_DIR = "output/doc-images"
+SHOT_SIZE = (1280, 760)  # the window of a screenshot, in CSS pixels
+
+
+def digest(path: Path) -> str:
+    """A file's SHA-256, or a folder's: of its files' names and digests, in order."""
+    if path.is_dir():
+        h = hashlib.sha256()
+        for f in sorted(p for p in path.rglob("*") if p.is_file()):
+            h.update(f"{f.relative_to(path).as_posix()} {digest(f)}\n".encode())
+        return h.hexdigest()
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def revision(root: Path = ROOT) -> str:
+    """The code's revision as `git describe` gives it (`-dirty`: with uncommitted changes)."""
+    try:
+        out = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=root, text=True,
+                             capture_output=True, timeout=30, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out or "unknown"
+
+
+def fit_figure(path: Path, root: Path = ROOT) -> None:
+    """docs/static_vs_game.png: the rungs' static scores against their game Elo, and the fit,
+    drawn from the committed game_elo_fit.json."""
+    from bench.static_vs_game import figure
+    from lib.benchmark.static.prediction import load_fit
+
+    fit = load_fit(root / "game_elo_fit.json")
+    if fit is None:
+        raise SystemExit("game_elo_fit.json: no fit to draw")
+    rungs = json.loads((root / "game_elo_fit.json").read_text(encoding="utf-8"))["rungs"]
+    figure(rungs, fit, path)
+
+
+def screenshots(demo: Path, root: Path = ROOT) -> None:
+    """docs/site.png and docs/report.png: the demo site's index, and a play run's game viewer,
+    in headless Chromium (the driver the site's tests use)."""
+    from tests.browser import Browser, find_chromium
+
+    executable = find_chromium()
+    if executable is None:
+        raise SystemExit("no chromium: make chromium installs Debian's (or set CHROMIUM_PATH)")
+    [play] = sorted((demo / "site" / "runs").glob("play__*.html"))
+    with Browser(executable, *SHOT_SIZE) as browser:
+        browser.open((demo / "site" / "index.html").as_uri())
+        browser.screenshot(root / SCREENSHOTS[0], whole=False)
+        browser.open(play.as_uri())
+        # The first game's eighth move, the viewer in view: the board and the model's reply.
+        browser.js("document.querySelectorAll('#moves button')[7].click();"
+                   "document.getElementById('viewer').scrollIntoView()")
+        browser.screenshot(root / SCREENSHOTS[1], whole=False)
+
+
+def image_record(command: str, inputs: tuple[str, ...], image: Path, earlier: object,
+                 root: Path = ROOT) -> dict[str, object]:
+    """What docs/images.json says of one image: how, when and from what it was made. An image
+    remade with the same bytes from the same files keeps its `earlier` record (its commit)."""
+    record = {"command": command, "commit": revision(root),
+              "inputs": {name: digest(root / name) for name in inputs},
+              "sha256": digest(image)}
+    if isinstance(earlier, dict) and all(earlier.get(k) == record[k]
+                                         for k in ("command", "inputs", "sha256")):
+        return earlier
+    return record
+
+
+def write_images(take_screenshots: bool, root: Path = ROOT) -> list[str]:
+    """Draw the fit figure (and, when asked, the demo's screenshots) into docs/, recording
+    each in docs/images.json; the names of the images written."""
+    record_path = root / IMAGES_FILE
+    records = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() \
+        else {}
+    fit_figure(root / FIT_FIGURE, root)
+    written = [FIT_FIGURE]
+    records[FIT_FIGURE] = image_record("python -m bench.doc_figures", FIT_INPUTS,
+                                       root / FIT_FIGURE, records.get(FIT_FIGURE), root)
+    if take_screenshots:
+        demo = root / DEMO_DIR
+        subprocess.run(["make", "demo", f"DEMO={DEMO_DIR}"], cwd=root, check=True,
+                       timeout=1800)
+        screenshots(demo, root)
+        for name in SCREENSHOTS:
+            records[name] = image_record("python -m bench.doc_figures --screenshots",
+                                         DEMO_INPUTS, root / name, records.get(name), root)
+        written += list(SCREENSHOTS)
+    record_path.write_text(json.dumps(records, indent=1, sort_keys=True) + "\n",
+                           encoding="utf-8")
+    return written
+
+
+def stale_images(root: Path = ROOT) -> list[str]:
+    """Each image in docs/ that is not what its generator makes from today's files, and why."""
+    record_path = root / IMAGES_FILE
+    records = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() \
+        else {}
+    stale = [f"{p.relative_to(root).as_posix()}: made by no generator (not in {IMAGES_FILE})"
+             for p in sorted((root / "docs").glob("*.png"))
+             if p.relative_to(root).as_posix() not in records]
+    for name, rec in sorted(records.items()):
+        path = root / name
+        if not path.is_file():
+            stale.append(f"{name}: recorded but missing")
+            continue
+        if digest(path) != rec["sha256"]:
+            stale.append(f"{name}: not the image its command made (changed by hand?)")
+        changed = [i for i, d in rec["inputs"].items()
+                   if not (root / i).exists() or digest(root / i) != d]
+        if changed:
+            stale.append(f"{name}: made from an earlier {', '.join(changed)}; run "
+                         f"{rec['command']}")
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = Path(tmp) / "figure.png"
+        fit_figure(fresh, root)
+        if (root / FIT_FIGURE).is_file() and \
+                fresh.read_bytes() != (root / FIT_FIGURE).read_bytes():
+            stale.append(f"{FIT_FIGURE}: differs from what game_elo_fit.json draws; run "
+                         "python -m bench.doc_figures")
+    return stale
+
+
 def rewrite(text: str, page: str) -> tuple[str, list[str]]:
     """A page with each of its blocks regenerated, and the names of those that changed."""
     changed = []
@@ -152,7 +295,10 @@ def main() -> None:
     """Rewrite the pages' blocks, or with --check say which would change."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--check", action="store_true",
-                   help="write nothing; exit 1 when a block differs from the files")
+                   help="write nothing; exit 1 when a block or an image differs from the files")
+    p.add_argument("--screenshots", action="store_true",
+                   help="also run make demo and take docs/site.png and docs/report.png in "
+                   "headless Chromium (about three minutes)")
     args = p.parse_args()
     stale = []
     for page in sorted({where for where, _ in BLOCKS.values()}):
@@ -160,11 +306,15 @@ def main() -> None:
         stale += [f"{page}: {name}" for name in changed]
         if changed and not args.check:
             (ROOT / page).write_text(text, encoding="utf-8")
-    if args.check and stale:
-        sys.exit(f"the docs are out of date with the committed files: {', '.join(stale)} "
-                 "(run python -m bench.doc_figures)")
-    if not args.check:
-        print(f"rewritten: {', '.join(stale) or 'nothing'}")
+    if args.check:
+        stale += stale_images()
+        if stale:
+            sys.exit(f"the docs are out of date with the committed files: {'; '.join(stale)} "
+                     "(run python -m bench.doc_figures)")
+        return
+    print(f"rewritten: {', '.join(stale) or 'nothing'}")
+    images = write_images(args.screenshots)
+    print(f"images: {', '.join(images)} (recorded in {IMAGES_FILE})")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Adaptive puzzle runs by simulation: ours against seed 003's method, coverage and puzzles.
+"""Adaptive puzzle runs by simulation: ours against lichess-bench's method, coverage and puzzles.
 
 Each run draws a true puzzle Elo uniformly from 400-2800 and solves simulated puzzles with
 P(solve) = 1 / (1 + 10^((rating - truth) / 400)), the model both estimators assume. Puzzles
@@ -6,10 +6,10 @@ come from a real pool (the shared 44k sample's ratings and themes), never repeat
 - ours: `benchmark.py puzzles`' sampler and stop rule (Thompson draw, nearest unused
   puzzle spread over themes, stop at a 90% half-width <= target or the cap); the reported
   estimate is checked against the truth.
-- seed 003 (lichess-bench): Elo from 1500 with K 40 (first 30), 20 (to 100), then 10; a
+- lichess-bench: Elo from 1500 with K 40 (first 30), 20 (to 100), then 10; a
   random unused puzzle within +-100 of the current rating (else the nearest); its "CI" is
   t(n-1, 0.975) x 200 / sqrt(n), and it stops when that is <= target or at the cap.
-Printed per method: how often its own interval holds the truth (ours claims 90%, seed 003
+Printed per method: how often its own interval holds the truth (ours claims 90%, lichess-bench
 95%), puzzles to the stop, and the actual error at the stop.
 """
 
@@ -32,8 +32,8 @@ from lib.puzzledb import read_puzzles
 ROOT = Path(__file__).resolve().parents[1]
 
 SHARED = ROOT.parent / "shared/data/lichess/puzzles/lichess_db_puzzle.sample44k.csv.zst"
-WINDOW_003 = 100.0  # seed 003: puzzles within this of the current rating
-START_003 = 1500.0
+WINDOW_LB = 100.0  # lichess-bench: puzzles within this of the current rating
+START_LB = 1500.0
 
 
 def solves(truth: float, rating: float, rng: np.random.Generator) -> bool:
@@ -61,24 +61,24 @@ def ours(truth: float, pool: Pool, rng: np.random.Generator, seed: int, target: 
 
 
 def k_factor(n: int) -> float:
-    """Seed 003's K: 40 for the first 30 puzzles, 20 up to 100, then 10."""
+    """lichess-bench's K: 40 for the first 30 puzzles, 20 up to 100, then 10."""
     return 40.0 if n < 30 else 20.0 if n < 100 else 10.0
 
 
-def margin_003(n: int) -> float:
-    """Seed 003's "CI" half-width after n puzzles."""
+def margin_lb(n: int) -> float:
+    """lichess-bench's "CI" half-width after n puzzles."""
     return float(stats.t.ppf(0.975, n - 1) * 200 / np.sqrt(n)) if n > 1 else np.inf
 
 
-def seed003(truth: float, ratings: np.ndarray, rng: np.random.Generator, target: float,
+def lichess_bench(truth: float, ratings: np.ndarray, rng: np.random.Generator, target: float,
             cap: int, path: list[float] | None = None) -> tuple[float, float, int]:
-    """Seed 003's run: (rating, "CI" half-width, puzzles); with `path`, it runs to the cap
+    """lichess-bench's run: (rating, "CI" half-width, puzzles); with `path`, it runs to the cap
     and appends the rating after every puzzle."""
     used = np.zeros(len(ratings), bool)
-    r, n = START_003, 0
-    while n < cap and (path is not None or margin_003(n) > target):
+    r, n = START_LB, 0
+    while n < cap and (path is not None or margin_lb(n) > target):
         dist = np.where(used, np.inf, np.abs(ratings - r))
-        near = np.flatnonzero(dist <= WINDOW_003)
+        near = np.flatnonzero(dist <= WINDOW_LB)
         i = int(rng.choice(near)) if len(near) else int(np.argmin(dist))
         used[i] = True
         expected = 1 / (1 + 10 ** ((ratings[i] - r) / 400))
@@ -86,17 +86,17 @@ def seed003(truth: float, ratings: np.ndarray, rng: np.random.Generator, target:
         n += 1
         if path is not None:
             path.append(r)
-    return r, margin_003(n), n
+    return r, margin_lb(n), n
 
 
 def truly_within(pool: Pool, truths: np.ndarray, seed: int, target: float,
                  cap: int) -> int | None:
-    """Puzzles after which seed 003's rating is within +-target of the truth in 90% of runs
+    """Puzzles after which lichess-bench's rating is within +-target of the truth in 90% of runs
     (None: not within the cap)."""
     errors = np.empty((len(truths), cap))
     for k, truth in enumerate(truths):
         path: list[float] = []
-        seed003(float(truth), pool.ratings, np.random.default_rng([seed, k, 3]), target, cap,
+        lichess_bench(float(truth), pool.ratings, np.random.default_rng([seed, k, 3]), target, cap,
                 path)
         errors[k] = np.abs(np.array(path) - truth)
     ok = np.flatnonzero(np.quantile(errors, 0.9, axis=0) <= target)
@@ -107,17 +107,17 @@ def simulate(pool: Pool, truths: np.ndarray, seed: int, target: float,
              cap: int) -> dict[str, dict[str, list[float]]]:
     """Per method: covered (0/1), puzzles, absolute error (nan for a one-sided bound)."""
     out: dict[str, dict[str, list[float]]] = {m: {"cover": [], "n": [], "err": []}
-                                              for m in ("ours", "seed 003")}
+                                              for m in ("ours", "lichess-bench")}
     for k, truth in enumerate(truths):
         rng = np.random.default_rng([seed, k])
         est, n = ours(float(truth), pool, rng, seed * 100_003 + k, target, cap)
         out["ours"]["cover"].append(covers(est, truth))
         out["ours"]["n"].append(n)
         out["ours"]["err"].append(abs(est.mean - truth) if np.isfinite(est.mean) else np.nan)
-        r, m, n = seed003(float(truth), pool.ratings, rng, target, cap)
-        out["seed 003"]["cover"].append(abs(r - truth) <= m)
-        out["seed 003"]["n"].append(n)
-        out["seed 003"]["err"].append(abs(r - truth))
+        r, m, n = lichess_bench(float(truth), pool.ratings, rng, target, cap)
+        out["lichess-bench"]["cover"].append(abs(r - truth) <= m)
+        out["lichess-bench"]["n"].append(n)
+        out["lichess-bench"]["err"].append(abs(r - truth))
     return out
 
 
@@ -153,7 +153,7 @@ def main() -> None:
     print(head)
     print("\n".join(table(rows)))
     within = truly_within(pool, truths, args.seed, args.target, args.cap)
-    print(f"\nSeed 003's rating is actually within +-{args.target:.0f} of the truth in 90% of "
+    print(f"\nlichess-bench's rating is actually within +-{args.target:.0f} of the truth in 90% of "
           "runs after " + (f"{within} puzzles" if within else f"more than {args.cap} puzzles")
           + f"; ours stops at a median of {np.median(rows['ours']['n']):.0f}.")
     print("\nBy true Elo:\n" + head.replace("| method |", "| true Elo, method |"))

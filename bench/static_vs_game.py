@@ -91,7 +91,7 @@ def main() -> None:
     assert best is not None
     fit, loo, _ = best
     print(f"chosen: {fit.transform} (the smaller leave-one-out error)")
-    _figure(rows, fit, args.out / "static_vs_game.png")
+    figure(rows, fit, args.out / "static_vs_game.png")
     print(f"figure: {args.out / 'static_vs_game.png'}")
     if args.write:
         with atomic_write(args.write) as handle:
@@ -99,7 +99,8 @@ def main() -> None:
         print(f"wrote {args.write}")
 
 
-def _figure(rows: list[dict], fit: Fit, path: Path) -> None:
+def figure(rows: list[dict], fit: Fit, path: Path) -> None:
+    """The rungs' static ACPL and accuracy against their game Elo, with the fit's line."""
     import matplotlib
 
     matplotlib.use("Agg")

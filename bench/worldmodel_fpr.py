@@ -11,7 +11,7 @@
 Prints each test's rejection rate at alpha = 5% with its simulation error. A valid test
 stays at or below 5% (+- the error); a tight one sits near it.
 
-    python -m bench.worldmodel_fpr [--runs 4000] [--seed 0]
+    python -m bench.worldmodel_fpr [--runs 4000] [--seed=0]
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ WIN_K = 0.00368208
 
 
 class Grade(StrEnum):
-    """Seed 004's grade of a move by its cp loss."""
+    """The grade, Excellent to Blunder, of a move by its cp loss."""
 
     EXCELLENT = "Excellent"
     GOOD = "Good"
@@ -24,7 +24,8 @@ class Grade(StrEnum):
     BLUNDER = "Blunder"
 
 
-# Seed 004's grades by cp loss: upper bounds, inclusive; anything worse is a blunder.
+# The five grades Excellent to Blunder by cp loss: upper bounds, inclusive; anything worse is
+# a blunder.
 GRADES = ((Grade.EXCELLENT, 10), (Grade.GOOD, 30), (Grade.INACCURACY, 60), (Grade.MISTAKE, 100))
 ALL_GRADES = tuple(Grade)
 PUZZLE_TOLERANCE = 10  # a puzzle also counts as solved by a move this close to the best (cp)

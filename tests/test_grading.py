@@ -1,4 +1,5 @@
-"""Move grading: Lichess's win chances and accuracy, seed 004's grades, puzzle solving."""
+"""Move grading: Lichess's win chances and accuracy, the five grades Excellent
+to Blunder, puzzle solving."""
 
 import pytest
 

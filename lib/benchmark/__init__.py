@@ -11,7 +11,7 @@ One sub-package per mode over a shared core:
 - static/: `benchmark.py run`, one answer per question of questions.csv.
 - games/: `benchmark.py play` and `calibrate`, full games against the engine ladder.
 - puzzles/: `benchmark.py puzzles`, whole puzzle lines chosen adaptively.
-- worldmodel/: `benchmark.py worldmodel`, seed 001's consistency tests.
+- worldmodel/: `benchmark.py worldmodel`, the world-model consistency tests.
 - leaderboard/: `benchmark.py leaderboard`, every mode's result files ranked.
 
 Imports point one way: modes import core (and lib's core), never each other; the leaderboard

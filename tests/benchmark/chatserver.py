@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -30,6 +33,15 @@ class Response:
 Script = Callable[[str, int], Response]  # (fen, how many times this fen was asked) -> reply
 PREFLIGHT = ""  # the key of a request without a FEN (the client's preflight)
 OK = Response("OK")
+
+
+def _closed(conn: socket.socket) -> bool:
+    """Whether the client has closed this connection (EOF waiting on it)."""
+    try:
+        ready, _, _ = select.select([conn], [], [], 0)
+        return bool(ready) and conn.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
 
 
 class _FifoSlot:
@@ -69,6 +81,10 @@ class ChatServer:
         self.calls: dict[str, int] = {}
         self.auth: list[str | None] = []
         self.bodies: list[dict] = []
+        # Copies of one prompt (by FEN) the server holds at once: now, and the most ever. A
+        # copy is let go when answered or when its client closes the connection.
+        self.in_flight: dict[str, list[socket.socket]] = {}
+        self.most_in_flight: dict[str, int] = {}
         self._lock = threading.Lock()
         server = self
 
@@ -89,6 +105,33 @@ class ChatServer:
                     server.calls[fen] = attempt + 1
                     server.auth.append(self.headers.get("Authorization"))
                     server.bodies.append(body)
+                    # A copy whose client has closed its connection is no longer held,
+                    # whether or not its handler has noticed yet.
+                    held = [c for c in server.in_flight.get(fen, []) if not _closed(c)]
+                    server.in_flight[fen] = [*held, self.connection]
+                    server.most_in_flight[fen] = max(server.most_in_flight.get(fen, 0),
+                                                     len(held) + 1)
+                try:
+                    self._answer(body, fen, attempt)
+                finally:
+                    with server._lock:
+                        with contextlib.suppress(ValueError):
+                            server.in_flight[fen].remove(self.connection)
+
+            def _client_gone(self) -> bool:
+                return _closed(self.connection)
+
+            def _hold(self, seconds: float | None) -> bool:
+                """Wait `seconds` (forever: None) or until the client leaves; False if it
+                left (a real server stops work on a closed connection too)."""
+                end = None if seconds is None else time.monotonic() + seconds
+                while end is None or time.monotonic() < end:
+                    if self._client_gone() or server.stopping.is_set():
+                        return False
+                    time.sleep(0.01)
+                return True
+
+            def _answer(self, body: dict, fen: str, attempt: int) -> None:
                 if fen == PREFLIGHT and server.preflight is not None:
                     reply = server.preflight
                 elif server.on_body is not None:
@@ -96,13 +139,14 @@ class ChatServer:
                 else:
                     reply = server.script(fen, attempt)
                 if reply.hang:
-                    server.stopping.wait()
+                    self._hold(None)
                     return
                 if server.slot is not None:
                     with server.slot:
-                        time.sleep(reply.delay)
-                elif reply.delay:
-                    time.sleep(reply.delay)
+                        if not self._hold(reply.delay):
+                            return
+                elif reply.delay and not self._hold(reply.delay):
+                    return
                 payload = reply.raw if reply.raw is not None else json.dumps({
                     "id": "x", "object": "chat.completion",
                     "choices": [{"index": 0, "finish_reason": reply.finish_reason,

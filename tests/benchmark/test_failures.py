@@ -147,7 +147,12 @@ def test_every_answer_truncated_is_a_zero_score(questions: Path, tmp_path: Path,
     assert result["n"] == result["asked"] == result["truncated"] > 0
     assert result["legal_rate"] == result["accuracy"] == result["best_move_rate"] == 0
     assert result["acpl"] == 1000
-    assert result["world_model"]["score"] == 0.0
+    # No rubric score from a static run: the illegal rate, with its exact interval.
+    assert "score" not in result["world_model"]
+    rate = result["world_model"]["illegal_rate"]
+    assert rate["value"] == rate["hi"] == 1.0 and 0.7 < rate["lo"] < 1.0
+    n = result["n"]
+    assert rate["lo"] == pytest.approx(0.05 ** (1 / n), abs=1e-4)  # Clopper-Pearson at n/n
     assert result["world_model"]["shares"]["truncated"] == 1.0
     assert result["elo"]["human"]["text"].startswith("below")  # a bound, never a figure
     assert "raise --max-tokens" in capsys.readouterr().out
@@ -179,6 +184,33 @@ def test_a_single_slot_server_does_not_time_out_queued_requests(questions: Path,
     assert result["infra"] == 0 and result["n"] == 12
     # 12 answers one at a time: the last of each wave of 6 waited about 6 service times.
     assert elapsed > 12 * 0.3 > timeout or elapsed > 4 * timeout
+
+
+@pytest.mark.parametrize("path", ["slow", "silent", "busy then slow"])
+def test_a_retry_never_runs_beside_the_copy_it_replaces(path: str, questions: Path,
+                                                        tmp_path: Path) -> None:
+    """Each attempt that runs out of time is aborted at its socket before the next is sent,
+    so the server never holds two copies of one prompt (each copy may be billed). The
+    server lets a copy go only when it answers or its client closes the connection."""
+    def script(fen: str, attempt: int) -> Response:
+        answer = Response(f"Final answer: {_first_legal(fen)}")
+        if path == "slow":  # the first try outlasts --timeout by far, the second is quick
+            return Response(answer.text, delay=30.0) if attempt == 0 else answer
+        if path == "silent":  # never answers at all
+            return Response(hang=True) if attempt == 0 else answer
+        return [Response(status=503), Response(answer.text, delay=30.0), answer][min(attempt,
+                                                                                      2)]
+    with ChatServer(script) as server:
+        status = benchmark.main(_argv(server.base_url, questions, tmp_path, "--retries", "3",
+                                      "--timeout", "1", "--concurrency", "4"))
+        held = dict(server.most_in_flight)
+        asked = dict(server.calls)
+    assert status == 0
+    result = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert result["infra"] == 0 and result["n"] == 12
+    retried = [fen for fen, n in asked.items() if fen != PREFLIGHT and n >= 2]
+    assert len(retried) == 12  # every prompt went through the retry path under test
+    assert max(held.values()) == 1, held
 
 
 def test_keys_go_only_where_they_belong(questions: Path, tmp_path: Path,

@@ -71,14 +71,14 @@ def test_leaderboard_ranks_every_kind_with_probabilities_and_daggers(tmp_path: P
     assert float(cells[0][-2]) == pytest.approx(stats.norm.cdf(50 / (sd * 2 ** 0.5)), abs=0.02)
     assert float(cells[1][-2]) == pytest.approx(1.0, abs=0.01)  # 1450 against 1000
     assert cells[0][-1].rstrip(" |") == "1-2" and cells[2][-1].rstrip(" |") == "3"
-    assert "†" not in cells[0][-3] and "†" in cells[2][-3]  # 20 games: seed 003's dagger
+    assert "†" not in cells[0][-3] and "†" in cells[2][-3]  # 20 games: lichess-bench's dagger
     # One-sided: apart, unnumbered, with neither P(> next) nor a rank.
     [bounded] = [line.split(" | ") for line in apart.splitlines() if "model-" in line]
     assert bounded[0] == "| model-d" and bounded[-1] == "below ~300 † |"
     assert "model-e" not in md and "model-f" not in md  # other questions file; incomplete
     assert "other-puzzle-file" not in md and "| old |" not in md
     assert "skipping" in caplog.text and "old.json" in caplog.text
-    assert "## Puzzle Elo, adaptive" in md and "| random | seed 0 | 3 |" in md
+    assert "## Puzzle Elo, adaptive" in md and "| random | seed=0 | 3 |" in md
     assert "| random | " in md.split("## World model")[1]
     # The random mover cannot answer illegally: its world-model score does not apply.
     assert "| random | n/a | worldmodel run, 4 positions" in md
@@ -117,8 +117,8 @@ def test_runs_on_a_ladder_with_another_zero_are_listed_apart_unranked(tmp_path: 
                                              abs=0.02)
 
 
-def test_the_dagger_follows_seed_003s_rule() -> None:
-    # A 90% half-width of 84 is a 95% half-width of 100.1: just over seed 003's +-100.
+def test_the_dagger_follows_lichess_bench_rule() -> None:
+    # A 90% half-width of 84 is a 95% half-width of 100.1: just over lichess-bench's +-100.
     assert not dagger(Entry("m", "x", _elo(1500, 1417, 1583), 30))
     assert dagger(Entry("m", "x", _elo(1500, 1416, 1584), 30))
     assert dagger(Entry("m", "x", _elo(1500, 1450, 1550), 29))

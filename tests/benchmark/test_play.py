@@ -75,7 +75,7 @@ def test_baseline_games_resume_after_kill_9_byte_identical(ladder: Path, tmp_pat
         # The rungs' Elos are uncertain (the fixture's covariance): that is in the interval.
         assert c["ladder"]["sd"] > 0 and len(c["ladder"]["weights"]) == 3
     rated = [c for c in data["conditions"].values() if c["elo"]["kind"] == "interval"]
-    for c in rated:  # seed 001's hierarchical model, when two conditions have intervals
+    for c in rated:  # partial pooling, when two conditions have intervals
         assert ("pooled" in c) == (len(rated) >= 2)
     assert data["ladder"]["cov"][0] == [200.0, 100.0, 0.0]
     assert data["taxonomy"]["legal"] == data["taxonomy"]["attempts"] > 0
@@ -145,6 +145,17 @@ def test_a_model_is_retried_then_forfeits_and_500s_abort_unrated(ladder: Path,
     assert any("'Qxh7' was not accepted" in p for p in retry_prompts)
     pgn = result.with_suffix(".pgn").read_text()
     assert "forfeit: 3 illegal answers in a row" in pgn and "illegal try 'Qxh7'" in pgn
+    # Its page names each forfeited game by its own key, and draws the one-sided result
+    # ("below ~N") as its bound, not as the prior's two-sided band.
+    assert c["elo"]["kind"] == "below"
+    assert benchmark.main(["report", "--results", str(out), "--out", str(tmp_path / "site"),
+                           "--ladder", str(ladder)]) == 0
+    [page] = (tmp_path / "site" / "runs").glob("play__*.html")
+    html = page.read_text()
+    keys = [f["game"] for f in c["forfeits"]]
+    assert len(set(keys)) == 3 and all(f"<code>{k}</code>" in html for k in keys)
+    assert f"the data bound it on one side only ({c['elo']['text']}" in html
+    assert 'class="band"' in html and "<polyline" not in html
 
     def failing(fen: str, attempt: int) -> Response:
         return Response(status=500)

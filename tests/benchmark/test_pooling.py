@@ -1,4 +1,5 @@
-"""Partial pooling of a player's Elo across start conditions (seed 001's hierarchical model)."""
+"""Partial pooling of a player's Elo across start conditions (a hierarchical
+model)."""
 
 import numpy as np
 

@@ -127,15 +127,15 @@ def test_sampler_draws_from_the_posterior_and_picks_near_with_fresh_themes() -> 
     assert pick(pool, used, played, 1500) == 5  # the only one left, however far
 
 
-def test_seed_003_baseline_and_simulation_smoke() -> None:
-    assert puzzle_adaptive.margin_003(3) == pytest.approx(496.9, abs=0.1)  # its README: 497
-    assert puzzle_adaptive.margin_003(10) == pytest.approx(143.1, abs=0.1)  # 143
+def test_lichess_bench_baseline_and_simulation_smoke() -> None:
+    assert puzzle_adaptive.margin_lb(3) == pytest.approx(496.9, abs=0.1)  # its README: 497
+    assert puzzle_adaptive.margin_lb(10) == pytest.approx(143.1, abs=0.1)  # 143
     assert [puzzle_adaptive.k_factor(n) for n in (0, 29, 30, 99, 100)] == [40, 40, 20, 20, 10]
     puzzles, _, _ = read_puzzles(PUZZLES_1K)
     pool = Pool(np.array([p.rating for p in puzzles], float), tuple(p.motifs for p in puzzles))
     rows = puzzle_adaptive.simulate(pool, np.array([900.0, 1700, 2400]), 0, 100.0, 150)
     # 2.110 x 200 / sqrt(18) = 99.5 <= 100, while 2.120 x 200 / sqrt(17) = 102.8
-    assert rows["seed 003"]["n"] == [18, 18, 18]
+    assert rows["lichess-bench"]["n"] == [18, 18, 18]
     assert all(10 <= n <= 150 for n in rows["ours"]["n"])
     assert all(rows["ours"]["cover"])
     assert all(np.isnan(e) or e < 100 for e in rows["ours"]["err"])  # nan: a one-sided bound

@@ -11,6 +11,7 @@ import gzip
 import html
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from lib.benchmark.leaderboard import views
 from lib.benchmark.leaderboard.views import evolution, ladder_view
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.browser import Browser, find_chromium
+from tests.test_public_names import internal_names
 from tests.conftest import PUZZLES_1K, ROOT
 
 QUESTIONS = ROOT / "questions.csv"
@@ -199,6 +201,37 @@ def test_pages_are_well_formed_html(site) -> None:
         parser.parse(page.read_text(encoding="utf-8"))  # raises on any parse error
 
 
+def test_what_the_product_writes_uses_public_names_and_scores_only_run_tests(
+        site, browser: Browser) -> None:
+    """Every page, report and leaderboard names methods publicly; a world-model score is
+    shown only for a run of the world-model tests; a static run shows its illegal rate."""
+    results, out = site
+    assert benchmark.main(["leaderboard", "--results", str(results), "--questions",
+                           str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
+    written = [*_pages(out), *results.glob("*.md")]
+    assert len(written) >= 9  # index, ladder, four run pages, their reports, the leaderboard
+    for path in written:
+        assert internal_names(path.read_text(encoding="utf-8")) == [], path.name
+    browser.open((out / "index.html").as_uri())
+    cells = browser.js("""[...document.querySelectorAll('#runs tbody tr')].map(
+        tr => [tr.cells[1].textContent.trim().split(/\\s+/)[0],
+               tr.cells[tr.cells.length - 1].textContent.trim()])""")
+    world = {kind: cell for kind, cell in cells if kind in ("static", "worldmodel")}
+    assert world["static"] == "not run" and float(world["worldmodel"]) >= 0
+    board = (results / "leaderboard.md").read_text(encoding="utf-8")
+    static_tables = board.split("## World model")[0]
+    assert "illegal only" not in board and "| illegal rate (90%) |" in static_tables
+    # A static row gives the illegal rate with its exact interval (0 of 60 for random: n/a).
+    assert re.search(r"\| evil/<b>model</b> \| fen@1 \|.*\| \d+\.\d% \[\d+\.\d%, "
+                     r"\d+\.\d%\] \|", static_tables)
+    wm_table = board.split("## World model")[1]
+    assert "worldmodel run, 2 positions" in wm_table and "fen@1" not in wm_table
+    [static_md] = [p for p in results.glob("*.md") if p.name.startswith("evil")]
+    report = static_md.read_text(encoding="utf-8")
+    assert "## Illegal rate" in report and "No world-model score" in report
+    assert "rubric" not in report
+
+
 def test_pages_fit_a_phone(site) -> None:
     _, out = site
     executable = find_chromium()
@@ -228,6 +261,24 @@ def test_report_errors_are_one_line(tmp_path: Path, capsys) -> None:
     assert benchmark.main(["report", "--results", str(tmp_path), "--out",
                            str(tmp_path / "site")]) == 2
     assert "no complete results" in capsys.readouterr().err
+
+
+def test_a_one_sided_result_draws_its_bound_not_a_band() -> None:
+    """All games lost: the per-game posteriors are two-sided, but they are the prior's shape;
+    the chart shows the bound the data give and the side the Elo lies on."""
+    points = [{"mean": 300, "lo": -400, "hi": 950}, {"mean": 250, "lo": -420, "hi": 900}]
+    final = {"mean": None, "lo": None, "hi": 881, "kind": "below", "text": "below ~881"}
+    chart = evolution(points, 100.0, 50.0, final)
+    assert "band" not in chart and "mean" not in chart
+    assert chart["bound"]["text"] == "below ~881" and chart["bound"]["y"] == 25.0
+    assert (chart["y0"], chart["y1"]) == (281, 1481)  # the bound in the middle
+    assert chart["bound"]["shade"].endswith("0,50.0")  # shaded below the line
+    above = evolution(points, 100.0, 50.0, {**final, "kind": "above", "lo": 2900, "hi": None,
+                                            "text": "above ~2900"})
+    assert above["bound"]["shade"].startswith("0,0 ")
+    interval = evolution(points, 100.0, 50.0, {"mean": 250, "lo": -420, "hi": 900,
+                                               "kind": "interval"})
+    assert "band" in interval and "bound" not in interval
 
 
 def test_a_posterior_with_open_ends_is_drawn_at_its_mean() -> None:

@@ -208,4 +208,4 @@ def test_mcnemar_by_hand_and_its_power_by_simulation() -> None:
         p = [mcnemar(int(x), int(y)) for x, y in zip(b, c, strict=True)]
         simulated = np.mean([v is not None and v <= 0.05 for v in p])
         assert mcnemar_power(n, p10, p01) == pytest.approx(simulated, abs=0.01), (n, p10, p01)
-    assert mcnemar_power(100, 0.02, 0.0) < 0.05  # seed 001's n = 100 cannot see 2%
+    assert mcnemar_power(100, 0.02, 0.0) < 0.05  # the write-up's n = 100 cannot see 2%

@@ -12,7 +12,7 @@ answer. Natural-language moves (`Knight to f3`, `N f3`, `pawn to e4`, `castles k
 long algebraic with a hyphen (`e2-e4`, `Ng1-f3`) are read as the moves they name. An answer
 cut by the token limit counts only through kinds 1-2; otherwise it is `truncated`.
 
-Categories of a failure (seed 001's taxonomy, refined):
+Categories of a failure (the illegal-move taxonomy of the promptfoo gpt5-chess write-up, refined):
 - format: no move found, or text that is not chess notation (also a pawn move to the last
   rank without a promotion piece);
 - ambiguous: SAN that fits several legal moves ("Nd2" with two knights able to go there);

@@ -4,10 +4,10 @@ With pi = 10 ** (R / 400), Davidson (1970) gives a game between i and j
     P(i wins) = pi_i / Z,  P(draw) = nu * sqrt(pi_i * pi_j) / Z,  P(j wins) = pi_j / Z,
 so the odds of a win over a loss are those of the Elo formula, 10 ** ((R_i - R_j) / 400), and
 nu (>= 0) sets how often games are drawn (nu = 0: Bradley-Terry; at equal strength
-P(draw) = nu / (2 + nu)). Seed 001 writes the win weight as 10 ** (delta / 400) against the
-draw weight nu; read literally that doubles the Elo scale, so the factor sqrt(pi_i pi_j) is
-divided out of all three weights here instead: win e^(a/2), draw nu, loss e^(-a/2), with
-a = (R_i - R_j) ln10 / 400.
+P(draw) = nu / (2 + nu)). The promptfoo gpt5-chess write-up writes the win weight as 10 **
+(delta / 400) against the draw weight nu; read literally that doubles the Elo scale, so the
+factor sqrt(pi_i pi_j) is divided out of all three weights here instead: win e^(a/2), draw nu,
+loss e^(-a/2), with a = (R_i - R_j) ln10 / 400.
 
 One player's rating against opponents of known rating: MAP by scipy's root finder on the
 score (the log posterior is concave), a Laplace interval from the exact curvature, and a

@@ -21,6 +21,7 @@ import contextlib
 import json
 import logging
 import queue
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -28,6 +29,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 import requests
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import InvalidHeader, MaxRetryError
 from urllib3.util import Retry
 
@@ -92,11 +96,13 @@ class _Problem(Exception):
     """One failed attempt: why, whether retrying can help, and the server's response."""
 
     def __init__(self, reason: str, retry: bool, response: requests.Response | None = None,
-                 busy: bool = False) -> None:
+                 busy: bool = False, settled: bool = True) -> None:
         super().__init__(reason)
         self.retry = retry
         self.response = response  # a retryable status's response (for Retry-After)
         self.busy = busy  # the server answered that it is busy or failing (429, 5xx)
+        # False: the attempt may still be in flight, so no other may start (nor is it fatal)
+        self.settled = settled
 
 
 def retry_policy(config: ChatConfig, retries: int | None = None) -> Retry:
@@ -203,25 +209,30 @@ class ChatClient:
         return headers
 
     def _post(self, body: dict[str, Any]) -> requests.Response:
-        """One POST, bounded by the timeout from when it is our oldest pending request."""
+        """One POST, bounded by the timeout from when it is our oldest pending request. When
+        that runs out the request is aborted at its socket, and this returns only once it has
+        settled, so a retry never runs beside the copy it replaces (each may be billed)."""
         try:
             session = self._sessions.get_nowait()
         except queue.Empty:
-            session = requests.Session()
+            session = _session()
         box: dict[str, Any] = {}
         done = threading.Event()
-        # The socket's own bound: the longest a request may legitimately wait in line.
-        hard = self.config.timeout_s * (self.config.slots + 1)
 
         def work() -> None:
+            _current.box = box  # where the connection records itself, so it can be aborted
             try:
+                # No read timeout of its own: a request queued behind ours at a one-slot
+                # server is silent for longer than --timeout, legitimately; the queue-aware
+                # clock below bounds it, and closes its socket when the time is up.
                 box["response"] = session.post(self.url, json=body, headers=self._headers(),
-                                               timeout=(min(hard, 30.0), hard),
-                                               allow_redirects=False)
+                                               timeout=(min(self.config.timeout_s, 30.0),
+                                                        None), allow_redirects=False)
                 self._sessions.put(session)
             except requests.RequestException as exc:
                 box["error"] = exc
             finally:
+                _current.box = None
                 done.set()
 
         ticket = self._queue.enter()
@@ -233,9 +244,15 @@ class ChatClient:
                     started = time.monotonic()
                 waited = time.monotonic() - max(started or 0.0, self._queue.last_reply)
                 if started is not None and waited > self.config.timeout_s:
+                    _abort(box)
+                    if not done.wait(SETTLE_S):
+                        raise _Problem(f"no reply within {self.config.timeout_s:g} s, and the "
+                                       "request could not be aborted", False, settled=False)
                     raise _Problem(f"no reply within {self.config.timeout_s:g} s", True)
         finally:
-            self._queue.leave(ticket, done.is_set())
+            if not done.is_set():  # interrupted (Ctrl-C): leave no request behind
+                _abort(box)
+            self._queue.leave(ticket, done.is_set() and "response" in box)
         if "error" in box:
             raise _Problem(_connection_problem(box["error"], self.url), True)
         response: requests.Response = box["response"]
@@ -316,6 +333,8 @@ class ChatClient:
             try:
                 return self._attempt(body, start, attempt)
             except _Problem as problem:
+                if not problem.settled:
+                    raise InfraError(str(problem)) from None
                 if not problem.retry or (only_busy and not problem.busy):
                     raise FatalInfraError(str(problem)) from None
                 try:
@@ -349,3 +368,72 @@ def _connection_problem(exc: requests.RequestException, url: str) -> str:
     if isinstance(exc, requests.Timeout):
         return f"{host} did not answer in time"
     return f"connection to {host} failed ({type(exc).__name__})"
+
+
+SETTLE_S = 35.0  # after an abort, the longest an attempt may take to end: a connect's bound
+_current = threading.local()  # the box of the request this thread is sending
+
+
+class _Connection(HTTPConnection):
+    """An HTTP connection that records itself in its thread's box before each request."""
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        box = getattr(_current, "box", None)
+        if box is not None:
+            box["connection"] = self
+        super().request(*args, **kwargs)
+        if box is not None and box.get("aborted"):  # aborted while it connected or sent
+            _shut(self)
+
+
+class _SecureConnection(HTTPSConnection):
+    """The HTTPS one (see _Connection)."""
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        box = getattr(_current, "box", None)
+        if box is not None:
+            box["connection"] = self
+        super().request(*args, **kwargs)
+        if box is not None and box.get("aborted"):
+            _shut(self)
+
+
+class _Pool(HTTPConnectionPool):
+    ConnectionCls = _Connection
+
+
+class _SecurePool(HTTPSConnectionPool):
+    ConnectionCls = _SecureConnection
+
+
+class _Adapter(HTTPAdapter):
+    """requests' adapter whose connections can be aborted from another thread."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _Pool, "https": _SecurePool}
+
+
+def _session() -> requests.Session:
+    """A session whose requests `_abort` can end at the socket."""
+    session = requests.Session()
+    adapter = _Adapter()
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
+def _shut(connection: HTTPConnection) -> None:
+    """Close a connection's socket both ways: a read blocked on it returns at once."""
+    sock = connection.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def _abort(box: dict[str, Any]) -> None:
+    """End the request of `box` at its socket (or, not yet connected, as soon as it sends)."""
+    box["aborted"] = True
+    connection = box.get("connection")
+    if connection is not None:
+        _shut(connection)

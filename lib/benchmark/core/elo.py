@@ -265,7 +265,7 @@ def human_elo(human_elo_: np.ndarray, human_loss: np.ndarray, model_loss: np.nda
 
 
 def world_model_score(illegal_rate: float) -> float:
-    """Seed 001's rubric from the illegal-move rate alone (consistency tests not run)."""
+    """The world-model rubric from the illegal-move rate alone (consistency tests not run)."""
     if illegal_rate == 0:
         return 1.0
     for bound, score in ((0.01, 0.8), (0.02, 0.6), (0.05, 0.3)):

@@ -18,7 +18,6 @@ from lib.benchmark.core.elo import (
     human_elo,
     puzzle_elo_laplace,
     puzzle_elo_mcmc,
-    world_model_score,
 )
 from lib.benchmark.core.players import RandomPlayer
 from lib.benchmark.core.prompts import Question
@@ -233,31 +232,54 @@ def elo_estimates(items: list[Item], questions: dict[str, Question], seed: int =
 
 NOT_APPLICABLE = ("not applicable: a baseline player answers with a legal move by "
                   "construction, so its illegal rate says nothing of a world model")
+NO_SCORE = ("no world-model score: a static run measures the illegal rate only; the "
+            "consistency tests (self-consistency, mirror symmetry, temperature) were not run "
+            "(benchmark.py worldmodel runs them)")
 
 
-def world_model(items: list[Item], temperature: float | None = None) -> dict[str, Any]:
-    """Seed 001's world-model score from the illegal rate alone, with the taxonomy's shares
-    and what the score rests on (`temperature`: the run's; None for a baseline player, whose
-    score is not applicable)."""
+def illegal_rate(items: list[Item], temperature: float | None = None) -> dict[str, Any]:
+    """A static run's part of the world-model evidence: the illegal rate with its exact 90%
+    interval and the taxonomy's shares, and what it rests on (`temperature`: the run's; None
+    for a baseline player, legal by construction). Never a rubric score: that needs the
+    consistency tests, which only `benchmark.py worldmodel` runs."""
     answered = [i for i in items if i.category not in UNSCORED]
     at = "a baseline player" if temperature is None else f"temperature {temperature:g}"
-    rests_on = (f"the illegal rate of {len(answered)} single-move answers ({at}; a truncated "
-                "answer counts as a failure) only; the "
-                "consistency tests (self-consistency, symmetry, temperature) were not run: "
-                "benchmark.py worldmodel runs them")
+    rests_on = (f"{len(answered)} single-move answers ({at}; a truncated answer counts as a "
+                "failure)")
     if not answered:
-        return {"score": None, "illegal_rate": None, "shares": {}, "rests_on": rests_on,
-                "note": "no scored answer: no world-model score"}
+        return {"illegal_rate": None, "answers": 0, "shares": {}, "rests_on": rests_on,
+                "note": "no scored answer"}
     illegal = [i for i in answered if i.category != Category.LEGAL]
-    rate = len(illegal) / len(answered)
+    ci = stats.binomtest(len(illegal), len(answered)).proportion_ci(LEVEL, "exact")
+    rate = {"value": round(len(illegal) / len(answered), 4), "lo": round(ci.low, 4),
+            "hi": round(ci.high, 4)}
     shares = {c: (sum(i.category == c for i in illegal) / len(illegal) if illegal else 0.0)
               for c in (*answers.ILLEGAL_CATEGORIES, Category.TRUNCATED)}
-    if temperature is None:
-        return {"score": None, "illegal_rate": round(rate, 4), "shares": {},
-                "rests_on": rests_on, "note": NOT_APPLICABLE}
-    return {"score": world_model_score(rate), "illegal_rate": round(rate, 4),
-            "shares": {k: round(v, 3) for k, v in shares.items()}, "rests_on": rests_on,
-            "note": "rubric applied to the illegal rate only; consistency tests not run"}
+    return {"illegal_rate": rate, "answers": len(answered),
+            "shares": {} if temperature is None else {k: round(v, 3) for k, v in shares.items()},
+            "rests_on": rests_on, "note": NOT_APPLICABLE if temperature is None else NO_SCORE}
+
+
+def illegal_interval(part: dict[str, Any]) -> dict[str, float] | None:
+    """A static result's illegal rate as {value, lo, hi}; None when nothing was answered. A
+    file written before the interval was recorded holds a bare rate: lo = hi = the rate,
+    shown without an interval."""
+    rate = part.get("illegal_rate")
+    if rate is None:
+        return None
+    if isinstance(rate, dict):
+        return {k: float(rate[k]) for k in ("value", "lo", "hi")}
+    return {"value": float(rate), "lo": float(rate), "hi": float(rate)}
+
+
+def illegal_text(part: dict[str, Any]) -> str:
+    """The illegal rate as shown: 1.2% [0.6%, 2.1%], or 'n/a' for a baseline."""
+    rate = illegal_interval(part)
+    if rate is None or part.get("note") == NOT_APPLICABLE:
+        return "n/a"
+    if rate["lo"] == rate["hi"] == rate["value"]:
+        return f"{rate['value']:.1%}"
+    return f"{rate['value']:.1%} [{rate['lo']:.1%}, {rate['hi']:.1%}]"
 
 
 def floor_figures(questions: list[Question], seed: int) -> dict[str, Any]:

@@ -121,8 +121,9 @@ def add_play_parser(commands: Any) -> None:
     p.add_argument("--prior", type=float, nargs=2, default=(PRIOR.mean, PRIOR.sd),
                    metavar=("MEAN", "SD"),
                    help=f"normal prior of the Elo (default {PRIOR.mean:.0f} {PRIOR.sd:.0f}: "
-                   "wide enough for anything from a random mover to the top rung; seed 001's "
-                   "1800 300 undercovers weak players, see bench/games_coverage.py)")
+                   "wide enough for anything from a random mover to the top rung; the promptfoo "
+                   "gpt5-chess write-up's 1800 300 undercovers weak players, see "
+                   "bench/games_coverage.py)")
     p.add_argument("--mcmc", action="store_true",
                    help="report the posterior by MCMC instead of the Laplace approximation")
     p.add_argument("--concurrency", type=positive_int, default=2,

@@ -1,4 +1,4 @@
-"""Seed 001's figures of a `play` session, as PNG files."""
+"""The figures of a `play` session, as PNG files."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Seed 001's hierarchical model: a player's Elo per start condition, partially pooled.
+"""A player's Elo per start condition, partially pooled (a hierarchical model, as the
+promptfoo gpt5-chess write-up proposes).
 
 Each condition's own posterior (mean m_c, sd s_c: its games alone, the ladder's part left out)
 is a noisy view of the player's Elo in that condition, theta_c = mu + delta_c, with the

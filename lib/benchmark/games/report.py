@@ -45,7 +45,8 @@ def opening(game: Game) -> str:
 
 def bootstrap(games: list[Game], ladder: Ladder, config: SamplerConfig, seed: int,
               boot: int = BOOT) -> tuple[float, float] | None:
-    """Seed 001's interval: resample openings with replacement within each colour, refit."""
+    """The bootstrap interval of the promptfoo gpt5-chess write-up: resample openings with
+    replacement within each colour, refit."""
     if len(games) < 2:
         return None
     by_colour: dict[bool, dict[str, list[Game]]] = {True: {}, False: {}}
@@ -111,7 +112,8 @@ def distinct_games(games: list[Game]) -> int:
 
 
 def add_pooled(conditions: dict[str, dict[str, Any]], seed: int) -> None:
-    """Seed 001's hierarchical model: each rated condition's partially pooled Elo, when two
+    """A hierarchical model, as the promptfoo gpt5-chess write-up proposes: each rated
+    condition's partially pooled Elo, when two
     or more conditions have an interval (added to their reports as "pooled")."""
     names = [c for c, r in conditions.items() if r["elo"]["kind"] == INTERVAL and r["games"]]
     if len(names) < 2:
@@ -214,7 +216,7 @@ def markdown(result: dict[str, Any]) -> str:
                          f"{name} is not measured (benchmark.py calibrate --condition {name})")
     pooled = {n: c["pooled"] for n, c in result["conditions"].items() if c.get("pooled")}
     if pooled:
-        lines += ["", "Partially pooled across conditions (seed 001's hierarchical model: "
+        lines += ["", "Partially pooled across conditions (a hierarchical model: "
                   "offsets between conditions ~ Normal(0, tau^2), tau estimated; shrinkage 0 "
                   "keeps a condition's own estimate, 1 pools it fully):", ""]
         lines += [f"- {n}: {p['mean']} [{p['lo']}, {p['hi']}], shrinkage {p['shrinkage']:.2f}"

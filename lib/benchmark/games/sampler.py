@@ -1,18 +1,18 @@
 """Which rung to play next (Thompson sampling), when to stop, and the game Elo reported.
 
-Seed 001's scheme: three games at each of three rungs spread over the ladder, then draw an
-Elo from the posterior and play the rung whose expected score against that draw is nearest
-1/2; stop when the 90% interval's half-width is at most the target, or at the game cap.
-The rungs' Elos are measured, not known: the ladder's covariance (from its calibration) enters
-every interval by the delta method. The MAP rating moves with the rungs' Elos by
-dR/dE_k = I_k / I (I_k: the information of the games against rung k, I: all of it plus the
-prior's), so the ladder adds the variance g' Cov g to the player's own; the stop rule aims at
-the total width. A run whose own width has reached the target while the ladder's part is at
+The scheme of the promptfoo gpt5-chess write-up: three games at each of three rungs spread over
+the ladder, then draw an Elo from the posterior and play the rung whose expected score against
+that draw is nearest 1/2; stop when the 90% interval's half-width is at most the target, or at
+the game cap. The rungs' Elos are measured, not known: the ladder's covariance (from its
+calibration) enters every interval by the delta method. The MAP rating moves with the rungs'
+Elos by dR/dE_k = I_k / I (I_k: the information of the games against rung k, I: all of it plus
+the prior's), so the ladder adds the variance g' Cov g to the player's own; the stop rule aims
+at the total width. A run whose own width has reached the target while the ladder's part is at
 least as wide as its own stops as "limited by the ladder": from there more games shrink the
-total little (at most by 1 - 1/sqrt(2) of it) and cost as many as the run so far.
-Several games run at once, so rungs are chosen a batch at a time from the posterior of the
-games finished before the batch, each by its own seeded draw: the schedule depends only on
-the seed, the batch size and the results, never on which game finished first.
+total little (at most by 1 - 1/sqrt(2) of it) and cost as many as the run so far. Several games
+run at once, so rungs are chosen a batch at a time from the posterior of the games finished
+before the batch, each by its own seeded draw: the schedule depends only on the seed, the batch
+size and the results, never on which game finished first.
 """
 
 from __future__ import annotations

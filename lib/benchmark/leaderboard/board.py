@@ -1,6 +1,6 @@
 """The leaderboard: static, games, puzzle and world-model results per model, each Elo with its
-interval, the probability of being stronger than the next entry, a rank interval and seed
-003's low-confidence dagger; markdown, SVG and PNG.
+interval, the probability of being stronger than the next entry, a rank interval and
+lichess-bench's low-confidence dagger; markdown, SVG and PNG.
 
 Scales differ and are never mixed: game Elo is on the ladder's scale (zero at the random
 mover), puzzle Elo on Lichess's puzzle-rating scale, the human-calibrated Elo on Lichess's
@@ -26,7 +26,7 @@ from lib.benchmark.core.elo import LEVEL, Z
 from lib.benchmark.core.prompts import Question
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.results import elo_text, load_results
-from lib.benchmark.core.scoring import SUMMARY_METRICS, metric_digits
+from lib.benchmark.core.scoring import SUMMARY_METRICS, illegal_text, metric_digits
 from lib.benchmark.leaderboard.paired import PairedPart, joint_draws, paired_part
 from lib.benchmark.leaderboard.ranking import Rank, Shared, ranks, ranks_of_draws
 from lib.errors import DataError
@@ -35,11 +35,11 @@ from lib.files import atomic_write, sha256_file
 
 log = logging.getLogger(__name__)
 
-DAGGER_N = 30  # seed 003: fewer observations than this are low confidence ...
+DAGGER_N = 30  # lichess-bench: fewer observations than this are low confidence ...
 DAGGER_HALF_95 = 100.0  # ... and so is a 95% interval wider than +-this
 Z95 = 1.959964
 SPAN = 1500.0  # a figure panel shows at most +-this around the entries' median; beyond: arrows
-DAGGER_RULE = (f"† low confidence, seed 003's rule: fewer than {DAGGER_N} games, puzzles or "
+DAGGER_RULE = (f"† low confidence, lichess-bench's rule: fewer than {DAGGER_N} games, puzzles or "
                f"positions, or a 95% interval wider than +-{DAGGER_HALF_95:.0f} Elo (ours are "
                "90% intervals, widened by 1.96/1.645 for the rule); an estimate bounded on one "
                "side only is always marked")
@@ -106,7 +106,7 @@ def _rankable(e: dict[str, Any]) -> bool:
 
 
 def dagger(entry: Entry) -> bool:
-    """Seed 003's low-confidence mark."""
+    """lichess-bench's low-confidence mark."""
     if not _rankable(entry.elo):
         return True
     half95 = (entry.elo["hi"] - entry.elo["lo"]) / 2 * Z95 / Z
@@ -210,7 +210,7 @@ def _read_as_table(data: dict[str, Any]) -> None:
     elif data["kind"] == "puzzles":
         puzzle_entries([data], data["settings"]["puzzles_sha256"])
     else:
-        world_model_rows([data], [])
+        world_model_rows([data])
         (data["t0"]["taxonomy"], data["questions_sha256"], data["complete"])
 
 
@@ -244,7 +244,7 @@ def puzzle_entries(results: list[dict[str, Any]], digest: str) -> list[Entry]:
     other = sum(r["settings"]["puzzles_sha256"] != digest for r in results)
     if other:
         log.warning("left out %d puzzle run(s) on another puzzle file", other)
-    return [Entry(r["model"], f"seed {r['settings']['seed']}", r["elo"], r["n"],
+    return [Entry(r["model"], f"seed={r['settings']['seed']}", r["elo"], r["n"],
                   (str(r["n"]), f"{r['solved']}/{r['alternative']}/{r['failed']}",
                    elo_text(r["elo_lichess_rule"])))
             for r in results if r["settings"]["puzzles_sha256"] == digest and r["elo"]]
@@ -261,9 +261,8 @@ def static_entries(results: list[dict[str, Any]], kind: str,
             continue
         cells = tuple(_short(r["intervals"].get(m), m) for m in SUMMARY_METRICS[:3]
                       + ("puzzle_solve_rate",))
-        wm = r["world_model"]["score"]
         out.append(Entry(r["model"], r["prompt"], e, e["n"],
-                         (str(r["n"]), *cells, NA if wm is None else f"{wm} (illegal only)"),
+                         (str(r["n"]), *cells, illegal_text(r["world_model"])),
                          paired=paired_part(r, kind, questions) if questions else None))
     return out
 
@@ -298,8 +297,8 @@ def _pct(x: dict[str, Any] | None) -> str:
     return "" if not x or x.get("value") is None else f"{x['value']:.1%}"
 
 
-def world_model_rows(wm: list[dict[str, Any]], static: list[dict[str, Any]]) -> list[str]:
-    """The world-model table: full runs first, then static runs' illegal-rate-only scores."""
+def world_model_rows(wm: list[dict[str, Any]]) -> list[str]:
+    """The world-model table: the runs of the world-model tests, each with its score."""
     lines = ["| model | score | rests on | illegal at T = 0 | B in A's list | mirrored "
              "answers correspond | trend p | H0 rejected (p illegal, B outside A, mirror "
              "unequal; power at 0.5%) |",
@@ -313,12 +312,8 @@ def world_model_rows(wm: list[dict[str, Any]], static: list[dict[str, Any]]) -> 
             f"{'' if p is None else p} | {'yes' if h['reject_h0'] else 'no'} "
             f"(p {', '.join(str(t['p_value']) for t in h['parts'].values())}; "
             f"{h['power'].get('0.5%', '')}) |")
-    done = {r["model"] for r in wm}
-    for r in static:
-        w = r["world_model"]
-        if r["model"] not in done and w["illegal_rate"] is not None:
-            lines.append(f"| {r['model']} ({r['prompt']}) | {_wm_score(w)} | the illegal rate "
-                         f"only ({r['n']} answers) | {w['illegal_rate']:.1%} | | | | |")
+    if not wm:
+        lines.append("| (no world-model run) | | | | | | | |")
     return lines
 
 
@@ -403,11 +398,11 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
          ["model", "run", "puzzles", "solved/alternative/failed", "by Lichess's rule"]),
         ("human", "Human-calibrated Elo of the static run (Lichess game-rating scale)",
          ["model", "prompt", "n", "legal", "ACPL", "accuracy", "puzzles solved",
-          "world model"]),
+          "illegal rate (90%)"]),
         ("static puzzle", "First-move puzzle Elo of the static run (only each line's first "
          "move asked, so above a whole-line rating; Lichess puzzle-rating scale)",
          ["model", "prompt", "n", "legal", "ACPL", "accuracy", "puzzles solved",
-          "world model"]))
+          "illegal rate (90%)"]))
     for key, title, head in sections:
         if tables[key]:
             lines = _table(head, tables[key], seed, key != EARLIER)
@@ -425,8 +420,11 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
             out += [f"## {title}", "", *lines, ""]
     out += ["## By model", "", "The run with the most observations of each kind.", "",
             *by_model(tables, wm), ""]
-    out += ["## World model", "", "Seed 001's rubric (thresholds in each run's report).", "",
-            *world_model_rows(wm, static), "", "![World-model breakdown]"
+    out += ["## World model", "", "Runs of the world-model tests (benchmark.py worldmodel: "
+            "self-consistency, mirror symmetry, temperature), scored by the world-model rubric "
+            "(thresholds in each run's report). A static run has no score here: it measures the "
+            "illegal rate only, shown in its own table above.", "",
+            *world_model_rows(wm), "", "![Illegal answers by type]"
             "(leaderboard-worldmodel.png)", ""]
     out += [f"- {r['model']}: [{r['figure']}]({r['figure']})" for r in wm if r.get("figure")]
     return "\n".join(out) + "\n"
@@ -503,27 +501,29 @@ def _draw(ax: Any, y: float, e: dict[str, Any], lim: tuple[float, float]) -> Non
 
 def _plot_world_model(wm: list[dict[str, Any]], static: list[dict[str, Any]],
                       path: Path) -> None:
-    """Seed 001's breakdown across models: illegal answers by type, with the score."""
+    """Illegal answers by type across runs: a world-model run with its score, a static run
+    with its illegal rate (it has no score)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     rows = [(f"{r['model']} (worldmodel, T=0)", r["t0"]["taxonomy"], r["t0"]["answers"],
-             _wm_score(r["score"])) for r in sorted(wm, key=lambda r: (r["model"], r["_file"]))]
-    rows += [(f"{r['model']} ({r['prompt']}, static; illegal rate only)", r["illegal"], r["n"],
-              _wm_score(r["world_model"])) for r in static]
+             f"score {_wm_score(r['score'])}")
+            for r in sorted(wm, key=lambda r: (r["model"], r["_file"]))]
+    rows += [(f"{r['model']} ({r['prompt']}, static)", r["illegal"], r["n"],
+              f"illegal {illegal_text(r['world_model'])}") for r in static]
     fig, ax = plt.subplots(figsize=(9, 0.45 * max(1, len(rows)) + 1.8))
     left = np.zeros(len(rows))
     for c, color in zip(ILLEGAL_CATEGORIES, ("C0", "C1", "C3", "C4"), strict=True):
         share = np.array([t.get(c, 0) / n if n else 0.0 for _, t, n, _ in rows])
         ax.barh(range(len(rows)), share, left=left, color=color, label=c)
         left += share
-    ax.set_yticks(range(len(rows)), [f"{name}: score {score}" for name, _, _, score in rows],
+    ax.set_yticks(range(len(rows)), [f"{name}: {score}" for name, _, _, score in rows],
                   fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, max(0.05, 1.1 * float(left.max(initial=0))))
     ax.set(xlabel="share of answers that were illegal, by type",
-           title="World model: illegal answers by type (seed 001's breakdown)")
+           title="World model: illegal answers by type")
     ax.legend(loc="lower right", fontsize=8)
     save_figure(fig, path)

@@ -24,14 +24,12 @@ def add_parser(commands: Any) -> None:
     """Options of the leaderboard."""
     p = commands.add_parser(
         "leaderboard", help="rank every complete result in a directory",
-        description="Rank the complete results in a directory: "
-                                "static runs, play (games against the ladder), puzzles "
-                                "(adaptive) and worldmodel, on the same questions file only. "
-                                "Each Elo scale in its own table, with 90% intervals, "
-                                "P(stronger than the next), a 90% rank interval and seed "
-                                "003's low-confidence dagger; the world-model table and "
-                                "breakdown. Writes leaderboard.md, .svg, .png and "
-                                "leaderboard-worldmodel.png.")
+        description="Rank the complete results in a directory: static runs, play (games "
+        "against the ladder), puzzles (adaptive) and worldmodel, on the same questions file "
+        "only. Each Elo scale in its own table, with 90% intervals, P(stronger than the next), "
+        "a 90% rank interval and lichess-bench's low-confidence dagger (fewer than 30 games, "
+        "or a 95% interval wider than +-100); the world-model runs' table and the illegal "
+        "answers by type. Writes leaderboard.md, .svg, .png and leaderboard-worldmodel.png.")
     p.add_argument("--results", type=Path, default=Path("results"),
                    help="results directory to rank; the leaderboard's files are written "
                    "there too (default results)")

@@ -25,7 +25,7 @@ import markupsafe
 
 from lib.benchmark.core.elo import LEVEL
 from lib.benchmark.core.results import elo_text
-from lib.benchmark.core.scoring import metric_digits
+from lib.benchmark.core.scoring import illegal_text, metric_digits
 from lib.benchmark.leaderboard.board import (
     DAGGER_RULE,
     EARLIER,
@@ -101,7 +101,8 @@ def _rows(board: Board) -> list[dict[str, Any]]:
                      "metrics": {k: m.get(k) for k in ("legal_rate", "acpl", "accuracy",
                                                        "best_move_rate")},
                      "first_move": r["elo"].get("puzzle"), "human": r["elo"].get("human"),
-                     "world": _world(r["world_model"])})
+                     # No world-model score: its consistency tests were not run.
+                     "world_note": "not run"})
     for r in board.games:
         for name, c in r["conditions"].items():
             if c["aborted"] or not c["games"]:
@@ -112,7 +113,7 @@ def _rows(board: Board) -> list[dict[str, Any]]:
                          "page": _page_name(r["_file"]), "settings": r["settings"],
                          "game": c["elo"], "ladder": c.get("ladder", {})})
     for r in board.puzzles:
-        rows.append({"model": r["model"], "kind": "puzzles", "label": f"seed "
+        rows.append({"model": r["model"], "kind": "puzzles", "label": f"seed="
                      f"{r['settings']['seed']}", "n": r["n"], "page": _page_name(r["_file"]),
                      "settings": r["settings"], "line": r["elo"]})
     for r in board.worldmodel:
@@ -195,6 +196,7 @@ def _run_page(kind: str, result: dict[str, Any], results: Path) -> dict[str, Any
                             "settings_text": json.dumps(result.get("settings", {}), indent=1,
                                                         sort_keys=True)}
     if kind == "static":
+        page["r"] = {**page["r"], "illegal_text": illegal_text(result["world_model"])}
         page["strata"] = strata(result, STRATA_W)
         page["strata_width"] = STRATA_W
         page["items"] = result.get("items", [])
@@ -203,12 +205,14 @@ def _run_page(kind: str, result: dict[str, Any], results: Path) -> dict[str, Any
         pgn = results / f"{stem}.pgn"
         page["games"] = game_views(pgn, results / "traces" / f"{stem}.jsonl") \
             if pgn.is_file() else []
-        page["evolution"] = {name: evolution(c.get("evolution", []), CHART_W, CHART_H)
+        page["evolution"] = {name: evolution(c.get("evolution", []), CHART_W, CHART_H,
+                                             c.get("elo"))
                              for name, c in result["conditions"].items()}
     elif kind == "puzzles":
         page["games"] = puzzle_views(result)
         page["evolution"] = {"puzzles": evolution(
-            [s.get("elo") or {} for s in result.get("sequence", [])], CHART_W, CHART_H)}
+            [s.get("elo") or {} for s in result.get("sequence", [])], CHART_W, CHART_H,
+            result.get("elo"))}
     return page
 
 

@@ -21,12 +21,14 @@ import chess
 import chess.pgn
 
 from lib.benchmark.core.cli import LADDER_GAMES
+from lib.benchmark.core.elo import ABOVE, BELOW
 from lib.benchmark.core.scoring import CELLS, MIN_INTERVAL_N, metric_digits
 from lib.errors import DataError
 from lib.files import open_text
 
 log = logging.getLogger(__name__)
 
+BOUND_SPAN = 600.0  # a one-sided chart shows this far either side of its bound
 ANSWER_CHARS = 2000  # a raw answer longer than this is cut in the viewer (the trace has it all)
 STRATA = ("source", "elo_bucket", "phase", "type", "color", CELLS)  # older files lack CELLS
 STRATUM_METRICS = (("accuracy", "accuracy", 100.0), ("legal_rate", "legal rate", 1.0),
@@ -213,10 +215,15 @@ def strata(result: dict[str, Any], width: float) -> list[dict[str, Any]]:
     return charts
 
 
-def evolution(points: list[dict[str, Any]], width: float, height: float) -> dict[str, Any]:
+def evolution(points: list[dict[str, Any]], width: float, height: float,
+              final: dict[str, Any] | None = None) -> dict[str, Any]:
     """A posterior's evolution (mean and 90% band after each game or puzzle) as polyline
-    coordinates in a width x height box, with the y axis's range."""
+    coordinates in a width x height box, with the y axis's range. When the `final` estimate
+    is one-sided ("below ~N", "above ~N") the data bound the Elo on that side only, so the
+    chart draws that bound, not a band: a two-sided band would be the prior's shape."""
     pts = [p for p in points if p.get("mean") is not None]
+    if final and final.get("kind") in (BELOW, ABOVE):
+        return _bound_chart(final, len(points), width, height)
     if not pts:
         return {}
     # An open end (an estimate bounded on one side only) is drawn at the mean.
@@ -236,6 +243,22 @@ def evolution(points: list[dict[str, Any]], width: float, height: float) -> dict
     return {"mean": " ".join(xy(i, p["mean"]) for i, p in enumerate(pts)),
             "band": " ".join(band), "y0": round(y0), "y1": round(y1), "n": len(pts),
             "yticks": yticks, "width": width, "height": height}
+
+
+def _bound_chart(final: dict[str, Any], n: int, width: float,
+                 height: float) -> dict[str, Any]:
+    """A one-sided estimate's chart: its bound as a line, the side the Elo lies on shaded."""
+    below = final["kind"] == BELOW
+    bound = float(final["hi"] if below else final["lo"])
+    y0, y1 = bound - BOUND_SPAN, bound + BOUND_SPAN
+    y = round(height / 2, 1)
+    shade = (f"0,{y} {width},{y} {width},{height} 0,{height}" if below
+             else f"0,0 {width},0 {width},{y} 0,{y}")
+    yticks = [{"y": round(height - height * (v - y0) / (y1 - y0), 1), "label": _tick_label(v)}
+              for v in nice_ticks(y0, y1, 5)]
+    return {"bound": {"y": y, "text": final.get("text", ""), "shade": shade}, "n": n,
+            "y0": round(y0), "y1": round(y1), "yticks": yticks, "width": width,
+            "height": height}
 
 
 def elo_axis(entries: list[dict[str, Any]], lines: list[tuple[str, float]],

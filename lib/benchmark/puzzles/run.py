@@ -189,7 +189,7 @@ def markdown(result: dict[str, Any]) -> str:
     s = result["settings"]
     out = [f"# Puzzles: {result['model']}", "",
            f"Puzzle file `{s['puzzles']}` (sha256 {s['puzzles_sha256'][:12]}); target "
-           f"+-{s['target']:.0f}, at most {s['max_puzzles']}, seed {s['seed']}.", "",
+           f"+-{s['target']:.0f}, at most {s['max_puzzles']}, --seed={s['seed']}.", "",
            f"Rules: {result['rules']}.", "", summary(result).replace("\n  ", "\n- "), "",
            "| # | puzzle | rating | outcome | Elo after |", "|---|---|---|---|---|"]
     out += [f"| {k} | {e['puzzle']} | {e['rating']} | {e['outcome']} | {e['elo']['text']} |"

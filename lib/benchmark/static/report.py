@@ -6,7 +6,12 @@ import json
 from typing import Any
 
 from lib.benchmark.core.results import elo_text
-from lib.benchmark.core.scoring import MIN_INTERVAL_N, SUMMARY_METRICS, truncation_hint
+from lib.benchmark.core.scoring import (
+    MIN_INTERVAL_N,
+    SUMMARY_METRICS,
+    illegal_text,
+    truncation_hint,
+)
 
 
 def status_line(result: dict[str, Any]) -> str:
@@ -50,12 +55,7 @@ def summary_table(result: dict[str, Any]) -> str:
             shown = f"; random mover {elo_text(base)}" if base else ""
             lines.append(f"  {label}: {elo_text(e)}{note}{shown}")
     wm = result["world_model"]
-    if wm["score"] is None:
-        lines.append(f"  world-model score: {wm['note']}")
-    else:
-        lines.append(f"  world-model score {wm['score']} (illegal rate "
-                     f"{wm['illegal_rate']:.2%}); rests on "
-                     f"{wm.get('rests_on', 'the illegal rate only')}")
+    lines.append(f"  illegal rate: {illegal_text(wm)} of {wm.get('rests_on', 'the answers')}")
     return "\n".join(lines)
 
 
@@ -89,9 +89,9 @@ def markdown_report(result: dict[str, Any]) -> str:
                "Only each puzzle's first move is asked, while a Lichess rating is for the "
                "whole line, so it runs above a whole-line puzzle Elo (benchmark.py puzzles).")
     wm = result["world_model"]
-    out += ["", "## World model", "",
-            f"Seed 001's rubric: {wm['score'] if wm['score'] is not None else wm['note']}. "
-            f"It rests on {wm.get('rests_on', 'the illegal rate only')}."]
+    out += ["", "## Illegal rate", "",
+            f"{illegal_text(wm)} (90% exact interval) of {wm.get('rests_on', 'the answers')}. "
+            f"{wm['note'][0].upper()}{wm['note'][1:]}."]
     out += ["", "## By stratum", "", f"90% intervals by the bootstrap; a group of fewer "
             f"than {MIN_INTERVAL_N} answers shows its value alone (too few to bound).", ""]
     for key, groups in result["by"].items():

@@ -39,7 +39,9 @@ class StaticResult:
     empty: int  # empty replies or ones a content filter withheld (each a failed answer)
     max_tokens: int | None  # the token limit (None for a baseline player)
     elo: dict[str, Any]  # puzzle, human-calibrated and predicted game Elo
-    world_model: dict[str, Any]  # seed 001's score from the illegal rate, and what it rests on
+    # The world-model tests' first part alone: the illegal rate with its 90% interval and what
+    # it rests on; no score (the consistency tests are `benchmark.py worldmodel`'s).
+    world_model: dict[str, Any]
     floor: dict[str, Any]  # a random mover's figures on the same questions
     intervals: dict[str, Any]  # every metric with its 90% interval
     by: dict[str, Any]  # the metrics within each stratum

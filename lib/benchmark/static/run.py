@@ -28,9 +28,9 @@ from lib.benchmark.core.scoring import (
     elo_estimates,
     floor_figures,
     illegal_counts,
+    illegal_rate,
     score_item,
     scored_count,
-    world_model,
 )
 from lib.benchmark.static.prediction import load_fit, predict
 from lib.benchmark.static.report import markdown_report, summary_table
@@ -180,7 +180,7 @@ def _result(config: StaticConfig, player_id: str, settings: dict[str, Any], dige
         max_tokens=settings.get("max_tokens"),
         elo={**elo_estimates(items, questions, config.seed, config.mcmc),
              "predicted_game": _predicted(config, digest, intervals.get("accuracy"))},
-        world_model=world_model(items, settings.get("temperature")),
+        world_model=illegal_rate(items, settings.get("temperature")),
         floor=floor_figures(list(questions.values()), config.seed),
         intervals={k: v for k, v in intervals.items() if k != "n"},
         by=by_strata(items, config.seed, min(config.bootstrap, 300)), items=items)

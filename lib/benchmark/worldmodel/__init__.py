@@ -1,4 +1,5 @@
-"""Seed 001's world-model tests (`benchmark.py worldmodel`).
+"""The world-model tests: self-consistency, mirror symmetry, temperature
+(`benchmark.py worldmodel`).
 
 prompts renders the list and choose prompts, reads listed moves and mirrors questions ->
 run asks every test through core.runner and scores single moves with core.scoring -> stats

@@ -52,8 +52,9 @@ def temperature_list(text: str) -> tuple[float, ...]:
 def add_parser(commands: Any) -> None:
     """Options of the world-model tests."""
     p = commands.add_parser(
-        "worldmodel", help="seed 001's world-model tests",
-        description="Seed 001's world-model tests on a seeded sample of questions.csv: "
+        "worldmodel", help="the world-model tests (self-consistency, mirror symmetry, temperature)",
+        description="The world-model tests (self-consistency, mirror symmetry, temperature) on "
+        "a seeded sample of questions.csv: "
         "self-consistency (prompt A lists the legal moves, prompt B chooses from that list), "
         "symmetry (each position and its colour-flipped mirror) and the illegal rate at "
         "several temperatures with a trend test; then the rubric score and the hypothesis "

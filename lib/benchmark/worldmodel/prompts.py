@@ -1,4 +1,4 @@
-"""Seed 001's world-model tests: self-consistency, symmetry and temperature, on questions.
+"""The world-model tests: self-consistency, mirror symmetry and temperature, on questions.
 
 - Self-consistency: prompt A asks for every legal move; prompt B, a new request, asks for
   the best move from the list A gave. A's claims are read as moves on the board (UCI, SAN or

@@ -22,7 +22,7 @@ class WorldModelResult:
     symmetry: dict[str, Any]  # each position against its mirror, paired
     temperature: dict[str, Any]  # the illegal rate per temperature and the trend test
     t0: dict[str, Any]  # the single-move answers at T = 0: illegal rate and taxonomy
-    score: dict[str, Any]  # seed 001's rubric, with its thresholds
+    score: dict[str, Any]  # the world-model rubric, with its thresholds
     hypothesis: dict[str, Any]  # H0 pattern matching: the test and the power reached
     infra: int  # requests that failed for infrastructure reasons
     complete: bool  # no request failed

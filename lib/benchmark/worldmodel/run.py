@@ -1,5 +1,5 @@
 """A world-model run: ask the three tests' prompts through the cache, score them, and write
-the result, report and seed 001's breakdown figure."""
+the result, report and the figure of illegal answers by type."""
 
 from __future__ import annotations
 
@@ -155,7 +155,8 @@ def self_consistency(ans: Answers, seed: int) -> dict[str, Any]:
             "b_legal": wilson(sum(i.category == Category.LEGAL for i in chosen), len(chosen))}
 
 
-# Seed 001's "2% illegal-rate difference", as (only the original illegal, only the mirror
+# The "2% illegal-rate difference" of the promptfoo gpt5-chess write-up, as (only the
+# original illegal, only the mirror
 # illegal) rates of a pair: all one way, and with discordance both ways.
 DIFFERENCES = ((0.02, 0.0), (0.03, 0.01))
 
@@ -188,7 +189,8 @@ def symmetry(ans: Answers, seed: int) -> dict[str, Any]:
                 "n_for_90_power": {f"{a:.0%} vs {b:.0%}": mcnemar_n_for_power(a, b)
                                    for a, b in DIFFERENCES},
                 "note": "exact McNemar test on the pairs where one answer is illegal and the "
-                        "other not; power for a 2% difference in the illegal rate (seed 001), "
+                        "other not; power for a 2% difference in the illegal rate (as the promptfoo"
+                        " gpt5-chess write-up asks), "
                         "computed for the pairs of this run"},
             "illegal_difference": paired_mean(illegal, level, seed),
             "cp_loss_difference": paired_mean(loss, level, seed + 1),
@@ -285,7 +287,7 @@ def markdown(result: dict[str, Any]) -> str:
     score = result["score"]
     out = [f"# World model: {result['model']}", "",
            f"Questions `{result['questions']}` (sha256 {result['questions_sha256'][:12]}), "
-           f"{result['positions']} positions (seed {result['settings']['seed']}); "
+           f"{result['positions']} positions (--seed={result['settings']['seed']}); "
            f"settings `{json.dumps(result['settings'], sort_keys=True)}`.", "",
            "```", summary(result), "```", "", "## Score", "",
            f"Score {score['score']}: the lower of its two parts." if score["score"] is not None
@@ -308,14 +310,15 @@ def markdown(result: dict[str, Any]) -> str:
             f"- Exact McNemar test of the illegal rate over {result['symmetry']['pairs']} "
             f"pairs: {mc['original_only']} illegal only in the original, {mc['mirror_only']} "
             f"only in the mirror, p = {mc['p_value']}.",
-            f"- Power at this n to detect a 2% difference (seed 001's aim): {mc['power']}; "
+            f"- Power at this n to detect a 2% difference (the aim of the promptfoo gpt5-chess "
+            f"write-up): {mc['power']}; "
             f"pairs needed for 90%: {mc['n_for_90_power']}."]
     out += ["", f"![breakdown]({result['figure']})", ""]
     return "\n".join(out)
 
 
 def figure(result: dict[str, Any], stem: Path) -> Path:
-    """Seed 001's world-model breakdown: illegal types, temperature, consistency, symmetry."""
+    """The world-model breakdown: illegal types, temperature, consistency, symmetry."""
     import matplotlib
 
     matplotlib.use("Agg")

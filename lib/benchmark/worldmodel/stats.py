@@ -1,4 +1,4 @@
-"""The statistics of the world-model tests: intervals, the trend test, seed 001's rubric and
+"""The statistics of the world-model tests: intervals, the trend test, the world-model rubric and
 its hypothesis test with the power reached."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ H0_RATE = 0.02  # H0 (pattern matching): an illegal rate of at least 2% at T = 0
 H0_INCONSISTENT = 0.05  # ... or an inconsistency rate of 5% (the rubric's "minor" line)
 ALPHA = 0.05  # the test's size
 POWER_AT = (0.0, 0.005)  # true illegal rates the power is reported for
-POWER_GOAL = 0.90  # seed 001's power target
+POWER_GOAL = 0.90  # the write-up's power target
 # The consistency part of the rubric, on the worst failure rate of the consistency checks.
 CONSISTENCY = ((0.0, 1.0, "passes all consistency tests"),
                (0.05, 0.8, "minor inconsistencies (< 5%)"),
@@ -84,7 +84,7 @@ def consistency_score(failure: float | None) -> tuple[float, str]:
 
 
 def rubric(illegal_rate: float | None, failure: float | None) -> dict[str, Any]:
-    """Seed 001's score: the lower of its illegal-rate part and its consistency part."""
+    """The world-model score: the lower of its illegal-rate part and its consistency part."""
     if illegal_rate is None:
         return {"score": None, "note": "no scored answer at T = 0"}
     by_illegal = world_model_score(illegal_rate)
@@ -171,7 +171,7 @@ def mcnemar_n_for_power(p10: float, p01: float, goal: float = POWER_GOAL,
 
 def hypothesis(illegal: int, positions: int, outside: int, chosen: int, unequal: int,
                pairs: int, per_position: int = 1) -> dict[str, Any]:
-    """Seed 001's test on the illegal rate and the consistency scores together, as an
+    """The test on the illegal rate and the consistency scores together, as an
     intersection-union test: H0 pattern matching (illegal rate >= 2% at T = 0, or B outside
     A's list >= 5%, or mirrored answers neither corresponding nor as good >= 5%) against H1
     a world model (all below). H0 is rejected only when every exact one-sided test rejects
