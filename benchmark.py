@@ -25,12 +25,12 @@ from lib.benchmark.puzzles import cli as puzzles
 from lib.benchmark.static import cli as static
 from lib.benchmark.worldmodel import cli as worldmodel
 from lib.cli import run_cli, setup_logging
+from lib.exits import Exit
 
 ADDERS = (static.add_parser, games.add_play_parser, puzzles.add_parser, worldmodel.add_parser,
           games.add_calibrate_parser, games.add_book_parser, leaderboard.add_parser,
           leaderboard.add_report_parser, compare.add_parser)
 DEFAULT = "run"  # the subcommand meant when none is named (with options, as --model M)
-EXIT_USAGE = 2  # argparse's status for a command line that asks for nothing to run
 EPILOG = (f"Options with no subcommand mean '{DEFAULT}': 'benchmark.py --model random' is "
           f"'benchmark.py {DEFAULT} --model random'. 'benchmark.py COMMAND --help' lists a "
           "command's options. Exit status: 0 complete, 2 error, 3 written but incomplete "
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser, names = build_parser()
     if not argv:  # a bare benchmark.py: what it can do, not one subcommand's usage
         parser.print_help()
-        return EXIT_USAGE
+        return Exit.ERROR
     if argv and not argv[0].startswith("-") and argv[0] not in names:
         parser.error(f"unknown command {argv[0]!r} (choose from {', '.join(names)})")
     if not argv or argv[0] not in [*names, "-h", "--help"]:

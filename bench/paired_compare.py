@@ -36,9 +36,10 @@ import numpy as np
 from scipy import stats
 
 import benchmark
-from lib.benchmark.compare.paired import ALPHA, bootstrap_p, effective_ratio, mcnemar
+from lib.benchmark.compare.paired import ALPHA, bootstrap_p, effective_ratio
 from lib.benchmark.compare.plan import BASELINES
 from lib.benchmark.core.elo import Z, puzzle_elo_laplace
+from lib.benchmark.core.mcnemar import mcnemar
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.leaderboard.paired import PairedPart, Point, joint_draws
 from lib.cli import run_cli

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 import benchmark
+from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.results import slug
 from lib.benchmark.games.ladder import load_ladder
 from lib.benchmark.static.prediction import (
@@ -43,7 +44,7 @@ def rung_result(spec: str, questions: Path, out: Path, workers: int) -> dict:
                              str(out), "--workers", str(workers), "--bootstrap", "300"])
     if status != 0:
         raise SystemExit(f"static run of {spec} failed with status {status}")
-    prefix = slug(f"{spec}__fen@1__all")
+    prefix = slug(file_name(Kind.STATIC, f"{spec}__fen@1__all"))
     [path] = sorted(out.glob(f"{prefix}__*.json"), key=lambda p: p.stat().st_mtime)[-1:]
     return json.loads(path.read_text())
 

@@ -16,11 +16,10 @@ from typing import Any
 from lib.cluster import ClusterSettings, scheduler_address
 from lib.errors import ChessEvalError
 from lib.evaluation import DEFAULT_SETTING, EvalSetting
+from lib.exits import Exit
 
 log = logging.getLogger(__name__)
 
-EXIT_ERROR = 2
-EXIT_INTERRUPTED = 130
 
 
 def setup_logging(verbose: bool = False) -> None:
@@ -180,12 +179,12 @@ def run_cli(fn: Callable[[], None]) -> int:
         fn()
     except ChessEvalError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return Exit.ERROR
     except sqlite3.DatabaseError as exc:
         print(f"error: a database file is unreadable ({exc}); delete the .db file the log "
               "names last and run again: it is rebuilt", file=sys.stderr)
-        return EXIT_ERROR
+        return Exit.ERROR
     except KeyboardInterrupt:
         print("interrupted: finished work is kept; run again to resume", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return Exit.INTERRUPTED
     return 0

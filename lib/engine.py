@@ -1,4 +1,4 @@
-"""The one Stockfish wrapper: discovery, deterministic settings, MultiPV probes, mate rule."""
+"""The one Stockfish wrapper: discovery, deterministic settings, bounded searches, mate rule."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import os
 import shutil
 import signal
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import CancelledError
 from dataclasses import dataclass
@@ -20,12 +21,11 @@ import chess
 import chess.engine
 
 from lib.errors import EngineCrash, EngineError, EngineNotFoundError
-from lib.records import Probe, RankedMove
+from lib.records import RankedMove
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-UciValue = str | int | bool | None  # a UCI option's value, as python-chess takes it
 R = TypeVar("R")
 
 DEBIAN_STOCKFISH = "/usr/games/stockfish"
@@ -37,9 +37,6 @@ DEBIAN_STOCKFISH = "/usr/games/stockfish"
 MATE_CP = 30_000
 MATE_STEP = 100
 
-# The light probe of the seed's tactical/quiet labeling: depth 12, MultiPV 4.
-PROBE_LIMIT = chess.engine.Limit(depth=12)
-PROBE_MULTIPV = 4
 # What python-chess parses of each `info` line: the score and the PV are all we read, and
 # parsing less (no refutations, current lines) spares the client's CPU for the engines.
 PARSED = chess.engine.INFO_SCORE | chess.engine.INFO_PV
@@ -67,7 +64,11 @@ def score_to_cp(score: chess.engine.Score) -> int:
         return cp
     if mate > 0:
         return MATE_CP - MATE_STEP * mate
-    return -(MATE_CP - MATE_STEP * -mate) if mate < 0 else -MATE_CP
+    if mate < 0:
+        return -(MATE_CP - MATE_STEP * -mate)
+    # Both read mate() == 0: MateGiven is the side that gave mate (a win), Mate(-0) the
+    # side that was mated (a loss); python-chess orders them, so compare with MateGiven.
+    return MATE_CP if score == chess.engine.MateGiven else -MATE_CP
 
 
 def find_stockfish(explicit: str | None = None) -> str:
@@ -124,6 +125,55 @@ def stall_bound(limit: chess.engine.Limit) -> float:
     return STALL_SLACK_S + (min(bounds) if bounds else UNBOUNDED_S)
 
 
+class Watchdog:
+    """One thread per engine that kills its process when a search outlives its bound: each
+    search arms it with a deadline and disarms it when done, so a search costs a lock and an
+    assignment, not a thread of its own (the screened judge searches about once a ms)."""
+
+    def __init__(self, on_expire: Callable[[object], None]) -> None:
+        self._on_expire = on_expire
+        self._cond = threading.Condition()
+        self._deadline: float | None = None
+        self._target: object = None
+        self._closed = False
+        self._thread: threading.Thread | None = None
+
+    def arm(self, seconds: float, target: object) -> None:
+        """Call on_expire(target) unless disarmed within `seconds`."""
+        with self._cond:
+            self._deadline = time.monotonic() + seconds
+            self._target = target
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._watch, daemon=True,
+                                                name="engine-watchdog")
+                self._thread.start()
+            self._cond.notify()
+
+    def disarm(self) -> None:
+        """The search ended in time."""
+        with self._cond:
+            self._deadline = None
+            self._target = None
+
+    def close(self) -> None:
+        """Stop the thread."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+
+    def _watch(self) -> None:
+        while True:
+            with self._cond:
+                while not self._closed and (
+                        self._deadline is None or time.monotonic() < self._deadline):
+                    wait = None if self._deadline is None else self._deadline - time.monotonic()
+                    self._cond.wait(wait)
+                if self._closed:
+                    return
+                target, self._deadline, self._target = self._target, None, None
+            self._on_expire(target)  # outside the lock: a kill may take a moment
+
+
 @dataclass(frozen=True)
 class EngineSettings:
     """How an engine process is started and configured."""
@@ -145,13 +195,13 @@ class Engine:
     def __init__(self, settings: EngineSettings) -> None:
         self.settings = settings
         self._engine: chess.engine.SimpleEngine | None = None
-        self._options: dict[str, UciValue] = {}
         self._game: object | None = None
         self._in_run = False
         self._stalled = False
         self._name = ""
         self.searches = 0  # searches started, and their node budgets summed (for benches)
         self.nodes_budget = 0
+        self._watchdog = Watchdog(self._kill_stalled)
 
     def __enter__(self) -> Engine:
         self._start()
@@ -171,12 +221,14 @@ class Engine:
             self._name = str(self._engine.id.get("name", "unknown engine"))
             options = {"Threads": self.settings.threads, "Hash": self.settings.hash_mb,
                        **dict(self.settings.options)}
-            self._engine.configure({**options, **self._options})
+            self._engine.configure(options)
         except (OSError, chess.engine.EngineError) as exc:
             raise EngineError(f"could not start {self.settings.path}: {exc}") from exc
 
     def close(self) -> None:
-        """Stop the engine process."""
+        """Stop the engine process (and its watchdog)."""
+        self._watchdog.close()
+        self._watchdog = Watchdog(self._kill_stalled)  # a restart after close gets a new one
         if self._engine is not None:
             try:
                 self._engine.quit()
@@ -190,14 +242,6 @@ class Engine:
         after it died)."""
         assert self._name, "the engine was never started"
         return self._name
-
-    def option_range(self, name: str) -> tuple[int, int]:
-        """The (min, max) the engine declares for a spin option, e.g. UCI_Elo."""
-        assert self._engine is not None
-        option = self._engine.options[name]
-        if option.min is None or option.max is None:
-            raise EngineError(f"{self.name}: option {name} has no range")
-        return int(option.min), int(option.max)
 
     @property
     def pid(self) -> int:
@@ -240,9 +284,7 @@ class Engine:
         self.searches += 1
         self.nodes_budget += limit.nodes or 0
         self._stalled = False
-        watchdog = threading.Timer(bound, self._kill_stalled, args=(engine,))
-        watchdog.daemon = True
-        watchdog.start()
+        self._watchdog.arm(bound, engine)
         try:
             return call(engine)
         except (chess.engine.EngineTerminatedError, CancelledError) as exc:
@@ -252,9 +294,10 @@ class Engine:
             self._engine = None
             raise EngineCrash(f"engine {what} on {board.fen()}") from exc
         finally:
-            watchdog.cancel()
+            self._watchdog.disarm()
 
-    def _kill_stalled(self, engine: chess.engine.SimpleEngine) -> None:
+    def _kill_stalled(self, engine: object) -> None:
+        assert isinstance(engine, chess.engine.SimpleEngine)
         self._stalled = True
         with contextlib.suppress(ProcessLookupError, TypeError):  # it ended meanwhile
             os.kill(int(engine.transport.get_pid()), signal.SIGKILL)
@@ -281,12 +324,6 @@ class Engine:
         return self._call(board, limit, lambda e: e.analyse(
             board, limit, multipv=multipv, game=game, root_moves=root_moves, info=info))
 
-    def configure(self, options: dict[str, UciValue]) -> None:
-        """Set UCI options (e.g. UCI_LimitStrength); kept across restarts."""
-        self._options = dict(options)
-        if self._engine is not None and options:
-            self._engine.configure(options)
-
     def play(self, board: chess.Board, limit: chess.engine.Limit) -> chess.Move:
         """The engine's move, from a cleared hash (redone on a fresh engine if it dies)."""
         result = self.run(board, lambda _: self._call(
@@ -303,8 +340,3 @@ class Engine:
         return tuple(
             RankedMove(info["pv"][0], info["score"].relative) for info in infos if info.get("pv")
         )
-
-    def probe(self, board: chess.Board, fen4_str: str) -> Probe:
-        """The light labeling probe: depth 12, MultiPV 4."""
-        lines = self.ranked_moves(board, PROBE_LIMIT, PROBE_MULTIPV)
-        return Probe(fen4=fen4_str, lines=lines)

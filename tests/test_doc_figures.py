@@ -1,7 +1,10 @@
 """The docs: figures generated from the committed files agree with them, the README stays a
 short front page, and every link between the pages leads somewhere."""
 
+import json
 import re
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +51,38 @@ def test_every_relative_link_in_the_docs_resolves() -> None:
         text = page.read_text(encoding="utf-8")
         for target in re.findall(r"\]\(([^)#:\s]+)(?:#[^)]*)?\)", text):
             assert (page.parent / target).exists(), f"{page.name} links to missing {target}"
+
+
+def test_every_docs_image_is_its_generators_and_current() -> None:
+    """Each image in docs/ is recorded with the command and commit that made it, is the image
+    that command made, and was made from today's files (static_vs_game.png is drawn again and
+    compared byte for byte; a screenshot cannot be remade here, so its inputs are compared)."""
+    assert doc_figures.stale_images() == []
+    records = json.loads((ROOT / doc_figures.IMAGES_FILE).read_text(encoding="utf-8"))
+    assert set(records) == {f"docs/{p.name}" for p in (ROOT / "docs").glob("*.png")}
+    assert all(r["command"].startswith("python -m bench.doc_figures") and r["commit"]
+               for r in records.values())
+
+
+def test_a_drifted_image_is_found(tmp_path: Path) -> None:
+    """A copy of the repository's docs and inputs: an image changed by hand, a ladder that
+    changed after a screenshot and an image nobody recorded are each named."""
+    for name in (doc_figures.IMAGES_FILE, *doc_figures.DEMO_INPUTS, doc_figures.FIT_FIGURE,
+                 *doc_figures.SCREENSHOTS):
+        src, dst = ROOT / name, tmp_path / name
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, dst)
+        else:
+            shutil.copy(src, dst)
+    assert doc_figures.stale_images(tmp_path) == []
+    with open(tmp_path / "ladder.csv", "a", encoding="utf-8") as handle:
+        handle.write("\n")
+    (tmp_path / "docs" / "extra.png").write_bytes(b"\x89PNG")
+    shot = tmp_path / doc_figures.SCREENSHOTS[1]
+    shot.write_bytes(shot.read_bytes() + b"\0")
+    stale = doc_figures.stale_images(tmp_path)
+    assert any(s.startswith("docs/extra.png: made by no generator") for s in stale)
+    assert any(s.startswith(f"{doc_figures.SCREENSHOTS[0]}: made from an earlier ladder.csv")
+               for s in stale)
+    assert any(s.startswith(f"{doc_figures.SCREENSHOTS[1]}: not the image") for s in stale)

@@ -64,8 +64,21 @@ def test_mate_rule() -> None:
     assert score_to_cp(chess.engine.Mate(1)) > score_to_cp(chess.engine.Mate(2)) > 20000
     # The anchor's (peval's) encoding: +-(30000 - 100 n).
     mates = (score_to_cp(chess.engine.Mate(3)), score_to_cp(chess.engine.Mate(-2)))
-    mates = (score_to_cp(chess.engine.Mate(3)), score_to_cp(chess.engine.Mate(-2)))
     assert mates == (29700, -29800)
+
+
+def test_mate_rule_on_a_mate_already_given() -> None:
+    """mate() is 0 for both: MateGiven (the side that gave mate) wins, Mate(-0) (the side
+    that was mated) loses, from either point of view."""
+    assert score_to_cp(chess.engine.MateGiven) == MATE_CP
+    assert score_to_cp(chess.engine.Mate(0)) == score_to_cp(chess.engine.Mate(-0)) == -MATE_CP
+    # A real position: White has mated. Black, to move, is mated; White's view is MateGiven.
+    board = chess.Board("rnbqkbnr/ppppp2p/5p2/6pQ/4P3/8/PPPP1PPP/RNB1KBNR b KQkq - 1 3")
+    assert board.is_checkmate() and board.turn == chess.BLACK
+    pov = chess.engine.PovScore(chess.engine.Mate(-0), chess.BLACK)
+    assert pov.white() == chess.engine.MateGiven
+    assert score_to_cp(pov.white()) == MATE_CP and score_to_cp(pov.black()) == -MATE_CP
+    assert score_to_cp(pov.relative) == -MATE_CP  # the side to move was mated
 
 
 def test_engine_restarts_after_being_killed(stockfish: str) -> None:

@@ -8,6 +8,7 @@ from lib.engine import Engine, EngineSettings
 from lib.position import fen4
 from lib.records import Probe, RankedMove
 from lib.tactics import QUIET, TACTICAL, gap, good_move_count, is_calm, label
+from lib.testset import selection
 
 START = chess.Board()
 QUIET_MOVES = ("e2e4", "d2d4", "g1f3", "c2c4")
@@ -83,7 +84,7 @@ def engine(stockfish: str):
 ])
 def test_real_probes_label_known_positions(engine: Engine, fen: str, expected: str) -> None:
     board = chess.Board(fen)
-    probe = engine.probe(board, fen4(board))
+    probe = selection.light_probe(engine, (board.fen(), fen4(board)))
     assert len(probe.lines) == 4
     assert label(board, probe, "Middlegame") == expected
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import chess
+import chess.engine
 from tqdm import tqdm
 
 from lib import tactics
@@ -98,9 +99,15 @@ class Selection:
     players: dict[str, int] = field(default_factory=dict)  # selected positions per player
 
 
-def _probe(engine: Engine, fens: tuple[str, str]) -> Probe:
+# The light probe of the tactical/quiet labeling: depth 12, MultiPV 4.
+PROBE_LIMIT = chess.engine.Limit(depth=12)
+PROBE_MULTIPV = 4
+
+
+def light_probe(engine: Engine, fens: tuple[str, str]) -> Probe:
     """The task a worker runs: the light probe of one position (full FEN, FEN4)."""
-    return engine.probe(chess.Board(fens[0]), fens[1])
+    lines = engine.ranked_moves(chess.Board(fens[0]), PROBE_LIMIT, PROBE_MULTIPV)
+    return Probe(fen4=fens[1], lines=lines)
 
 
 def rand_key(seed: int, game_id: str) -> str:
@@ -162,7 +169,7 @@ class Selector:
         self.result.counts.add("engine_probes", len(missing))
         by_fen = {c.fen: c for c in missing}
         # Tasks carry the two FENs only, not the candidate's game and history.
-        work = self.pool.as_completed(_probe, [(c.fen, c.fen4) for c in missing])
+        work = self.pool.as_completed(light_probe, [(c.fen, c.fen4) for c in missing])
         for done, ((fen, _), probe) in enumerate(work, start=1):
             candidate = by_fen[fen]
             self.cache.put(candidate.fen, probe)

@@ -114,9 +114,8 @@ class ChatServer:
                 try:
                     self._answer(body, fen, attempt)
                 finally:
-                    with server._lock:
-                        with contextlib.suppress(ValueError):
-                            server.in_flight[fen].remove(self.connection)
+                    with server._lock, contextlib.suppress(ValueError):
+                        server.in_flight[fen].remove(self.connection)
 
             def _client_gone(self) -> bool:
                 return _closed(self.connection)

@@ -8,7 +8,7 @@ import chess
 import pytest
 
 import benchmark
-from lib.benchmark.core.cli import EXIT_INCOMPLETE
+from lib.exits import Exit
 from tests.benchmark.chatserver import PREFLIGHT, ChatServer, Response
 
 SECRET = "sk-test-SECRET-4242"
@@ -113,7 +113,7 @@ def test_parsing_taxonomy_retries_and_infra(small_build: Path, tmp_path: Path, s
     with ChatServer(script_for(kinds)) as server:
         # Some questions end as infra: the result is written, marked incomplete, exit 3.
         argv = _argv(server, small_build, tmp_path, "--api-key-env", "MY_KEY")
-        assert benchmark.main(argv) == EXIT_INCOMPLETE
+        assert benchmark.main(argv) == Exit.INCOMPLETE
         assert set(server.auth) == {f"Bearer {SECRET}"}
         assert all(b["temperature"] == 0 and b["model"] == "test/scripted"
                    for b in server.bodies)
@@ -146,7 +146,7 @@ def test_resume_asks_only_what_failed_and_a_cached_rerun_asks_nothing(
         small_build: Path, tmp_path: Path, scripted) -> None:
     kinds, expected = scripted
     with ChatServer(script_for(kinds)) as server:
-        assert benchmark.main(_argv(server, small_build, tmp_path)) == EXIT_INCOMPLETE
+        assert benchmark.main(_argv(server, small_build, tmp_path)) == Exit.INCOMPLETE
     failed = {row["prompt"] for row in _questions(small_build)
               if expected[row["id"]] == "infra"}
     healthy = dict.fromkeys(kinds, "uci")

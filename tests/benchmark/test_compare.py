@@ -32,7 +32,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _random(runs: Path, seed: int) -> Path:
-    return next(p for p in runs.glob("random__*.json")
+    return next(p for p in runs.glob("static__random__*.json")
                 if json.loads(p.read_text())["seed"] == seed)
 
 
@@ -95,25 +95,25 @@ def test_pairing_narrows_the_interval_of_a_real_difference(runs: Path) -> None:
 
 def test_runs_that_share_nothing_are_refused_with_one_line(runs: Path, tmp_path: Path,
                                                            capsys) -> None:
-    other = json.loads(next(runs.glob("random__*.json")).read_text())
+    other = json.loads(next(runs.glob("static__random__*.json")).read_text())
     other["questions_sha256"] = "0" * 64
     (tmp_path / "other.json").write_text(json.dumps(other))
-    status = benchmark.main(["compare", str(next(runs.glob("random__*.json"))),
+    status = benchmark.main(["compare", str(next(runs.glob("static__random__*.json"))),
                              str(tmp_path / "other.json")])
     assert status == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "different questions files" in err[0]
     # A file of another version (a field gone, one too many): one line, no traceback.
-    old = json.loads(next(runs.glob("random__*.json")).read_text())
+    old = json.loads(next(runs.glob("static__random__*.json")).read_text())
     old["items"][0]["extra"] = 1
     (tmp_path / "old.json").write_text(json.dumps(old))
-    status = benchmark.main(["compare", str(next(runs.glob("random__*.json"))),
+    status = benchmark.main(["compare", str(next(runs.glob("static__random__*.json"))),
                              str(tmp_path / "old.json")])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and "not a static result of this version" in err[0]
     assert benchmark.main(["puzzles", "--model", "random", "--puzzles", str(PUZZLES_1K),
                            "--max-puzzles", "3", "--out", str(tmp_path)]) == 0
-    status = benchmark.main(["compare", str(next(runs.glob("random__*.json"))),
+    status = benchmark.main(["compare", str(next(runs.glob("static__random__*.json"))),
                              str(next(tmp_path.glob("puzzles__*.json")))])
     assert status == 2 and "a static run with a puzzles run" in capsys.readouterr().err
 

@@ -202,14 +202,14 @@ def test_a_retry_never_runs_beside_the_copy_it_replaces(path: str, questions: Pa
                                                                                       2)]
     with ChatServer(script) as server:
         status = benchmark.main(_argv(server.base_url, questions, tmp_path, "--retries", "3",
-                                      "--timeout", "1", "--concurrency", "4"))
+                                      "--timeout", "1", "--concurrency", "4", "--limit", "4"))
         held = dict(server.most_in_flight)
         asked = dict(server.calls)
     assert status == 0
     result = json.loads(next(tmp_path.glob("*.json")).read_text())
-    assert result["infra"] == 0 and result["n"] == 12
+    assert result["infra"] == 0 and result["n"] == 4
     retried = [fen for fen, n in asked.items() if fen != PREFLIGHT and n >= 2]
-    assert len(retried) == 12  # every prompt went through the retry path under test
+    assert len(retried) == 4  # every prompt went through the retry path under test
     assert max(held.values()) == 1, held
 
 
@@ -359,3 +359,48 @@ def test_retry_after_is_honoured_up_to_its_cap(header: str, waits: bool, fails: 
             assert reply.text == "Final answer: e4" and reply.attempts == 2
         took = time.monotonic() - start
     assert (took >= 1.0) == waits and took < 5
+
+
+def test_two_endpoints_with_one_model_name_never_share_answers(questions: Path,
+                                                               tmp_path: Path) -> None:
+    """One model name at two servers that answer differently (say 4-bit and bf16): each run
+    asks its own server, into one results directory and one cache. --endpoint-id gives two
+    endpoints one name, so the second reuses the first's answers, and the result says so."""
+    def first_move(fen: str, attempt: int) -> Response:
+        return Response(f"Final answer: {_first_legal(fen)}")
+
+    def last_move(fen: str, attempt: int) -> Response:
+        return Response(f"Final answer: {max(m.uci() for m in chess.Board(fen).legal_moves)}")
+    out = tmp_path / "results"
+    with ChatServer(first_move) as a, ChatServer(last_move) as b:
+        assert benchmark.main(_argv(a.base_url, questions, out)) == 0
+        assert benchmark.main(_argv(b.base_url, questions, out)) == 0
+        asked_b = sum(n for fen, n in b.calls.items() if fen != PREFLIGHT)
+        runs = [json.loads(p.read_text()) for p in sorted(out.glob("static__*.json"))]
+        assert asked_b == 12 and len(runs) == 2  # b was asked everything, apart from a
+        moves = [{i["id"]: i["move"] for i in r["items"]} for r in runs]
+        assert moves[0] != moves[1]
+        assert {r["settings"]["answered_by"] for r in runs} == {
+            a.base_url.removeprefix("http://"), b.base_url.removeprefix("http://")}
+        shared = tmp_path / "shared"
+        assert benchmark.main(_argv(a.base_url, questions, shared, "--endpoint-id", "m")) == 0
+        assert benchmark.main(_argv(b.base_url, questions, shared, "--endpoint-id", "m")) == 0
+        assert sum(n for fen, n in b.calls.items() if fen != PREFLIGHT) == 12  # none more
+    [result] = [json.loads(p.read_text()) for p in shared.glob("static__*.json")]
+    assert result["settings"]["answered_by"] == "id:m"
+
+
+def test_an_engine_baseline_is_keyed_by_the_engine_that_answered(
+        stockfish: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same spec on another build (here: the same binary reporting another version)
+    is another player: its cached moves are never the first build's."""
+    from lib.benchmark.core.players import make_player
+    from tests.conftest import fault_engine
+    other = fault_engine(tmp_path, stockfish, monkeypatch, "die", "")
+    monkeypatch.setenv("FAULT_NAME", "Stockfish 17.1")
+    ids = [make_player("stockfish:nodes=1000", None, path, 0, 1).id
+           for path in (stockfish, other)]
+    assert ids[0].startswith("stockfish:nodes=1000@Stockfish ") and ids[0] != ids[1]
+    assert ids[1] == "stockfish:nodes=1000@Stockfish 17.1"
+    mix = make_player("mix:random=50,nodes=100", None, other, 0, 1)
+    assert mix.id.endswith("@Stockfish 17.1") and mix.answered_by == "Stockfish 17.1"

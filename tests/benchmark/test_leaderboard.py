@@ -158,7 +158,7 @@ def test_static_runs_on_the_same_questions_are_ranked_on_paired_draws(tmp_path: 
     unrelated runs of nearly the same Elo would get; a tie counts half."""
     assert benchmark.main(["--model", "stockfish:nodes=1000", "--split", "private", "--out",
                            str(tmp_path), "--workers", "1"]) == 0
-    first = json.loads(next(tmp_path.glob("stockfish_nodes_1000__*.json")).read_text())
+    first = json.loads(next(tmp_path.glob("static__stockfish_nodes_1000__*.json")).read_text())
     items = [dict(i) for i in first["items"]]
     failed = next(i for i in items if i["source"] == "puzzle" and not i["solved"])
     failed["solved"] = True

@@ -16,10 +16,10 @@ import chess
 import pytest
 
 import benchmark
-from lib.benchmark.core.cli import EXIT_INCOMPLETE
 from lib.benchmark.games import cli as games_cli
 from lib.benchmark.games.ladder import LADDER_FIELDS
 from lib.engine import engine_identity
+from lib.exits import Exit
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.conftest import ROOT, fault_engine
 
@@ -182,7 +182,7 @@ def test_one_failing_game_is_aborted_not_lost(ladder: Path, tmp_path: Path) -> N
         argv = _play(ladder, out, "--model", "local/m", "--base-url", server.base_url,
                      "--retries", "0", "--timeout", "5", "--concurrency", "1", "--no-book")
         status = benchmark.main(argv)
-    assert status == EXIT_INCOMPLETE
+    assert status == Exit.INCOMPLETE
     [result] = out.glob("play__*.json")
     c = json.loads(result.read_text())["conditions"]["standard"]
     assert c["aborted"] >= 1 and c["games"] == 3 and c["w"] + c["d"] + c["l"] == 3
@@ -280,7 +280,7 @@ def test_a_rerun_after_an_aborted_game_plays_it_and_reuses_the_rest(ladder: Path
             "--max-games", "4"]
     with ChatServer(flaky) as server:
         assert benchmark.main(_play(ladder, tmp_path / "a", *argv, "--base-url",
-                                    server.base_url)) == EXIT_INCOMPLETE
+                                    server.base_url)) == Exit.INCOMPLETE
     with sqlite3.connect(tmp_path / "a" / "games.db") as db:
         stored = {k for (k,) in db.execute("SELECT key FROM games")}
     assert stored

@@ -28,8 +28,8 @@ from lib.benchmark.leaderboard import views
 from lib.benchmark.leaderboard.views import evolution, ladder_view
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.browser import Browser, find_chromium
-from tests.test_public_names import internal_names
 from tests.conftest import PUZZLES_1K, ROOT
+from tests.test_public_names import internal_names
 
 QUESTIONS = ROOT / "questions.csv"
 SHOTS = Path(os.environ.get("SCREENSHOTS", ROOT / "output" / "screenshots"))
@@ -226,7 +226,7 @@ def test_what_the_product_writes_uses_public_names_and_scores_only_run_tests(
                      r"\d+\.\d%\] \|", static_tables)
     wm_table = board.split("## World model")[1]
     assert "worldmodel run, 2 positions" in wm_table and "fen@1" not in wm_table
-    [static_md] = [p for p in results.glob("*.md") if p.name.startswith("evil")]
+    [static_md] = results.glob("static__evil*.md")
     report = static_md.read_text(encoding="utf-8")
     assert "## Illegal rate" in report and "No world-model score" in report
     assert "rubric" not in report

@@ -11,11 +11,11 @@ import pytest
 from scipy import stats
 
 import benchmark
+from lib.benchmark.core.mcnemar import mcnemar, mcnemar_p
 from lib.benchmark.core.questions import load_questions, select
 from lib.benchmark.worldmodel.prompts import mirrored, parse_list
 from lib.benchmark.worldmodel.stats import (
     hypothesis,
-    mcnemar,
     mcnemar_power,
     n_for_power,
     rubric,
@@ -198,14 +198,16 @@ def test_rubric_trend_and_power_by_hand() -> None:
 def test_mcnemar_by_hand_and_its_power_by_simulation() -> None:
     """The exact McNemar p-value by hand; its power against a seeded simulation of the
     design (pairs failing only on one side with the given rates)."""
-    assert mcnemar(5, 0) == pytest.approx(2 * 0.5 ** 5)
-    assert mcnemar(3, 3) == 1.0 and mcnemar(0, 0) is None
-    assert mcnemar(9, 1) == pytest.approx(2 * (1 + 10) / 2 ** 10)
+    assert mcnemar_p(5, 0) == pytest.approx(2 * 0.5 ** 5)
+    # No discordant pair is no evidence: p = 1, as compare reports it (one test for both).
+    assert mcnemar_p(3, 3) == 1.0 and mcnemar_p(0, 0) == 1.0
+    assert mcnemar_p(9, 1) == pytest.approx(2 * (1 + 10) / 2 ** 10)
+    assert mcnemar(np.array([True, False]), np.array([True, False]))["p"] == 1.0
     rng = np.random.default_rng(3)
     for n, p10, p01 in ((100, 0.02, 0.0), (400, 0.02, 0.0), (300, 0.05, 0.01)):
         sides = rng.choice(3, size=(20_000, n), p=[p10, p01, 1 - p10 - p01])
         b, c = (sides == 0).sum(axis=1), (sides == 1).sum(axis=1)
-        p = [mcnemar(int(x), int(y)) for x, y in zip(b, c, strict=True)]
-        simulated = np.mean([v is not None and v <= 0.05 for v in p])
+        p = [mcnemar_p(int(x), int(y)) for x, y in zip(b, c, strict=True)]
+        simulated = np.mean([v <= 0.05 for v in p])
         assert mcnemar_power(n, p10, p01) == pytest.approx(simulated, abs=0.01), (n, p10, p01)
     assert mcnemar_power(100, 0.02, 0.0) < 0.05  # the write-up's n = 100 cannot see 2%

@@ -8,9 +8,9 @@ from typing import Any
 
 from lib.benchmark.compare.compare import compare, find_run, load_run, table
 from lib.benchmark.compare.plan import plan
+from lib.benchmark.core.header import Kind, write_result
 from lib.cli import positive_float
 from lib.errors import ConfigError
-from lib.files import write_json
 
 PLAN_METRICS = ("accuracy", "best_move_rate", "legal_rate", "acpl", "puzzle_elo", "game_elo")
 
@@ -63,5 +63,5 @@ def compare_command(args: argparse.Namespace) -> None:
     result = compare(a, b, args.seed)
     print(table(result))
     out = args.out or args.results / f"compare__{a['_name'][:60]}__{b['_name'][:60]}.json"
-    write_json(out, result.as_dict())
+    write_result(out, Kind.COMPARE, result.as_dict())
     print(f"wrote {out}")

@@ -3,7 +3,6 @@ puzzle scale, or the same ladder. Anything else is refused with one line."""
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,12 +14,13 @@ from lib.benchmark.compare.paired import (
     ALPHA,
     Difference,
     discordant_bound,
-    mcnemar,
     normal_difference,
     paired_difference,
 )
 from lib.benchmark.core.answers import Category
 from lib.benchmark.core.elo import Z
+from lib.benchmark.core.header import Kind, read_result
+from lib.benchmark.core.mcnemar import mcnemar
 from lib.benchmark.core.scoring import STRATA, UNSCORED, Item, metric_arrays
 from lib.benchmark.core.scoring import metric_digits as digits
 from lib.errors import DataError
@@ -35,7 +35,7 @@ STRATUM_BOOT = 500  # replicates per stratum (the overall figures use paired.BOO
 class Comparison:
     """What compare found: every difference (B minus A), the verdict line, and the basis."""
 
-    kind: str  # static, puzzles or games
+    kind: str  # static, puzzles or play
     a: str  # the two runs' names
     b: str
     basis: str  # what the two share, e.g. "paired, 758 questions"
@@ -46,8 +46,8 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"kind": "compare", "compares": self.kind, "a": self.a, "b": self.b,
+        """JSON form (the file's header is added when it is written)."""
+        return {"compares": str(self.kind), "a": self.a, "b": self.b,
                 "basis": self.basis, "verdict": self.verdict, "notes": self.notes,
                 "differences": [d.as_dict() for d in self.differences],
                 "by": {k: {v: [d.as_dict() for d in ds] for v, ds in g.items()}
@@ -62,7 +62,10 @@ def find_run(name: str, results: Path) -> Path:
     exact = results / f"{name.removesuffix('.json')}.json"
     if exact.is_file():
         return exact
-    found = sorted(p for p in results.glob("*.json") if p.stem.startswith(name))
+    # A name may leave out the kind its file begins with: "random__" finds static__random__...
+    prefixes = (name, *(f"{k}__{name}" for k in Kind if k != Kind.COMPARE))
+    found = sorted(p for p in results.glob("*.json") if p.stem.startswith(prefixes)
+                   and not p.stem.startswith(f"{Kind.COMPARE}__"))
     if len(found) == 1:
         return found[0]
     if not found:
@@ -73,16 +76,11 @@ def find_run(name: str, results: Path) -> Path:
 
 
 def load_run(path: Path) -> dict[str, Any]:
-    """A result file's JSON, with its kind (static when it has none) and name."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{path}: not a readable result file ({exc})") from exc
-    if not isinstance(data, dict) or "model" not in data:
-        raise DataError(f"{path}: not a result file of this benchmark")
-    if not data.get("complete", True):
+    """A result file's JSON (its header checked), with its kind and name."""
+    data = read_result(path, (Kind.STATIC, Kind.PLAY, Kind.PUZZLES, Kind.WORLDMODEL))
+    if not data["complete"]:
         raise DataError(f"{path}: incomplete run (rerun its command to complete it first)")
-    return {**data, "_kind": data.get("kind", "static"), "_name": path.stem}
+    return {**data, "_kind": data["kind"], "_name": path.stem}
 
 
 def compare(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> Comparison:
@@ -91,7 +89,8 @@ def compare(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> Comparison:
     if kinds[0] != kinds[1]:
         raise DataError(f"cannot compare a {kinds[0]} run with a {kinds[1]} run: they "
                         "measure on different scales")
-    how = {"static": compare_static, "puzzles": compare_puzzles, "games": compare_games}
+    how = {Kind.STATIC: compare_static, Kind.PUZZLES: compare_puzzles,
+           Kind.PLAY: compare_games}
     if kinds[0] not in how:
         raise DataError(f"compare does not handle {kinds[0]} runs (world-model runs report "
                         "tests, not one score)")

@@ -71,16 +71,6 @@ def paired_difference(metric: str, num_a: np.ndarray, den_a: np.ndarray, num_b: 
                       int(((den_a > 0) & (den_b > 0)).sum()), "paired bootstrap")
 
 
-def mcnemar(yes_a: np.ndarray, yes_b: np.ndarray) -> dict[str, Any]:
-    """McNemar's exact test on paired binary outcomes: the discordant pairs (A only, B only)
-    and the two-sided binomial p-value of an even split between them."""
-    only_a = int(np.sum(yes_a & ~yes_b))
-    only_b = int(np.sum(~yes_a & yes_b))
-    n = only_a + only_b
-    p = 1.0 if n == 0 else float(stats.binomtest(only_b, n, 0.5).pvalue)
-    return {"only_a": only_a, "only_b": only_b, "p": round(p, 6)}
-
-
 def discordant_bound(n: int) -> float:
     """With no discordant pair among n, the exact 90% upper bound on their share (none of n,
     Clopper-Pearson): a paired difference of a binary outcome is within plus or minus it."""

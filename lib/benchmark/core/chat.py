@@ -24,6 +24,7 @@ import queue
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
@@ -76,6 +77,17 @@ class ChatConfig:
     backoff_s: float = 1.0  # base of the exponential backoff
     backoff_cap_s: float = 60.0
     slots: int = 8  # requests in flight at once: bounds how long one may wait in the queue
+    # Whose answers these are in the cache: None for the endpoint's host, port and path; a
+    # name given with --endpoint-id lets endpoints serving the same weights share answers.
+    endpoint_id: str | None = None
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint as the answer cache and every result name it."""
+        if self.endpoint_id:
+            return f"id:{self.endpoint_id}"
+        parts = urlparse(self.base_url)
+        return f"{parts.netloc}{parts.path.rstrip('/')}"
 
 
 @dataclass(frozen=True)
@@ -374,28 +386,29 @@ SETTLE_S = 35.0  # after an abort, the longest an attempt may take to end: a con
 _current = threading.local()  # the box of the request this thread is sending
 
 
+def _sent(connection: HTTPConnection, send: Callable[[], None]) -> None:
+    """Send a request on `connection`, recorded first in its thread's box so that another
+    thread can abort it; one aborted while it connected or sent is shut at once after."""
+    box = getattr(_current, "box", None)
+    if box is not None:
+        box["connection"] = connection
+    send()
+    if box is not None and box.get("aborted"):
+        _shut(connection)
+
+
 class _Connection(HTTPConnection):
-    """An HTTP connection that records itself in its thread's box before each request."""
+    """An HTTP connection that can be aborted from another thread (see _sent)."""
 
     def request(self, *args: Any, **kwargs: Any) -> None:
-        box = getattr(_current, "box", None)
-        if box is not None:
-            box["connection"] = self
-        super().request(*args, **kwargs)
-        if box is not None and box.get("aborted"):  # aborted while it connected or sent
-            _shut(self)
+        _sent(self, lambda: super(_Connection, self).request(*args, **kwargs))
 
 
 class _SecureConnection(HTTPSConnection):
-    """The HTTPS one (see _Connection)."""
+    """The HTTPS one."""
 
     def request(self, *args: Any, **kwargs: Any) -> None:
-        box = getattr(_current, "box", None)
-        if box is not None:
-            box["connection"] = self
-        super().request(*args, **kwargs)
-        if box is not None and box.get("aborted"):
-            _shut(self)
+        _sent(self, lambda: super(_SecureConnection, self).request(*args, **kwargs))
 
 
 class _Pool(HTTPConnectionPool):

@@ -24,7 +24,6 @@ OPENROUTER = "https://openrouter.ai/api/v1"
 STEP04_PUZZLES = Path("output/lichess_puzzles.csv")  # generate.py's step 04 output
 SHARED_PUZZLES = (ROOT.parent / "shared/data/lichess/puzzles"
                   / "lichess_db_puzzle.sample44k.csv.zst")
-EXIT_INCOMPLETE = 3  # results written, but some questions failed for infrastructure reasons
 
 
 def default_puzzles() -> Path:
@@ -70,6 +69,20 @@ def add_chat_args(p: argparse.ArgumentParser) -> None:
                    "(default 6)")
     p.add_argument("--retry-wait", type=positive_float, default=1.0,
                    help="base seconds of the exponential backoff with jitter (default 1)")
+    p.add_argument("--endpoint-id", default=None, metavar="NAME",
+                   help="cache and name answers under NAME instead of --base-url's host, port "
+                   "and path, so endpoints given one NAME share answers (only for endpoints "
+                   "that serve the same weights; recorded in the result). Default: answers "
+                   "from two endpoints never mix, even under one model name")
+
+
+def add_breaker_arg(p: argparse.ArgumentParser, what: str, default: int) -> None:
+    """--breaker: how many `what` in a row failing for infrastructure reasons (after their
+    retries) stop the run (exit 2; a rerun resumes). One failure alone never does."""
+    p.add_argument("--breaker", type=positive_int, default=default,
+                   help=f"stop the run when this many {what} in a row fail for infrastructure "
+                   f"reasons after their retries (default {default}); fewer are left out and "
+                   "the result is marked incomplete (exit 3; a rerun completes it)")
 
 
 def chat_config(args: argparse.Namespace, slots: int | None = None) -> ChatConfig:
@@ -84,4 +97,4 @@ def chat_config(args: argparse.Namespace, slots: int | None = None) -> ChatConfi
                       temperature=args.temperature, max_tokens=args.max_tokens,
                       system=args.system, stop=tuple(args.stop), extra=extra,
                       timeout_s=args.timeout, retries=args.retries, backoff_s=args.retry_wait,
-                      slots=slots or args.concurrency)
+                      slots=slots or args.concurrency, endpoint_id=args.endpoint_id)

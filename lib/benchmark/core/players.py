@@ -18,7 +18,7 @@ import chess.engine
 
 from lib.benchmark.core.chat import ChatClient, ChatConfig, Reply
 from lib.benchmark.core.prompts import Question
-from lib.engine import Engine, EngineSettings, find_stockfish
+from lib.engine import Engine, EngineSettings, engine_identity, find_stockfish
 from lib.errors import PlayerError
 
 STOCKFISH_NODES = 300_000  # full-strength baseline: node-limited, so reproducible
@@ -36,6 +36,11 @@ class Player(Protocol):
     @property
     def max_concurrency(self) -> int | None:
         """Requests in flight at most (None: as many as asked)."""
+        ...
+
+    @property
+    def answered_by(self) -> str:
+        """What answers: the endpoint of a model, the engine of a baseline (in results)."""
         ...
 
     def answer(self, question: Question, prompt: str) -> Reply:
@@ -71,6 +76,7 @@ class RandomPlayer:
 
     seed: int = 0
     max_concurrency: int | None = None
+    answered_by: str = "random"
 
     @property
     def id(self) -> str:
@@ -106,7 +112,11 @@ class StockfishPlayer:
         self._engines: list[Engine] = []
         self._lock = threading.Lock()
         parts = [f"{k}={v}" for k, v in (("elo", elo), ("skill", skill)) if v is not None]
-        self.id = ":".join(["stockfish", *parts, f"nodes={self.nodes}"])
+        # The engine's name and version are part of the identity: two builds search
+        # differently, so one's cached moves are never the other's.
+        self.answered_by = engine_identity(path)
+        self.id = ":".join(["stockfish", *parts, f"nodes={self.nodes}"]) + \
+            f"@{self.answered_by}"
 
     @property
     def engine_settings(self) -> EngineSettings:
@@ -160,7 +170,8 @@ class MixPlayer:
         self.random = RandomPlayer(seed=seed)
         self.engine = StockfishPlayer(path, nodes=nodes, workers=workers)
         self.max_concurrency = workers
-        self.id = f"mix:random={percent},nodes={nodes}:seed={seed}"
+        self.answered_by = self.engine.answered_by
+        self.id = f"mix:random={percent},nodes={nodes}:seed={seed}@{self.answered_by}"
 
     @property
     def engine_settings(self) -> EngineSettings:
@@ -197,10 +208,13 @@ class ChatPlayer:
         self.client = ChatClient(config)
         self.max_concurrency = None
         self._checked = False
-        # The endpoint is not part of the identity: a resumed run may reach the same model
-        # through another URL or port. Use another --cache to keep providers apart.
+        # The endpoint is part of the identity: one model name at two servers (a 4-bit
+        # quantisation here, bf16 there) is two players whose answers never mix, unless
+        # --endpoint-id names them one.
+        self.answered_by = config.endpoint
         shown: dict[str, Any] = {"temperature": config.temperature,
-                                 "max_tokens": config.max_tokens, "extra": config.extra}
+                                 "max_tokens": config.max_tokens, "extra": config.extra,
+                                 "endpoint": config.endpoint}
         if config.system or config.stop:  # absent from ids made before these options existed
             shown.update(system=config.system, stop=list(config.stop))
         digest = hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:12]

@@ -9,9 +9,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger(__name__)
+from lib.benchmark.core.header import Kind, read_result
+from lib.errors import DataError
 
-SCHEMA_VERSION = 1
+log = logging.getLogger(__name__)
 
 
 def slug(text: str) -> str:
@@ -33,16 +34,12 @@ def load_results(out: Path, digest: str) -> list[dict[str, Any]]:
     skipped: dict[str, int] = {}
     for path in sorted(out.glob("*.json")):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(data, dict) and data.get("kind") in ("games", "puzzles",
-                                                               "worldmodel", "compare"):
-                continue  # another subcommand's result (the leaderboard reads them apart)
-            if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION \
-                    or not isinstance(data.get("elo"), dict):
-                raise ValueError("not a results file of this benchmark")
-        except (ValueError, OSError) as exc:
-            log.warning("skipping %s: %s", path, exc)
+            data = read_result(path)
+        except DataError as exc:
+            log.warning("skipping %s", exc)
             continue
+        if data["kind"] != Kind.STATIC:
+            continue  # another subcommand's result (the leaderboard reads them apart)
         why = ("another questions file" if data.get("questions_sha256") != digest
                else "incomplete (infrastructure failures)" if not data.get("complete", True)
                or data.get("infra") else "nothing scored (n = 0)" if not data.get("n")
@@ -51,7 +48,7 @@ def load_results(out: Path, digest: str) -> list[dict[str, Any]]:
             skipped[why] = skipped.get(why, 0) + 1
             log.info("leaving out %s: %s", path.name, why)
         else:
-            results.append({**data, "_file": path.name})
+            results.append(data)
     for why, count in skipped.items():
         log.warning("left out %d run(s): %s", count, why)
     return results

@@ -385,9 +385,10 @@ def merged(games: list[CalibrationGame],
 
 def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSettings,
               games_path: Path, store: Path, add: int,
-              engine: str) -> tuple[Ladder, Usable]:
+              engine: str) -> tuple[Ladder, Usable, int]:
     """Add `add` games with `engine` (or finish an interrupted run's plan first), then fit
-    the ladder."""
+    the ladder; also how many planned games were aborted (they stay planned: a rerun plays
+    them)."""
     remove_stale_temps(games_path)  # a rewrite cut by kill -9 leaves its temporary file
     games = read_games(games_path)
     log_ = GameLog(store)
@@ -411,31 +412,34 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
         jobs = _jobs(rungs, todo, config, settings)
         have = {game_key(g) for g in games}
         missing = [jobs[k] for k in jobs if k not in have]
+        aborted = 0
         try:
             if missing:
-                _play(missing, log_, games, games_path, settings, config)
+                aborted = _play(missing, log_, games, games_path, settings, config)
         finally:
             # Once at the end, and on Ctrl-C: the file then holds every finished game.
             if todo:
                 games = merged(games, log_.games())
                 write_games(games_path, games)
-        log_.done()
+        if not aborted:
+            log_.done()
     finally:
         log_.close()
     # The file's order, not the order games finished in: the fit's sums must not depend on it.
     use = usable(rungs, games, engine)
     ladder = fit(rungs, use, engine)
     if config.condition == Condition.STANDARD:
-        return ladder, use
+        return ladder, use, aborted
     there = usable(ladder.rungs, games, engine, config.condition)
-    return rate_in_condition(ladder, there.weak, there.strong, there.weak_score), there
+    return (rate_in_condition(ladder, there.weak, there.strong, there.weak_score), there,
+            aborted)
 
 
 def _play(missing: list[tuple[CalibrationGame, GameJob]], log_: GameLog,
           games: list[CalibrationGame], path: Path, settings: EngineSettings,
-          config: CalibrationConfig) -> None:
+          config: CalibrationConfig) -> int:
     """Play the missing games, each logged as it finishes; a long run rewrites the games
-    file every MERGE_EVERY_S seconds."""
+    file every MERGE_EVERY_S seconds. How many were aborted (each named in a warning)."""
     progress = Progress(len(missing), "calibrate", kinds=("decisive", "draw", "aborted"),
                         unit="game")
     aborted = 0
@@ -459,6 +463,4 @@ def _play(missing: list[tuple[CalibrationGame, GameJob]], log_: GameLog,
                     merged_at = time.monotonic()
     finally:
         progress.close()
-    if aborted:
-        raise DataError(f"{aborted} calibration game(s) were aborted (see the warnings); "
-                        "run the same command again to play them")
+    return aborted

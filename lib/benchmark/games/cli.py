@@ -9,13 +9,14 @@ from typing import Any
 
 from lib.benchmark.core import btd
 from lib.benchmark.core.cli import (
-    EXIT_INCOMPLETE,
     LADDER_GAMES,
     ROOT,
+    add_breaker_arg,
     add_chat_args,
     add_model_arg,
     chat_config,
 )
+from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.players import is_baseline, make_player
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.results import run_name
@@ -41,6 +42,7 @@ from lib.benchmark.games.ladder import (
     load_rungs,
     write_ladder,
 )
+from lib.benchmark.games.play import BREAKER as GAMES_BREAKER
 from lib.benchmark.games.play import CONDITIONS, PlayConfig, play
 from lib.benchmark.games.report import session_result, session_summary, write_session
 from lib.benchmark.games.sampler import MAX_GAMES, PRIOR, TARGET, SamplerConfig
@@ -54,6 +56,7 @@ from lib.cli import (
 )
 from lib.engine import EngineSettings, engine_identity, find_stockfish
 from lib.errors import DataError
+from lib.exits import Exit
 from lib.files import (
     ensure_writable_dir,
     ensure_writable_file,
@@ -126,6 +129,7 @@ def add_play_parser(commands: Any) -> None:
                    "bench/games_coverage.py)")
     p.add_argument("--mcmc", action="store_true",
                    help="report the posterior by MCMC instead of the Laplace approximation")
+    add_breaker_arg(p, "games", GAMES_BREAKER)
     p.add_argument("--concurrency", type=positive_int, default=2,
                    help="games at once, and the sampler's batch: the schedule depends on it "
                    "(default 2)")
@@ -172,7 +176,7 @@ def play_command(args: argparse.Namespace) -> int:
     openings = () if args.no_book or Condition.STANDARD not in args.conditions else tuple(
         o.start() for o in book.load_book(args.book))
     config = PlayConfig(args.conditions, sampler, args.illegal_retries, args.legal_moves,
-                        args.ply_cap, args.concurrency, args.seed, openings)
+                        args.ply_cap, args.concurrency, args.seed, openings, args.breaker)
     settings_shown = {"conditions": list(args.conditions), "prompt": config.template,
                       "legal_moves": args.legal_moves, "illegal_retries": args.illegal_retries,
                       "ply_cap": args.ply_cap, "target": args.target,
@@ -182,8 +186,9 @@ def play_command(args: argparse.Namespace) -> int:
                       "condition_ladders_sha256": {
                           c: sha256_file(condition_path(args.ladder, c))
                           for c in args.conditions if ladders[c] is not ladder},
-                      "book_sha256": sha256_file(args.book) if openings else None}
-    name = run_name(f"play__{args.model}__{'-'.join(args.conditions)}",
+                      "book_sha256": sha256_file(args.book) if openings else None,
+                      "answered_by": player.answered_by}
+    name = run_name(file_name(Kind.PLAY, f"{args.model}__{'-'.join(args.conditions)}"),
                     [player.id, settings_shown])
     try:
         session = play(player, ladders, questions, config,
@@ -201,7 +206,7 @@ def play_command(args: argparse.Namespace) -> int:
     if not result.complete:
         log.error("some games were aborted for infrastructure reasons and are not rated; run "
                   "the same command again to play them")
-        return EXIT_INCOMPLETE
+        return Exit.INCOMPLETE
     return 0
 
 
@@ -294,7 +299,7 @@ def book_command(args: argparse.Namespace) -> None:
           f"+-{book.MAX_CP} cp)")
 
 
-def calibrate_command(args: argparse.Namespace) -> None:
+def calibrate_command(args: argparse.Namespace) -> int:
     """Add games, fit the ladder, write it, print it with its goals."""
     settings = EngineSettings(find_stockfish(args.stockfish))
     openings = tuple(o.start() for o in book.load_book(args.book))
@@ -314,8 +319,8 @@ def calibrate_command(args: argparse.Namespace) -> None:
     ensure_writable_file(ladder_path, "--ladder")
     ensure_writable_file(args.games_file, "--games-file")
     rungs = load_rungs(args.rungs) if args.rungs else default_rungs()
-    ladder, use = calibrate(rungs, config, settings, args.games_file, args.store,
-                            args.add_games, engine)
+    ladder, use, aborted = calibrate(rungs, config, settings, args.games_file, args.store,
+                                     args.add_games, engine)
     paths = write_ladder(ladder_path, ladder)
     print(ladder_table(ladder, use))
     if condition == Condition.STANDARD:
@@ -325,6 +330,12 @@ def calibrate_command(args: argparse.Namespace) -> None:
               "steps of 500)")
     print(f"wrote {', '.join(str(p) for p in paths)} from {len(use.weak)} {args.condition} "
           f"games in {args.games_file}")
+    if aborted:
+        log.error("incomplete: %d calibration game(s) were aborted (see the warnings); the "
+                  "ladder was fitted without them; run the same command again to play them",
+                  aborted)
+        return Exit.INCOMPLETE
+    return Exit.OK
 
 
 def ladder_table(ladder: Ladder, use: Usable) -> str:

@@ -126,6 +126,11 @@ class OnEngine:
         """The player's identity."""
         return self.player.id
 
+    @property
+    def answered_by(self) -> str:
+        """The player's engine."""
+        return self.player.answered_by
+
     def answer(self, question: Question, prompt: str) -> Reply:
         """The player's move, on this engine."""
         return self.player.answer_with(self.engine, question, prompt)

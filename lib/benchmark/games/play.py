@@ -59,6 +59,7 @@ class PlayConfig:
     seed: int  # Chess960 and mid-game starts, mix and random rungs, the sampler's draws
     openings: tuple[Start, ...] = ()  # the standard condition's starts (the opening book);
     # none: every standard game starts from the initial position
+    breaker: int = BREAKER  # games in a row aborted for infrastructure reasons stop the run
 
     @property
     def template(self) -> str:
@@ -207,7 +208,7 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
             aborted_in_row = aborted_in_row + 1 if played.aborted else 0
             progress.update("aborted" if played.aborted else
                             {1.0: "win", 0.5: "draw", 0.0: "loss"}[game.score], played.stored)
-            if aborted_in_row >= BREAKER:
-                raise GamesAborted(f"stopped after {BREAKER} games in a row were aborted for "
-                                   f"infrastructure reasons (last: {played.aborted})")
+            if aborted_in_row >= config.breaker:
+                raise GamesAborted(f"stopped after {aborted_in_row} games in a row were "
+                                   f"aborted for infrastructure reasons (last: {played.aborted})")
         games += sorted(meta.values(), key=lambda g: g.index)

@@ -13,6 +13,7 @@ from scipy import stats
 from lib.benchmark.core.answers import FAILED_ANSWERS, Category
 from lib.benchmark.core.bootstrap import percentile_interval, resample
 from lib.benchmark.core.elo import INTERVAL, LEVEL
+from lib.benchmark.core.header import Kind, write_result
 from lib.benchmark.core.scoring import truncation_hint
 from lib.benchmark.core.turns import Condition
 from lib.benchmark.games.figures import figures
@@ -29,7 +30,7 @@ from lib.benchmark.games.sampler import (
     limited_by_ladder,
     posterior,
 )
-from lib.files import atomic_write, write_json
+from lib.files import atomic_write
 
 BOOT = 1000  # bootstrap replicates of the by-opening-and-colour interval
 OPENING_PLIES = 4  # standard games: the opening is the first this many plies
@@ -269,7 +270,7 @@ def session_result(model: str, player_id: str, settings: dict[str, Any], session
             conditions[name]["ladder"]["measured_in"] = Condition.STANDARD.value
     add_pooled(conditions, seed)
     return GamesResult(
-        schema_version=1, kind="games", model=model, player=player_id,
+        model=model, player=player_id,
         prompt=settings["prompt"], legal_moves=settings["legal_moves"],
         illegal_retries=settings["illegal_retries"], settings=settings,
         ladder={"rungs": len(ladder.rungs), "engine": ladder.engine, "nu": ladder.nu,
@@ -315,7 +316,10 @@ def write_session(out: Path, name: str, record: GamesResult, session: Session,
     result = record.as_dict()
     paths = [out / f"{name}.json", out / f"{name}.md", out / f"{name}.pgn",
              out / "traces" / f"{name}.jsonl"]
-    write_json(paths[0], result)
+    aborted = sum(c["aborted"] for c in result["conditions"].values())
+    write_result(paths[0], Kind.PLAY, result,
+                 None if record.complete else f"{aborted} games aborted for infrastructure "
+                 "reasons")
     with atomic_write(paths[1]) as handle:
         handle.write(markdown(result))
     games = [(g, g.record) for gs in session.games.values() for g in gs if g.record is not None]

@@ -10,8 +10,6 @@ from typing import Any
 class GamesResult:
     """What a session measured, in the order the JSON file lists it."""
 
-    schema_version: int  # the leaderboard reads only this version
-    kind: str  # "games": how the leaderboard tells result files apart
     model: str  # as given by --model
     player: str  # the player's id with every option that changes its moves
     prompt: str  # the game prompt's name@version (+legal when the moves are listed)

@@ -13,7 +13,6 @@ placed by its bound and not ranked.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,6 +22,7 @@ import numpy as np
 
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
 from lib.benchmark.core.elo import LEVEL, Z
+from lib.benchmark.core.header import Kind, read_result
 from lib.benchmark.core.prompts import Question
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.results import elo_text, load_results
@@ -186,26 +186,25 @@ def _elo_cell(e: Entry) -> str:
 def _kind_files(out: Path) -> dict[str, list[dict[str, Any]]]:
     """The JSON results of `play`, `puzzles` and `worldmodel` in a directory."""
     found: dict[str, list[dict[str, Any]]] = {"games": [], "puzzles": [], "worldmodel": []}
+    table_of = {Kind.PLAY: "games", Kind.PUZZLES: "puzzles", Kind.WORLDMODEL: "worldmodel"}
     for path in sorted(out.glob("*.json")):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, OSError):
-            continue  # load_results names it
-        if isinstance(data, dict) and data.get("kind") in found:
-            data = {**data, "_file": path.name}
-            try:  # read it as the table will, so a file of another version is one warning
-                _read_as_table(data)
-            except (KeyError, TypeError, AttributeError, ValueError) as exc:
-                log.warning("skipping %s: not a %s result of this version (%s %s)", path,
-                            data["kind"], type(exc).__name__, exc)
-                continue
-            found[data["kind"]].append(data)
+            data = read_result(path, tuple(table_of))
+        except DataError:
+            continue  # load_results names every file that is no result
+        try:  # read it as the table will: a file edited by hand is one warning
+            _read_as_table(data)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            log.warning("skipping %s: not a well-formed %s result (%s %s)", path,
+                        data["kind"], type(exc).__name__, exc)
+            continue
+        found[table_of[data["kind"]]].append(data)
     return found
 
 
 def _read_as_table(data: dict[str, Any]) -> None:
     """Read a result as its table will (KeyError, TypeError, ... when it cannot be)."""
-    if data["kind"] == "games":
+    if data["kind"] == Kind.PLAY:
         game_entries([data], "")
     elif data["kind"] == "puzzles":
         puzzle_entries([data], data["settings"]["puzzles_sha256"])

@@ -9,13 +9,16 @@ from typing import Any
 
 from lib.benchmark.core.cli import (
     STEP04_PUZZLES,
+    add_breaker_arg,
     add_chat_args,
     add_model_arg,
     chat_config,
     default_puzzles,
 )
+from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.players import is_baseline, make_player
 from lib.benchmark.core.results import run_name
+from lib.benchmark.core.runner import BREAKER
 from lib.benchmark.puzzles.line import RULES as PUZZLE_RULES
 from lib.benchmark.puzzles.line import TEMPLATE as PUZZLE_TEMPLATE
 from lib.benchmark.puzzles.run import POOL, PuzzleConfig, run_puzzles, run_result, write_run
@@ -29,6 +32,7 @@ from lib.cli import (
 )
 from lib.engine import EngineSettings, find_stockfish
 from lib.errors import ConfigError, DataError
+from lib.exits import Exit
 from lib.files import (
     ensure_writable_dir,
     sha256_file,
@@ -61,6 +65,7 @@ def add_parser(commands: Any) -> None:
                    help=f"stop after this many puzzles (default {MAX_PUZZLES})")
     p.add_argument("--mcmc", action="store_true",
                    help="report the posterior by MCMC instead of the Laplace approximation")
+    add_breaker_arg(p, "puzzles", BREAKER)
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the Thompson draws and the random player (default 0)")
     add_stockfish_arg(p)
@@ -72,7 +77,7 @@ def add_parser(commands: Any) -> None:
     p.set_defaults(handler=puzzles_command)
 
 
-def puzzles_command(args: argparse.Namespace) -> None:
+def puzzles_command(args: argparse.Namespace) -> int:
     """Run the adaptive puzzle sequence; write the JSON, markdown report and figure."""
     path = args.puzzles or default_puzzles()
     if not path.exists():
@@ -93,10 +98,10 @@ def puzzles_command(args: argparse.Namespace) -> None:
     shown = {"puzzles": str(path), "puzzles_sha256": digest, "target": args.target,
              "max_puzzles": args.max_puzzles, "seed": args.seed, "prompt": PUZZLE_TEMPLATE,
              "rules": PUZZLE_RULES,
-             "malformed_rows": bad, "pool": len(puzzles)}
-    name = run_name(f"puzzles__{args.model}",
+             "malformed_rows": bad, "pool": len(puzzles), "answered_by": player.answered_by}
+    name = run_name(file_name(Kind.PUZZLES, args.model),
                     [player.id, {k: v for k, v in shown.items() if k != "puzzles"}])
-    config = PuzzleConfig(args.target, args.max_puzzles, args.seed)
+    config = PuzzleConfig(args.target, args.max_puzzles, args.seed, args.breaker)
     try:
         session = run_puzzles(player, puzzles, config, args.store or args.out / "puzzles.db",
                               settings)
@@ -106,3 +111,8 @@ def puzzles_command(args: argparse.Namespace) -> None:
     paths = write_run(args.out, name, result)
     print(puzzle_summary(result.as_dict()))
     print("wrote " + ", ".join(str(p) for p in paths))
+    if not result.complete:
+        log.error("incomplete: %d puzzles failed for infrastructure reasons and are left out "
+                  "of the estimate; run the same command again to play them", result.infra)
+        return Exit.INCOMPLETE
+    return Exit.OK

@@ -10,11 +10,11 @@ from typing import Any
 class PuzzlesResult:
     """What a puzzle run measured, in the order the JSON file lists it."""
 
-    kind: str  # "puzzles": how the leaderboard tells result files apart
-    schema_version: int  # the leaderboard reads only this version
     model: str  # as given by --model
     player: str  # the player's id with every option that changes its moves
     settings: dict[str, Any]  # puzzle file and digest, target, cap, seed, prompt, rules' version
+    complete: bool  # no puzzle was left unplayed for infrastructure reasons
+    infra: int  # puzzles whose line failed for infrastructure reasons (asked again on a rerun)
     n: int  # puzzles played
     solved: int  # by the solution's line or any mate
     alternative: int  # credited moves off the key (engine-confirmed)

@@ -16,8 +16,10 @@ import numpy as np
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
 from lib.benchmark.core.chat import InfraError
 from lib.benchmark.core.elo import Estimate, puzzle_elo_laplace, puzzle_elo_mcmc
+from lib.benchmark.core.header import Kind, write_result
 from lib.benchmark.core.players import Player
 from lib.benchmark.core.progress import Progress
+from lib.benchmark.core.runner import BREAKER
 from lib.benchmark.core.turns import GameAborted, Side
 from lib.benchmark.puzzles.line import (
     ALT_MARGIN,
@@ -35,7 +37,7 @@ from lib.benchmark.puzzles.result import PuzzlesResult
 from lib.benchmark.puzzles.sampler import Pool, draw, finished, pick, puzzles_expected
 from lib.engine import Engine, EngineSettings
 from lib.figures import save_figure
-from lib.files import atomic_write, write_json
+from lib.files import atomic_write
 from lib.kvstore import JsonStore
 from lib.puzzledb import LinePuzzle
 
@@ -45,7 +47,8 @@ POOL = 100_000  # a larger puzzle file is sampled down to this many (seeded, the
 
 
 class PuzzleRunAborted(InfraError):
-    """A move could not be had for infrastructure reasons: the run stops (rerun resumes)."""
+    """Too many puzzles in a row failed for infrastructure reasons: the run stops (a rerun
+    resumes)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ class PuzzleConfig:
     target: float  # stop when the 90% half-width is at most this (Elo)
     max_puzzles: int  # ... or after this many rated puzzles
     seed: int  # seed of the Thompson draws
+    breaker: int = BREAKER  # puzzles in a row failing for infrastructure reasons stop the run
 
 
 @dataclass
@@ -63,6 +67,9 @@ class PuzzleSession:
 
     lines: list[LineResult] = field(default_factory=list)
     bad: list[str] = field(default_factory=list)  # puzzles whose own moves are illegal
+    # Puzzles whose line could not be played for infrastructure reasons: left out of the
+    # estimate, and the result is incomplete (a rerun plays them at the same point).
+    infra: list[str] = field(default_factory=list)
 
 
 def pool_of(puzzles: list[LinePuzzle]) -> Pool:
@@ -96,8 +103,9 @@ def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig,
     # The bar counts the puzzles the run will most likely play, re-estimated as it goes.
     progress = Progress(puzzles_expected(None, 0, config.target, config.max_puzzles),
                         f"puzzles {player.id[:30]}",
-                        kinds=(SOLVED, FAILED, ALTERNATIVE), unit="puzzle")
+                        kinds=(SOLVED, FAILED, ALTERNATIVE, "infra"), unit="puzzle")
     checked = False
+    in_a_row = 0
     try:
         with Engine(settings) as engine:
             while not finished(now := estimate(session.lines), len(session.lines),
@@ -122,8 +130,17 @@ def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig,
                         session.bad.append(puzzle.id)
                         continue
                     except GameAborted as exc:
-                        raise PuzzleRunAborted(f"puzzle {puzzle.id}: {exc}; the puzzles "
-                                               "finished so far are kept") from exc
+                        log.warning("puzzle %s left out, not rated: %s", puzzle.id, exc)
+                        session.infra.append(puzzle.id)
+                        in_a_row += 1
+                        progress.update("infra", False)
+                        if in_a_row >= config.breaker:
+                            raise PuzzleRunAborted(
+                                f"stopped after {in_a_row} puzzles in a row failed for "
+                                f"infrastructure reasons (last: {exc}); the puzzles finished "
+                                "so far are kept") from exc
+                        continue
+                    in_a_row = 0
                     lines_db.put(key, line.as_dict())
                     lines_db.commit()
                 else:
@@ -158,7 +175,8 @@ def run_result(model: str, player_id: str, settings: dict[str, Any], session: Pu
                          "elo": after.as_dict()})
     motifs = Counter(t for r in lines for t in r.themes)
     return PuzzlesResult(
-        kind="puzzles", schema_version=1, model=model, player=player_id, settings=settings,
+        model=model, player=player_id, settings=settings,
+        complete=not session.infra, infra=len(session.infra),
         n=len(lines), solved=outcomes[SOLVED], alternative=outcomes[ALTERNATIVE],
         failed=outcomes[FAILED], mates_off_key=sum(r.mates for r in lines),
         bad_puzzles=session.bad, illegal=_illegal(lines),
@@ -202,7 +220,9 @@ def write_run(out: Path, name: str, record: PuzzlesResult) -> list[Path]:
     """JSON, markdown and the posterior-evolution figure."""
     result = record.as_dict()
     paths = [out / f"{name}.json", out / f"{name}.md"]
-    write_json(paths[0], result)
+    write_result(paths[0], Kind.PUZZLES, result,
+                 None if record.complete else f"{record.infra} puzzles failed for "
+                 "infrastructure reasons")
     with atomic_write(paths[1]) as handle:
         handle.write(markdown(result))
     if result["sequence"]:

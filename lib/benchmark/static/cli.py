@@ -8,6 +8,7 @@ from typing import Any
 
 from lib.benchmark.core.cli import (
     ROOT,
+    add_breaker_arg,
     add_chat_args,
     add_model_arg,
     chat_config,
@@ -45,9 +46,7 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--concurrency", type=positive_int, default=8,
                    help="requests in flight at once (default 8; a single-slot local server "
                    "answers them in turn)")
-    p.add_argument("--breaker", type=positive_int, default=BREAKER,
-                   help="stop the run when this many questions in a row fail for "
-                   f"infrastructure reasons after their retries (default {BREAKER})")
+    add_breaker_arg(p, "questions", BREAKER)
     p.add_argument("--limit", type=positive_int, default=None,
                    help="ask only this many questions (a seeded sample)")
     p.add_argument("--split", choices=("public", "private", "all"), default="all",

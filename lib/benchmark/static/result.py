@@ -1,4 +1,5 @@
-"""A static run's result: one frozen record per run, serialised here and nowhere else."""
+"""A static run's result: one frozen record per run, serialised here and nowhere else (the
+header every result file begins with is core/header.py's)."""
 
 from __future__ import annotations
 
@@ -6,15 +7,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from lib.benchmark.core.header import Kind, write_result
 from lib.benchmark.core.scoring import Item
-from lib.files import write_json
 
 
 @dataclass(frozen=True)
 class StaticResult:
     """Everything a static run measured, in the order the JSON file lists it."""
 
-    schema_version: int  # SCHEMA_VERSION when written; the leaderboard reads only this one
     model: str  # as given by --model
     player: str  # the player's id: the model with every option that changes its answers
     prompt: str  # the prompt template, name@version
@@ -52,6 +52,8 @@ class StaticResult:
         return asdict(self)
 
     def write(self, path: Path) -> None:
-        """The results JSON, written atomically."""
-        write_json(path, self.as_dict())
+        """The results JSON behind its header, written atomically."""
+        write_result(path, Kind.STATIC, self.as_dict(),
+                     None if self.complete else f"{self.infra} questions failed for "
+                     "infrastructure reasons")
 

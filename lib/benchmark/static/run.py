@@ -14,12 +14,12 @@ from typing import Any
 
 from lib.benchmark.core.answers import Category
 from lib.benchmark.core.chat import ChatConfig
-from lib.benchmark.core.cli import EXIT_INCOMPLETE
+from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.players import Player, make_player
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.prompts import TEMPLATES, Question
 from lib.benchmark.core.questions import load_questions, select
-from lib.benchmark.core.results import SCHEMA_VERSION, run_name
+from lib.benchmark.core.results import run_name
 from lib.benchmark.core.runner import ask_all, trace_record
 from lib.benchmark.core.scoring import (
     Item,
@@ -37,6 +37,7 @@ from lib.benchmark.static.report import markdown_report, summary_table
 from lib.benchmark.static.result import StaticResult
 from lib.cluster import ClusterSettings
 from lib.errors import ConfigError
+from lib.exits import Exit
 from lib.files import atomic_write, ensure_writable_dir, sha256_file
 from lib.kvstore import JsonStore
 
@@ -82,10 +83,11 @@ def run_static(config: StaticConfig, chat: ChatConfig | None) -> int:
     digest = sha256_file(config.questions)
     player = make_player(config.model, chat, config.stockfish, config.seed,
                          config.cluster.workers)
+    settings["answered_by"] = player.answered_by  # the endpoint, or the engine and version
     # The endpoint is recorded but not keyed, like the answer cache: a resumed run may reach
     # the same model through another address.
     keyed = {k: v for k, v in settings.items() if k != "base_url"}
-    name = run_name(f"{config.model}__{config.template}__{config.split}",
+    name = run_name(file_name(Kind.STATIC, f"{config.model}__{config.template}__{config.split}"),
                     [player.id, keyed, digest])
     try:
         items = _ask(config, player, questions, name)
@@ -102,7 +104,7 @@ def run_static(config: StaticConfig, chat: ChatConfig | None) -> int:
         log.error("incomplete: %d of %d questions failed for infrastructure reasons; the "
                   "result is marked incomplete and left off the leaderboard; run the same "
                   "command again to ask only those", result.infra, result.asked)
-        return EXIT_INCOMPLETE
+        return Exit.INCOMPLETE
     return 0
 
 
@@ -168,7 +170,7 @@ def _result(config: StaticConfig, player_id: str, settings: dict[str, Any], dige
     def value(name: str) -> float | None:
         return (intervals.get(name) or {}).get("value")
     return StaticResult(
-        schema_version=SCHEMA_VERSION, model=config.model, player=player_id,
+        model=config.model, player=player_id,
         prompt=settings["prompt"], questions=str(config.questions), questions_sha256=digest,
         split=config.split, filters=config.filters, limit=config.limit, seed=config.seed,
         settings=settings, complete=infra == 0, n=scored_count(items), asked=len(items),

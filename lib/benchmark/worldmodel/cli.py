@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from lib.benchmark.core.cli import (
-    EXIT_INCOMPLETE,
+    add_breaker_arg,
     add_chat_args,
     add_model_arg,
     chat_config,
 )
+from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.players import Player, is_baseline, make_player
 from lib.benchmark.core.questions import load_questions, select
 from lib.benchmark.core.results import run_name
@@ -28,6 +29,7 @@ from lib.cli import (
     cluster_of,
     positive_int,
 )
+from lib.exits import Exit
 from lib.files import (
     ensure_writable_dir,
     sha256_file,
@@ -73,9 +75,7 @@ def add_parser(commands: Any) -> None:
     add_chat_args(p)
     p.add_argument("--concurrency", type=positive_int, default=8,
                    help="requests in flight at once (default 8)")
-    p.add_argument("--breaker", type=positive_int, default=BREAKER,
-                   help=f"stop after this many infrastructure failures in a row "
-                   f"(default {BREAKER})")
+    add_breaker_arg(p, "requests", BREAKER)
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the sample, the random player and the bootstrap (default 0)")
     add_engine_args(p, "worker processes of the embedded Dask cluster that answer for a "
@@ -105,8 +105,9 @@ def worldmodel_command(args: argparse.Namespace) -> int:
     digest = sha256_file(args.questions)
     shown = {"limit": args.limit, "seed": args.seed, "temperatures": list(args.temperatures),
              "temperature": args.temperature, "max_tokens": args.max_tokens,
-             "templates": [MOVE_TEMPLATE, LIST_TEMPLATE, CHOOSE_TEMPLATE]}
-    name = run_name(f"worldmodel__{args.model}", [base.id, shown, digest])
+             "templates": [MOVE_TEMPLATE, LIST_TEMPLATE, CHOOSE_TEMPLATE],
+             "answered_by": base.answered_by}
+    name = run_name(file_name(Kind.WORLDMODEL, args.model), [base.id, shown, digest])
     cache = JsonStore(args.cache or args.out / "cache.db", "answers")
     try:
         answers_ = ask_tests(at, questions, cache, config)
@@ -115,7 +116,7 @@ def worldmodel_command(args: argparse.Namespace) -> int:
         for player in {id(p): p for p in players.values()}.values():
             player.close()
     result = WorldModelResult(
-        kind="worldmodel", schema_version=1, model=args.model, player=base.id,
+        model=args.model, player=base.id,
         questions=str(args.questions), questions_sha256=digest, positions=len(questions),
         settings=shown, **summarise(answers_, config))
     result, paths = write_wm(args.out, name, result)
@@ -124,5 +125,5 @@ def worldmodel_command(args: argparse.Namespace) -> int:
     if not result.complete:
         log.error("incomplete: %d requests failed for infrastructure reasons; run the same "
                   "command again to ask only those", result.infra)
-        return EXIT_INCOMPLETE
+        return Exit.INCOMPLETE
     return 0

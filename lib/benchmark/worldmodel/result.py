@@ -10,8 +10,6 @@ from typing import Any
 class WorldModelResult:
     """What the three tests measured, in the order the JSON file lists it."""
 
-    kind: str  # "worldmodel": how the leaderboard tells result files apart
-    schema_version: int  # the leaderboard reads only this version
     model: str  # as given by --model
     player: str  # the player's id at the tests' temperature
     questions: str  # the questions file's path as given

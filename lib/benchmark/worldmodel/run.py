@@ -14,6 +14,8 @@ import numpy as np
 
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES, Category
 from lib.benchmark.core.elo import LEVEL
+from lib.benchmark.core.header import Kind, write_result
+from lib.benchmark.core.mcnemar import mcnemar_p
 from lib.benchmark.core.players import Player
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.prompts import TEMPLATES, Question
@@ -34,7 +36,6 @@ from lib.benchmark.worldmodel.prompts import (
 from lib.benchmark.worldmodel.result import WorldModelResult
 from lib.benchmark.worldmodel.stats import (
     hypothesis,
-    mcnemar,
     mcnemar_n_for_power,
     mcnemar_power,
     paired_mean,
@@ -45,7 +46,7 @@ from lib.benchmark.worldmodel.stats import (
 )
 from lib.cluster import ClusterSettings
 from lib.figures import save_figure
-from lib.files import atomic_write, write_json
+from lib.files import atomic_write
 from lib.kvstore import JsonStore
 from lib.position import mirror_move
 
@@ -183,7 +184,7 @@ def symmetry(ans: Answers, seed: int) -> dict[str, Any]:
             "equivalent": wilson(sum(same), len(pairs)),
             "illegal_mcnemar": {
                 "original_only": only_x, "mirror_only": only_m,
-                "p_value": mcnemar(only_x, only_m),
+                "p_value": round(mcnemar_p(only_x, only_m), 6),
                 "power": {f"{a:.0%} vs {b:.0%}": round(mcnemar_power(len(pairs), a, b), 4)
                           for a, b in DIFFERENCES},
                 "n_for_90_power": {f"{a:.0%} vs {b:.0%}": mcnemar_n_for_power(a, b)
@@ -365,7 +366,9 @@ def write_run(out: Path, name: str,
     record = replace(record, figure=png.name)
     result = record.as_dict()
     paths = [out / f"{name}.json", out / f"{name}.md", png]
-    write_json(paths[0], result)
+    write_result(paths[0], Kind.WORLDMODEL, result,
+                 None if record.complete else f"{record.infra} requests failed for "
+                 "infrastructure reasons")
     with atomic_write(paths[1]) as handle:
         handle.write(markdown(result))
     return record, paths

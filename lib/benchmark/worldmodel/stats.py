@@ -138,14 +138,6 @@ def exact_test(k: int, n: int, p0: float, per_unit: int = 1) -> dict[str, Any]:
             "n_for_90_power": {name: n_for_power(p0, q) for name, q in at.items()}}
 
 
-def mcnemar(b: int, c: int) -> float | None:
-    """The exact two-sided McNemar p-value of b pairs failing only in one condition against
-    c failing only in the other (None when no pair is discordant)."""
-    if b + c == 0:
-        return None
-    return min(1.0, 2 * float(stats.binom.cdf(min(b, c), b + c, 0.5)))
-
-
 def mcnemar_power(n: int, p10: float, p01: float, alpha: float = ALPHA) -> float:
     """The power of the exact McNemar test at `alpha` over n pairs, when a pair fails only in
     the first condition with probability p10 and only in the second with p01."""

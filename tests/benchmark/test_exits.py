@@ -1,0 +1,118 @@
+"""The exit-code contract (lib/exits.py, tabled in docs/results-schema.md), command by command:
+interrupted (a real SIGINT to a real process), incomplete (a real failing server or engine),
+failed (a real bad input). Each cell of the table is one case here."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import chess
+import pytest
+
+import benchmark
+from lib.exits import Exit
+from tests.benchmark.chatserver import ChatServer, Response
+from tests.conftest import PUZZLES_1K, ROOT, fault_engine
+
+QUESTIONS = ROOT / "questions.csv"
+
+
+def _legal(fen: str) -> str:
+    return sorted(m.uci() for m in chess.Board(fen).legal_moves)[0]
+
+
+def _model(url: str, out: Path) -> list[str]:
+    return ["--model", "local/m", "--base-url", url, "--out", str(out), "--retries", "0",
+            "--timeout", "5"]
+
+
+# What each model-talking command needs to run briefly against the server.
+ASKING = {
+    "run": ["run", "--limit", "6", "--questions", str(QUESTIONS)],
+    "play": ["play", "--max-games", "2", "--ply-cap", "12", "--concurrency", "1"],
+    "puzzles": ["puzzles", "--puzzles", str(PUZZLES_1K), "--max-puzzles", "4"],
+    "worldmodel": ["worldmodel", "--limit", "3", "--questions", str(QUESTIONS),
+                   "--temperatures", "0"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(ASKING))
+def test_an_interrupted_command_exits_130_and_writes_no_result(command: str,
+                                                               tmp_path: Path) -> None:
+    """SIGINT while the model has a question: 130, and no result file (a rerun resumes)."""
+    with ChatServer(lambda fen, attempt: Response(hang=True)) as server:
+        proc = subprocess.Popen([sys.executable, "benchmark.py", *ASKING[command],
+                                 *_model(server.base_url, tmp_path)], cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None and \
+                sum(server.calls.values()) < 2:  # the preflight, then a question
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.communicate()[1]
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == Exit.INTERRUPTED, err
+    assert "Traceback" not in err
+    assert not list(tmp_path.glob("*.json"))
+
+
+@pytest.mark.parametrize("command", sorted(ASKING))
+def test_one_infrastructure_failure_writes_an_incomplete_result_and_exits_3(
+        command: str, tmp_path: Path) -> None:
+    """Some requests fail after their retries, fewer than --breaker in a row: the result
+    is written, marked incomplete with its reason, and the exit status is 3."""
+    failing: set[str] = set()
+
+    def script(fen: str, attempt: int) -> Response:
+        if not failing and fen != chess.STARTING_FEN:
+            failing.add(fen)  # the first position asked after the start fails, always
+        return Response(status=500) if fen in failing else \
+            Response(f"Final answer: {_legal(fen)}")
+    with ChatServer(script) as server:
+        status = benchmark.main([*ASKING[command], *_model(server.base_url, tmp_path),
+                                 "--breaker", "50"])
+    assert status == Exit.INCOMPLETE
+    [result] = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
+    assert result["complete"] is False and "infrastructure" in result["incomplete_reason"]
+
+
+def test_a_calibration_with_an_aborted_game_writes_its_games_and_exits_3(
+        tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine that dies at every search from some point on aborts the games it was in:
+    the finished games are written and the ladder fitted, and the exit status is 3."""
+    (tmp_path / "rungs.csv").write_text(
+        "rung,spec,anchor\nmix50@1,\"mix:random=50,nodes=300\",\nsf300@1,"
+        "stockfish:nodes=300,1000\n")
+    dies = fault_engine(tmp_path, stockfish, monkeypatch, "die",
+                        ",".join(str(n) for n in range(300, 2000)))
+    argv = ["calibrate", "--rungs", str(tmp_path / "rungs.csv"), "--add-games", "6",
+            "--workers", "1", "--games-file", str(tmp_path / "games.csv.gz"), "--ladder",
+            str(tmp_path / "ladder.csv"), "--store", str(tmp_path / "cal.db"), "--ply-cap",
+            "30", "--stockfish", dies]
+    assert benchmark.main(argv) == Exit.INCOMPLETE
+    assert (tmp_path / "games.csv.gz").exists() and (tmp_path / "ladder.csv").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--model", "random", "--questions", "missing.csv"],
+    ["play", "--model", "random", "--ladder", "missing.csv"],
+    ["puzzles", "--model", "random", "--puzzles", "missing.csv"],
+    ["worldmodel", "--model", "random", "--questions", "missing.csv"],
+    ["calibrate", "--games-file", "missing.csv.gz", "--add-games", "0", "--ladder",
+     "x.csv"],
+    ["compare", "missing-a", "missing-b"],
+    ["leaderboard", "--results", "missing-dir"],
+    ["report", "--results", "missing-dir"],
+], ids=lambda argv: argv[0])
+def test_a_failed_command_exits_2_in_one_line_and_writes_nothing(
+        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert benchmark.main(argv) == Exit.ERROR
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "missing" in err, err
+    assert list(tmp_path.iterdir()) == []
