@@ -228,7 +228,7 @@ def test_what_the_product_writes_uses_public_names_and_scores_only_run_tests(
     assert "worldmodel run, 2 positions" in wm_table and "fen@1" not in wm_table
     [static_md] = results.glob("static__evil*.md")
     report = static_md.read_text(encoding="utf-8")
-    assert "## Illegal rate" in report and "No world-model score" in report
+    assert "## Illegal rate" in report and "no world-model score" in report
     assert "rubric" not in report
 
 

@@ -55,7 +55,7 @@ def summary_table(result: dict[str, Any]) -> str:
             shown = f"; random mover {elo_text(base)}" if base else ""
             lines.append(f"  {label}: {elo_text(e)}{note}{shown}")
     wm = result["world_model"]
-    lines.append(f"  illegal rate: {illegal_text(wm)} of {wm.get('rests_on', 'the answers')}")
+    lines.append(f"  illegal rate: {_illegal_line(wm)}")
     return "\n".join(lines)
 
 
@@ -90,8 +90,7 @@ def markdown_report(result: dict[str, Any]) -> str:
                "whole line, so it runs above a whole-line puzzle Elo (benchmark.py puzzles).")
     wm = result["world_model"]
     out += ["", "## Illegal rate", "",
-            f"{illegal_text(wm)} (90% exact interval) of {wm.get('rests_on', 'the answers')}. "
-            f"{wm['note'][0].upper()}{wm['note'][1:]}."]
+            f"{_illegal_line(wm)}."]
     out += ["", "## By stratum", "", f"90% intervals by the bootstrap; a group of fewer "
             f"than {MIN_INTERVAL_N} answers shows its value alone (too few to bound).", ""]
     for key, groups in result["by"].items():
@@ -111,3 +110,12 @@ def _cell(m: dict[str, float] | None, few: bool = False) -> str:
     if not m:
         return ""
     return f"{m['value']:.3f}" + ("" if few else f" [{m['lo']:.3f}, {m['hi']:.3f}]")
+
+
+def _illegal_line(wm: dict[str, Any]) -> str:
+    """The illegal rate with its interval and what it rests on, and why there is no score."""
+    text = illegal_text(wm)
+    if text == "n/a":
+        return f"n/a ({wm['note']})"
+    return (f"{text} (90% exact interval) of {wm.get('rests_on', 'the answers')}; "
+            f"{wm['note']}")
