@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -24,6 +25,11 @@ from tests.httpserver import FileServer  # noqa: E402
 # choice for most tests: seconds faster, and a monkeypatched engine setting reaches them).
 # Tests that start a step as a program, and tests/test_cluster.py, use real processes.
 dask.config.set({PROCESSES_KEY: False})
+
+# A result file's created_at is the time it was written, unless SOURCE_DATE_EPOCH is set: the
+# tests that compare a resumed run's bytes with an undisturbed run's (made a little earlier)
+# fix it, here and in every process they start, as a reproducible build does.
+os.environ.setdefault("SOURCE_DATE_EPOCH", "1764028800")
 
 DATA = ROOT.parent / "shared" / "data" / "lichess"
 GAMES = DATA / "games"

@@ -58,6 +58,9 @@ def main() -> None:
             silent.set()  # stall: the search runs, but nothing ever reaches the caller
         engine.stdin.write(line)
         engine.stdin.flush()
+        if line.strip() == "quit":  # as the real engine does: gone at once, not at EOF
+            engine.wait(timeout=10)
+            break
     engine.kill()
 
 

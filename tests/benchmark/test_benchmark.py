@@ -145,17 +145,19 @@ def test_parsing_taxonomy_retries_and_infra(small_build: Path, tmp_path: Path, s
 def test_resume_asks_only_what_failed_and_a_cached_rerun_asks_nothing(
         small_build: Path, tmp_path: Path, scripted) -> None:
     kinds, expected = scripted
-    with ChatServer(script_for(kinds)) as server:
-        assert benchmark.main(_argv(server, small_build, tmp_path)) == Exit.INCOMPLETE
     failed = {row["prompt"] for row in _questions(small_build)
               if expected[row["id"]] == "infra"}
     healthy = dict.fromkeys(kinds, "uci")
-    with ChatServer(script_for(healthy)) as server:
+    # One endpoint throughout (answers are keyed by the endpoint that gave them): it fails
+    # some questions, then recovers.
+    with ChatServer(script_for(kinds)) as server:
+        assert benchmark.main(_argv(server, small_build, tmp_path)) == Exit.INCOMPLETE
+        server.script, server.calls = script_for(healthy), {}
         assert benchmark.main(_argv(server, small_build, tmp_path, "--resume")) == 0
         assert set(server.calls) == failed | {PREFLIGHT}
-    result = json.loads(next(tmp_path.glob("*.json")).read_text())
-    assert result["infra"] == 0 and result["complete"] is True
-    with ChatServer(script_for(healthy)) as server:
+        result = json.loads(next(tmp_path.glob("*.json")).read_text())
+        assert result["infra"] == 0 and result["complete"] is True
+        server.calls = {}
         assert benchmark.main(_argv(server, small_build, tmp_path)) == 0
         assert server.calls == {}
 

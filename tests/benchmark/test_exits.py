@@ -14,6 +14,8 @@ import chess
 import pytest
 
 import benchmark
+from lib.benchmark.games.calibration import CalibrationGame, read_games, write_games
+from lib.engine import engine_identity
 from lib.exits import Exit
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.conftest import PUZZLES_1K, ROOT, fault_engine
@@ -82,19 +84,30 @@ def test_one_infrastructure_failure_writes_an_incomplete_result_and_exits_3(
 
 def test_a_calibration_with_an_aborted_game_writes_its_games_and_exits_3(
         tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An engine that dies at every search from some point on aborts the games it was in:
-    the finished games are written and the ladder fitted, and the exit status is 3."""
+    """An engine that dies three times over on one position aborts that game: the other
+    games are written and the ladder is fitted, and the exit status is 3; once the engine
+    is mended, the rerun plays the aborted game and exits 0."""
     (tmp_path / "rungs.csv").write_text(
-        "rung,spec,anchor\nmix50@1,\"mix:random=50,nodes=300\",\nsf300@1,"
+        "rung,spec,anchor\nmix80@1,\"mix:random=80,nodes=300\",\nsf300@1,"
         "stockfish:nodes=300,1000\n")
-    dies = fault_engine(tmp_path, stockfish, monkeypatch, "die",
-                        ",".join(str(n) for n in range(300, 2000)))
-    argv = ["calibrate", "--rungs", str(tmp_path / "rungs.csv"), "--add-games", "6",
+    # Earlier games between the two rungs, some of each result, so the fit is identified
+    # whatever the new games give.
+    earlier = [CalibrationGame("standard", "mix80@1", "sf300@1", 99, n, "start",
+                               result, "checkmate", 40, engine_identity(stockfish))
+               for n, result in enumerate(["1-0", "0-1", "1/2-1/2", "0-1", "1-0", "0-1"], 1)]
+    write_games(tmp_path / "games.csv.gz", earlier)
+    # Three deaths in a row: one position fails on three fresh engines, and its game aborts.
+    dies = fault_engine(tmp_path, stockfish, monkeypatch, "die", "20,21,22")
+    argv = ["calibrate", "--rungs", str(tmp_path / "rungs.csv"), "--add-games", "2",
             "--workers", "1", "--games-file", str(tmp_path / "games.csv.gz"), "--ladder",
             str(tmp_path / "ladder.csv"), "--store", str(tmp_path / "cal.db"), "--ply-cap",
-            "30", "--stockfish", dies]
+            "16", "--stockfish", dies]
     assert benchmark.main(argv) == Exit.INCOMPLETE
-    assert (tmp_path / "games.csv.gz").exists() and (tmp_path / "ladder.csv").exists()
+    assert (tmp_path / "ladder.csv").exists()
+    assert len(read_games(tmp_path / "games.csv.gz")) == 6 + 1  # the aborted one is planned
+    monkeypatch.setenv("FAULT_AT", "")  # the engine mended: the rerun plays it
+    assert benchmark.main(argv[:4] + ["0"] + argv[5:]) == Exit.OK
+    assert len(read_games(tmp_path / "games.csv.gz")) == 6 + 2
 
 
 @pytest.mark.parametrize("argv", [
@@ -105,8 +118,8 @@ def test_a_calibration_with_an_aborted_game_writes_its_games_and_exits_3(
     ["calibrate", "--games-file", "missing.csv.gz", "--add-games", "0", "--ladder",
      "x.csv"],
     ["compare", "missing-a", "missing-b"],
-    ["leaderboard", "--results", "missing-dir"],
-    ["report", "--results", "missing-dir"],
+    ["leaderboard", "--results", "missing-dir", "--questions", str(QUESTIONS)],
+    ["report", "--results", "missing-dir", "--questions", str(QUESTIONS)],
 ], ids=lambda argv: argv[0])
 def test_a_failed_command_exits_2_in_one_line_and_writes_nothing(
         argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -64,8 +64,8 @@ def _model(body: dict) -> Response:
 
 
 def test_worldmodel_flow_against_a_scripted_model(tmp_path: Path) -> None:
-    argv = ["worldmodel", "--model", "local/m", "--questions", str(QUESTIONS), "--limit",
-            str(LIMIT), "--out", str(tmp_path), "--retries", "0"]
+    argv = ["worldmodel", "--model", "local/m", "--endpoint-id", "scripted", "--questions",
+            str(QUESTIONS), "--limit", str(LIMIT), "--out", str(tmp_path), "--retries", "0"]
     with ChatServer(lambda fen, attempt: Response(), on_body=_model) as server:
         assert benchmark.main([*argv, "--base-url", server.base_url]) == 0
         asked = len(server.bodies)
@@ -98,7 +98,7 @@ def test_worldmodel_flow_against_a_scripted_model(tmp_path: Path) -> None:
     # independent trials), and its power is taken for two answers per position.
     assert parts["illegal"]["p_value"] == pytest.approx(0.98 ** LIMIT, abs=1e-4)
     assert parts["illegal"]["n"] == LIMIT
-    assert r["symmetry"]["illegal_mcnemar"]["p_value"] is None  # no discordant pair
+    assert r["symmetry"]["illegal_mcnemar"]["p_value"] == 1.0  # no discordant pair: p = 1
     outside = LIMIT - white  # B's choices outside A's list: the dropped legal moves
     assert parts["b_outside_a"]["k"] == outside and parts["b_outside_a"]["n"] == LIMIT
     assert parts["b_outside_a"]["p_value"] == pytest.approx(

@@ -390,6 +390,9 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
     the ladder; also how many planned games were aborted (they stay planned: a rerun plays
     them)."""
     remove_stale_temps(games_path)  # a rewrite cut by kill -9 leaves its temporary file
+    if not add and not games_path.exists() and not store.exists():  # a refit: a typo?
+        raise DataError(f"no calibration games file at {games_path}: 'benchmark.py "
+                        "calibrate --add-games N' starts one")
     games = read_games(games_path)
     log_ = GameLog(store)
     try:

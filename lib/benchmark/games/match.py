@@ -21,6 +21,7 @@ from lib.benchmark.core.turns import GameAborted, Side, Start
 from lib.benchmark.games.game import FullJudge, GameRecord, ScreenedJudge, play_game
 from lib.cluster import worker_engine
 from lib.engine import Engine, EngineSettings
+from lib.errors import EngineError
 from lib.kvstore import JsonStore, MemoryStore
 
 log = logging.getLogger(__name__)
@@ -160,7 +161,7 @@ def play_job(judge: Engine, job: GameJob) -> tuple[GameRecord | None, str | None
         return judge.run(job.start.board(), lambda engine: play_game(
             job.key, white, black, job.start, ScreenedJudge(engine), MemoryStore(),
             job.ply_cap)), None
-    except GameAborted as exc:
+    except (GameAborted, EngineError) as exc:  # an engine that failed on a position, again
         return None, str(exc)
 
 
