@@ -33,7 +33,8 @@ evaluate = step("06_evaluate")
 ACTIVATE = Path(sys.prefix) / "bin" / "activate"  # the venv `make setup` made
 FAST = ["--scan-nodes", "20000", "--near-nodes", "40000", "--move-nodes", "20000",
         "--max-candidates", "3"]
-SLOW = ["--scan-nodes", "150000", "--near-nodes", "150000", "--move-nodes", "150000"]
+# Slow enough that a worker can be killed, or Ctrl-C sent, while most of the step is to do.
+SLOW = ["--scan-nodes", "60000", "--near-nodes", "60000", "--move-nodes", "60000"]
 FENS = [chess.STARTING_FEN,
         "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
         "8/8/4k3/8/2K5/8/3P4/8 w - - 0 1",
