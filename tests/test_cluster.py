@@ -258,8 +258,9 @@ def test_a_task_error_reaches_the_client(stockfish: str, tmp_path: Path,
     with EngineCluster(EngineSettings(stockfish), ClusterSettings(workers=1)) as cluster, \
             pytest.raises(ValueError, match="part of fen"):
         list(cluster.map(_bad_task, ["not a fen"]))
-    # An engine that dies on every search: the worker's three attempts, then the error.
-    wrapper = fault_engine(tmp_path, stockfish, monkeypatch, "die", "1,2,3")
+    # An engine that dies on every search of the task (its first four searches are its
+    # fingerprint, taken once as the cluster starts): three attempts, then the error.
+    wrapper = fault_engine(tmp_path, stockfish, monkeypatch, "die", "5,6,7")
     with EngineCluster(EngineSettings(wrapper), ClusterSettings(workers=1)) as cluster, \
             pytest.raises(EngineError, match=r"failed 3 times on the position 8/8/4k3"):
         list(cluster.map(_moves_task(EvalSetting(20_000, 0, 20, 1)), FENS[2:3]))
