@@ -28,7 +28,8 @@ import dask
 from distributed import Client, Future, LocalCluster, WorkerPlugin, as_completed, get_worker
 from distributed.security import Security
 
-from lib.engine import Engine, EngineSettings, engine_identity
+from lib import fingerprint
+from lib.engine import Engine, EngineSettings
 from lib.errors import ChessEvalError, ClusterError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -124,10 +125,9 @@ def worker_engine(settings: EngineSettings, slot: str) -> Engine:
     return host.engine(settings, slot)
 
 
-def _engine_name(settings: EngineSettings) -> str:
-    """Run on every worker before any work: the name and version of its engine."""
-    with Engine(settings) as engine:
-        return engine.name
+def _engine_fingerprint(settings: EngineSettings) -> fingerprint.Fingerprint:
+    """Run on every worker before any work: how its engine searches (lib/fingerprint.py)."""
+    return fingerprint.of_binary(settings.path)
 
 
 @contextlib.contextmanager
@@ -222,19 +222,22 @@ class EngineCluster:
         return client
 
     def _check_versions(self) -> str:
-        """The client's engine name; every worker must report the same."""
+        """The client's engine name; every worker's engine must search as the client's does
+        (the same fingerprint; its name may differ)."""
         assert self._client is not None
-        mine = engine_identity(self.settings.path)
-        names = self._client.run(_engine_name, self.settings, on_error="return")
-        for worker, name in sorted(names.items()):
-            if isinstance(name, BaseException):
+        mine = fingerprint.of_binary(self.settings.path)
+        theirs = self._client.run(_engine_fingerprint, self.settings, on_error="return")
+        for worker, found in sorted(theirs.items()):
+            if isinstance(found, BaseException):
                 raise ClusterError(f"worker {worker} could not start its engine "
-                                   f"({self.settings.path}): {name}")
-            if name != mine:
-                raise ClusterError(f"worker {worker} runs {name!r}, this machine {mine!r}: "
+                                   f"({self.settings.path}): {found}")
+            why = mine.difference(found)
+            if why is not None:
+                raise ClusterError(f"worker {worker} runs {found.engine!r}, which searches "
+                                   f"differently from this machine's {mine.engine!r} ({why}): "
                                    "results must not depend on which machine computed them")
-        log.info("%d Dask worker(s), each running %s", len(names), mine)
-        return mine
+        log.info("%d Dask worker(s), each running %s", len(theirs), mine.engine)
+        return mine.engine
 
     @property
     def address(self) -> str:

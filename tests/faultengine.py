@@ -4,7 +4,9 @@ Environment: FAULT_ENGINE (the real binary), FAULT_COUNTER (a file counting `go`
 across every process of a run), FAULT_AT (comma-separated `go` numbers, 1-based, at which
 to fail) and FAULT_MODE: `die` (exit at once, as a crashed engine) or `stall` (keep running
 but never answer again, as a hung engine). FAULT_NAME, when set, replaces the name the
-engine reports (`id name`), as another Stockfish version would.
+engine reports (`id name`), as another Stockfish version would. FAULT_NODES, when set, is
+added to the node limit of every `go nodes N`: a build that searches differently under the
+same name, as a custom or mis-compiled one would.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ def main() -> None:
     mode = os.environ.get("FAULT_MODE", "die")
     silent = threading.Event()
     name = os.environ.get("FAULT_NAME")
+    extra_nodes = int(os.environ.get("FAULT_NODES", "0"))
 
     def forward_output() -> None:
         assert engine.stdout is not None
@@ -56,6 +59,10 @@ def main() -> None:
                 engine.kill()
                 os._exit(3)
             silent.set()  # stall: the search runs, but nothing ever reaches the caller
+        if extra_nodes and line.startswith("go nodes "):
+            words = line.split()
+            words[2] = str(int(words[2]) + extra_nodes)
+            line = " ".join(words) + "\n"
         engine.stdin.write(line)
         engine.stdin.flush()
         if line.strip() == "quit":  # as the real engine does: gone at once, not at EOF

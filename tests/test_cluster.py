@@ -185,17 +185,21 @@ def test_a_worker_killed_mid_step_has_its_work_redone_elsewhere(
     assert not [p for p in engines if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
-def test_a_worker_with_another_engine_version_stops_the_step(
+def test_a_worker_whose_engine_searches_differently_stops_the_step(
         small_build: Path, tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
+    """Identity by behaviour: a worker's engine under the same name whose searches differ
+    (its node limits one higher, as a custom build's might be) is refused, naming the
+    position that differed."""
     wrapper = fault_engine(tmp_path, stockfish, monkeypatch, "die", "")
     out = _inputs(small_build, tmp_path / "out")
     with external(tmp_path, 1) as cluster:
-        cluster.worker(env={"FAULT_NAME": "Stockfish 99"})
+        cluster.worker(env={"FAULT_NODES": "1"})
         cluster.wait_for_workers(2)
         assert evaluate.main(_argv(out, wrapper, "--scheduler", cluster.address)) == 2
     err = capsys.readouterr().err
-    assert "runs 'Stockfish 99', this machine 'Stockfish 15.1'" in err
+    assert "which searches differently from this machine's 'Stockfish 15.1'" in err
+    assert "(position 1 (rnbqkbnr/pppppppp" in err
     assert err.count("\n") == 1 and err.startswith("error: worker tcp://127.0.0.1:")
     assert not (out / "q.csv").exists() and evaluated(out / "evals.db") == 0
 
@@ -255,8 +259,9 @@ def test_a_task_error_reaches_the_client(stockfish: str, tmp_path: Path,
     with EngineCluster(EngineSettings(stockfish), ClusterSettings(workers=1)) as cluster, \
             pytest.raises(ValueError, match="part of fen"):
         list(cluster.map(_bad_task, ["not a fen"]))
-    # An engine that dies on every search: the worker's three attempts, then the error.
-    wrapper = fault_engine(tmp_path, stockfish, monkeypatch, "die", "1,2,3")
+    # An engine that dies on every search of the task (its first four searches are its
+    # fingerprint, taken once as the cluster starts): three attempts, then the error.
+    wrapper = fault_engine(tmp_path, stockfish, monkeypatch, "die", "5,6,7")
     with EngineCluster(EngineSettings(wrapper), ClusterSettings(workers=1)) as cluster, \
             pytest.raises(EngineError, match=r"failed 3 times on the position 8/8/4k3"):
         list(cluster.map(_moves_task(EvalSetting(20_000, 0, 20, 1)), FENS[2:3]))

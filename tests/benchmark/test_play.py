@@ -324,7 +324,8 @@ def test_a_ladder_of_another_engine_version_stops_play_before_any_game(
     assert err.count("\n") == 1, err
     assert f"{ladder} was measured with {here}, but the engine here ({other}) is " \
         "Stockfish 17" in err
-    assert f"point --stockfish at a {here} binary" in err
+    assert f"Ladders here: ladder.csv ({here}). Point --stockfish at a build of one of them" \
+        in err
     assert "calibrate a ladder for Stockfish 17" in err and "ladder@stockfish-17.csv" in err
     assert not list(out.glob("play__*")) and not (out / "games.db").exists()
 

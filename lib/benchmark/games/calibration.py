@@ -84,7 +84,9 @@ class CalibrationGame:
     result: str  # 1-0, 1/2-1/2 or 0-1, White's view
     termination: str  # checkmate, threefold repetition, adjudication: decisive, ...
     plies: int
-    engine: str  # the engine's name and version on the worker that played it
+    # The name and version of the engine that played it: the ladder's, for a build whose
+    # searches match the ladder's fingerprint under another name (the workers' is checked).
+    engine: str
 
     @property
     def weak_score(self) -> float:
@@ -458,7 +460,7 @@ def _play(missing: list[tuple[CalibrationGame, GameJob]], log_: GameLog,
                     continue
                 row = CalibrationGame(**(asdict(rows[job.key]) | {
                     "result": record.result, "termination": record.termination,
-                    "plies": len(record.moves), "engine": cluster.name}))
+                    "plies": len(record.moves)}))  # the planned engine: the ladder's name
                 log_.add(row)
                 progress.update("draw" if row.result == "1/2-1/2" else "decisive", False)
                 if time.monotonic() - merged_at > MERGE_EVERY_S:

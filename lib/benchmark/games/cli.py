@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from lib import fingerprint
 from lib.benchmark.core import btd
 from lib.benchmark.core.cli import (
     LADDER_GAMES,
@@ -36,8 +37,10 @@ from lib.benchmark.games.ladder import (
     check_engine,
     condition_path,
     default_rungs,
+    fingerprint_path,
     ladder_engine,
     ladder_for,
+    ladder_of,
     load_ladder,
     load_rungs,
     write_ladder,
@@ -153,17 +156,17 @@ def play_command(args: argparse.Namespace) -> int:
     """Play the games, rate them, write PGN, traces, report and figures; the exit status."""
     settings = EngineSettings(find_stockfish(args.stockfish))
     engine = engine_identity(settings.path)
-    if args.ladder is None:  # the committed ladder, or the one of this engine beside it
-        args.ladder = ladder_for(LADDER, engine)
-        if not args.ladder.exists():
-            args.ladder = LADDER  # another engine's: refused below, naming both
+    if args.ladder is None:  # the ladder this engine's searches match, among those here
+        args.ladder = ladder_of(LADDER, engine, settings.path)
     ladder = load_ladder(args.ladder)
-    check_engine(args.ladder, ladder, engine, settings.path)
+    recorded = fingerprint.read(fingerprint_path(args.ladder))
+    check_engine(args.ladder, ladder, engine, settings.path, recorded)
     ladders: dict[str, Ladder] = {c: load_ladder(condition_path(args.ladder, c))
                if condition_path(args.ladder, c).exists() else ladder for c in CONDITIONS}
     for c in args.conditions:
         if ladders[c] is not ladder:
-            check_engine(condition_path(args.ladder, c), ladders[c], engine, settings.path)
+            check_engine(condition_path(args.ladder, c), ladders[c], engine, settings.path,
+                         recorded)
         elif c != Condition.STANDARD:
             log.warning("no ladder measured in %s (%s): its games are rated on the standard "
                         "ladder", c, condition_path(args.ladder, c).name)
@@ -187,7 +190,10 @@ def play_command(args: argparse.Namespace) -> int:
                           c: sha256_file(condition_path(args.ladder, c))
                           for c in args.conditions if ladders[c] is not ladder},
                       "book_sha256": sha256_file(args.book) if openings else None,
-                      "answered_by": player.answered_by}
+                      "answered_by": player.answered_by,
+                      # The build that played the rungs, as it names itself: its searches
+                      # match the ladder's fingerprint, whatever the name.
+                      "rungs_engine": engine}
     name = run_name(file_name(Kind.PLAY, f"{args.model}__{'-'.join(args.conditions)}"),
                     [player.id, settings_shown])
     try:
@@ -310,11 +316,15 @@ def calibrate_command(args: argparse.Namespace) -> int:
                                condition, midgame)
     engine = engine_identity(settings.path)
     if args.ladder is None:
-        args.ladder = ladder_for(LADDER, engine)
-    elif (theirs := ladder_engine(args.ladder)) not in (None, engine):
-        raise DataError(f"--ladder {args.ladder} was measured with {theirs}, not {engine} "
-                        f"(the engine here): name another file, e.g. "
-                        f"{ladder_for(args.ladder, engine).name}")
+        args.ladder = ladder_of(LADDER, engine, settings.path)
+        if ladder_engine(args.ladder) not in (None, engine) and \
+                fingerprint.read(fingerprint_path(args.ladder)) is None:
+            args.ladder = ladder_for(LADDER, engine)  # a new engine: a new ladder file
+    recorded = fingerprint.read(fingerprint_path(args.ladder))
+    if args.ladder.exists():
+        check_engine(args.ladder, load_ladder(args.ladder), engine, settings.path, recorded)
+    if recorded is not None:
+        engine = recorded.engine  # the games are the ladder engine's, whatever this build's name
     ladder_path = condition_path(args.ladder, args.condition)
     ensure_writable_file(ladder_path, "--ladder")
     ensure_writable_file(args.games_file, "--games-file")
@@ -322,6 +332,8 @@ def calibrate_command(args: argparse.Namespace) -> int:
     ladder, use, aborted = calibrate(rungs, config, settings, args.games_file, args.store,
                                      args.add_games, engine)
     paths = write_ladder(ladder_path, ladder)
+    if recorded is None:  # a new ladder: the fingerprint of the engine that measured it
+        paths.append(fingerprint.of_binary(settings.path).write(fingerprint_path(args.ladder)))
     print(ladder_table(ladder, use))
     if condition == Condition.STANDARD:
         more = games_to_goal(ladder, read_games(args.games_file))

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lib import fingerprint
 from lib.benchmark.core import btd
 from lib.errors import DataError, FitError
 from lib.files import write_csv
@@ -271,16 +272,56 @@ def ladder_for(default: Path, engine: str) -> Path:
     return default.with_name(f"{default.stem}@{engine_slug(engine)}{default.suffix}")
 
 
-def check_engine(path: Path, ladder: Ladder, engine: str, binary: str) -> None:
-    """A DataError in one line when `ladder` was measured with another engine than the one
-    at `binary` (its rungs would be other players): both versions and the two ways out."""
-    if ladder.engine != engine:
-        mine = ladder_for(path.with_name("ladder.csv"), engine)
-        raise DataError(
-            f"{path} was measured with {ladder.engine}, but the engine here ({binary}) is "
-            f"{engine}: point --stockfish at a {ladder.engine} binary, or calibrate a ladder "
-            f"for {engine} ('benchmark.py calibrate --add-games N --stockfish {binary}' "
-            f"writes {mine.name})")
+def fingerprint_path(path: Path) -> Path:
+    """Where the fingerprint of the engine that measured the ladder at `path` lives:
+    NAME_fingerprint.json beside it (one for a ladder and its conditions' ladders)."""
+    return path.with_name(f"{path.stem}_fingerprint.json")
+
+
+def ladders_beside(default: Path) -> list[Path]:
+    """Every ladder file beside `default` (ladder.csv and ladder@ENGINE.csv), not the
+    covariance, fingerprint or condition files that go with them."""
+    found = [default] if default.exists() else []
+    found += sorted(p for p in default.parent.glob(f"{default.stem}@*{default.suffix}")
+                    if "_" not in p.stem.split("@", 1)[1])
+    return found
+
+
+def ladder_of(default: Path, engine: str, binary: str) -> Path:
+    """The ladder of the engine at `binary` (reporting `engine`) beside `default`: the one
+    whose recorded fingerprint its searches match, else the one measured under its name,
+    else `default` (which check_engine then refuses, listing the ladders there are)."""
+    candidates = ladders_beside(default)
+    for path in candidates:
+        recorded = fingerprint.read(fingerprint_path(path))
+        if recorded is not None and recorded.difference(fingerprint.of_binary(binary)) is None:
+            return path
+    return next((p for p in candidates if ladder_engine(p) == engine), default)
+
+
+def check_engine(path: Path, ladder: Ladder, engine: str, binary: str,
+                 recorded: fingerprint.Fingerprint | None) -> None:
+    """A DataError in one line unless the engine at `binary` (reporting `engine`) plays the
+    ladder's rungs as they were measured: its searches must match the `recorded`
+    fingerprint (the name may differ), or, for a ladder with none, its name must."""
+    if recorded is not None:
+        why = recorded.difference(fingerprint.of_binary(binary))
+        if why is None:
+            return
+        problem = (f"the engine here ({binary}, which reports {engine}) searches "
+                   f"differently from the {ladder.engine} that measured it: {why}")
+    elif ladder.engine != engine:
+        problem = f"the engine here ({binary}) is {engine}"
+    else:
+        return
+    mine = ladder_for(path.with_name("ladder.csv"), engine)
+    others = ", ".join(f"{p.name} ({ladder_engine(p)})" for p in ladders_beside(
+        path.with_name("ladder.csv")))
+    raise DataError(
+        f"{path} was measured with {ladder.engine}, but {problem}. Ladders here: "
+        f"{others or 'none'}. Point --stockfish at a build of one of them, or calibrate "
+        f"a ladder for {engine} ('benchmark.py calibrate --add-games N --stockfish "
+        f"{binary}' writes {mine.name})")
 
 
 def cov_path(path: Path) -> Path:
