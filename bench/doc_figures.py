@@ -207,10 +207,10 @@ def screenshots(demo: Path, root: Path = ROOT) -> None:
 
 
 def image_record(command: str, inputs: tuple[str, ...], image: Path, earlier: object,
-                 root: Path = ROOT) -> dict[str, object]:
+                 commit: str, root: Path = ROOT) -> dict[str, object]:
     """What docs/images.json says of one image: how, when and from what it was made. An image
     remade with the same bytes from the same files keeps its `earlier` record (its commit)."""
-    record = {"command": command, "commit": revision(root),
+    record = {"command": command, "commit": commit,
               "inputs": {name: digest(root / name) for name in inputs},
               "sha256": digest(image)}
     if isinstance(earlier, dict) and all(earlier.get(k) == record[k]
@@ -225,10 +225,12 @@ def write_images(take_screenshots: bool, root: Path = ROOT) -> list[str]:
     record_path = root / IMAGES_FILE
     records = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() \
         else {}
+    commit = revision(root)  # before any image is written: the code that makes them
     fit_figure(root / FIT_FIGURE, root)
     written = [FIT_FIGURE]
     records[FIT_FIGURE] = image_record("python -m bench.doc_figures", FIT_INPUTS,
-                                       root / FIT_FIGURE, records.get(FIT_FIGURE), root)
+                                       root / FIT_FIGURE, records.get(FIT_FIGURE), commit,
+                                       root)
     if take_screenshots:
         demo = root / DEMO_DIR
         subprocess.run(["make", "demo", f"DEMO={DEMO_DIR}"], cwd=root, check=True,
@@ -236,7 +238,8 @@ def write_images(take_screenshots: bool, root: Path = ROOT) -> list[str]:
         screenshots(demo, root)
         for name in SCREENSHOTS:
             records[name] = image_record("python -m bench.doc_figures --screenshots",
-                                         DEMO_INPUTS, root / name, records.get(name), root)
+                                         DEMO_INPUTS, root / name, records.get(name), commit,
+                                         root)
         written += list(SCREENSHOTS)
     record_path.write_text(json.dumps(records, indent=1, sort_keys=True) + "\n",
                            encoding="utf-8")
