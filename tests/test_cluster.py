@@ -34,7 +34,7 @@ ACTIVATE = Path(sys.prefix) / "bin" / "activate"  # the venv `make setup` made
 FAST = ["--scan-nodes", "20000", "--near-nodes", "40000", "--move-nodes", "20000",
         "--max-candidates", "3"]
 # Slow enough that a worker can be killed, or Ctrl-C sent, while most of the step is to do.
-SLOW = ["--scan-nodes", "60000", "--near-nodes", "60000", "--move-nodes", "60000"]
+SLOW = ["--scan-nodes", "40000", "--near-nodes", "40000", "--move-nodes", "40000"]
 FENS = [chess.STARTING_FEN,
         "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
         "8/8/4k3/8/2K5/8/3P4/8 w - - 0 1",

@@ -17,7 +17,7 @@ def results(tmp_path_factory: pytest.TempPathFactory, stockfish: str) -> dict[st
     found = {}
     for player in PLAYERS:
         argv = ["--model", player, "--questions", str(ROOT / "questions.csv"), "--out",
-                str(out / player.replace(":", "_")), "--limit", "140", "--stockfish", stockfish,
+                str(out / player.replace(":", "_")), "--limit", "100", "--stockfish", stockfish,
                 "--bootstrap", "300", "--workers", "2"]
         assert benchmark.main(argv) == 0
         found[player] = json.loads(next((out / player.replace(":", "_")).glob("*.json"))
