@@ -97,14 +97,20 @@ def find_stockfish(explicit: str | None = None) -> str:
     )
 
 
-def engine_identity(path: str) -> str:
-    """The name and version the engine at `path` reports ('Stockfish 15.1'), asked once per
-    process for each binary (a changed file is asked again)."""
+def binary_key(path: str) -> tuple[str, int, int]:
+    """What identifies an engine binary for a per-process cache: its path, modification time
+    and size (a changed file is another key); EngineError when it is not there."""
     try:
         stat = os.stat(path)
     except OSError as exc:
         raise EngineError(f"could not start {path}: {exc.strerror}") from exc
-    return _identity(path, stat.st_mtime_ns, stat.st_size)
+    return path, stat.st_mtime_ns, stat.st_size
+
+
+def engine_identity(path: str) -> str:
+    """The name and version the engine at `path` reports ('Stockfish 15.1'), asked once per
+    process for each binary (a changed file is asked again)."""
+    return _identity(*binary_key(path))
 
 
 @functools.lru_cache(maxsize=16)

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import chess
 import chess.engine
 
-from lib.engine import Engine, EngineSettings, score_to_cp
+from lib.engine import Engine, EngineSettings, binary_key, score_to_cp
 from lib.errors import DataError, EngineError
 from lib.files import atomic_write
 
@@ -92,11 +91,7 @@ def take(engine: Engine) -> Fingerprint:
 
 def of_binary(path: str) -> Fingerprint:
     """The fingerprint of the engine at `path`, taken once per process for each binary."""
-    try:
-        stat = os.stat(path)
-    except OSError as exc:
-        raise EngineError(f"could not start {path}: {exc.strerror}") from exc
-    return _of_binary(path, stat.st_mtime_ns, stat.st_size)
+    return _of_binary(*binary_key(path))
 
 
 @functools.lru_cache(maxsize=16)
