@@ -34,6 +34,7 @@ import numpy as np
 
 from lib.benchmark.core import btd
 from lib.benchmark.core.cli import LADDER_GAMES
+from lib.benchmark.core.header import revision
 from lib.benchmark.games import design
 from lib.benchmark.games.calibration import fit_by_span, games_to_goal, read_games, usable
 from lib.benchmark.games.ladder import RUNG_SPACING, load_ladder
@@ -164,16 +165,6 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def revision(root: Path = ROOT) -> str:
-    """The code's revision as `git describe` gives it (`-dirty`: with uncommitted changes)."""
-    try:
-        out = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=root, text=True,
-                             capture_output=True, timeout=30, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return out or "unknown"
-
-
 def fit_figure(path: Path, root: Path = ROOT) -> None:
     """docs/static_vs_game.png: the rungs' static scores against their game Elo, and the fit,
     drawn from the committed game_elo_fit.json."""
@@ -225,7 +216,7 @@ def write_images(take_screenshots: bool, root: Path = ROOT) -> list[str]:
     record_path = root / IMAGES_FILE
     records = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() \
         else {}
-    commit = revision(root)  # before any image is written: the code that makes them
+    commit = revision()  # before any image is written: the code that makes them
     fit_figure(root / FIT_FIGURE, root)
     written = [FIT_FIGURE]
     records[FIT_FIGURE] = image_record("python -m bench.doc_figures", FIT_INPUTS,
