@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 ARGS ?=
 
-.PHONY: setup stockfish chromium generate test lint bench demo
+.PHONY: setup stockfish engine node chromium generate test lint bench demo
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -12,13 +12,34 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
+# Any engine the lookup finds will do (--stockfish, STOCKFISH_PATH, PATH, /usr/games/stockfish,
+# then `make engine`'s); with none, Debian's package as root, else the portable one.
 stockfish:
 	@if [ -n "$$STOCKFISH_PATH" ] || command -v stockfish >/dev/null 2>&1 \
-	    || [ -x /usr/games/stockfish ]; then exit 0; fi; \
+	    || [ -x /usr/games/stockfish ] || [ -d node_modules/stockfish ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ]; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq stockfish; \
+	elif command -v npm >/dev/null 2>&1; then \
+	    $(MAKE) --no-print-directory engine; \
 	else \
-	    echo "Stockfish is missing: install Debian's 'stockfish' package or set STOCKFISH_PATH" >&2; \
+	    echo "Stockfish is missing: run 'make engine' (needs node and npm), install Debian's" \
+	         "'stockfish' package or set STOCKFISH_PATH" >&2; \
+	    exit 1; \
+	fi
+
+# The portable engine: npm's WebAssembly Stockfish at the version package-lock.json pins, under
+# node_modules/ (node runs it; it plays exactly as the native build of its version).
+engine: node
+	npm ci --no-audit --no-fund --loglevel=error
+
+# node and npm come from the OS (Debian's nodejs and npm, Homebrew, the Node.js installer).
+node:
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
+	else \
+	    echo "node and npm are missing: install Debian's 'nodejs' and 'npm' packages," \
+	         "Homebrew's 'node' or the Node.js installer" >&2; \
 	    exit 1; \
 	fi
 
@@ -51,7 +72,7 @@ generate: setup
 	$(PY) generate.py $(ARGS)
 
 # CI runs this: the linters first (a style or type error fails it in seconds), then the tests.
-test: setup chromium lint
+test: setup chromium engine lint
 	$(PY) -m pytest -q tests $(ARGS)
 
 # ruff on everything; mypy, strict, on lib/ (settings and their reasons in pyproject.toml).

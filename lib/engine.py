@@ -71,29 +71,64 @@ def score_to_cp(score: chess.engine.Score) -> int:
     return MATE_CP if score == chess.engine.MateGiven else -MATE_CP
 
 
-def find_stockfish(explicit: str | None = None) -> str:
-    """Path of a working Stockfish: --stockfish, STOCKFISH_PATH, PATH, then /usr/games/stockfish."""
+# The portable engine `make engine` installs: npm's WebAssembly build of Stockfish (one thread,
+# full network), pinned in package.json, run by the OS's node. The same bits run on every OS.
+PROJECT = Path(__file__).resolve().parents[1]
+NPM_ENGINE_GLOB = "node_modules/stockfish/src/stockfish-*-single-*.js"
+
+
+def npm_engine(root: Path = PROJECT) -> str | None:
+    """The WebAssembly Stockfish `make engine` installed under `root`, if there is one."""
+    # The full build, not the "lite" one with a smaller network that plays another game.
+    found = sorted(p for p in root.glob(NPM_ENGINE_GLOB) if "-lite-" not in p.name)
+    return str(found[-1]) if found else None
+
+
+def engine_command(path: str) -> list[str]:
+    """The command that starts the engine at `path`: a .js build runs under node (found on
+    PATH), anything else is the binary itself. EngineNotFoundError when node is missing."""
+    if not path.endswith(".js"):
+        return [path]
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        raise EngineNotFoundError(
+            f"{path} is a WebAssembly build that node runs, and node is not on PATH (install "
+            "Debian's 'nodejs' package, Homebrew's 'node' or the Node.js installer)")
+    return [node, path]
+
+
+def _runnable(path: str) -> bool:
+    """A file the lookup can start: an executable, or a .js build for node."""
+    return Path(path).is_file() and (path.endswith(".js") or os.access(path, os.X_OK))
+
+
+def find_stockfish(explicit: str | None = None, root: Path = PROJECT) -> str:
+    """Path of a Stockfish, in this order: --stockfish, STOCKFISH_PATH, `stockfish` on PATH,
+    /usr/games/stockfish (Debian's package), then the WebAssembly build `make engine`
+    installs in the project (`root`)."""
     candidates: list[tuple[str, str | None]] = [
         ("--stockfish", explicit),
         ("STOCKFISH_PATH", os.environ.get("STOCKFISH_PATH")),
         ("PATH", shutil.which("stockfish")),
         (DEBIAN_STOCKFISH, DEBIAN_STOCKFISH),
+        ("make engine", npm_engine(root)),
     ]
     tried = []
     for origin, path in candidates:
         if not path:
-            tried.append(f"{origin}: not set" if origin != "PATH" else "PATH: no 'stockfish'")
+            tried.append({"PATH": "PATH: no 'stockfish'",
+                          "make engine": "make engine: not run"}.get(origin, f"{origin}: not set"))
             continue
-        if Path(path).is_file() and os.access(path, os.X_OK):
+        if _runnable(path):
             return path
         tried.append(f"{origin}: {path} is not an executable file")
         if origin in ("--stockfish", "STOCKFISH_PATH"):
             # An explicit choice that does not work is an error, not a reason to guess.
             break
     raise EngineNotFoundError(
-        "no Stockfish binary found; tried " + "; ".join(tried)
-        + ". Pass --stockfish PATH, set STOCKFISH_PATH, put stockfish on PATH, or install"
-        " Debian's 'stockfish' package (/usr/games/stockfish)."
+        "no Stockfish found; tried " + "; ".join(tried)
+        + ". Run 'make engine' (npm's portable build, needs node), pass --stockfish PATH, set"
+        " STOCKFISH_PATH, put stockfish on PATH, or install Debian's 'stockfish' package."
     )
 
 
@@ -223,7 +258,8 @@ class Engine:
 
     def _start(self) -> None:
         try:
-            self._engine = chess.engine.SimpleEngine.popen_uci(self.settings.path)
+            self._engine = chess.engine.SimpleEngine.popen_uci(
+                engine_command(self.settings.path))
             self._name = str(self._engine.id.get("name", "unknown engine"))
             options = {"Threads": self.settings.threads, "Hash": self.settings.hash_mb,
                        **dict(self.settings.options)}

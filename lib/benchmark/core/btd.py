@@ -166,13 +166,28 @@ class Pool:
     nu: float  # the draw parameter's MAP
 
 
+@dataclass(frozen=True)
+class PoolPrior:
+    """A Normal prior on the ratings of players 1.. relative to player 0."""
+
+    mean: np.ndarray  # Elo, one per player 1..
+    precision: np.ndarray  # the inverse of its covariance (Elo^-2)
+
+
+def flat_prior(n_players: int) -> PoolPrior:
+    """The nearly flat prior: each rating Normal(0, POOL_SD^2) relative to player 0; it only
+    keeps a player who won or lost every game finite."""
+    return PoolPrior(np.zeros(n_players - 1), np.eye(n_players - 1) / POOL_SD ** 2)
+
+
 def fit_pool(n_players: int, white: np.ndarray, black: np.ndarray, scores: np.ndarray,
-             nu: float | None = None) -> Pool:
+             nu: float | None = None, prior: PoolPrior | None = None) -> Pool:
     """Joint MAP of every player's rating (player 0 fixed at 0) and of nu (unless given).
 
-    `scores` are white's results. The prior is nearly flat (each rating Normal(0, POOL_SD^2)
-    relative to player 0) and only keeps a player who won or lost every game finite.
+    `scores` are white's results. The prior is `flat_prior` unless one is given (a ladder
+    for a new engine has its prior from another engine's ladder: ladder_prior.py).
     """
+    prior = prior or flat_prior(n_players)
     white, black = np.asarray(white, int), np.asarray(black, int)
     scores = np.asarray(scores, float)
     draws = scores == DRAW
@@ -189,7 +204,8 @@ def fit_pool(n_players: int, white: np.ndarray, black: np.ndarray, scores: np.nd
         log_nu = np.log(nu_) if nu_ > 0 else -np.inf
         log_z = np.logaddexp(np.logaddexp(half, -half), log_nu)
         own = np.where(draws, log_nu, np.where(wins, half, -half))
-        return float(-np.sum(own - log_z) + 0.5 * np.sum((ratings / POOL_SD) ** 2))
+        off = ratings[1:] - prior.mean
+        return float(-np.sum(own - log_z) + 0.5 * off @ prior.precision @ off)
     if nu is None and (draws.all() or not draws.any()):
         raise FitError(f"joint BTD fit of {n_players} players on {len(scores)} games: the draw "
                        f"parameter is not identified when {'every' if draws.all() else 'no'} "
@@ -202,24 +218,26 @@ def fit_pool(n_players: int, white: np.ndarray, black: np.ndarray, scores: np.nd
         out = np.zeros(len(x))
         np.add.at(out, white[white > 0] - 1, -50 * C * slope[white > 0])
         np.add.at(out, black[black > 0] - 1, 50 * C * slope[black > 0])
-        out[: n_players - 1] += 100 * ratings[1:] / POOL_SD ** 2
+        out[: n_players - 1] += 100 * prior.precision @ (ratings[1:] - prior.mean)
         if nu is None:
             out[-1] = -float(np.sum(draws - nu_ / z))
         return out
 
     size = n_players - 1 + (nu is None)
-    result = optimize.minimize(negative, np.zeros(size), jac=gradient, method="BFGS",
+    start = np.zeros(size)
+    start[: n_players - 1] = prior.mean / 100  # zeros under the flat prior
+    result = optimize.minimize(negative, start, jac=gradient, method="BFGS",
                                options={"gtol": 1e-7})
     # BFGS may stop short where a direction is nearly flat (a rung that won or lost almost
     # every game): Newton steps with the exact Hessian finish the job, or the fit fails.
     x = _newton(negative, gradient,
-                lambda x: pool_hessian(*unpack(x), white, black, nu is None), result.x)
+                lambda x: pool_hessian(*unpack(x), white, black, nu is None, prior), result.x)
     if x is None:
         raise FitError(f"joint BTD fit of {n_players} players on {len(scores)} games did not "
                        f"converge: {result.message}")
     ratings, nu_ = unpack(x)
     cov_x = _inverse_of_positive_definite(
-        pool_hessian(ratings, nu_, white, black, nu is None),
+        pool_hessian(ratings, nu_, white, black, nu is None, prior),
         f"joint BTD fit of {n_players} players on {len(scores)} games")
     cov = np.zeros((n_players, n_players))
     cov[1:, 1:] = 100 ** 2 * cov_x[: n_players - 1, : n_players - 1]
@@ -257,15 +275,17 @@ def _inverse_of_positive_definite(matrix: np.ndarray, what: str) -> np.ndarray:
 
 
 def pool_hessian(ratings: np.ndarray, nu: float, white: np.ndarray, black: np.ndarray,
-                 free_nu: bool) -> np.ndarray:
+                 free_nu: bool, prior: PoolPrior | None = None) -> np.ndarray:
     """The exact Hessian of fit_pool's negative log posterior in its own coordinates (ratings
     of players 1.. in hundreds of Elo, then log nu when it is fitted).
 
     Per game, with a = C (R_white - R_black) / 2 and Z = 2 cosh a + nu, minus the
     log-likelihood has second derivatives (4 + 2 nu cosh a) / Z^2 in a, -2 nu sinh a / Z^2 in
     a and log nu, and 2 nu cosh a / Z^2 in log nu (the result's own term is linear in both);
-    da/dx is +-50 C for the two players' coordinates. The prior adds (100 / POOL_SD)^2.
+    da/dx is +-50 C for the two players' coordinates. The prior adds 100^2 times its
+    precision (flat_prior's unless one is given).
     """
+    prior = prior or flat_prior(len(ratings))
     n = len(ratings) - 1
     size = n + free_nu
     half = C * (ratings[white] - ratings[black]) / 2
@@ -276,7 +296,7 @@ def pool_hessian(ratings: np.ndarray, nu: float, white: np.ndarray, black: np.nd
     np.add.at(jac, (rows[white > 0], white[white > 0] - 1), 50 * C)
     np.add.at(jac, (rows[black > 0], black[black > 0] - 1), -50 * C)
     out: np.ndarray = jac.T @ (h_aa[:, None] * jac)
-    out[np.arange(n), np.arange(n)] += (100 / POOL_SD) ** 2
+    out[:n, :n] += 100 ** 2 * prior.precision
     if free_nu:
         cross = jac[:, :n].T @ (-2 * nu * np.sinh(half) / z ** 2)
         out[:n, n] += cross

@@ -45,6 +45,7 @@ from lib.benchmark.games.ladder import (
     rate,
     rate_in_condition,
 )
+from lib.benchmark.games.ladder_prior import LadderPrior
 from lib.benchmark.games.match import GameJob, play_job
 from lib.cluster import ClusterSettings, EngineCluster
 from lib.engine import EngineSettings
@@ -163,9 +164,15 @@ def usable(rungs: list[Rung], games: list[CalibrationGame], engine: str,
                   len(games) - len(mine), len(mine) - len(known))
 
 
-def fit(rungs: list[Rung], games: Usable, engine: str) -> Ladder:
+def fit(rungs: list[Rung], games: Usable, engine: str,
+        prior: LadderPrior | None = None) -> Ladder:
     """The ladder from a joint fit of the usable games (colours do not enter the model):
-    the rungs that have games, weakest first by measured Elo."""
+    the rungs that have games, weakest first by measured Elo. With a `prior` (a new engine's
+    ladder, from another engine's), every rung, with or without games."""
+    if prior is not None:
+        ladder = rate(rungs, games.weak, games.strong, games.weak_score,
+                      prior.pool_prior(anchor_of(rungs)))
+        return by_elo(Ladder(ladder.rungs, ladder.nu, engine, ladder.cov, prior.describe()))
     played = sorted(set(games.weak) | set(games.strong))
     if anchor_of(rungs) not in played:
         raise DataError("no calibration games of this engine with the anchor rung "
@@ -186,9 +193,18 @@ def fit(rungs: list[Rung], games: Usable, engine: str) -> Ladder:
     return by_elo(Ladder(ladder.rungs, ladder.nu, engine, ladder.cov))
 
 
-def planning_elos(rungs: list[Rung], games: Usable) -> tuple[np.ndarray, float, np.ndarray]:
+def planning_elos(rungs: list[Rung], games: Usable, prior: LadderPrior | None = None
+                  ) -> tuple[np.ndarray, float, np.ndarray]:
     """The Elos, nu and variance inflation (see `inflation`) the planner assumes: the fit's
-    once every rung has games, else even gaps of PLAN_GAP around the anchor and none."""
+    once every rung has games, else even gaps of PLAN_GAP around the anchor and none. With a
+    prior: the fit with it once there are draws and decisive games, else its mean."""
+    if prior is not None:
+        scores = games.weak_score
+        if (scores == btd.DRAW).any() and (scores != btd.DRAW).any():
+            ladder = rate(rungs, games.weak, games.strong, scores,
+                          prior.pool_prior(anchor_of(rungs)))
+            return ladder.elos, ladder.nu, np.ones(len(rungs))
+        return prior.mean, design.PLAN_NU, np.ones(len(rungs))
     played = np.zeros(len(rungs), bool)
     played[games.weak] = played[games.strong] = True
     if played.all():
@@ -215,14 +231,18 @@ def inflation(ladder: Ladder, games: Usable) -> np.ndarray:
 
 
 def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
-         seed: int, condition: str = Condition.STANDARD) -> list[CalibrationGame]:
+         seed: int, condition: str = Condition.STANDARD,
+         prior: LadderPrior | None = None) -> list[CalibrationGame]:
     """The next `add` games of a condition (result fields blank): their pairs by
     design.choose, numbered on from the pair's last game of this seed and condition. In a
-    condition other than standard the standard ladder's measurement is prior information."""
+    condition other than standard the standard ladder's measurement is prior information;
+    a new engine's ladder has its `prior` (ladder_prior.py)."""
     use = usable(rungs, games, engine, condition)
     standard = usable(rungs, games, engine)
-    elos, nu, inflate = planning_elos(rungs, standard)
+    elos, nu, inflate = planning_elos(rungs, standard, prior)
     info = design.information(elos, nu, use.weak, use.strong)
+    if prior is not None and condition == Condition.STANDARD:
+        info = info + prior.information()
     if condition != Condition.STANDARD:
         info = info + _prior_information(rungs, standard, elos, nu)
         inflate = np.ones(len(rungs))  # the condition's fit is another model: none known
@@ -242,12 +262,15 @@ def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
 
 
 def games_to_goal(ladder: Ladder, games: list[CalibrationGame],
-                  condition: str = Condition.STANDARD) -> int:
+                  condition: str = Condition.STANDARD, prior: LadderPrior | None = None) -> int:
     """The planner's estimate of the games still needed for every rung of a fitted ladder to
-    meet its goal (design.goals), played as `plan` would choose them."""
+    meet its goal (design.goals), played as `plan` would choose them. `prior`: the one the
+    ladder was fitted with, for its rungs in the ladder's order."""
     use = usable(ladder.rungs, games, ladder.engine, condition)
     info = design.information(ladder.elos, ladder.nu, use.weak, use.strong)
     inflate = inflation(ladder, use) if condition == Condition.STANDARD else None
+    if prior is not None:
+        info, inflate = info + prior.information(), None
     total, _ = design.games_to_goal(ladder.elos, ladder.nu, info, anchor_of(ladder.rungs),
                                     pairs(len(ladder.rungs)), step=500, inflate=inflate)
     return total
@@ -386,11 +409,11 @@ def merged(games: list[CalibrationGame],
 
 
 def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSettings,
-              games_path: Path, store: Path, add: int,
-              engine: str) -> tuple[Ladder, Usable, int]:
+              games_path: Path, store: Path, add: int, engine: str,
+              prior: LadderPrior | None = None) -> tuple[Ladder, Usable, int]:
     """Add `add` games with `engine` (or finish an interrupted run's plan first), then fit
-    the ladder; also how many planned games were aborted (they stay planned: a rerun plays
-    them)."""
+    the ladder (with `prior`, for a new engine's); also how many planned games were aborted
+    (they stay planned: a rerun plays them)."""
     remove_stale_temps(games_path)  # a rewrite cut by kill -9 leaves its temporary file
     if not add and not games_path.exists() and not store.exists():  # a refit: a typo?
         raise DataError(f"no calibration games file at {games_path}: 'benchmark.py "
@@ -410,7 +433,7 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
             if not add and not games_path.exists():  # a refit of a file not there: a typo?
                 raise DataError(f"no calibration games file at {games_path}: 'benchmark.py "
                                 "calibrate --add-games N' starts one")
-            todo = plan(rungs, games, engine, add, config.seed, config.condition) \
+            todo = plan(rungs, games, engine, add, config.seed, config.condition, prior) \
                 if add else []
             log_.start(todo)
         games = merged(games, log_.games())
@@ -432,7 +455,7 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
         log_.close()
     # The file's order, not the order games finished in: the fit's sums must not depend on it.
     use = usable(rungs, games, engine)
-    ladder = fit(rungs, use, engine)
+    ladder = fit(rungs, use, engine, prior)
     if config.condition == Condition.STANDARD:
         return ladder, use, aborted
     there = usable(ladder.rungs, games, engine, config.condition)

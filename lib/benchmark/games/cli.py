@@ -45,6 +45,7 @@ from lib.benchmark.games.ladder import (
     load_rungs,
     write_ladder,
 )
+from lib.benchmark.games.ladder_prior import prior_from
 from lib.benchmark.games.play import BREAKER as GAMES_BREAKER
 from lib.benchmark.games.play import CONDITIONS, PlayConfig, play
 from lib.benchmark.games.report import session_result, session_summary, write_session
@@ -317,8 +318,10 @@ def calibrate_command(args: argparse.Namespace) -> int:
     engine = engine_identity(settings.path)
     if args.ladder is None:
         args.ladder = ladder_of(LADDER, engine, settings.path)
-        if ladder_engine(args.ladder) not in (None, engine) and \
-                fingerprint.read(fingerprint_path(args.ladder)) is None:
+        found = fingerprint.read(fingerprint_path(args.ladder))
+        same = found is not None and found.difference(
+            fingerprint.of_binary(settings.path)) is None
+        if not same and ladder_engine(args.ladder) not in (None, engine):
             args.ladder = ladder_for(LADDER, engine)  # a new engine: a new ladder file
     recorded = fingerprint.read(fingerprint_path(args.ladder))
     if args.ladder.exists():
@@ -329,14 +332,20 @@ def calibrate_command(args: argparse.Namespace) -> int:
     ensure_writable_file(ladder_path, "--ladder")
     ensure_writable_file(args.games_file, "--games-file")
     rungs = load_rungs(args.rungs) if args.rungs else default_rungs()
+    source = prior_source(args.ladder, engine)
+    prior = prior_from(source, rungs) if source else None
+    if source:
+        log.info("a new engine's ladder: %s is its prior (%s)", LADDER.name,
+                 prior_from(source, rungs).describe())
     ladder, use, aborted = calibrate(rungs, config, settings, args.games_file, args.store,
-                                     args.add_games, engine)
+                                     args.add_games, engine, prior)
     paths = write_ladder(ladder_path, ladder)
     if recorded is None:  # a new ladder: the fingerprint of the engine that measured it
         paths.append(fingerprint.of_binary(settings.path).write(fingerprint_path(args.ladder)))
     print(ladder_table(ladder, use))
     if condition == Condition.STANDARD:
-        more = games_to_goal(ladder, read_games(args.games_file))
+        more = games_to_goal(ladder, read_games(args.games_file), prior=prior_from(
+            source, ladder.rungs) if source else None)
         print("every rung meets its goal" if not more else
               f"to meet every goal: about {more:,} more games (the planner's estimate, in "
               "steps of 500)")
@@ -348,6 +357,14 @@ def calibrate_command(args: argparse.Namespace) -> int:
                   aborted)
         return Exit.INCOMPLETE
     return Exit.OK
+
+
+def prior_source(path: Path, engine: str) -> Ladder | None:
+    """The ladder a new engine's ladder at `path` takes its prior from: the committed one
+    (ladder.csv), when `path` is another engine's ladder beside it; else none."""
+    if path.resolve() == LADDER.resolve() or ladder_engine(LADDER) in (None, engine):
+        return None
+    return load_ladder(LADDER)
 
 
 def ladder_table(ladder: Ladder, use: Usable) -> str:

@@ -141,10 +141,10 @@ def relative_cov(cov: np.ndarray, anchor: int) -> np.ndarray:
 
 
 def rate(rungs: list[Rung], white: np.ndarray, black: np.ndarray,
-         scores: np.ndarray) -> Ladder:
+         scores: np.ndarray, prior: btd.PoolPrior | None = None) -> Ladder:
     """The rungs rated by a joint BTD fit of all games, anchored, in the given order; engine
-    left blank."""
-    pool = btd.fit_pool(len(rungs), white, black, scores)
+    left blank. `prior`: on the ratings relative to the first rung (btd.fit_pool's)."""
+    pool = btd.fit_pool(len(rungs), white, black, scores, prior=prior)
     k = anchor_of(rungs)
     cov = relative_cov(pool.cov, k)
     elos = pool.ratings - pool.ratings[k] + anchor_elo(rungs)
@@ -223,7 +223,7 @@ def by_elo(ladder: Ladder) -> Ladder:
     """The ladder weakest first by measured Elo (the covariance permuted alike)."""
     order = np.argsort(ladder.elos, kind="stable")
     return Ladder([ladder.rungs[i] for i in order], ladder.nu, ladder.engine,
-                  ladder.cov[np.ix_(order, order)])
+                  ladder.cov[np.ix_(order, order)], ladder.prior)
 
 
 @dataclass(frozen=True)
@@ -234,6 +234,7 @@ class Ladder:
     nu: float  # BTD draw parameter from the calibration games
     engine: str  # name and version of the engine it was measured with
     cov: np.ndarray  # the rungs' Elo covariance relative to the anchor (Elo^2)
+    prior: str = ""  # what was known before its games (ladder_prior.py); "": nothing
 
     @property
     def elos(self) -> np.ndarray:
@@ -242,7 +243,8 @@ class Ladder:
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Ladder) and self.rungs == other.rungs and self.nu == other.nu
-                and self.engine == other.engine and np.array_equal(self.cov, other.cov))
+                and self.engine == other.engine and np.array_equal(self.cov, other.cov)
+                and self.prior == other.prior)
 
     # Unhashable on purpose (__eq__ compares covariance arrays); mypy types __hash__ as a
     # method, so setting it to None, as the data model asks, needs this one ignore.
@@ -335,13 +337,16 @@ def write_ladder(path: Path, ladder: Ladder) -> list[Path]:
              # A tenth of an Elo: two rungs whose fits round to the same whole Elo (a rung
              # with few games beside its neighbour) stay ordered, as play needs them.
              "elo": f"{r.elo:.1f}", "lo": round(r.lo), "hi": round(r.hi), "games": r.games,
-             "score": f"{r.score:.3f}", "nu": f"{ladder.nu:.4f}", "engine": ladder.engine}
+             "score": f"{r.score:.3f}", "nu": f"{ladder.nu:.4f}", "engine": ladder.engine,
+             **({"prior": ladder.prior} if ladder.prior else {})}
             for r in ladder.rungs]
     names = [r.name for r in ladder.rungs]
     cov_rows = [{"rung": name, **{n: f"{v:.1f}" for n, v in zip(names, row, strict=True)}}
                 for name, row in zip(names, ladder.cov, strict=True)]
     write_csv(cov_path(path), ["rung", *names], cov_rows)
-    write_csv(path, LADDER_FIELDS, rows)
+    # A ladder fitted with a prior says so in a last column (one measured from its games
+    # alone has none, so its file is what it was before priors existed).
+    write_csv(path, LADDER_FIELDS + (["prior"] if ladder.prior else []), rows)
     return [path, cov_path(path)]
 
 
@@ -375,7 +380,8 @@ def load_ladder(path: Path) -> Ladder:
             raise DataError(f"{path}: line {number}: Elo and nu must be finite numbers")
     if any(b.elo <= a.elo for a, b in zip(rungs, rungs[1:], strict=False)):
         raise DataError(f"{path}: rungs must be listed weakest first with rising Elo")
-    return Ladder(rungs, nu, rows[0]["engine"], _load_cov(cov_path(path), rungs))
+    return Ladder(rungs, nu, rows[0]["engine"], _load_cov(cov_path(path), rungs),
+                  rows[0].get("prior") or "")
 
 
 def _load_cov(path: Path, rungs: list[Rung]) -> np.ndarray:
