@@ -77,8 +77,10 @@ PROJECT = Path(__file__).resolve().parents[1]
 NPM_ENGINE_GLOB = "node_modules/stockfish/src/stockfish-*-single-*.js"
 
 
-def npm_engine(root: Path = PROJECT) -> str | None:
-    """The WebAssembly Stockfish `make engine` installed under `root`, if there is one."""
+def npm_engine(root: Path | None = None) -> str | None:
+    """The WebAssembly Stockfish `make engine` installed under `root` (the project's), if
+    there is one."""
+    root = root or PROJECT
     # The full build, not the "lite" one with a smaller network that plays another game.
     found = sorted(p for p in root.glob(NPM_ENGINE_GLOB) if "-lite-" not in p.name)
     return str(found[-1]) if found else None
@@ -102,7 +104,7 @@ def _runnable(path: str) -> bool:
     return Path(path).is_file() and (path.endswith(".js") or os.access(path, os.X_OK))
 
 
-def find_stockfish(explicit: str | None = None, root: Path = PROJECT) -> str:
+def find_stockfish(explicit: str | None = None, root: Path | None = None) -> str:
     """Path of a Stockfish, in this order: --stockfish, STOCKFISH_PATH, `stockfish` on PATH,
     /usr/games/stockfish (Debian's package), then the WebAssembly build `make engine`
     installs in the project (`root`)."""

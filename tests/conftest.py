@@ -18,7 +18,7 @@ if str(ROOT) not in sys.path:
 import dask  # noqa: E402
 
 from lib.cluster import PROCESSES_KEY  # noqa: E402
-from lib.engine import find_stockfish  # noqa: E402
+from lib.engine import find_stockfish, npm_engine  # noqa: E402
 from tests.httpserver import FileServer  # noqa: E402
 
 # The embedded Dask cluster runs its workers as threads of the test process (the issue's
@@ -63,6 +63,16 @@ def unzstd(path: Path) -> bytes:
 def stockfish() -> str:
     """Path of the real Stockfish binary."""
     return find_stockfish(None)
+
+
+@pytest.fixture(scope="session")
+def wasm_stockfish() -> str:
+    """Path of npm's WebAssembly Stockfish 17.1, which `make engine` installs (`make test`
+    runs it first): a second real build for the tests of identity by behaviour."""
+    path = npm_engine()
+    if path is None:
+        pytest.fail("npm's Stockfish is not installed: run 'make engine'")
+    return path
 
 
 @pytest.fixture()

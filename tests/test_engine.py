@@ -1,6 +1,7 @@
 """The engine wrapper: discovery order, clear errors, the mate rule, restart after a crash."""
 
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -43,16 +44,64 @@ def test_bad_explicit_path_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> 
         find_stockfish("/nope/stockfish")
 
 
-def test_nothing_found_names_all_four_places(tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nothing_found_names_every_place_and_make_engine(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("STOCKFISH_PATH", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(engine_mod, "DEBIAN_STOCKFISH", str(tmp_path / "games" / "stockfish"))
     with pytest.raises(EngineNotFoundError) as info:
-        find_stockfish(None)
+        find_stockfish(None, root=tmp_path)  # a project where `make engine` never ran
     message = str(info.value)
-    for place in ("--stockfish", "STOCKFISH_PATH", "PATH", "games/stockfish"):
+    for place in ("--stockfish", "STOCKFISH_PATH", "PATH", "games/stockfish",
+                  "make engine: not run", "Run 'make engine'"):
         assert place in message
+
+
+def _machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_path: str | None,
+             debian: str | None) -> None:
+    """A machine as the lookup sees it: maybe a `stockfish` on PATH (node's directory is
+    always on it), maybe Debian's /usr/games/stockfish, no STOCKFISH_PATH."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    node = shutil.which("node")
+    assert node, "node is needed for npm's engine (make engine installs it)"
+    (bin_dir / "node").symlink_to(node)
+    if on_path:
+        (bin_dir / "stockfish").symlink_to(on_path)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.delenv("STOCKFISH_PATH", raising=False)
+    monkeypatch.setattr(engine_mod, "DEBIAN_STOCKFISH", debian or str(tmp_path / "none"))
+
+
+def test_a_machine_with_only_npms_engine_finds_it_and_runs_it_under_node(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wasm_stockfish: str) -> None:
+    _machine(tmp_path, monkeypatch, None, None)
+    found = find_stockfish(None)
+    assert found == wasm_stockfish and "-lite-" not in found
+    with Engine(EngineSettings(found)) as engine:
+        assert engine.name == "Stockfish 17.1 WASM"
+        move = engine.play(chess.Board(), chess.engine.Limit(nodes=1000))
+        assert move in chess.Board().legal_moves
+
+
+def test_an_engine_on_path_comes_before_debians_and_npms(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stockfish: str,
+        wasm_stockfish: str) -> None:
+    wrapper = tmp_path / "stockfish-17.1"  # as Debian 13's package on PATH: another build
+    wrapper.write_text(f"#!/bin/sh\nexec node {wasm_stockfish}\n")
+    wrapper.chmod(0o755)
+    _machine(tmp_path, monkeypatch, str(wrapper), stockfish)
+    assert find_stockfish(None) == str(tmp_path / "bin" / "stockfish")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no stockfish on PATH: Debian's next
+    assert find_stockfish(None) == stockfish
+
+
+def test_a_webassembly_build_without_node_is_a_clear_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wasm_stockfish: str) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(EngineNotFoundError, match="node is not on PATH"), \
+            Engine(EngineSettings(wasm_stockfish)):
+        pass
 
 
 def test_mate_rule() -> None:

@@ -90,3 +90,39 @@ def test_the_ladder_a_build_plays_is_found_by_its_searches(
     fingerprint.of_binary(stockfish).write(fingerprint_path(mine))
     assert ladder_of(default, "Stockfish 15.1 WASM", stockfish) == mine
     assert ladder_of(default, "Stockfish 17.1", other) == default
+
+
+LADDER_171 = ROOT / "ladder@stockfish-17.1.csv"
+
+
+def test_npms_webassembly_build_plays_the_native_171_ladder_and_is_named(
+        tmp_path: Path, wasm_stockfish: str) -> None:
+    """The committed 17.1 ladder was measured with Debian 13's native Stockfish 17.1; npm's
+    WebAssembly build reports another name and searches identically, so play finds that
+    ladder by its searches, uses it, and records which build ran."""
+    recorded = fingerprint.read(fingerprint_path(LADDER_171))
+    assert recorded is not None and recorded.engine == "Stockfish 17.1"
+    assert engine_identity(wasm_stockfish) == "Stockfish 17.1 WASM"
+    assert ladder_of(ROOT / "ladder.csv", "Stockfish 17.1 WASM", wasm_stockfish) == LADDER_171
+    args = ["play", "--model", "random", "--out", str(tmp_path / "out"), "--max-games", "2",
+            "--ply-cap", "12", "--stockfish", wasm_stockfish]
+    assert benchmark.main(args) == 0
+    [result] = (tmp_path / "out").glob("play__*.json")
+    data = json.loads(result.read_text())
+    assert data["settings"]["rungs_engine"] == "Stockfish 17.1 WASM"
+    assert data["ladder"]["engine"] == "Stockfish 17.1"
+
+
+def test_stockfish_15_1_posing_as_17_1_is_refused_by_its_searches(
+        tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    posing = fault_engine(tmp_path, stockfish, monkeypatch, "die", "")
+    monkeypatch.setenv("FAULT_NAME", "Stockfish 17.1")
+    assert engine_identity(posing) == "Stockfish 17.1"
+    assert benchmark.main(_play(LADDER_171, tmp_path / "out", posing)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "searches differently" in err
+    assert "position 1 (" in err and "Stockfish 15.1 plays" not in err  # named by searches
+    assert "make engine" in err and "ladder@stockfish-17.1.csv (Stockfish 17.1)" in err
+    # Found by its searches, it is what it is: 15.1, whose ladder is ladder.csv.
+    assert ladder_of(ROOT / "ladder.csv", "Stockfish 17.1", posing) == ROOT / "ladder.csv"

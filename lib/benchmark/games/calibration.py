@@ -23,6 +23,7 @@ import io
 import logging
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -44,8 +45,9 @@ from lib.benchmark.games.ladder import (
     pairs,
     rate,
     rate_in_condition,
+    rungs_measured,
 )
-from lib.benchmark.games.ladder_prior import LadderPrior
+from lib.benchmark.games.ladder_prior import LadderPrior, averaged
 from lib.benchmark.games.match import GameJob, play_job
 from lib.cluster import ClusterSettings, EngineCluster
 from lib.engine import EngineSettings
@@ -170,9 +172,12 @@ def fit(rungs: list[Rung], games: Usable, engine: str,
     the rungs that have games, weakest first by measured Elo. With a `prior` (a new engine's
     ladder, from another engine's), every rung, with or without games."""
     if prior is not None:
-        ladder = rate(rungs, games.weak, games.strong, games.weak_score,
-                      prior.pool_prior(anchor_of(rungs)))
-        return by_elo(Ladder(ladder.rungs, ladder.nu, engine, ladder.cov, prior.describe()))
+        if anchor_of(rungs) != 0:
+            raise DataError("a ladder with a prior must list its anchor rung first")
+        avg = averaged(prior, games.weak, games.strong, games.weak_score)
+        measured = rungs_measured(rungs, avg.elos + anchor_elo(rungs), avg.cov, games.weak,
+                                  games.strong, games.weak_score)
+        return by_elo(Ladder(measured, avg.nu, engine, avg.cov, avg.describe(prior)))
     played = sorted(set(games.weak) | set(games.strong))
     if anchor_of(rungs) not in played:
         raise DataError("no calibration games of this engine with the anchor rung "
@@ -414,6 +419,25 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
     """Add `add` games with `engine` (or finish an interrupted run's plan first), then fit
     the ladder (with `prior`, for a new engine's); also how many planned games were aborted
     (they stay planned: a rerun plays them)."""
+    games, aborted = add_games(rungs, config, settings, games_path, store, add, lambda known: plan(
+        rungs, known, engine, add, config.seed, config.condition, prior))
+    # The file's order, not the order games finished in: the fit's sums must not depend on it.
+    use = usable(rungs, games, engine)
+    ladder = fit(rungs, use, engine, prior)
+    if config.condition == Condition.STANDARD:
+        return ladder, use, aborted
+    there = usable(ladder.rungs, games, engine, config.condition)
+    return (rate_in_condition(ladder, there.weak, there.strong, there.weak_score), there,
+            aborted)
+
+
+def add_games(rungs: list[Rung], config: CalibrationConfig, settings: EngineSettings,
+              games_path: Path, store: Path, add: int,
+              make_plan: Callable[[list[CalibrationGame]], list[CalibrationGame]]
+              ) -> tuple[list[CalibrationGame], int]:
+    """Play the games `make_plan` chooses (given the file's), each logged as it finishes, or
+    finish an interrupted run's plan first; every game of the file after, and how many
+    planned games were aborted (they stay planned: a rerun plays them)."""
     remove_stale_temps(games_path)  # a rewrite cut by kill -9 leaves its temporary file
     if not add and not games_path.exists() and not store.exists():  # a refit: a typo?
         raise DataError(f"no calibration games file at {games_path}: 'benchmark.py "
@@ -433,8 +457,7 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
             if not add and not games_path.exists():  # a refit of a file not there: a typo?
                 raise DataError(f"no calibration games file at {games_path}: 'benchmark.py "
                                 "calibrate --add-games N' starts one")
-            todo = plan(rungs, games, engine, add, config.seed, config.condition, prior) \
-                if add else []
+            todo = make_plan(games) if add else []
             log_.start(todo)
         games = merged(games, log_.games())
         jobs = _jobs(rungs, todo, config, settings)
@@ -453,14 +476,7 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
             log_.done()
     finally:
         log_.close()
-    # The file's order, not the order games finished in: the fit's sums must not depend on it.
-    use = usable(rungs, games, engine)
-    ladder = fit(rungs, use, engine, prior)
-    if config.condition == Condition.STANDARD:
-        return ladder, use, aborted
-    there = usable(ladder.rungs, games, engine, config.condition)
-    return (rate_in_condition(ladder, there.weak, there.strong, there.weak_score), there,
-            aborted)
+    return games, aborted
 
 
 def _play(missing: list[tuple[CalibrationGame, GameJob]], log_: GameLog,

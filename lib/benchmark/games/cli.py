@@ -22,18 +22,21 @@ from lib.benchmark.core.players import is_baseline, make_player
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.turns import RETRIES, Condition
-from lib.benchmark.games import book, design
+from lib.benchmark.games import book, design, held_out
 from lib.benchmark.games.calibration import (
     CalibrationConfig,
     Usable,
+    add_games,
     calibrate,
     games_to_goal,
     read_games,
+    usable,
 )
 from lib.benchmark.games.game import PLY_CAP, midgame_starts
 from lib.benchmark.games.ladder import (
     RUNG_SPACING,
     Ladder,
+    Rung,
     check_engine,
     condition_path,
     default_rungs,
@@ -72,6 +75,7 @@ log = logging.getLogger(__name__)
 
 LADDER = ROOT / "ladder.csv"  # the committed, calibrated ladder (derived from GAMES)
 GAMES = ROOT / LADDER_GAMES  # the committed calibration games
+HELD_OUT = ROOT / "ladder_held_out_games.csv.gz"  # games no fit reads (held_out.py)
 BOOK = ROOT / "openings.csv"  # the committed opening book
 BOOK_SIZE = 600
 BOOK_SOURCES = (ROOT.parent / "shared" / "data" / "lichess" / "games",
@@ -261,6 +265,13 @@ def add_calibrate_parser(commands: Any) -> None:
                    "(default: the committed openings.csv)")
     # Short games for tests; the games file does not record the cap, so keep it off real runs.
     p.add_argument("--ply-cap", type=positive_int, default=PLY_CAP, help=argparse.SUPPRESS)
+    p.add_argument("--held-out-games", type=non_negative_int, default=0, metavar="N",
+                   help="instead of calibration games, play N games between rungs 5 and 6 "
+                   "steps apart (pairs the fit never sees) into --held-out-file, then check "
+                   "that the engine's ladder predicts their scores within its intervals")
+    p.add_argument("--held-out-file", type=Path, default=HELD_OUT,
+                   help="the held-out games, read and extended (default: the committed "
+                   "ladder_held_out_games.csv.gz)")
     p.add_argument("--store", type=Path, default=Path("results/calibration.db"),
                    help="the plan of a run, so that an interrupted one is finished (default "
                    "results/calibration.db)")
@@ -332,6 +343,8 @@ def calibrate_command(args: argparse.Namespace) -> int:
     ensure_writable_file(ladder_path, "--ladder")
     ensure_writable_file(args.games_file, "--games-file")
     rungs = load_rungs(args.rungs) if args.rungs else default_rungs()
+    if args.held_out_games:
+        return held_out_command(args, rungs, config, settings, engine)
     source = prior_source(args.ladder, engine)
     prior = prior_from(source, rungs) if source else None
     if source:
@@ -357,6 +370,40 @@ def calibrate_command(args: argparse.Namespace) -> int:
                   aborted)
         return Exit.INCOMPLETE
     return Exit.OK
+
+
+def held_out_command(args: argparse.Namespace, rungs: list[Rung], config: CalibrationConfig,
+                     settings: EngineSettings, engine: str) -> int:
+    """Play held-out games, then print how well the engine's ladder predicts them."""
+    if args.add_games:
+        raise DataError("--held-out-games and --add-games: one at a time (the held-out "
+                        "games must stay out of the fit)")
+    ensure_writable_file(args.held_out_file, "--held-out-file")
+    ladder = load_ladder(args.ladder)
+    games, aborted = add_games(
+        rungs, config, settings, args.held_out_file, args.store.with_name("held_out.db"),
+        args.held_out_games, lambda known: held_out.plan(rungs, known, engine,
+                                                         args.held_out_games, args.seed))
+    checks, pooled = held_out.check(ladder, usable(ladder.rungs, games, engine))
+    print(held_out_table(checks, pooled))
+    print(f"{sum(c.games for c in checks)} held-out games of {engine} in "
+          f"{args.held_out_file}, against {args.ladder.name}")
+    if aborted:
+        log.error("incomplete: %d held-out game(s) were aborted; run the same command again",
+                  aborted)
+        return Exit.INCOMPLETE
+    return Exit.OK
+
+
+def held_out_table(checks: list[held_out.PairCheck], pooled: float) -> str:
+    """Each held-out pair's observed against predicted score, and the summary."""
+    lines = [f"{c.weak:12} {c.strong:12} {c.games:4} games  observed {c.observed:5.1%}  "
+             f"predicted {c.expected:5.1%} +-{btd.Z90 * c.sd:5.1%}"
+             f"{'' if c.inside else '  outside'}" for c in checks]
+    inside = sum(c.inside for c in checks)
+    lines.append(f"{inside} of {len(checks)} pairs inside their 90% intervals; pooled z = "
+                 f"{pooled:+.2f} (within +-{btd.Z90:.3f} nine times in ten)")
+    return "\n".join(lines)
 
 
 def prior_source(path: Path, engine: str) -> Ladder | None:

@@ -152,11 +152,11 @@ def rate(rungs: list[Rung], white: np.ndarray, black: np.ndarray,
         if i != k and not cov[i, i] > 0:
             raise FitError(f"ladder fit of {len(rungs)} rungs on {len(scores)} games: rung "
                            f"{rung.name} has no positive variance")
-    return Ladder(_measured(rungs, elos, cov, white, black, scores), pool.nu, "", cov)
+    return Ladder(rungs_measured(rungs, elos, cov, white, black, scores), pool.nu, "", cov)
 
 
-def _measured(rungs: list[Rung], elos: np.ndarray, cov: np.ndarray, first: np.ndarray,
-              second: np.ndarray, scores: np.ndarray) -> list[Rung]:
+def rungs_measured(rungs: list[Rung], elos: np.ndarray, cov: np.ndarray, first: np.ndarray,
+                   second: np.ndarray, scores: np.ndarray) -> list[Rung]:
     """The rungs with their fitted Elos, 90% intervals, games and mean scores (`scores`:
     the first player's of each game)."""
     out = []
@@ -208,7 +208,7 @@ def rate_in_condition(standard: Ladder, weak: np.ndarray, strong: np.ndarray,
         raise FitError(f"ladder fit in a condition ({len(scores)} games) did not converge")
     cov = np.zeros_like(standard.cov)
     cov[np.ix_(free, free)] = np.linalg.inv(hess)
-    rungs = _measured(standard.rungs, elos, cov, weak, strong, scores)
+    rungs = rungs_measured(standard.rungs, elos, cov, weak, strong, scores)
     return by_elo(Ladder(rungs, nu, standard.engine, cov))
 
 
@@ -321,9 +321,9 @@ def check_engine(path: Path, ladder: Ladder, engine: str, binary: str,
         path.with_name("ladder.csv")))
     raise DataError(
         f"{path} was measured with {ladder.engine}, but {problem}. Ladders here: "
-        f"{others or 'none'}. Point --stockfish at a build of one of them, or calibrate "
-        f"a ladder for {engine} ('benchmark.py calibrate --add-games N --stockfish "
-        f"{binary}' writes {mine.name})")
+        f"{others or 'none'}. Point --stockfish at a build of one of them ('make engine' "
+        f"installs npm's portable Stockfish 17.1), or calibrate a ladder for {engine} "
+        f"('benchmark.py calibrate --add-games N --stockfish {binary}' writes {mine.name})")
 
 
 def cov_path(path: Path) -> Path:

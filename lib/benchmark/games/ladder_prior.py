@@ -40,26 +40,38 @@ class LadderPrior:
     """What is known of a new engine's rungs before its games, in the order of the rungs."""
 
     source: str  # the engine of the ladder it is taken from
-    mean: np.ndarray  # Elo of each rung, the anchor's included (its value fixed)
-    cov: np.ndarray  # Elo^2, relative to the anchor (its row and column zero)
+    mean: np.ndarray  # Elo of each rung on that ladder, the anchor's included (fixed)
+    source_cov: np.ndarray  # that ladder's covariance, in this order (Elo^2)
+    shift_sd: float = SHIFT_SD  # the settings of the shift and the departures (see above)
+    rung_sd: float = RUNG_SD
+
+    @property
+    def cov(self) -> np.ndarray:
+        """The prior covariance relative to the anchor (its row and column zero)."""
+        cov = self.source_cov + shift_cov(self.mean - self.mean[0], self.shift_sd) \
+            + self.rung_sd ** 2 * np.eye(len(self.mean))
+        cov[0, :] = cov[:, 0] = 0.0
+        return cov
+
+    def with_settings(self, shift_sd: float, rung_sd: float) -> LadderPrior:
+        """The same prior with other sds of the shift and the departures."""
+        return LadderPrior(self.source, self.mean, self.source_cov, shift_sd, rung_sd)
 
     def describe(self) -> str:
         """One line for the ladder file: where the prior comes from and its settings."""
-        return (f"v{VERSION}: {self.source} shifted smoothly (sd {SHIFT_SD:g} at "
-                f"{SHIFT_AT:g}, length {SHIFT_LENGTH:g}) plus {RUNG_SD:g} per rung")
+        return (f"v{VERSION}: {self.source} shifted smoothly (sd {self.shift_sd:g} at "
+                f"{SHIFT_AT:g}, length {SHIFT_LENGTH:g}) plus {self.rung_sd:g} per rung")
 
     def pool_prior(self, anchor: int) -> btd.PoolPrior:
         """The prior in btd.fit_pool's terms for rungs ordered with `anchor` first."""
         if anchor != 0:
             raise DataError("a ladder with a prior must list its anchor rung first")
-        free = slice(1, None)
-        return btd.PoolPrior(self.mean[free] - self.mean[0],
-                             np.linalg.inv(self.cov[free, free]))
+        return btd.PoolPrior(self.mean[1:] - self.mean[0], np.linalg.inv(self.cov[1:, 1:]))
 
     def information(self) -> np.ndarray:
         """The prior's precision as an information matrix over all rungs (the anchor's row
         and column zero), to add to the games' for planning."""
-        out = np.zeros_like(self.cov)
+        out = np.zeros((len(self.mean), len(self.mean)))
         out[1:, 1:] = np.linalg.inv(self.cov[1:, 1:])
         return out
 
@@ -70,12 +82,12 @@ def shift_cov(elos: np.ndarray, sd: float = SHIFT_SD, at: float = SHIFT_AT,
     exponential in Elo, scaled by Elo / `at` so that it is zero at the anchor."""
     x = np.asarray(elos, float)
     scale = x / at
-    return sd ** 2 * np.outer(scale, scale) * np.exp(
+    cov: np.ndarray = sd ** 2 * np.outer(scale, scale) * np.exp(
         -((x[:, None] - x[None, :]) ** 2) / (2 * length ** 2))
+    return cov
 
 
-def prior_from(source: Ladder, rungs: list[Rung], shift_sd: float = SHIFT_SD,
-               rung_sd: float = RUNG_SD) -> LadderPrior:
+def prior_from(source: Ladder, rungs: list[Rung]) -> LadderPrior:
     """The prior for `rungs` (anchor first) from a ladder measured with another engine; every
     rung must be on it, with the same spec."""
     if anchor_of(rungs) != 0:
@@ -87,8 +99,69 @@ def prior_from(source: Ladder, rungs: list[Rung], shift_sd: float = SHIFT_SD,
         raise DataError(f"the prior ladder ({source.engine}) lacks rungs {', '.join(missing)}"
                         " (or has them with another spec)")
     order = [index[r.name] for r in rungs]
-    rel = source.elos[order] - anchor_elo(rungs)
-    cov = source.cov[np.ix_(order, order)] + shift_cov(rel, shift_sd) \
-        + rung_sd ** 2 * np.eye(len(rungs))
-    cov[0, :] = cov[:, 0] = 0.0
-    return LadderPrior(source.engine, source.elos[order], cov)
+    mean = source.elos[order] - source.elos[order][0] + anchor_elo(rungs)
+    return LadderPrior(source.engine, mean, source.cov[np.ix_(order, order)])
+
+
+# The settings the games weigh (a uniform hyperprior over this grid): the sd of the shift at
+# SHIFT_AT, and of a rung's own departure, in Elo. The largest make the prior nearly flat
+# where the engines differ much, so a shift the default settings do not expect still gets
+# honest intervals (bench/ladder_prior.py).
+SHIFT_GRID = (50.0, 100.0, 150.0, 250.0, 400.0)
+RUNG_GRID = (10.0, 20.0, 35.0, 60.0)
+
+
+@dataclass(frozen=True)
+class Averaged:
+    """A ladder's fit averaged over the prior's settings, each weighted by its evidence."""
+
+    elos: np.ndarray  # relative to the anchor, in the prior's order (the anchor's 0)
+    cov: np.ndarray  # Elo^2, relative to the anchor: within and between settings
+    nu: float  # the draw parameter, averaged alike
+    weights: dict[tuple[float, float], float]  # (shift sd, rung sd) -> posterior weight
+
+    def describe(self, prior: LadderPrior) -> str:
+        """One line for the ladder file: the prior and the settings that carry most weight."""
+        shift, rung = max(self.weights, key=lambda k: self.weights[k])
+        return (f"v{VERSION}: {prior.source} shifted smoothly (length {SHIFT_LENGTH:g}); sd "
+                f"at {SHIFT_AT:g} {SHIFT_GRID[0]:g}-{SHIFT_GRID[-1]:g} and per rung "
+                f"{RUNG_GRID[0]:g}-{RUNG_GRID[-1]:g} averaged by the games' evidence (most "
+                f"weight: {shift:g} and {rung:g}, {self.weights[(shift, rung)]:.0%})")
+
+
+def evidence(prior: LadderPrior, pool: btd.Pool, weak: np.ndarray, strong: np.ndarray,
+             scores: np.ndarray) -> float:
+    """The log marginal likelihood of the games under `prior`, from its fit `pool`
+    (Laplace's approximation, up to a constant the same for every setting). Rung indices in
+    the prior's order (the anchor first); `scores` the first rung's."""
+    win, draw, loss = btd.probabilities(pool.ratings[weak] - pool.ratings[strong], pool.nu)
+    outcome = np.where(scores == btd.WIN, win, np.where(scores == btd.DRAW, draw, loss))
+    off = pool.ratings[1:] - (prior.mean[1:] - prior.mean[0])
+    cov = prior.cov[1:, 1:]
+    _, log_det_prior = np.linalg.slogdet(cov)
+    _, log_det_post = np.linalg.slogdet(pool.cov[1:, 1:])
+    return float(np.sum(np.log(outcome)) - 0.5 * off @ np.linalg.solve(cov, off)
+                 - 0.5 * log_det_prior + 0.5 * log_det_post)
+
+
+def averaged(prior: LadderPrior, weak: np.ndarray, strong: np.ndarray,
+             scores: np.ndarray) -> Averaged:
+    """The fit under every setting of SHIFT_GRID x RUNG_GRID, averaged with weights by
+    evidence: the mean of the means, and a covariance that adds the spread between settings
+    to each one's own (so the settings' uncertainty is in every interval)."""
+    settings = [(s, r) for s in SHIFT_GRID for r in RUNG_GRID]
+    n = len(prior.mean)
+    pools, logs = [], []
+    for shift, rung in settings:
+        setting = prior.with_settings(shift, rung)
+        pool = btd.fit_pool(n, weak, strong, scores, prior=setting.pool_prior(0))
+        pools.append(pool)
+        logs.append(evidence(setting, pool, weak, strong, scores))
+    w = np.exp(np.array(logs) - max(logs))
+    w /= w.sum()
+    elos = sum(wk * p.ratings for wk, p in zip(w, pools, strict=True))
+    cov = sum(wk * (p.cov + np.outer(p.ratings - elos, p.ratings - elos))
+              for wk, p in zip(w, pools, strict=True))
+    nu = float(sum(wk * p.nu for wk, p in zip(w, pools, strict=True)))
+    return Averaged(np.asarray(elos), np.asarray(cov), nu,
+                    {k: float(wk) for k, wk in zip(settings, w, strict=True)})

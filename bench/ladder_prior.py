@@ -1,0 +1,150 @@
+"""A new engine's ladder with the committed ladder as its prior: honest when the prior is wrong?
+
+Each run draws the committed ladder's true Elos from its own posterior (so the prior's own
+error is simulated), then a true ladder for the new engine: those Elos plus a smooth shift
+and per-rung departures drawn under a scenario, which may be one the prior does not expect
+(a larger shift, a rougher one, or the engine rungs jumping away from the mix rungs). The
+calibration is then replayed as `benchmark.py calibrate` runs it: batches of games chosen by
+the planner with the prior, outcomes drawn from the true new Elos, and the ladder fitted
+with the prior. Printed per scenario: the coverage of the rungs' 90% intervals (goal 87-93%),
+the share of rungs meeting their goals (+-35 up to 2,000 Elo, +-80 above) after the games,
+and the planner's estimate of the games to every goal from the prior alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bench.ladder_coverage import draw_truth
+from lib.benchmark.core import btd
+from lib.benchmark.games import design
+from lib.benchmark.games.calibration import Usable, fit, planning_elos
+from lib.benchmark.games.ladder import Ladder, load_ladder, pairs
+from lib.benchmark.games.ladder_prior import (
+    RUNG_SD,
+    SHIFT_LENGTH,
+    SHIFT_SD,
+    prior_from,
+    shift_cov,
+)
+from lib.cli import run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """How the true new ladder departs from the committed one."""
+
+    name: str
+    shift_sd: float  # Elo: the smooth shift's sd at ladder_prior.SHIFT_AT
+    length: float  # Elo: its correlation length
+    rung_sd: float  # Elo: each rung's own departure
+    jump: float  # Elo: added to every engine-only rung (a break between rung families)
+
+
+SCENARIOS = (
+    Scenario("as the prior assumes", SHIFT_SD, SHIFT_LENGTH, RUNG_SD, 0.0),
+    Scenario("twice the shift", 2 * SHIFT_SD, SHIFT_LENGTH, RUNG_SD, 0.0),
+    Scenario("rougher (length / 2, rungs x 1.5)", SHIFT_SD, SHIFT_LENGTH / 2, 1.5 * RUNG_SD,
+             0.0),
+    Scenario("engine rungs jump +100", SHIFT_SD, SHIFT_LENGTH, RUNG_SD, 100.0),
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One replayed calibration."""
+
+    covered: np.ndarray  # per rung but the anchor: its 90% interval holds the truth
+    met: np.ndarray  # per rung but the anchor: its half-width meets its goal
+    low: np.ndarray  # per rung but the anchor: its true Elo is at most design.GOAL_SPLIT
+
+
+def true_new(committed: Ladder, scenario: Scenario, rng: np.random.Generator) -> np.ndarray:
+    """True Elos of the new engine's rungs (committed order; the anchor first, at 0)."""
+    old = draw_truth(committed, rng).elos
+    cov = shift_cov(old, scenario.shift_sd, length=scenario.length)
+    values, vectors = np.linalg.eigh(cov)
+    shift = (vectors * np.sqrt(np.clip(values, 0, None))) @ rng.standard_normal(len(old))
+    own = scenario.rung_sd * rng.standard_normal(len(old))
+    jump = np.array([scenario.jump if r.spec.startswith("stockfish") else 0.0
+                     for r in committed.rungs])
+    new = old + shift + own + jump
+    new[0] = 0.0  # the random mover does not move
+    return new
+
+
+def replay(committed: Ladder, truth: np.ndarray, games: int, batch: int,
+           rng: np.random.Generator) -> Outcome:
+    """The calibration of the new ladder, batch by batch as calibrate plans it, then its fit."""
+    rungs = committed.rungs
+    prior = prior_from(committed, rungs)
+    nu = committed.nu
+    weak = np.zeros(0, int)
+    strong = np.zeros(0, int)
+    scores = np.zeros(0)
+    candidates = pairs(len(rungs))
+    while len(scores) < games:
+        use = Usable(weak, strong, scores, 0, 0)
+        elos, plan_nu, _ = planning_elos(rungs, use, prior)
+        info = design.information(elos, plan_nu, weak, strong) + prior.information()
+        chosen = np.array(design.choose(elos, plan_nu, info, 0, candidates,
+                                        min(batch, games - len(scores))))
+        win, draw, _ = btd.probabilities(truth[chosen[:, 0]] - truth[chosen[:, 1]], nu)
+        u = rng.random(len(chosen))
+        drawn = np.where(u < win, btd.WIN, np.where(u < win + draw, btd.DRAW, btd.LOSS))
+        weak = np.concatenate([weak, chosen[:, 0]])
+        strong = np.concatenate([strong, chosen[:, 1]])
+        scores = np.concatenate([scores, drawn])
+    measured = fit(rungs, Usable(weak, strong, scores, 0, 0), "sim", prior)
+    by_name = {r.name: r for r in measured.rungs}
+    fitted = [by_name[r.name] for r in rungs[1:]]
+    true = truth[1:]
+    half = np.array([(r.hi - r.lo) / 2 for r in fitted])
+    return Outcome(np.array([r.lo <= t <= r.hi for r, t in zip(fitted, true, strict=True)]),
+                   half <= design.goals(true), true <= design.GOAL_SPLIT)
+
+
+def prior_only_games(committed: Ladder) -> int:
+    """The planner's games to every goal from the prior alone, at the committed Elos."""
+    prior = prior_from(committed, committed.rungs)
+    total, _ = design.games_to_goal(committed.elos, committed.nu, prior.information(), 0,
+                                    pairs(len(committed.rungs)), step=500)
+    return total
+
+
+def main() -> None:
+    """Print the coverage table of every scenario."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=40, help="runs per scenario (default 40)")
+    p.add_argument("--games", type=int, default=8000,
+                   help="calibration games of each replayed new ladder (default 8000)")
+    p.add_argument("--batch", type=int, default=1000,
+                   help="games planned at once, as one calibrate --add-games (default 1000)")
+    p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    committed = load_ladder(args.ladder)
+    print(f"prior: {prior_from(committed, committed.rungs).describe()}; the planner needs "
+          f"about {prior_only_games(committed):,} games to every goal from it "
+          f"({args.games:,} games a replay, {args.runs} replays a scenario)")
+    print(f"{'scenario':36} {'coverage':>9} {'<=2000':>7} {'>2000':>6} {'goals met':>10}")
+    for k, scenario in enumerate(SCENARIOS):
+        rng = np.random.default_rng([args.seed, k])
+        outcomes = [replay(committed, true_new(committed, scenario, rng), args.games,
+                           args.batch, rng) for _ in range(args.runs)]
+        covered = np.concatenate([o.covered for o in outcomes])
+        low = np.concatenate([o.low for o in outcomes])
+        met = np.concatenate([o.met for o in outcomes])
+        print(f"{scenario.name:36} {covered.mean():9.1%} {covered[low].mean():7.1%} "
+              f"{covered[~low].mean():6.1%} {met.mean():10.1%}")
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

@@ -1,0 +1,141 @@
+"""A new engine's ladder: the committed ladder as its prior, settings chosen by the games,
+and held-out games between rung pairs the fit never sees."""
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import benchmark
+from bench.ladder_prior import SCENARIOS, replay, true_new
+from lib.benchmark.core import btd
+from lib.benchmark.games import held_out
+from lib.benchmark.games.calibration import Usable, fit, read_games, usable
+from lib.benchmark.games.ladder import load_ladder, pairs
+from lib.benchmark.games.ladder_prior import RUNG_GRID, SHIFT_GRID, averaged, prior_from
+from tests.conftest import ROOT, fault_engine
+
+COMMITTED = load_ladder(ROOT / "ladder.csv")
+
+
+def _games(truth: np.ndarray, n: int, seed: int) -> Usable:
+    """n games between random calibration pairs, outcomes drawn from `truth`."""
+    rng = np.random.default_rng(seed)
+    chosen = np.array(pairs(len(truth)))[rng.integers(0, len(pairs(len(truth))), n)]
+    win, draw, _ = btd.probabilities(truth[chosen[:, 0]] - truth[chosen[:, 1]], COMMITTED.nu)
+    u = rng.random(n)
+    scores = np.where(u < win, btd.WIN, np.where(u < win + draw, btd.DRAW, btd.LOSS))
+    return Usable(chosen[:, 0], chosen[:, 1], scores, 0, 0)
+
+
+def test_the_prior_is_the_committed_ladder_widened_and_the_anchor_stays_exact() -> None:
+    prior = prior_from(COMMITTED, COMMITTED.rungs)
+    assert prior.mean[0] == 0 and np.array_equal(prior.mean, COMMITTED.elos)
+    cov = prior.cov
+    assert np.all(cov[0] == 0) and np.all(cov[:, 0] == 0)
+    assert np.all(np.linalg.eigvalsh(cov[1:, 1:]) > 0)
+    sd = np.sqrt(np.diag(cov))
+    assert np.all(sd[1:] ** 2 > np.diag(COMMITTED.cov)[1:])  # wider than the source
+    assert sd[-1] > 3 * sd[1]  # the shift grows with strength; the random mover's is zero
+
+
+def test_the_games_weigh_the_priors_settings() -> None:
+    """A new engine whose rungs moved far puts the weight on wide settings, one whose rungs
+    stayed put on narrow ones: the settings follow the games, not a guess."""
+    prior = prior_from(COMMITTED, COMMITTED.rungs)
+    still = _games(COMMITTED.elos, 6000, 1)
+    moved_truth = COMMITTED.elos * (1 + 0.15 * COMMITTED.elos / 2600)  # +15% at 2,600
+    moved = _games(moved_truth, 6000, 2)
+
+    def shift(games: Usable) -> float:
+        weights = averaged(prior, games.weak, games.strong, games.weak_score).weights
+        assert set(weights) == {(s, r) for s in SHIFT_GRID for r in RUNG_GRID}
+        assert abs(sum(weights.values()) - 1) < 1e-9
+        return sum(w * s for (s, _), w in weights.items())
+
+    assert shift(still) < 100 < 150 < shift(moved)
+
+
+def test_a_fit_with_the_prior_keeps_rungs_without_games_at_the_priors_width() -> None:
+    games = _games(COMMITTED.elos, 3000, 3)
+    few = Usable(games.weak[games.strong < 10], games.strong[games.strong < 10],
+                 games.weak_score[games.strong < 10], 0, 0)  # no games above rung 9
+    ladder = fit(COMMITTED.rungs, few, "sim", prior_from(COMMITTED, COMMITTED.rungs))
+    by_name = {r.name: r for r in ladder.rungs}
+    top, measured = by_name[COMMITTED.rungs[-1].name], by_name[COMMITTED.rungs[5].name]
+    assert ladder.prior.startswith("v1: Stockfish 15.1") and ladder.rungs[0].elo == 0
+    assert top.games == 0 and measured.games > 100
+    # No games up there: the prior's width (its shift grows with strength), not the games'.
+    assert top.hi - top.lo > max(3 * (measured.hi - measured.lo), 2 * 80)
+
+
+def test_the_bench_replays_a_calibration_and_its_intervals_cover() -> None:
+    """Smoke test of bench/ladder_prior.py: two replays of 3,000 games under the prior's own
+    assumptions, rungs' 90% intervals checked against the truth."""
+    rng = np.random.default_rng(4)
+    covered = np.concatenate([
+        replay(COMMITTED, true_new(COMMITTED, SCENARIOS[0], rng), 3000, 1000, rng).covered
+        for _ in range(2)])
+    assert len(covered) == 2 * (len(COMMITTED.rungs) - 1) and covered.mean() >= 0.75
+
+
+def test_held_out_pairs_are_never_planned_and_go_round_in_turn() -> None:
+    rungs = COMMITTED.rungs[:8]
+    first = held_out.plan(rungs, [], "e", 7, 0)
+    steps = {(r.name, abs(rungs.index(next(x for x in rungs if x.name == g.strong))
+                          - rungs.index(r))) for g in first
+             for r in rungs if r.name == g.weak}
+    assert {d for _, d in steps} <= set(held_out.SPANS) and len(first) == 7
+    played = [dataclasses.replace(g, result="1-0") for g in first]
+    second = held_out.plan(rungs, played, "e", 2, 0)
+    assert (second[0].weak, second[0].strong) != (first[0].weak, first[0].strong) or \
+        second[0].number == 2  # the round goes on where it stopped
+
+
+def test_the_held_out_check_accepts_the_truth_and_rejects_a_wrong_ladder() -> None:
+    truth = COMMITTED.elos
+    span = [(i, i + d) for d in held_out.SPANS for i in range(len(truth) - d)]
+    rng = np.random.default_rng(5)
+    chosen = np.array(span * 40)
+    win, draw, _ = btd.probabilities(truth[chosen[:, 0]] - truth[chosen[:, 1]], COMMITTED.nu)
+    u = rng.random(len(chosen))
+    scores = np.where(u < win, btd.WIN, np.where(u < win + draw, btd.DRAW, btd.LOSS))
+    games = Usable(chosen[:, 0], chosen[:, 1], scores, 0, 0)
+    checks, pooled = held_out.check(COMMITTED, games)
+    assert len(checks) == len(span) and abs(pooled) < 3
+    assert sum(c.inside for c in checks) >= 0.75 * len(checks)
+    # A ladder whose gaps are a fifth too small predicts the weaker rungs too well.
+    wrong = [dataclasses.replace(r, elo=r.elo * 0.8) for r in COMMITTED.rungs]
+    off, pooled_off = held_out.check(dataclasses.replace(COMMITTED, rungs=wrong), games)
+    assert pooled_off < -3 and sum(c.inside for c in off) <= sum(c.inside for c in checks)
+
+
+def test_a_new_engine_calibrates_with_the_prior_and_held_out_games_are_checked(
+        tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Another build (one more node at every limit, another name) gets a ladder of its own,
+    fitted with the committed one as its prior; held-out games of the committed engine are
+    played into their own file and checked against the committed ladder."""
+    rungs = tmp_path / "rungs.csv"
+    rungs.write_text("rung,spec,anchor\n" + "".join(
+        f"{r.name},\"{r.spec}\",{'' if r.anchor is None else r.anchor}\n"
+        for r in COMMITTED.rungs[:7]))
+    other = fault_engine(tmp_path, stockfish, monkeypatch, "die", "")
+    monkeypatch.setenv("FAULT_NODES", "1")
+    monkeypatch.setenv("FAULT_NAME", "Stockfish 99")
+    new = tmp_path / "ladder@stockfish-99.csv"
+    argv = ["calibrate", "--rungs", str(rungs), "--games-file", str(tmp_path / "g.csv.gz"),
+            "--store", str(tmp_path / "cal.db"), "--ply-cap", "40", "--workers", "1"]
+    assert benchmark.main([*argv, "--add-games", "12", "--stockfish", other,
+                           "--ladder", str(new)]) == 0
+    ladder = load_ladder(new)
+    assert ladder.engine == "Stockfish 99" and ladder.prior.startswith("v1: Stockfish 15.1")
+    assert len(ladder.rungs) == 7 and ladder.rungs[0].elo == 0
+    assert benchmark.main([*argv, "--held-out-games", "6", "--held-out-file",
+                           str(tmp_path / "h.csv.gz"), "--stockfish", stockfish]) == 0
+    out = capsys.readouterr().out
+    assert "pairs inside their 90% intervals" in out and "6 held-out games" in out
+    kept = read_games(tmp_path / "h.csv.gz")
+    assert len(kept) == 6 and len(usable(COMMITTED.rungs, kept, "Stockfish 15.1").weak) == 6
+    assert len(read_games(tmp_path / "g.csv.gz")) == 12  # the fit's file is untouched
