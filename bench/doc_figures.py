@@ -33,11 +33,12 @@ from pathlib import Path
 import numpy as np
 
 from lib.benchmark.core import btd
-from lib.benchmark.core.cli import LADDER_GAMES
+from lib.benchmark.core.cli import HELD_OUT_GAMES, LADDER_GAMES
 from lib.benchmark.core.header import revision
-from lib.benchmark.games import design
+from lib.benchmark.games import design, held_out
 from lib.benchmark.games.calibration import fit_by_span, games_to_goal, read_games, usable
 from lib.benchmark.games.ladder import RUNG_SPACING, load_ladder
+from lib.benchmark.games.ladder_prior import prior_from
 from lib.cli import run_cli
 from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, totals
 
@@ -45,18 +46,21 @@ ROOT = Path(__file__).resolve().parents[1]
 MATE_CP = 20_000  # a score at least this far from 0 is a mate (30000 - 100 n)
 
 
-def ladder_block(root: Path = ROOT) -> str:
-    """The committed ladder: every rung with its interval, goal, games and next gap."""
-    ladder = load_ladder(root / "ladder.csv")
+def ladder_block(root: Path = ROOT, name: str = "ladder.csv") -> str:
+    """A committed ladder: every rung with its interval, goal, games and next gap."""
+    ladder = load_ladder(root / name)
     games = read_games(root / LADDER_GAMES)
     mine = [g for g in games if g.engine == ladder.engine]
     use = usable(ladder.rungs, games, ladder.engine)
     goal = design.goals(ladder.elos)
+    prior = prior_from(load_ladder(root / "ladder.csv"), ladder.rungs) if ladder.prior \
+        else None
+    how = (f"Joint BTD fit with a prior ({ladder.prior})" if prior else "Joint BTD fit")
     head = (f"`{LADDER_GAMES}`: {len(games):,} games, {len(mine):,} of them with "
             f"{ladder.engine}; {len(use.weak):,} between rungs of this ladder (the rest are "
-            f"earlier ladders' rungs, kept and left out of the fit). Joint BTD fit, nu = "
-            f"{ladder.nu:.3f}; the random mover is the zero, exactly; intervals relative to "
-            "it.")
+            f"other engines' games or earlier ladders' rungs, kept and left out of the fit). "
+            f"{how}, nu = {ladder.nu:.3f}; the random mover is the zero, exactly; intervals "
+            "relative to it.")
     lines = [*textwrap.wrap(head, 95), "",
              "| rung | player | Elo | 90% interval | half-width (goal) | games | gap to next "
              "(expected) |", "|---|---|---|---|---|---|---|"]
@@ -73,7 +77,7 @@ def ladder_block(root: Path = ROOT) -> str:
                      f"{half:.0f} ({goal[i]:.0f}){'' if half <= goal[i] else ' *'} | "
                      f"{r.games:,} | {nxt} |")
     met = int(np.sum(halves <= goal))
-    more = games_to_goal(ladder, games)
+    more = games_to_goal(ladder, games, prior=prior)
     tail = (f"{met} of {len(ladder.rungs)} rungs meet their goal (`*`: missed); `!`: a gap "
             f"outside {RUNG_SPACING[0]:.0f}-{RUNG_SPACING[1]:.0f} Elo. The planner's estimate "
             "of the games still needed to meet every goal: "
@@ -135,9 +139,30 @@ def gamefit_block(root: Path = ROOT) -> str:
     return "\n".join(textwrap.wrap(text, 95))
 
 
+def ladder171_block(root: Path = ROOT) -> str:
+    """The Stockfish 17.1 ladder, as ladder_block, and its held-out games' check."""
+    name = "ladder@stockfish-17.1.csv"
+    lines = [ladder_block(root, name)]
+    ladder = load_ladder(root / name)
+    kept = read_games(root / HELD_OUT_GAMES)
+    checks, pooled = held_out.check(ladder, usable(ladder.rungs, kept, ladder.engine))
+    if checks:
+        inside = sum(c.inside for c in checks)
+        text = (f"Held-out games (`{HELD_OUT_GAMES}`, never fitted): "
+                f"{sum(c.games for c in checks):,} games of {ladder.engine} between rungs "
+                f"{held_out.SPANS[0]} and {held_out.SPANS[-1]} steps apart, {len(checks)} "
+                f"pairs; {inside} of them ({inside / len(checks):.0%}) score inside the "
+                f"ladder's 90% prediction (the games' spread and the ladder's error), and the "
+                f"pooled z over all of them is {pooled:+.2f} (|z| < {btd.Z90:.2f} nine times "
+                "in ten).")
+        lines += ["", *textwrap.wrap(text, 95)]
+    return "\n".join(lines)
+
+
 # Each block: the page it lives in, and its generator.
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "ladder": ("docs/games-and-ladder.md", ladder_block),
+    "ladder171": ("docs/games-and-ladder.md", ladder171_block),
     "testset": ("docs/test-set.md", testset_block),
     "gamefit": ("docs/games-and-ladder.md", gamefit_block),
 }

@@ -20,6 +20,7 @@ from lib.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[3]  # the repository: committed ladder and fits
 LADDER_GAMES = "ladder_games.csv.gz"  # the calibration games, beside the ladder (gzip CSV)
+HELD_OUT_GAMES = "ladder_held_out_games.csv.gz"  # games between rung pairs no fit sees
 OPENROUTER = "https://openrouter.ai/api/v1"
 STEP04_PUZZLES = Path("output/lichess_puzzles.csv")  # generate.py's step 04 output
 SHARED_PUZZLES = (ROOT.parent / "shared/data/lichess/puzzles"

@@ -10,6 +10,7 @@ from typing import Any
 from lib import fingerprint
 from lib.benchmark.core import btd
 from lib.benchmark.core.cli import (
+    HELD_OUT_GAMES,
     LADDER_GAMES,
     ROOT,
     add_breaker_arg,
@@ -75,7 +76,7 @@ log = logging.getLogger(__name__)
 
 LADDER = ROOT / "ladder.csv"  # the committed, calibrated ladder (derived from GAMES)
 GAMES = ROOT / LADDER_GAMES  # the committed calibration games
-HELD_OUT = ROOT / "ladder_held_out_games.csv.gz"  # games no fit reads (held_out.py)
+HELD_OUT = ROOT / HELD_OUT_GAMES  # games no fit reads (held_out.py)
 BOOK = ROOT / "openings.csv"  # the committed opening book
 BOOK_SIZE = 600
 BOOK_SOURCES = (ROOT.parent / "shared" / "data" / "lichess" / "games",
