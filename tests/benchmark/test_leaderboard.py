@@ -109,12 +109,31 @@ def test_runs_on_a_ladder_with_another_zero_are_listed_apart_unranked(tmp_path: 
     rows = [line.split(" | ") for line in earlier.splitlines() if "model-" in line]
     assert [r[0] for r in rows] == ["| model-old", "| model-older"]
     # Each marked with its ladder's zero; no number, probability or rank.
-    assert all(r[1] == "standard; zero nodes1k@1 = 2600" for r in rows)
+    assert all(r[1] == "standard; earlier ladder, zero nodes1k@1 = 2600" for r in rows)
     assert all(len(r) == 5 and r[-1].endswith("] |") for r in rows)
     # model-a's P(> next) is against model-b (1400), not the earlier ladder's 1450.
     first = next(line.split(" | ") for line in current.splitlines() if "model-a" in line)
     assert float(first[-2]) == pytest.approx(stats.norm.cdf(100 / (50 / Z * 2 ** 0.5)),
                                              abs=0.02)
+
+
+def test_runs_on_another_engines_ladder_are_listed_apart_until_the_ladders_agree(
+        tmp_path: Path) -> None:
+    """Both ladders put the random mover at 0, but their agreement across engines is not
+    measured: runs on the ladder fewer runs used are listed apart, named by their ladder."""
+    on = {"15.1": CURRENT | {"engine": "Stockfish 15.1"},
+          "17.1": CURRENT | {"engine": "Stockfish 17.1"}}
+    _games(tmp_path / "a.json", "model-a", _elo(1500, 1450, 1550), 100, ladder=on["15.1"])
+    _games(tmp_path / "b.json", "model-b", _elo(1400, 1350, 1450), 100, ladder=on["15.1"])
+    _games(tmp_path / "c.json", "model-c", _elo(1450, 1400, 1500), 100, ladder=on["17.1"])
+    assert benchmark.main(["leaderboard", "--results", str(tmp_path), "--questions",
+                           str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
+    md = (tmp_path / "leaderboard.md").read_text()
+    current = md.split("## Game Elo against")[1].split("##")[0]
+    other = md.split("## Game Elo on an earlier ladder")[1].split("##")[0]
+    assert "model-a" in current and "model-b" in current and "model-c" not in current
+    [row] = [line.split(" | ") for line in other.splitlines() if "model-c" in line]
+    assert row[1] == "standard; the Stockfish 17.1 ladder" and row[-1].endswith("] |")
 
 
 def test_the_dagger_follows_lichess_bench_rule() -> None:

@@ -69,7 +69,8 @@ class LadderPart:
 
 
 ZERO_RUNG = "random"  # the spec's name of the current ladders' zero: the random mover at 0
-EARLIER = "earlier ladders"  # the table of play runs rated on a ladder with another zero
+EARLIER = "earlier ladders"  # the table of play runs rated on a ladder with another zero, or
+# on another engine's ladder (the ladders' agreement across engines is not yet measured)
 
 
 def ladder_zero(ladder: dict[str, Any]) -> str:
@@ -86,6 +87,22 @@ def on_current_scale(result: dict[str, Any]) -> bool:
     """Whether a play run was rated on a ladder whose zero is the random mover at 0."""
     name, _, elo = ladder_zero(result.get("ladder", {})).partition(" = ")
     return name.split("@")[0] == ZERO_RUNG and elo == "0"
+
+
+def primary_ladder(games: list[dict[str, Any]]) -> str:
+    """The engine of the ladder most play runs on the current scale were rated on (ties: the
+    name first in order); their table is ranked, runs on other engines' ladders are not."""
+    engines = [r["ladder"].get("engine", "") for r in games if on_current_scale(r)]
+    return min(set(engines), key=lambda e: (-engines.count(e), e)) if engines else ""
+
+
+def apart(result: dict[str, Any], primary: str) -> str:
+    """Why a play run is listed apart from the ranked game Elos ('' when it is not): an
+    earlier ladder's zero, or another engine's ladder than `primary`."""
+    if not on_current_scale(result):
+        return f"earlier ladder, zero {ladder_zero(result.get('ladder', {})) or 'unknown'}"
+    engine = result["ladder"].get("engine", "")
+    return "" if engine == primary else f"the {engine} ladder"
 
 
 NA = "n/a"  # a world-model score that does not apply (a baseline: legal by construction)
@@ -328,6 +345,7 @@ class Board:
     digest: str  # the questions file's SHA-256
     static: list[dict[str, Any]]  # static runs on that file
     games: list[dict[str, Any]]  # complete play runs
+    primary: str  # the engine of the ladder whose runs are ranked (primary_ladder)
     puzzles: list[dict[str, Any]]  # puzzle runs on the puzzle file
     worldmodel: list[dict[str, Any]]  # complete world-model runs on the questions file
     tables: dict[str, list[Entry]]  # each Elo scale's entries: games, puzzles, human, ...
@@ -342,11 +360,11 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
     kinds = _kind_files(out)
     wm = [r for r in kinds["worldmodel"] if r["questions_sha256"] == digest and r["complete"]]
     games = [r for r in kinds["games"] if r["complete"]]
-    earlier = [r for r in games if not on_current_scale(r)]
+    primary = primary_ladder(games)
     tables = {
-        "games": game_entries([r for r in games if on_current_scale(r)], digest),
-        EARLIER: [replace(e, label=f"{e.label}; zero {ladder_zero(r['ladder']) or 'unknown'}")
-                  for r in earlier for e in game_entries([r], digest)],
+        "games": game_entries([r for r in games if not apart(r, primary)], digest),
+        EARLIER: [replace(e, label=f"{e.label}; {apart(r, primary)}")
+                  for r in games if apart(r, primary) for e in game_entries([r], digest)],
         "puzzles": puzzle_entries(kinds["puzzles"], puzzle_digest),
         "human": static_entries(static, "human", by_id),
         "static puzzle": static_entries(static, "puzzle", by_id)}
@@ -355,7 +373,7 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
                         "run python benchmark.py --model ... (or play, puzzles, worldmodel) "
                         "first")
     kept = [r for r in kinds["puzzles"] if r["settings"]["puzzles_sha256"] == puzzle_digest]
-    return Board(digest, static, games, kept, wm, tables)
+    return Board(digest, static, games, primary, kept, wm, tables)
 
 
 def leaderboard(out: Path, questions: Path, puzzles: Path | None, floor: dict[str, Any],
@@ -390,9 +408,10 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
     sections = (
         ("games", "Game Elo against the calibrated ladder (Elo above a random mover)",
          ["model", "condition", "games", "W/D/L"]),
-        (EARLIER, "Game Elo on an earlier ladder (another zero: not comparable with the game "
-         "Elos above, and not ranked; play again to rate on the current ladder)",
-         ["model", "condition; the ladder's zero", "games", "W/D/L"]),
+        (EARLIER, "Game Elo on an earlier ladder (another zero) or another engine's ladder "
+         "(whose agreement with the ladder above is not yet measured): not comparable with "
+         "the game Elos above, and not ranked",
+         ["model", "condition; the ladder", "games", "W/D/L"]),
         ("puzzles", "Puzzle Elo, adaptive whole lines (Lichess puzzle-rating scale)",
          ["model", "run", "puzzles", "solved/alternative/failed", "by Lichess's rule"]),
         ("human", "Human-calibrated Elo of the static run (Lichess game-rating scale)",
@@ -430,7 +449,7 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
 
 
 PANELS = (("games", "game Elo (ladder)"),
-          (EARLIER, "game Elo, earlier ladder (another zero; not ranked)"),
+          (EARLIER, "game Elo, earlier ladder or another engine's (not ranked)"),
           ("puzzles", "puzzle Elo, adaptive"),
           ("human", "human-calibrated Elo (static)"),
           ("static puzzle", "first-move puzzle Elo (static)"))

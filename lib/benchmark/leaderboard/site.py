@@ -34,9 +34,9 @@ from lib.benchmark.leaderboard.board import (
     UNRANKED,
     Board,
     Entry,
+    apart,
     collect,
     dagger,
-    ladder_zero,
     on_current_scale,
     place,
     rank_draws,
@@ -107,8 +107,8 @@ def _rows(board: Board) -> list[dict[str, Any]]:
         for name, c in r["conditions"].items():
             if c["aborted"] or not c["games"]:
                 continue
-            label = name if on_current_scale(r) else \
-                f"{name}; earlier ladder, zero {ladder_zero(r['ladder']) or 'unknown'}"
+            why = apart(r, board.primary)
+            label = f"{name}; {why}" if why else name
             rows.append({"model": r["model"], "kind": "games", "label": label, "n": c["games"],
                          "page": _page_name(r["_file"]), "settings": r["settings"],
                          "game": c["elo"], "ladder": c.get("ladder", {})})
