@@ -29,8 +29,11 @@ stockfish:
 
 # The portable engine: npm's WebAssembly Stockfish at the version package-lock.json pins, under
 # node_modules/ (node runs it; it plays exactly as the native build of its version).
-engine: node
+engine: node_modules/stockfish/package.json
+
+node_modules/stockfish/package.json: package.json package-lock.json | node
 	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 # node and npm come from the OS (Debian's nodejs and npm, Homebrew, the Node.js installer).
 node:

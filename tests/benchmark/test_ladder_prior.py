@@ -44,9 +44,9 @@ def test_the_games_weigh_the_priors_settings() -> None:
     """A new engine whose rungs moved far puts the weight on wide settings, one whose rungs
     stayed put on narrow ones: the settings follow the games, not a guess."""
     prior = prior_from(COMMITTED, COMMITTED.rungs)
-    still = _games(COMMITTED.elos, 6000, 1)
+    still = _games(COMMITTED.elos, 4000, 1)
     moved_truth = COMMITTED.elos * (1 + 0.15 * COMMITTED.elos / 2600)  # +15% at 2,600
-    moved = _games(moved_truth, 6000, 2)
+    moved = _games(moved_truth, 4000, 2)
 
     def shift(games: Usable) -> float:
         weights = averaged(prior, games.weak, games.strong, games.weak_score).weights
@@ -72,13 +72,12 @@ def test_a_fit_with_the_prior_keeps_rungs_without_games_at_the_priors_width() ->
 
 
 def test_the_bench_replays_a_calibration_and_its_intervals_cover() -> None:
-    """Smoke test of bench/ladder_prior.py: two replays of 3,000 games under the prior's own
-    assumptions, rungs' 90% intervals checked against the truth."""
+    """Smoke test of bench/ladder_prior.py: one replay of 2,000 games of a build whose rungs
+    moved as between Stockfish 15.1 and 19, rungs' 90% intervals checked against the truth."""
     rng = np.random.default_rng(4)
-    covered = np.concatenate([
-        replay(COMMITTED, true_new(COMMITTED, SCENARIOS[0], rng), 3000, 1000, rng).covered
-        for _ in range(2)])
-    assert len(covered) == 2 * (len(COMMITTED.rungs) - 1) and covered.mean() >= 0.75
+    outcome = replay(COMMITTED, true_new(COMMITTED, SCENARIOS[1], rng), 2000, 1000, rng)
+    assert len(outcome.covered) == len(COMMITTED.rungs) - 1 and outcome.covered.mean() >= 0.75
+    assert not outcome.met[~outcome.low].all()  # 2,000 games: far from every goal
 
 
 def test_held_out_pairs_are_never_planned_and_go_round_in_turn() -> None:

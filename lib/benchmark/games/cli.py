@@ -232,7 +232,10 @@ def add_calibrate_parser(commands: Any) -> None:
         "jointly (BTD with draws, the random mover at 0 exactly) and write the ladder and its "
         "covariance. "
         "Each finished game is written at once, so Ctrl-C or kill -9 loses none; rerun the "
-        "same command to finish. With --add-games 0 (the default) it only refits.")
+        "same command to finish. With --add-games 0 (the default) it only refits. With an "
+        "engine no ladder serves (--stockfish), it writes that engine's own ladder "
+        "(ladder@ENGINE.csv beside ladder.csv) from its games, with the committed ladder as "
+        "its prior.")
     p.add_argument("--add-games", type=non_negative_int, default=0,
                    help="games to add (default 0: refit the ladder from the games file)")
     add_engine_args(p, "worker processes of the embedded Dask cluster, one game each at a "
