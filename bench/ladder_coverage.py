@@ -29,7 +29,7 @@ from lib.benchmark.core import btd
 from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.core.elo import ABOVE, BELOW
 from lib.benchmark.games.calibration import Usable, fit, read_games, usable
-from lib.benchmark.games.ladder import Ladder, load_ladder
+from lib.benchmark.games.ladder import Ladder, by_elo, load_ladder
 from lib.benchmark.games.sampler import (
     PRIOR,
     SamplerConfig,
@@ -108,6 +108,24 @@ def rate_player(true_elo: float, truth: Ladder, measured: Ladder, target: float,
                float(np.sqrt(max(post.sd ** 2 - post.ladder ** 2, 0))))
 
 
+def remeasure_normal(truth: Ladder, ladder: Ladder, rng: np.random.Generator) -> Ladder:
+    """A ladder fitted with a prior (another engine's ladder, averaged over its settings) is
+    too costly to refit thousands of times: its re-measurement is drawn instead, the truth
+    plus an error from the ladder's own covariance, which the measured ladder reports."""
+    error = draw_truth(Ladder(ladder.rungs, ladder.nu, ladder.engine, ladder.cov), rng).elos \
+        - ladder.elos
+    rungs = [replace(r, elo=float(t + e)) for r, t, e in zip(truth.rungs, truth.elos, error,
+                                                            strict=True)]
+    return by_elo(Ladder(rungs, ladder.nu, ladder.engine, ladder.cov))
+
+
+def _measure(truth: Ladder, ladder: Ladder, games: Usable, rng: np.random.Generator) -> Ladder:
+    """One re-measurement of the ladder: refitted from its games, or drawn (remeasure_normal)
+    for a ladder fitted with a prior."""
+    return remeasure_normal(truth, ladder, rng) if ladder.prior else \
+        remeasure(truth, games, rng)
+
+
 def coverage(ladder: Ladder, games: Usable, true_elo: float, runs: int, target: float,
              seed: int) -> list[Run]:
     """`runs` end-to-end runs at one true Elo, each on its own truth drawn from `ladder`."""
@@ -115,8 +133,8 @@ def coverage(ladder: Ladder, games: Usable, true_elo: float, runs: int, target: 
     out = []
     for i in range(runs):
         truth = draw_truth(ladder, rng)
-        out.append(rate_player(true_elo, truth, remeasure(truth, games, rng), target, rng,
-                               seed * 1_000_003 + i))
+        out.append(rate_player(true_elo, truth, _measure(truth, ladder, games, rng), target,
+                               rng, seed * 1_000_003 + i))
     return out
 
 
@@ -127,7 +145,7 @@ def rank_calibration(ladder: Ladder, games: Usable, runs: int, target: float,
     out = []
     for i in range(runs):
         truth = draw_truth(ladder, rng)
-        measured = remeasure(truth, games, rng)
+        measured = _measure(truth, ladder, games, rng)
         a = rng.uniform(800, 2400)
         b = a + rng.uniform(-CLOSE, CLOSE)  # close enough that the order is in doubt
         ra = rate_player(a, truth, measured, target, rng, 2 * i)
@@ -160,9 +178,11 @@ def main() -> None:
     args = p.parse_args()
     ladder = load_ladder(args.ladder)
     games = usable(ladder.rungs, read_games(args.games), ladder.engine)
+    how = ("its re-measurement drawn from its covariance (it was fitted with a prior)"
+           if ladder.prior else f"re-measured from {len(games.weak)} games")
     print(f"ladder {args.ladder.name}: {len(ladder.rungs)} rungs, true Elos drawn from its "
-          f"posterior and re-measured from {len(games.weak)} games each run; target "
-          f"+-{args.target:.0f}; {args.runs} runs per true Elo")
+          f"posterior and {how} each run; target +-{args.target:.0f}; {args.runs} runs per "
+          "true Elo")
     if args.elos:
         print("| true Elo | coverage | one-sided | median games | median half-width (total) "
               "| stopped by the ladder |\n|---|---|---|---|---|---|")

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from bench.ladder_coverage import coverage, draw_truth, remeasure
+from bench.ladder_coverage import coverage, draw_truth, remeasure, remeasure_normal
 from lib.benchmark.games.calibration import Usable
 from lib.benchmark.games.ladder import Ladder, Rung, pairs
 
@@ -50,3 +50,22 @@ def test_intervals_with_the_ladders_error_cover_on_a_thin_ladder() -> None:
     rate = np.mean([r.covered for r in runs])
     assert 0.75 <= rate <= 1.0
     assert np.mean([r.limited for r in runs]) > 0.5  # the ladder, not the games, is the limit
+
+
+def test_a_ladder_fitted_with_a_prior_is_remeasured_by_its_covariance() -> None:
+    """bench/ladder_coverage draws a prior ladder's re-measurement: the truth plus an error of
+    the ladder's own covariance, the zero exact, rungs ordered by their measured Elos."""
+    truth, games = _truth()
+    measured = remeasure(truth, games, np.random.default_rng(2))
+    prior = Ladder(measured.rungs, measured.nu, "sim", measured.cov, "a prior")
+    rng = np.random.default_rng(6)
+    draws = []
+    for _ in range(3000):
+        again = remeasure_normal(truth, prior, rng)
+        assert [r.elo for r in again.rungs] == sorted(r.elo for r in again.rungs)
+        draws.append([{r.name: r.elo for r in again.rungs}[n] for n in NAMES])
+    errors = np.array(draws) - np.array(TRUE)
+    assert np.all(errors[:, 0] == 0)
+    order = [[r.name for r in prior.rungs].index(n) for n in NAMES]
+    expected = np.sqrt(np.diag(prior.cov)[order])
+    assert np.allclose(errors.std(axis=0), expected, rtol=0.1, atol=1)
