@@ -6,7 +6,8 @@ and per-rung departures drawn under a scenario, which may be one the prior does 
 (a larger shift, a rougher one, or the engine rungs jumping away from the mix rungs). The
 calibration is then replayed as `benchmark.py calibrate` runs it: batches of games chosen by
 the planner with the prior, outcomes drawn from the true new Elos, and the ladder fitted
-with the prior. Printed per scenario: the coverage of the rungs' 90% intervals (goal 87-93%),
+with the prior. Printed per scenario: the coverage of the rungs' 90% intervals (goal 87-93%)
+with its Monte Carlo error (90%, from the spread between runs),
 the share of rungs meeting their goals (+-35 up to 2,000 Elo, +-80 above) after the games,
 and the planner's estimate of the games to every goal from the prior alone.
 """
@@ -129,7 +130,8 @@ def main() -> None:
     print(f"prior: {prior_from(committed, committed.rungs).describe()}; the planner needs "
           f"about {prior_only_games(committed):,} games to every goal from it "
           f"({args.games:,} games a replay, {args.runs} replays a scenario)")
-    print(f"{'scenario':36} {'coverage':>9} {'<=2000':>7} {'>2000':>6} {'goals met':>10}")
+    print(f"{'scenario':34} {'coverage (+-90% MC)':>20} {'<=2000':>7} {'>2000':>6} "
+          f"{'goals met':>10}")
     for k, scenario in enumerate(SCENARIOS):
         rng = np.random.default_rng([args.seed, k])
         outcomes = [replay(committed, true_new(committed, scenario, rng), args.games,
@@ -137,8 +139,13 @@ def main() -> None:
         covered = np.concatenate([o.covered for o in outcomes])
         low = np.concatenate([o.low for o in outcomes])
         met = np.concatenate([o.met for o in outcomes])
-        print(f"{scenario.name:36} {covered.mean():9.1%} {covered[low].mean():7.1%} "
-              f"{covered[~low].mean():6.1%} {met.mean():10.1%}")
+        # A run's rungs share its truth and its games, so the Monte Carlo error is the
+        # spread between runs, not between rungs.
+        per_run = np.array([o.covered.mean() for o in outcomes])
+        error = btd.Z90 * per_run.std(ddof=1) / np.sqrt(len(per_run))
+        print(f"{scenario.name:34} {covered.mean():12.1%} +-{error:5.1%} "
+              f"{covered[low].mean():7.1%} {covered[~low].mean():6.1%} {met.mean():10.1%}",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -351,9 +351,9 @@ def calibrate_command(args: argparse.Namespace) -> int:
         return held_out_command(args, rungs, config, settings, engine)
     source = prior_source(args.ladder, engine)
     prior = prior_from(source, rungs) if source else None
-    if source:
-        log.info("a new engine's ladder: %s is its prior (%s)", LADDER.name,
-                 prior_from(source, rungs).describe())
+    if prior:
+        log.info("a new engine's ladder: %s is its prior (planned with %s)", LADDER.name,
+                 prior.describe())
     ladder, use, aborted = calibrate(rungs, config, settings, args.games_file, args.store,
                                      args.add_games, engine, prior)
     paths = write_ladder(ladder_path, ladder)
