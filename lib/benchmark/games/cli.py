@@ -109,7 +109,9 @@ def add_play_parser(commands: Any) -> None:
     add_chat_args(p)
     p.add_argument("--ladder", type=Path, default=None,
                    help="the calibrated ladder, measured with the engine found (default: the "
-                   "committed ladder.csv, or ladder@ENGINE.csv beside it for another engine)")
+                   "committed ladder whose engine fingerprint the engine's searches match: "
+                   "ladder.csv for Stockfish 15.1, ladder@stockfish-17.1.csv for a native or "
+                   "WebAssembly 17.1)")
     p.add_argument("--conditions", type=conditions_list, default=(Condition.STANDARD,),
                    help="start conditions, comma-separated, each rated on its own: standard, "
                    "chess960 (seeded, never the standard position), midgame (game positions "
