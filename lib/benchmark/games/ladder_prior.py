@@ -108,10 +108,10 @@ def prior_from(source: Ladder, rungs: list[Rung]) -> LadderPrior:
 # The settings the games weigh (a uniform hyperprior over this grid, evenly spaced in log):
 # the sd of the shift at SHIFT_AT, and of a rung's own departure, in Elo. The top settings
 # make the prior nearly flat, so a shift larger than any expected still gets honest
-# intervals. Chosen with bench/ladder_prior.py (8 replays of 6,000 games a scenario): with a
-# grid of 100-800 and 20-80, the intervals covered 81% where the truth's shift had sd 400;
-# with this one, 86-92% in every scenario, from no shift at all to sd 300 and a jump of the
-# engine rungs.
+# intervals. Chosen with bench/ladder_prior.py (replays of 6,000 games): with a grid of
+# 100-800 and 20-80, the intervals covered 81% where the truth's shift had sd 400 (10
+# replays); with this one, 85-92% under every shift tried, +-3 to +-5 (48 replays each), and
+# 95% with no shift at all (docs/games-and-ladder.md has the table).
 SHIFT_GRID = (100.0, 200.0, 400.0, 800.0, 1600.0)
 RUNG_GRID = (20.0, 40.0, 80.0)
 
