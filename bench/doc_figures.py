@@ -148,13 +148,16 @@ def ladder171_block(root: Path = ROOT) -> str:
     checks, pooled = held_out.check(ladder, usable(ladder.rungs, kept, ladder.engine))
     if checks:
         inside = sum(c.inside for c in checks)
-        text = (f"Held-out games (`{HELD_OUT_GAMES}`, never fitted): "
-                f"{sum(c.games for c in checks):,} games of {ladder.engine} between rungs "
-                f"{held_out.SPANS[0]} and {held_out.SPANS[-1]} steps apart, {len(checks)} "
-                f"pairs; {inside} of them ({inside / len(checks):.0%}) score inside the "
-                f"ladder's 90% prediction (the games' spread and the ladder's error), and the "
-                f"pooled z over all of them is {pooled:+.2f} (|z| < {btd.Z90:.2f} nine times "
-                "in ten).")
+        n = sum(c.games for c in checks)
+        observed = sum(c.observed * c.games for c in checks) / n
+        expected = sum(c.expected * c.games for c in checks) / n
+        text = (f"Held-out games (`{HELD_OUT_GAMES}`, never fitted): {n:,} games of "
+                f"{ladder.engine} between rungs {held_out.SPANS[0]} and {held_out.SPANS[-1]} "
+                f"steps apart, {len(checks)} pairs; {inside} of them "
+                f"({inside / len(checks):.0%}) score inside the ladder's 90% prediction (the "
+                f"games' spread and the ladder's error). Over all of them the weaker rungs "
+                f"scored {observed:.1%} against {expected:.1%} predicted: a pooled z of "
+                f"{pooled:+.2f} (|z| < {btd.Z90:.2f} nine times in ten).")
         lines += ["", *textwrap.wrap(text, 95)]
     return "\n".join(lines)
 
