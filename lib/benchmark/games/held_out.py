@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lib.benchmark.core import btd
+from lib.benchmark.core.turns import Condition
 from lib.benchmark.games.calibration import CalibrationGame, Usable
 from lib.benchmark.games.ladder import Ladder, Rung
 
@@ -39,8 +40,8 @@ def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
         weak, strong = pairs[k % len(pairs)]
         key = (rungs[weak].name, rungs[strong].name)
         numbers[key] = numbers.get(key, 0) + 1
-        out.append(CalibrationGame("standard", *key, seed, numbers[key], "", "", "", 0,
-                                   engine))
+        out.append(CalibrationGame(Condition.STANDARD, *key, seed, numbers[key], "", "", "",
+                                   0, engine))
     return out
 
 
