@@ -9,10 +9,12 @@ A rung's Elo under the new build, relative to the anchor, is
     new = measured on the source ladder + shift(its Elo there) + its own departure,
 
 with the source ladder's covariance (its own error), a shift drawn from a Gaussian process
-that is zero at the anchor and grows with strength (sd SHIFT_SD at SHIFT_AT Elo, correlated
-over SHIFT_LENGTH Elo) and an independent departure of sd RUNG_SD per rung. The new games
-then pin the shift down (every game informs all rungs near it through the correlation) and
-the departures. How wrong this prior may be and still give honest intervals is simulated in
+that is zero at the anchor and grows with strength (correlated over SHIFT_LENGTH Elo) and an
+independent departure per rung. Their sizes are not assumed: the fit is averaged over
+SHIFT_GRID x RUNG_GRID, each setting weighted by how well it explains the games (`averaged`);
+the planner uses the middle setting (SHIFT_SD, RUNG_SD). The new games pin the shift down
+(every game informs all rungs near it through the correlation) and the departures. How
+wrong this prior may be and still give honest intervals is simulated in
 bench/ladder_prior.py, with truths the prior does not expect.
 """
 
