@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 ARGS ?=
 
-.PHONY: setup stockfish engine node chromium generate test lint bench demo
+.PHONY: setup stockfish engine node families chromium generate test lint bench demo
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -46,6 +46,21 @@ node:
 	    exit 1; \
 	fi
 
+# Engines of other families than Stockfish, the validation set's test players (never rungs):
+# Debian's GNU Chess, Toga II, Glaurung and Sjeng.
+FAMILIES := gnuchess toga2 glaurung sjeng
+families:
+	@missing=""; for e in $(FAMILIES); do command -v $$e >/dev/null 2>&1 \
+	    || [ -x /usr/games/$$e ] || missing="$$missing $$e"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	        --no-install-recommends $$missing; \
+	else \
+	    echo "missing engines:$$missing (install Debian's packages of those names)" >&2; \
+	    exit 1; \
+	fi
+
 # The report site's tests open pages in a real headless browser: Debian's chromium.
 chromium:
 	@if [ -n "$$CHROMIUM_PATH" ] || command -v chromium >/dev/null 2>&1; then exit 0; fi; \
@@ -75,7 +90,7 @@ generate: setup
 	$(PY) generate.py $(ARGS)
 
 # CI runs this: the linters first (a style or type error fails it in seconds), then the tests.
-test: setup chromium engine lint
+test: setup chromium engine families lint
 	$(PY) -m pytest -q tests $(ARGS)
 
 # ruff on everything; mypy, strict, on lib/ (settings and their reasons in pyproject.toml).

@@ -19,6 +19,7 @@ if __name__ == "__main__":  # not when a test imports this module
 import argparse
 
 from lib.benchmark.compare import cli as compare
+from lib.benchmark.core import cli as core
 from lib.benchmark.games import cli as games
 from lib.benchmark.leaderboard import cli as leaderboard
 from lib.benchmark.puzzles import cli as puzzles
@@ -29,7 +30,7 @@ from lib.exits import Exit
 
 ADDERS = (static.add_parser, games.add_play_parser, puzzles.add_parser, worldmodel.add_parser,
           games.add_calibrate_parser, games.add_book_parser, leaderboard.add_parser,
-          leaderboard.add_report_parser, compare.add_parser)
+          leaderboard.add_report_parser, compare.add_parser, core.add_serve_parser)
 DEFAULT = "run"  # the subcommand meant when none is named (with options, as --model M)
 EPILOG = (f"Options with no subcommand mean '{DEFAULT}': 'benchmark.py --model random' is "
           f"'benchmark.py {DEFAULT} --model random'. 'benchmark.py COMMAND --help' lists a "

@@ -117,28 +117,6 @@ def testset_block(root: Path = ROOT) -> str:
     return "\n".join(textwrap.wrap(text, 95))
 
 
-def gamefit_block(root: Path = ROOT) -> str:
-    """The committed static-to-game fit: its line, its rungs and its leave-one-out check."""
-    fit = json.loads((root / "game_elo_fit.json").read_text(encoding="utf-8"))
-    rungs, loo = fit["rungs"], fit["leave_one_out"]
-    errors = np.array([abs(r["predicted"] - r["elo"]) for r in loo])
-    held = np.mean([r["lo"] <= r["elo"] <= r["hi"] for r in loo])
-    x = {"linear": "accuracy", "log-gap": "ln(100 - accuracy)",
-         "logit": "ln(accuracy / (100 - accuracy))"}[fit["transform"]]
-    sign = "+" if fit["slope"] >= 0 else "-"
-    line = f"{fit['intercept']:.0f} {sign} {abs(fit['slope']):.1f} x {x}"
-    random = next(r for r in loo if r["elo"] == min(x["elo"] for x in loo))
-    text = (f"The committed fit (`game_elo_fit.json`, on {fit['scale']}; {fit['n']} rungs from "
-            f"{rungs[0]['rung']} to {rungs[-1]['rung']}, static accuracy "
-            f"{rungs[0]['accuracy']:.1f} to {rungs[-1]['accuracy']:.1f}) is game Elo = "
-            f"{line}, residual sd {fit['residual_sd']:.0f}, the form chosen by leave-one-out "
-            f"error: each rung predicted from the others is off by {errors.mean():.0f} Elo on "
-            f"average (median {np.median(errors):.0f}), and {held:.0%} of the {len(loo)} "
-            f"leave-one-out 90% intervals hold the rung's Elo. The random mover, measured at "
-            f"{random['elo']:.0f}, is predicted at {random['lo']:.0f} to {random['hi']:.0f}.")
-    return "\n".join(textwrap.wrap(text, 95))
-
-
 def ladder171_block(root: Path = ROOT) -> str:
     """The Stockfish 17.1 ladder, as ladder_block, and its held-out games' check."""
     name = "ladder@stockfish-17.1.csv"
@@ -162,12 +140,70 @@ def ladder171_block(root: Path = ROOT) -> str:
     return "\n".join(lines)
 
 
+def validation_block(root: Path = ROOT) -> str:
+    """The validation players: family, game Elo on ladder.csv, static scores, and what the
+    fit on the other families predicted for each."""
+    from bench.family_fit import load
+    from lib.benchmark.static.family_fit import leave_one_family_out
+
+    fit = json.loads((root / "game_elo_fit.json").read_text(encoding="utf-8"))
+    features = tuple(fit["features"])
+    players = [p for p in load(root / "validation_players.csv") if p.family != "rungs"]
+    everyone = load(root / "validation_players.csv")
+    lofo = {x["name"]: x for x in leave_one_family_out(everyone, features)}
+    lines = ["| player | family | game Elo by play (90%) | accuracy | best-move rate | "
+             "predicted, its family left out (90%) |", "|---|---|---|---|---|---|"]
+    for p in players:
+        x = lofo[p.name]
+        shown = "unlike every fitted family" if x["unlike"] else \
+            f"{x['predicted']:.0f} [{x['lo']:.0f}, {x['hi']:.0f}]"
+        lines.append(f"| {p.name} | {p.family} | {p.elo:.0f} +-{btd.Z90 * p.elo_sd:.0f} | "
+                     f"{p.metrics['accuracy'][0]:.1f} | {p.metrics['best_move_rate'][0]:.2f} "
+                     f"| {shown} |")
+    return "\n".join(lines)
+
+
+def familyfit_block(root: Path = ROOT) -> str:
+    """Each candidate feature set's leave-one-family-out table, and the committed fit."""
+    from bench.family_fit import load, table
+    from lib.benchmark.static.family_fit import FEATURE_SETS, leave_one_family_out
+
+    players = load(root / "validation_players.csv")
+    fit = json.loads((root / "game_elo_fit.json").read_text(encoding="utf-8"))
+    parts = [table(f, leave_one_family_out(players, f)) for f in FEATURE_SETS]
+    coef = ", ".join(f"{c:.0f}" for c in fit["coef"])
+    text = (f"The committed fit (`game_elo_fit.json`) uses {' + '.join(fit['features'])} (as "
+            f"log-odds), chosen by the smallest leave-one-family-out error: {fit['n']} "
+            f"players of {len(fit['families'])} families ({', '.join(fit['families'])}), "
+            f"coefficients {coef} (intercept first), spread within a family "
+            f"{fit['residual_sd']:.0f} Elo and between families {fit['family_sd']:.0f}.")
+    return "\n\n".join([*parts, "\n".join(textwrap.wrap(text, 95))])
+
+
+def transitivity_block(root: Path = ROOT) -> str:
+    """Head-to-head games between players of different families against the ladder."""
+    from bench.transitivity import ratings, table
+
+    games = read_games(root / "validation_head_to_head.csv.gz")
+    return table(games, ratings(root / "validation_players.csv"))
+
+
+def crossladder_block(root: Path = ROOT) -> str:
+    """Players of other families rated on both ladders."""
+    from bench.validation_players import cross_table
+
+    return cross_table(root / "validation_players.csv")
+
+
 # Each block: the page it lives in, and its generator.
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "ladder": ("docs/games-and-ladder.md", ladder_block),
     "ladder171": ("docs/games-and-ladder.md", ladder171_block),
     "testset": ("docs/test-set.md", testset_block),
-    "gamefit": ("docs/games-and-ladder.md", gamefit_block),
+    "validation": ("docs/validation.md", validation_block),
+    "familyfit": ("docs/validation.md", familyfit_block),
+    "transitivity": ("docs/validation.md", transitivity_block),
+    "crossladder": ("docs/games-and-ladder.md", crossladder_block),
 }
 
 
@@ -194,16 +230,14 @@ def digest(path: Path) -> str:
 
 
 def fit_figure(path: Path, root: Path = ROOT) -> None:
-    """docs/static_vs_game.png: the rungs' static scores against their game Elo, and the fit,
-    drawn from the committed game_elo_fit.json."""
-    from bench.static_vs_game import figure
-    from lib.benchmark.static.prediction import load_fit
+    """docs/static_vs_game.png: the validation players' static accuracy against their game
+    Elo by family, and the fit's leave-one-family-out predictions, drawn from the committed
+    game_elo_fit.json."""
+    from bench.family_fit import figure
 
-    fit = load_fit(root / "game_elo_fit.json")
-    if fit is None:
+    if not (root / "game_elo_fit.json").is_file():
         raise SystemExit("game_elo_fit.json: no fit to draw")
-    rungs = json.loads((root / "game_elo_fit.json").read_text(encoding="utf-8"))["rungs"]
-    figure(rungs, fit, path)
+    figure(json.loads((root / "game_elo_fit.json").read_text(encoding="utf-8")), path)
 
 
 def screenshots(demo: Path, root: Path = ROOT) -> None:

@@ -2,9 +2,9 @@
 
 Runs the static benchmark for each rung of ladder.csv (results in --out, resumable through
 its cache), prints each rung's ACPL and accuracy with 90% intervals beside its measured game
-Elo, fits game Elo on accuracy, checks the fit by leaving each rung out, draws the figure and,
-with --write, writes the committed fit (game_elo_fit.json) that the static run reads to
-report a predicted game Elo.
+Elo, fits game Elo on accuracy by the rungs alone and checks that line by leaving each rung
+out. The rungs' static runs join the validation set (bench/validation_players.py table),
+whose fit across player families (bench/family_fit.py) is the committed one.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -22,18 +21,13 @@ from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.results import slug
 from lib.benchmark.games.ladder import load_ladder
 from lib.benchmark.static.prediction import (
-    CURRENT_SCALE,
     METRIC,
     TRANSFORMS,
-    Fit,
-    fit_json,
     fit_line,
     leave_one_out,
-    transform,
 )
 from lib.cli import run_cli
-from lib.figures import save_figure
-from lib.files import atomic_write, sha256_file
+from lib.files import sha256_file
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,8 +50,6 @@ def main() -> None:
     p.add_argument("--questions", type=Path, default=ROOT / "questions.csv")
     p.add_argument("--out", type=Path, default=ROOT / "results" / "rungs")
     p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--write", type=Path, default=None,
-                   help="write the fit here (the committed one is game_elo_fit.json)")
     args = p.parse_args()
     ladder = load_ladder(args.ladder)
     rows = []
@@ -92,39 +84,6 @@ def main() -> None:
     assert best is not None
     fit, loo, _ = best
     print(f"chosen: {fit.transform} (the smaller leave-one-out error)")
-    figure(rows, fit, args.out / "static_vs_game.png")
-    print(f"figure: {args.out / 'static_vs_game.png'}")
-    if args.write:
-        with atomic_write(args.write) as handle:
-            json.dump(fit_json(replace(fit, scale=CURRENT_SCALE), loo), handle, indent=1)
-        print(f"wrote {args.write}")
-
-
-def figure(rows: list[dict], fit: Fit, path: Path) -> None:
-    """The rungs' static ACPL and accuracy against their game Elo, with the fit's line."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
-    elo = np.array([r["elo"] for r in rows])
-    xerr = np.array([[r["elo"] - r["elo_lo"] for r in rows], [r["elo_hi"] - r["elo"]
-                                                              for r in rows]])
-    for ax, metric in zip(axes, ("acpl", "accuracy"), strict=True):
-        y = np.array([r[metric] for r in rows])
-        yerr = np.array([y - [r[f"{metric}_lo"] for r in rows],
-                         [r[f"{metric}_hi"] for r in rows] - y])
-        ax.errorbar(elo, y, xerr=xerr, yerr=yerr, fmt="o", capsize=2)
-        ax.set(xlabel="game Elo on the ladder (90% interval)", ylabel=f"static {metric} (90%)",
-               title=f"Static {metric} of the ladder's rungs")
-    grid = np.linspace(min(r["accuracy"] for r in rows), max(r["accuracy"] for r in rows), 50)
-    line = fit.point(transform(grid, fit.transform))
-    axes[1].plot(line, grid, "k--", label=f"fit ({fit.transform})")
-    axes[1].legend()
-    axes[0].set_yscale("log")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_figure(fig, path)
 
 
 if __name__ == "__main__":

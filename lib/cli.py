@@ -85,7 +85,8 @@ def add_stockfish_arg(parser: argparse.ArgumentParser) -> None:
     """--stockfish, the same option wherever an engine runs."""
     parser.add_argument("--stockfish", default=None, metavar="PATH",
                         help="Stockfish binary, for every engine the command runs (default: "
-                        "STOCKFISH_PATH, then PATH, then /usr/games/stockfish)")
+                        "STOCKFISH_PATH, then PATH, then /usr/games/stockfish, then the "
+                        "portable build 'make engine' installs)")
 
 
 class Renamed(argparse.Action):

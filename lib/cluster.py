@@ -127,7 +127,7 @@ def worker_engine(settings: EngineSettings, slot: str) -> Engine:
 
 def _engine_fingerprint(settings: EngineSettings) -> fingerprint.Fingerprint:
     """Run on every worker before any work: how its engine searches (lib/fingerprint.py)."""
-    return fingerprint.of_binary(settings.path)
+    return fingerprint.of_settings(settings)
 
 
 @contextlib.contextmanager
@@ -225,7 +225,7 @@ class EngineCluster:
         """The client's engine name; every worker's engine must search as the client's does
         (the same fingerprint; its name may differ)."""
         assert self._client is not None
-        mine = fingerprint.of_binary(self.settings.path)
+        mine = fingerprint.of_settings(self.settings)
         theirs = self._client.run(_engine_fingerprint, self.settings, on_error="return")
         for worker, found in sorted(theirs.items()):
             if isinstance(found, BaseException):

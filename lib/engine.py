@@ -8,11 +8,13 @@ import logging
 import os
 import shutil
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import CancelledError
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
@@ -86,6 +88,14 @@ def npm_engine(root: Path | None = None) -> str | None:
     return str(found[-1]) if found else None
 
 
+class EngineProtocol(StrEnum):
+    """How the project talks to an engine: Stockfish and most engines speak UCI, some older
+    ones (Sjeng) only the XBoard protocol."""
+
+    UCI = "uci"
+    XBOARD = "xboard"
+
+
 def engine_command(path: str) -> list[str]:
     """The command that starts the engine at `path`: a .js build runs under node (found on
     PATH), anything else is the binary itself. EngineNotFoundError when node is missing."""
@@ -147,12 +157,19 @@ def binary_key(path: str) -> tuple[str, int, int]:
 def engine_identity(path: str) -> str:
     """The name and version the engine at `path` reports ('Stockfish 15.1'), asked once per
     process for each binary (a changed file is asked again)."""
-    return _identity(*binary_key(path))
+    return engine_identity_of(EngineSettings(path))
+
+
+def engine_identity_of(settings: EngineSettings) -> str:
+    """The name and version the engine started from `settings` reports (an engine of another
+    family, or another protocol), asked once per process for each binary."""
+    _, mtime_ns, size = binary_key(settings.path)
+    return _identity(settings, mtime_ns, size)
 
 
 @functools.lru_cache(maxsize=16)
-def _identity(path: str, mtime_ns: int, size: int) -> str:
-    with Engine(EngineSettings(path)) as engine:
+def _identity(settings: EngineSettings, mtime_ns: int, size: int) -> str:
+    with Engine(settings) as engine:
         return engine.name
 
 
@@ -225,6 +242,11 @@ class EngineSettings:
     threads: int = THREADS  # search threads; 1 keeps limited searches deterministic
     hash_mb: int = HASH_MB  # transposition table size, fixed for reproducibility
     options: tuple[tuple[str, int | bool], ...] = ()  # further UCI options, e.g. UCI_Elo
+    protocol: EngineProtocol = EngineProtocol.UCI  # UCI, or XBoard for some other families
+    args: tuple[str, ...] = ()  # arguments after the binary, e.g. ('--uci',) for GNU Chess
+    # 0: the fingerprint searches by nodes (Stockfish); D > 0: by depth D, for an engine of
+    # another family that may ignore a node limit (Toga II does).
+    fingerprint_depth: int = 0
 
 
 class Engine:
@@ -259,11 +281,18 @@ class Engine:
         self.close()
 
     def _start(self) -> None:
+        command = [*engine_command(self.settings.path), *self.settings.args]
+        xboard = self.settings.protocol == EngineProtocol.XBOARD
+        popen = (chess.engine.SimpleEngine.popen_xboard if xboard
+                 else chess.engine.SimpleEngine.popen_uci)
         try:
-            self._engine = chess.engine.SimpleEngine.popen_uci(
-                engine_command(self.settings.path))
+            # An XBoard engine's stderr is dropped: Sjeng talks about its book files there.
+            self._engine = popen(command, stderr=subprocess.DEVNULL if xboard else None)
             self._name = str(self._engine.id.get("name", "unknown engine"))
-            options = {"Threads": self.settings.threads, "Hash": self.settings.hash_mb,
+            # Threads and Hash where the engine has them (every Stockfish does); an engine of
+            # another family gets the options its settings name and nothing else.
+            fixed = {"Threads": self.settings.threads, "Hash": self.settings.hash_mb}
+            options = {**{k: v for k, v in fixed.items() if k in self._engine.options},
                        **dict(self.settings.options)}
             self._engine.configure(options)
         except (OSError, chess.engine.EngineError) as exc:

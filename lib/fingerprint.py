@@ -89,6 +89,30 @@ def take(engine: Engine) -> Fingerprint:
     return Fingerprint(engine.name, tuple(searches))
 
 
+def by_depth(engine: Engine, depth: int) -> Fingerprint:
+    """The fingerprint of an engine of another family, which may ignore node limits: its
+    move at a fixed depth on the same positions (score and nodes are not compared)."""
+    searches = []
+    for fen, _ in POSITIONS:
+        move = engine.play(chess.Board(fen), chess.engine.Limit(depth=depth))
+        searches.append(Search(fen, 0, move.uci(), 0, 0))
+    return Fingerprint(engine.name, tuple(searches))
+
+
+def of_settings(settings: EngineSettings) -> Fingerprint:
+    """The fingerprint of the engine `settings` start: by nodes for Stockfish, by depth for
+    an engine of another family; taken once per process for each binary."""
+    if not settings.fingerprint_depth:
+        return of_binary(settings.path)
+    return _of_settings(settings, *binary_key(settings.path)[1:])
+
+
+@functools.lru_cache(maxsize=16)
+def _of_settings(settings: EngineSettings, mtime_ns: int, size: int) -> Fingerprint:
+    with Engine(settings) as engine:
+        return by_depth(engine, settings.fingerprint_depth)
+
+
 def of_binary(path: str) -> Fingerprint:
     """The fingerprint of the engine at `path`, taken once per process for each binary."""
     return _of_binary(*binary_key(path))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Any
 
 from lib.benchmark.core.chat import (
     DEFAULT_MAX_TOKENS,
@@ -99,3 +100,43 @@ def chat_config(args: argparse.Namespace, slots: int | None = None) -> ChatConfi
                       system=args.system, stop=tuple(args.stop), extra=extra,
                       timeout_s=args.timeout, retries=args.retries, backoff_s=args.retry_wait,
                       slots=slots or args.concurrency, endpoint_id=args.endpoint_id)
+
+
+SERVE_PORT = 8000
+
+
+def add_serve_parser(commands: Any) -> None:
+    """Options of `serve`: baseline players behind an OpenAI-compatible endpoint."""
+    p = commands.add_parser(
+        "serve", help="serve baseline players at an OpenAI-compatible endpoint (to rate a "
+        "known player through the model path)",
+        description="Answer chat completions for the model name 'served/SPEC', SPEC any "
+        "baseline spec (e.g. served/toga2:depth=1): the player's move for the FEN in the "
+        "prompt. Rate it as a model: 'benchmark.py play --model served/toga2:depth=1 "
+        f"--base-url http://127.0.0.1:{SERVE_PORT}/v1'. Runs until Ctrl-C.")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
+                   "127.0.0.1: this machine only)")
+    p.add_argument("--port", type=non_negative_int, default=SERVE_PORT,
+                   help=f"port (default {SERVE_PORT}; 0 picks a free one)")
+    p.add_argument("--slots", type=positive_int, default=2,
+                   help="engines per model name, answering at once (default 2)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the players' random choices (default 0)")
+    p.add_argument("--stockfish", default=None, help="Stockfish binary for stockfish, mix and "
+                   "softmax players (default: found as every command finds it)")
+    p.set_defaults(handler=serve_command)
+
+
+def serve_command(args: argparse.Namespace) -> None:
+    """Serve until interrupted, then close every engine."""
+    from lib.benchmark.core.server import PlayerServer
+
+    try:
+        server = PlayerServer(args.host, args.port, args.stockfish, args.seed, args.slots)
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from exc
+    print(f"serving baseline players at {server.base_url} (Ctrl-C stops)", flush=True)
+    try:
+        server.serve()
+    finally:
+        server.close()

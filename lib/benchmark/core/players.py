@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
+import shutil
 import threading
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -18,7 +20,15 @@ import chess.engine
 
 from lib.benchmark.core.chat import ChatClient, ChatConfig, Reply
 from lib.benchmark.core.prompts import Question
-from lib.engine import Engine, EngineSettings, engine_identity, find_stockfish
+from lib.engine import (
+    Engine,
+    EngineProtocol,
+    EngineSettings,
+    engine_identity,
+    engine_identity_of,
+    find_stockfish,
+    score_to_cp,
+)
 from lib.errors import PlayerError
 
 STOCKFISH_NODES = 300_000  # full-strength baseline: node-limited, so reproducible
@@ -94,29 +104,16 @@ class RandomPlayer:
         pass
 
 
-class StockfishPlayer:
-    """Stockfish with options: full strength (node limit), UCI_Elo or Skill Level."""
+class EngineBacked:
+    """What every engine-backed player shares: one engine per thread (started on first use),
+    settings-only pickling for Dask, and closing them all."""
 
-    def __init__(self, path: str, elo: int | None = None, skill: int | None = None,
-                 nodes: int | None = None, workers: int = 1) -> None:
-        self.options: dict[str, Any] = {}
-        if elo is not None:
-            self.options = {"UCI_LimitStrength": True, "UCI_Elo": elo}
-        if skill is not None:
-            self.options["Skill Level"] = skill
-        limited = elo is not None or skill is not None
-        self.nodes = nodes or (LIMITED_NODES if limited else STOCKFISH_NODES)
-        self.settings = EngineSettings(path=path, options=tuple(self.options.items()))
+    def __init__(self, settings: EngineSettings, workers: int) -> None:
+        self.settings = settings
         self.max_concurrency = workers
         self._local = threading.local()
         self._engines: list[Engine] = []
         self._lock = threading.Lock()
-        parts = [f"{k}={v}" for k, v in (("elo", elo), ("skill", skill)) if v is not None]
-        # The engine's name and version are part of the identity: two builds search
-        # differently, so one's cached moves are never the other's.
-        self.answered_by = engine_identity(path)
-        self.id = ":".join(["stockfish", *parts, f"nodes={self.nodes}"]) + \
-            f"@{self.answered_by}"
 
     @property
     def engine_settings(self) -> EngineSettings:
@@ -148,8 +145,7 @@ class StockfishPlayer:
 
     def answer_with(self, engine: Engine, question: Question, prompt: str) -> Reply:
         """The reply, from a given engine started from `engine_settings`."""
-        move = engine.play(question.board(), chess.engine.Limit(nodes=self.nodes))
-        return Reply(text=move.uci())
+        raise NotImplementedError
 
     def preflight(self) -> None:
         pass
@@ -158,6 +154,126 @@ class StockfishPlayer:
         for engine in self._engines:
             engine.close()
         self._engines.clear()
+
+
+class StockfishPlayer(EngineBacked):
+    """Stockfish with options: full strength (node limit), UCI_Elo or Skill Level."""
+
+    def __init__(self, path: str, elo: int | None = None, skill: int | None = None,
+                 nodes: int | None = None, workers: int = 1) -> None:
+        self.options: dict[str, Any] = {}
+        if elo is not None:
+            self.options = {"UCI_LimitStrength": True, "UCI_Elo": elo}
+        if skill is not None:
+            self.options["Skill Level"] = skill
+        limited = elo is not None or skill is not None
+        self.nodes = nodes or (LIMITED_NODES if limited else STOCKFISH_NODES)
+        super().__init__(EngineSettings(path=path, options=tuple(self.options.items())),
+                         workers)
+        parts = [f"{k}={v}" for k, v in (("elo", elo), ("skill", skill)) if v is not None]
+        # The engine's name and version are part of the identity: two builds search
+        # differently, so one's cached moves are never the other's.
+        self.answered_by = engine_identity(path)
+        self.id = ":".join(["stockfish", *parts, f"nodes={self.nodes}"]) + \
+            f"@{self.answered_by}"
+
+    def answer_with(self, engine: Engine, question: Question, prompt: str) -> Reply:
+        """The reply, from a given engine started from `engine_settings`."""
+        move = engine.play(question.board(), chess.engine.Limit(nodes=self.nodes))
+        return Reply(text=move.uci())
+
+
+def random_coin(seed: int, question: Question, percent: int) -> bool:
+    """Whether a mixed player moves at random on this question: a seeded coin per question,
+    so every move reproduces."""
+    coin = random.Random(f"coin:{seed}:{question.id}").random()
+    return coin * 100 < percent
+
+
+@dataclass(frozen=True)
+class Family:
+    """An engine of another family than Stockfish, as a test player (not a rung)."""
+
+    binary: str  # the program, looked for on PATH and in /usr/games (Debian's packages)
+    package: str  # Debian's package that installs it
+    protocol: EngineProtocol = EngineProtocol.UCI
+    args: tuple[str, ...] = ()  # arguments that start it in its protocol
+    options: tuple[tuple[str, int | bool], ...] = ()  # books off, one thread: reproducible
+
+
+# Engines Debian ships that play by a depth limit, reproducibly, from any FEN. Fairy-Max
+# lacks setboard and Phalanx rejects sd, so neither is here. GNU Chess 6 and Toga II both
+# descend from Fruit 2.1: one lineage, which the validation counts as one family.
+FAMILIES: dict[str, Family] = {
+    "gnuchess": Family("gnuchess", "gnuchess", args=("--uci",), options=(("OwnBook", False),)),
+    "toga2": Family("toga2", "toga2", options=(("OwnBook", False),)),
+    "glaurung": Family("glaurung", "glaurung", options=(("OwnBook", False),)),
+    "sjeng": Family("sjeng", "sjeng", protocol=EngineProtocol.XBOARD),
+}
+MAX_DEPTH = 20
+FINGERPRINT_DEPTH = 3  # a family engine's workers are checked by their moves at this depth
+
+
+def find_family(name: str) -> str:
+    """Path of a family engine's binary; PlayerError naming its Debian package if missing."""
+    family = FAMILIES[name]
+    path = shutil.which(family.binary) or shutil.which(family.binary, path="/usr/games")
+    if path is None:
+        raise PlayerError(f"{name!r} needs the program {family.binary!r}: install Debian's "
+                          f"{family.package!r} package (apt-get install {family.package})")
+    return path
+
+
+class FamilyPlayer(EngineBacked):
+    """An engine of another family at a fixed depth, optionally mixed with random moves (with
+    probability `percent`/100, by a seeded coin per question)."""
+
+    def __init__(self, name: str, depth: int, percent: int = 0, seed: int = 0,
+                 workers: int = 1) -> None:
+        family = FAMILIES[name]
+        path = find_family(name)
+        super().__init__(EngineSettings(path=path, options=family.options,
+                                        protocol=family.protocol, args=family.args,
+                                        fingerprint_depth=FINGERPRINT_DEPTH), workers)
+        self.depth = depth
+        self.percent = percent
+        self.seed = seed
+        self.answered_by = engine_identity_of(self.settings)
+        mixed = f",random={percent}:seed={seed}" if percent else ""
+        self.id = f"{name}:depth={depth}{mixed}@{self.answered_by}"
+
+    def answer_with(self, engine: Engine, question: Question, prompt: str) -> Reply:
+        """The reply, from a given engine started from `engine_settings`."""
+        if self.percent and random_coin(self.seed, question, self.percent):
+            return RandomPlayer(seed=self.seed).answer(question, prompt)
+        move = engine.play(question.board(), chess.engine.Limit(depth=self.depth))
+        return Reply(text=move.uci())
+
+
+class SoftmaxPlayer(EngineBacked):
+    """Plausible errors: Stockfish's `top` best moves at `nodes` nodes, one drawn with
+    probability proportional to exp(score / temp) (scores in centipawns), seeded per question.
+    Its mistakes are the near-best moves a human might play, not random blunders."""
+
+    def __init__(self, path: str, temp: int, nodes: int, top: int = 5, seed: int = 0,
+                 workers: int = 1) -> None:
+        super().__init__(EngineSettings(path=path), workers)
+        self.temp = temp
+        self.nodes = nodes
+        self.top = top
+        self.seed = seed
+        self.answered_by = engine_identity(path)
+        self.id = f"softmax:temp={temp},nodes={nodes},top={top}:seed={seed}@{self.answered_by}"
+
+    def answer_with(self, engine: Engine, question: Question, prompt: str) -> Reply:
+        """The reply, from a given engine started from `engine_settings`."""
+        ranked = engine.ranked_moves(question.board(), chess.engine.Limit(nodes=self.nodes),
+                                     self.top)
+        cps = [score_to_cp(m.score) for m in ranked]
+        weights = [math.exp((cp - cps[0]) / self.temp) for cp in cps]
+        rng = random.Random(f"softmax:{self.seed}:{question.id}")
+        [pick] = rng.choices(ranked, weights=weights)
+        return Reply(text=pick.move.uci())
 
 
 class MixPlayer:
@@ -179,8 +295,7 @@ class MixPlayer:
         return self.engine.settings
 
     def _random(self, question: Question) -> bool:
-        coin = random.Random(f"coin:{self.random.seed}:{question.id}").random()
-        return coin * 100 < self.percent
+        return random_coin(self.random.seed, question, self.percent)
 
     def answer(self, question: Question, prompt: str) -> Reply:
         if self._random(question):
@@ -243,13 +358,16 @@ def _options(spec: str) -> tuple[str, dict[str, int]]:
     return name, options
 
 
-BASELINES = ("random", "stockfish", "mix")
+BASELINES = ("random", "stockfish", "mix", "softmax", *FAMILIES)
 BASELINE_SPECS = (  # what --model accepts besides a model, as every subcommand's help says
     "'random' (a uniformly random legal move); 'stockfish' (full strength, "
     f"{STOCKFISH_NODES:,} nodes a move); 'stockfish:nodes=N'; 'stockfish:elo=N' or "
     f"'stockfish:skill=N' (UCI_Elo 1320-3190 or Skill Level, {LIMITED_NODES:,} nodes unless "
     "nodes=N is added, e.g. stockfish:elo=1800,nodes=20000); 'mix:random=P,nodes=N' (a "
-    "random move with probability P%%, else Stockfish at N nodes: the ladder's mix rungs)")
+    "random move with probability P%%, else Stockfish at N nodes: the ladder's mix rungs); test "
+    "players unlike the rungs: 'softmax:temp=T,nodes=N' (one of Stockfish's 5 best moves at N "
+    "nodes, drawn with weight exp(cp/T)) and 'gnuchess|toga2|glaurung|sjeng:depth=D' (Debian's "
+    "engine of that name at depth D; ',random=P' mixes in random moves)")
 
 
 def is_baseline(spec: str) -> bool:
@@ -280,6 +398,30 @@ def make_player(spec: str, chat: ChatConfig | None, stockfish: str | None, seed:
         return StockfishPlayer(find_stockfish(stockfish), elo=options.get("elo"),
                                skill=options.get("skill"), nodes=options.get("nodes"),
                                workers=workers)
+    if name == "softmax":
+        return _softmax(spec, options, stockfish, seed, workers)
+    if name in FAMILIES:
+        return _family(spec, name, options, seed, workers)
     if chat is None:
         raise PlayerError(f"{spec!r} is not a baseline player and no endpoint is configured")
     return ChatPlayer(chat)
+
+
+def _softmax(spec: str, options: dict[str, int], stockfish: str | None, seed: int,
+             workers: int) -> SoftmaxPlayer:
+    if not {"temp", "nodes"} <= set(options) <= {"temp", "nodes", "top"} \
+            or min(options.values()) < 1:
+        raise PlayerError(f"bad {spec!r}: expected softmax:temp=T,nodes=N[,top=K], each >= 1")
+    return SoftmaxPlayer(find_stockfish(stockfish), options["temp"], options["nodes"],
+                         top=options.get("top", 5), seed=seed, workers=workers)
+
+
+def _family(spec: str, name: str, options: dict[str, int], seed: int,
+            workers: int) -> FamilyPlayer:
+    if not {"depth"} <= set(options) <= {"depth", "random"} \
+            or not 1 <= options["depth"] <= MAX_DEPTH \
+            or not 0 <= options.get("random", 0) <= 100:
+        raise PlayerError(f"bad {spec!r}: expected {name}:depth=D[,random=P] with D in "
+                          f"1-{MAX_DEPTH} and P in 0-100")
+    return FamilyPlayer(name, options["depth"], options.get("random", 0), seed=seed,
+                        workers=workers)

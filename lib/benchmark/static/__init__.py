@@ -3,6 +3,6 @@
 cli turns the options into a StaticConfig -> run selects the questions, asks them through
 core.runner, scores each answer with core.scoring, aggregates and estimates Elo -> result is
 the run's frozen record, serialised in one place -> report writes the terminal summary and the
-markdown report. prediction turns the accuracy into a predicted game Elo by the ladder's
-committed fit (game_elo_fit.json), made by bench/static_vs_game.py.
+markdown report. prediction turns the static scores into a predicted game Elo by the committed
+fit (game_elo_fit.json): family_fit's, across player families, made by bench/family_fit.py.
 """

@@ -61,9 +61,9 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--mcmc", action="store_true",
                    help="puzzle Elo by MCMC instead of the Laplace approximation")
     p.add_argument("--game-fit", type=Path, default=GAME_FIT,
-                   help="the ladder's static-to-game fit, for a predicted game Elo from the "
-                   "accuracy (default: the committed game_elo_fit.json; used only for a run "
-                   "over the whole questions file it was fitted on)")
+                   help="the static-to-game fit across player families, for a predicted game "
+                   "Elo from the static scores (default: the committed game_elo_fit.json; "
+                   "used only for a run over the whole questions file it was fitted on)")
     add_engine_args(p, "worker processes of the embedded Dask cluster that answer for a "
                     "Stockfish player")
     p.add_argument("--out", type=Path, default=Path("results"),

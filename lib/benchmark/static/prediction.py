@@ -20,6 +20,9 @@ import numpy as np
 
 from lib.benchmark.core.btd import Z90
 from lib.benchmark.core.elo import Estimate, bounded
+from lib.benchmark.static.family_fit import KIND as FAMILIES
+from lib.benchmark.static.family_fit import PROFILE, FamilyFit, from_json
+from lib.benchmark.static.family_fit import predict as predict_families
 from lib.errors import DataError
 
 METRIC = "accuracy"
@@ -99,6 +102,20 @@ def predict(fit: Fit, value: float, lo: float, hi: float) -> Estimate:
     return bounded(est, *fit.elo_range)
 
 
+def predict_result(fit: Fit | FamilyFit, intervals: dict[str, dict[str, float]]) -> Estimate:
+    """The predicted game Elo of a static result's metric intervals, by either kind of fit;
+    DataError when a metric the fit needs is missing."""
+    if isinstance(fit, Fit):
+        acc = intervals[fit.metric]
+        return predict(fit, acc["value"], acc["lo"], acc["hi"])
+    needed = {*fit.features, *PROFILE}
+    missing = sorted(m for m in needed if m not in intervals)
+    if missing:
+        raise DataError(f"the static result has no {', '.join(missing)} for the family fit")
+    return predict_families(fit, {m: (intervals[m]["value"], intervals[m]["lo"],
+                                      intervals[m]["hi"]) for m in needed})
+
+
 def leave_one_out(values: list[tuple[float, float, float]], elos: list[float], metric: str,
                   kind: str) -> list[dict[str, float]]:
     """Each rung (value, lo, hi of the metric) predicted by the line fitted on the others."""
@@ -119,12 +136,15 @@ def fit_json(fit: Fit, loo: list[dict[str, float]]) -> dict[str, Any]:
     return {**asdict(fit), "leave_one_out": loo}
 
 
-def load_fit(path: Path) -> Fit | None:
-    """The committed fit, or None when there is none."""
+def load_fit(path: Path) -> Fit | FamilyFit | None:
+    """The committed fit (a line on the rungs, or the fit across player families), or None
+    when there is none."""
     if not path.exists():
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and data.get("kind") == FAMILIES:
+            return from_json(data, path)
         data.pop("leave_one_out", None)
         data["elo_range"] = tuple(data["elo_range"])
         return Fit(**data)

@@ -32,7 +32,7 @@ from lib.benchmark.core.scoring import (
     score_item,
     scored_count,
 )
-from lib.benchmark.static.prediction import load_fit, predict
+from lib.benchmark.static.prediction import load_fit, predict_result
 from lib.benchmark.static.report import markdown_report, summary_table
 from lib.benchmark.static.result import StaticResult
 from lib.cluster import ClusterSettings
@@ -181,7 +181,7 @@ def _result(config: StaticConfig, player_id: str, settings: dict[str, Any], dige
         empty=sum(i.category == Category.EMPTY for i in items),
         max_tokens=settings.get("max_tokens"),
         elo={**elo_estimates(items, questions, config.seed, config.mcmc),
-             "predicted_game": _predicted(config, digest, intervals.get("accuracy"))},
+             "predicted_game": _predicted(config, digest, intervals)},
         world_model=illegal_rate(items, settings.get("temperature")),
         floor=floor_figures(list(questions.values()), config.seed),
         intervals={k: v for k, v in intervals.items() if k != "n"},
@@ -189,14 +189,14 @@ def _result(config: StaticConfig, player_id: str, settings: dict[str, Any], dige
 
 
 def _predicted(config: StaticConfig, digest: str,
-               accuracy: dict[str, float] | None) -> dict[str, Any] | None:
-    """The game Elo the ladder's static fit predicts from the accuracy, when it applies."""
+               intervals: dict[str, Any]) -> dict[str, Any] | None:
+    """The game Elo the static-to-game fit predicts from the scores, when it applies."""
     fit = load_fit(config.game_fit)
-    if fit is None or accuracy is None:
+    if fit is None or "accuracy" not in intervals:
         return None
     if (fit.questions_sha256 != digest or config.split != "all" or config.filters
             or config.limit):
         log.info("no predicted game Elo: the fit in %s applies only to the whole questions "
                  "file it was made on", config.game_fit)
         return None
-    return predict(fit, accuracy["value"], accuracy["lo"], accuracy["hi"]).as_dict()
+    return predict_result(fit, intervals).as_dict()

@@ -1,0 +1,147 @@
+"""Static scores to game Elo across player families: the fit, left out one family at a time.
+
+Reads the validation table (validation_players.csv: the ladder's rungs and players of other
+families, each with its static scores and its game Elo by `play`, made by
+bench/validation_players.py), fits the mixed model of lib/benchmark/static/family_fit.py with
+each candidate feature set, and predicts every player from the fit on the other families.
+Prints, per feature set, the mean absolute error by family, how many 90% intervals hold the
+player's game Elo (goal 85-95%) and how many players the profile check calls unlike every
+fitted family; the feature set with the smallest held-out error is chosen. With --write it
+writes the committed fit (game_elo_fit.json) that static runs read.
+
+    python -m bench.family_fit                          # the table
+    python -m bench.family_fit --write game_elo_fit.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lib.benchmark.static.family_fit import (
+    FEATURE_SETS,
+    Rated,
+    fit_families,
+    fit_json,
+    leave_one_family_out,
+)
+from lib.benchmark.static.prediction import CURRENT_SCALE
+from lib.figures import save_figure
+from lib.files import atomic_write, sha256_file
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "validation_players.csv"
+METRICS = ("accuracy", "best_move_rate", "grade_blunder", "grade_mistake")
+
+
+def load(path: Path, ladder: str = "ladder.csv") -> list[Rated]:
+    """The table's players rated on `ladder`."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["ladder"] == ladder]
+    return [Rated(r["player"], r["family"], float(r["game_elo"]), float(r["game_elo_sd"]),
+                  {m: (float(r[m]), float(r[f"{m}_lo"]), float(r[f"{m}_hi"]))
+                   for m in METRICS}) for r in rows]
+
+
+def summary(lofo: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per family and overall: players, MAE, coverage of the 90% intervals (players the
+    profile check let through), and how many it called unlike every fitted family."""
+    out = {}
+    groups = sorted({x["family"] for x in lofo})
+    for name in [*groups, "all"]:
+        mine = [x for x in lofo if name in ("all", x["family"])]
+        shown = [x for x in mine if not x["unlike"]]
+        out[name] = {
+            "players": len(mine),
+            "mae": float(np.mean([abs(x["predicted"] - x["elo"]) for x in mine])),
+            "covered": float(np.mean([x["lo"] <= x["elo"] <= x["hi"] for x in shown]))
+            if shown else float("nan"),
+            "shown": len(shown),
+            "unlike": len(mine) - len(shown),
+        }
+    return out
+
+
+def table(features: tuple[str, ...], lofo: list[dict[str, Any]]) -> str:
+    """The leave-one-family-out table of one feature set, as markdown."""
+    lines = [f"features: {' + '.join(features)}", "",
+             "| family left out | players | MAE (Elo) | 90% intervals holding | called unlike |",
+             "|---|---|---|---|---|"]
+    for name, s in summary(lofo).items():
+        held = (f"{s['covered']:.0%} of {s['shown']}" if s["shown"] else "none shown")
+        lines.append(f"| {name} | {s['players']} | {s['mae']:.0f} | {held} | {s['unlike']} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Fit, check by family, print; optionally write the fit."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", type=Path, default=DATA)
+    p.add_argument("--questions", type=Path, default=ROOT / "questions.csv")
+    p.add_argument("--write", type=Path, default=None,
+                   help="write the chosen fit here (the committed one is game_elo_fit.json)")
+    args = p.parse_args()
+    players = load(args.data)
+    results = {}
+    for features in FEATURE_SETS:
+        lofo = leave_one_family_out(players, features)
+        results[features] = lofo
+        print(table(features, lofo) + "\n")
+    chosen = min(results, key=lambda f: summary(results[f])["all"]["mae"])
+    print(f"chosen: {' + '.join(chosen)} (the smallest leave-one-family-out error)")
+    fit = fit_families(players, chosen, sha256_file(args.questions), CURRENT_SCALE)
+    print(f"fit on all {fit.n} players of {len(fit.families)} families: coefficients "
+          f"{', '.join(f'{c:.0f}' for c in fit.coef)}; within-family sd "
+          f"{fit.residual_sd:.0f}, between-family sd {fit.family_sd:.0f}")
+    if args.write:
+        with atomic_write(args.write) as handle:
+            json.dump(fit_json(fit, results[chosen]), handle, indent=1)
+        print(f"wrote {args.write}")
+
+
+if __name__ == "__main__":
+    main()
+
+
+def figure(data: dict[str, Any], path: Path) -> None:
+    """docs/static_vs_game.png: every player's static accuracy against its game Elo, by
+    family; and each player's game Elo predicted with its family left out, against the
+    measured one (drawn from the committed fit file's data and its check)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    players, lofo = data["players"], data["leave_one_family_out"]
+    families = sorted({p["family"] for p in players})
+    colours = {f: plt.get_cmap("tab10")(i) for i, f in enumerate(families)}
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.8))
+    for family in families:
+        mine = [p for p in players if p["family"] == family]
+        elo = np.array([p["elo"] for p in mine])
+        acc = np.array([p["accuracy"] for p in mine])
+        axes[0].errorbar(elo, acc, xerr=1.645 * np.array([p["elo_sd"] for p in mine]),
+                         yerr=[acc - [p["accuracy_lo"] for p in mine],
+                               [p["accuracy_hi"] for p in mine] - acc],
+                         fmt="o", ms=4, capsize=2, color=colours[family], label=family)
+        held = [x for x in lofo if x["family"] == family]
+        measured = np.array([x["elo"] for x in held])
+        predicted = np.array([x["predicted"] for x in held])
+        axes[1].errorbar(measured, predicted, yerr=[predicted - [x["lo"] for x in held],
+                                                    [x["hi"] for x in held] - predicted],
+                         fmt="o", ms=4, capsize=2, color=colours[family], label=family,
+                         mfc=["none" if x["unlike"] else colours[family] for x in held][0])
+    top = max(p["elo"] for p in players) + 200
+    axes[1].plot([-200, top], [-200, top], "k--", lw=1)
+    axes[0].set(xlabel="game Elo by play (90%)", ylabel="static accuracy (90%)",
+                title="Static accuracy and game Elo, by family")
+    axes[1].set(xlabel="game Elo by play", ylabel="predicted, family left out (90%)",
+                title="Each family predicted by the others")
+    axes[0].legend(fontsize=8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_figure(fig, path)

@@ -1,0 +1,290 @@
+"""The validation set: players unlike the rungs, rated by play and run through the static test.
+
+Each player is an engine of another family than the rungs (Debian's GNU Chess, Toga II,
+Glaurung, Sjeng at a fixed depth, some mixed with random moves) or Stockfish choosing among
+its best moves with a temperature (plausible, human-like errors). Every one goes through the
+path a language model takes: `benchmark.py serve` answers as the model 'served/SPEC' over
+HTTP on 127.0.0.1, and `benchmark.py` (static, all questions) and `benchmark.py play` (games
+on a ladder) rate it. Both resume through their caches, so an interrupted `run` goes on where
+it stopped. `table` gathers the results into the committed data file.
+
+    python -m bench.validation_players run                       # every player, ladder.csv
+    python -m bench.validation_players run --cross               # the cross-ladder players
+        --ladder ladder@stockfish-17.1.csv --stockfish <a Stockfish 17.1 build>
+    python -m bench.validation_players table --write validation_players.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import benchmark
+from lib.benchmark.core.btd import Z90
+from lib.benchmark.core.header import Kind, file_name
+from lib.benchmark.core.results import slug
+from lib.benchmark.core.server import SERVED, PlayerServer
+from lib.benchmark.games.ladder import load_ladder
+from lib.cli import run_cli
+from lib.files import atomic_write
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "results" / "validation"
+DATA = ROOT / "validation_players.csv"
+MAX_GAMES = 60
+
+
+@dataclass(frozen=True)
+class Player:
+    """One validation player."""
+
+    spec: str  # the baseline spec the server plays ('served/' + spec is the model name)
+    family: str  # its lineage: players of one family are left out together
+    cross: bool = False  # also rated on the other engine's ladder (one scale across engines)
+
+
+# Families by lineage: GNU Chess 6 and Toga II both descend from Fruit 2.1, so they are one.
+PLAYERS = (
+    Player("gnuchess:depth=1", "fruit"),
+    Player("gnuchess:depth=1,random=50", "fruit"),
+    Player("toga2:depth=1", "fruit", cross=True),
+    Player("toga2:depth=3", "fruit"),
+    Player("toga2:depth=1,random=25", "fruit"),
+    Player("glaurung:depth=1", "glaurung"),
+    Player("glaurung:depth=4", "glaurung"),
+    Player("glaurung:depth=1,random=25", "glaurung", cross=True),
+    Player("glaurung:depth=1,random=70", "glaurung"),
+    Player("sjeng:depth=2", "sjeng", cross=True),
+    Player("sjeng:depth=4", "sjeng"),
+    Player("sjeng:depth=3,random=50", "sjeng"),
+    Player("softmax:temp=30,nodes=2000", "softmax"),
+    Player("softmax:temp=100,nodes=2000", "softmax"),
+    Player("softmax:temp=300,nodes=2000", "softmax"),
+    Player("softmax:temp=1000,nodes=2000", "softmax"),
+)
+
+
+@contextmanager
+def serving(stockfish: str | None) -> Iterator[PlayerServer]:
+    """A player server on a free port of 127.0.0.1, in a thread, for the duration."""
+    server = PlayerServer("127.0.0.1", 0, stockfish, seed=0, slots=2)
+    thread = threading.Thread(target=server.serve, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.close()
+
+
+def latest(out: Path, kind: Kind, label: str) -> dict[str, Any]:
+    """The newest result of `kind` whose file name starts with `label`."""
+    found = sorted(out.glob(f"{slug(file_name(kind, label))}__*.json"),
+                   key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise SystemExit(f"no {kind} result for {label} in {out}")
+    result: dict[str, Any] = json.loads(found[-1].read_text())
+    return result
+
+
+def run_player(player: Player, base_url: str, ladder: Path | None, stockfish: str | None,
+               out: Path, static: bool, max_games: int) -> None:
+    """The player's static run (on every question) and its play run; each resumes."""
+    model = f"{SERVED}/{player.spec}"
+    # The server's port differs from run to run: --endpoint-id keeps the answers' and games'
+    # keys the same, so an interrupted run resumes.
+    chat = ["--model", model, "--base-url", base_url, "--endpoint-id", SERVED, "--out",
+            str(out)]
+    engine = ["--stockfish", stockfish] if stockfish else []
+    if static:
+        status = benchmark.main([*chat, *engine, "--bootstrap", "300"])
+        if status != 0:
+            raise SystemExit(f"static run of {model} ended with status {status}")
+    ladder_args = ["--ladder", str(ladder)] if ladder else []
+    status = benchmark.main(["play", *chat, *engine, *ladder_args, "--max-games",
+                             str(max_games)])
+    if status != 0:
+        raise SystemExit(f"play run of {model} ended with status {status}")
+
+
+def run_command(args: argparse.Namespace) -> None:
+    """Rate every player (or the cross-ladder ones, or a shard) through the served path."""
+    players = [p for p in PLAYERS if p.cross or not args.cross]
+    index, count = args.shard
+    players = players[index::count]
+    out = args.out / (args.ladder.stem if args.ladder else "ladder")
+    with serving(args.stockfish) as server:
+        for n, player in enumerate(players, start=1):
+            print(f"[{n}/{len(players)}] {player.spec} ({player.family})", flush=True)
+            # The static test does not depend on the ladder: run once, in the first ladder's
+            # directory.
+            run_player(player, server.base_url, args.ladder, args.stockfish, out,
+                       static=not args.cross, max_games=args.max_games)
+
+
+METRICS = ("accuracy", "acpl", "best_move_rate", "grade_blunder", "grade_mistake")
+RUNGS = "rungs"  # the family name of the ladder's own rungs
+
+
+def static_columns(static: dict[str, Any]) -> dict[str, Any]:
+    """A static result's metrics with their 90% intervals, as table columns."""
+    iv = static["intervals"]
+    row: dict[str, Any] = {}
+    for metric in METRICS:
+        for suffix, key in (("", "value"), ("_lo", "lo"), ("_hi", "hi")):
+            row[f"{metric}{suffix}"] = round(iv[metric][key], 4)
+    row["questions"] = static["n"]
+    return row
+
+
+def rung_rows(ladder_path: Path, rungs_out: Path) -> list[dict[str, Any]]:
+    """The ladder's rungs as rows of the table (static runs by bench/static_vs_game.py)."""
+    ladder = load_ladder(ladder_path)
+    found = []
+    for rung in ladder.rungs:
+        static = latest(rungs_out, Kind.STATIC, f"{rung.spec}__fen@1__all")
+        sd = (rung.hi - rung.lo) / (2 * Z90)
+        found.append({"player": rung.spec, "family": RUNGS, "ladder": ladder_path.name,
+                      "game_elo": round(rung.elo, 1), "game_elo_lo": round(rung.lo, 1),
+                      "game_elo_hi": round(rung.hi, 1), "game_elo_sd": round(sd, 1),
+                      "games": rung.games, **static_columns(static)})
+    return found
+
+
+def rows(out: Path) -> list[dict[str, Any]]:
+    """One row per player and ladder rated: family, game Elo, games, static profile."""
+    found = []
+    static_dir = out / "ladder"
+    for ladder_dir in sorted(d for d in out.iterdir() if d.is_dir()):
+        for player in PLAYERS:
+            label = f"{SERVED}/{player.spec}"
+            try:
+                play = latest(ladder_dir, Kind.PLAY, f"{label}__standard")
+                static = latest(static_dir, Kind.STATIC, f"{label}__fen@1__all")
+            except SystemExit:
+                continue
+            cond = play["conditions"]["standard"]
+            found.append({
+                "player": player.spec, "family": player.family,
+                "ladder": f"{ladder_dir.name}.csv",
+                "game_elo": cond["elo"]["mean"], "game_elo_lo": cond["elo"]["lo"],
+                "game_elo_hi": cond["elo"]["hi"],
+                "game_elo_sd": round((cond["elo"]["hi"] - cond["elo"]["lo"]) / (2 * Z90), 1),
+                "games": cond["games"], **static_columns(static)})
+    return found
+
+
+def table_command(args: argparse.Namespace) -> None:
+    """Print the players' table; with --write, write it as the committed data file."""
+    found = rows(args.out)
+    if found:
+        found = rung_rows(args.ladder, args.rungs) + found
+    if not found:
+        raise SystemExit(f"no validation results in {args.out}: run `run` first")
+    print("| player | family | ladder | game Elo (90%) | games | accuracy | best move |")
+    print("|---|---|---|---|---|---|---|")
+    for r in found:
+        print(f"| {r['player']} | {r['family']} | {r['ladder']} | {r['game_elo']:.0f} "
+              f"[{r['game_elo_lo']:.0f}, {r['game_elo_hi']:.0f}] | {r['games']} | "
+              f"{r['accuracy']:.1f} | {r['best_move_rate']:.2f} |")
+    if args.write:
+        with atomic_write(args.write) as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(found[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(found)
+        print(f"wrote {args.write}")
+
+
+def read_table(path: Path) -> list[dict[str, str]]:
+    """The committed table's rows."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def cross_table(path: Path) -> str:
+    """Players rated on more than one ladder: each ladder's game Elo, and the difference
+    with its 90% interval (the two ratings' errors, each with its ladder's, are independent:
+    other games, other ladders). Markdown."""
+    table = read_table(path)
+    ladders = sorted({r["ladder"] for r in table})
+    base, others = "ladder.csv", [name for name in ladders if name != "ladder.csv"]
+    by = {(r["player"], r["ladder"]): r for r in table}
+    lines = []
+    for other in others:
+        lines += [f"| player (another family) | {base} | {other} | difference (90%) | "
+                  "agree |", "|---|---|---|---|---|"]
+        zs, gaps, sds = [], [], []
+        for player in [p.spec for p in PLAYERS]:
+            if (player, base) not in by or (player, other) not in by:
+                continue
+            a, b = by[(player, base)], by[(player, other)]
+            gap = float(b["game_elo"]) - float(a["game_elo"])
+            sd = float(np.hypot(float(a["game_elo_sd"]), float(b["game_elo_sd"])))
+            zs.append(gap / sd)
+            gaps.append(gap)
+            sds.append(sd)
+            lines.append(f"| {player} | {a['game_elo']} [{a['game_elo_lo']}, "
+                         f"{a['game_elo_hi']}] | {b['game_elo']} [{b['game_elo_lo']}, "
+                         f"{b['game_elo_hi']}] | {gap:+.0f} [{gap - Z90 * sd:+.0f}, "
+                         f"{gap + Z90 * sd:+.0f}] | {'yes' if abs(gap) <= Z90 * sd else 'no'} |")
+        if zs:
+            w = 1 / np.square(sds)
+            mean, se = float(np.sum(w * gaps) / np.sum(w)), float(1 / np.sqrt(np.sum(w)))
+            pooled = sum(zs) / np.sqrt(len(zs))
+            lines += ["", f"Over the {len(zs)} players, {other} reads {mean:+.0f} Elo "
+                      f"[{mean - Z90 * se:+.0f}, {mean + Z90 * se:+.0f}] against {base} "
+                      f"(inverse-variance mean, 90%); pooled z = {pooled:+.2f} (|z| < "
+                      f"{Z90:.2f} nine times in ten when the ladders agree)."]
+    return "\n".join(lines)
+
+
+def shard(text: str) -> tuple[int, int]:
+    """'I/N': this process takes every Nth player from the Ith (0-based)."""
+    index, _, count = text.partition("/")
+    if not (index.isdigit() and count.isdigit() and int(index) < int(count)):
+        raise argparse.ArgumentTypeError(f"expected I/N with I < N, got {text!r}")
+    return int(index), int(count)
+
+
+def main() -> None:
+    """Parse and dispatch."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="rate the players (resumable)")
+    r.add_argument("--ladder", type=Path, default=None,
+                   help="the ladder (default: the one whose engine --stockfish matches)")
+    r.add_argument("--stockfish", default=None, help="Stockfish for the rungs and softmax")
+    r.add_argument("--cross", action="store_true",
+                   help="only the players rated on both ladders, and no static runs")
+    r.add_argument("--shard", type=shard, default=(0, 1), help="I/N: a share of the players "
+                   "(run N processes to use N cores)")
+    r.add_argument("--max-games", type=int, default=MAX_GAMES,
+                   help=f"games per player at most (default {MAX_GAMES}: +-110 or so, well "
+                   "inside the spread between families)")
+    r.add_argument("--out", type=Path, default=OUT)
+    r.set_defaults(handler=run_command)
+    t = sub.add_parser("table", help="gather the results into one table")
+    t.add_argument("--out", type=Path, default=OUT)
+    t.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv",
+                   help="the ladder whose rungs join the table (default ladder.csv)")
+    t.add_argument("--rungs", type=Path, default=ROOT / "results" / "rungs",
+                   help="the rungs' static runs (bench/static_vs_game.py --out)")
+    t.add_argument("--write", type=Path, default=None,
+                   help=f"write the table as CSV (the committed one is {DATA.name})")
+    t.set_defaults(handler=table_command)
+    args = p.parse_args()
+    sys.exit(run_cli(lambda: args.handler(args)))
+
+
+if __name__ == "__main__":
+    main()
