@@ -151,15 +151,15 @@ def validation_block(root: Path = ROOT) -> str:
     players = [p for p in load(root / "validation_players.csv") if p.family != "rungs"]
     everyone = load(root / "validation_players.csv")
     lofo = {x["name"]: x for x in leave_one_family_out(everyone, features)}
-    lines = ["| player | family | game Elo by play (90%) | accuracy | best-move rate | "
-             "predicted, its family left out (90%) |", "|---|---|---|---|---|---|"]
+    lines = ["| player | family | game Elo by play (90%) | accuracy | best-move rate | blunder "
+             "rate | predicted, its family left out (90%) |", "|---|---|---|---|---|---|---|"]
     for p in players:
         x = lofo[p.name]
         shown = "unlike every fitted family" if x["unlike"] else \
             f"{x['predicted']:.0f} [{x['lo']:.0f}, {x['hi']:.0f}]"
         lines.append(f"| {p.name} | {p.family} | {p.elo:.0f} +-{btd.Z90 * p.elo_sd:.0f} | "
                      f"{p.metrics['accuracy'][0]:.1f} | {p.metrics['best_move_rate'][0]:.2f} "
-                     f"| {shown} |")
+                     f"| {p.metrics['grade_blunder'][0]:.3f} | {shown} |")
     return "\n".join(lines)
 
 
@@ -173,7 +173,8 @@ def familyfit_block(root: Path = ROOT) -> str:
     parts = [table(f, leave_one_family_out(players, f)) for f in FEATURE_SETS]
     coef = ", ".join(f"{c:.0f}" for c in fit["coef"])
     text = (f"The committed fit (`game_elo_fit.json`) uses {' + '.join(fit['features'])} (as "
-            f"log-odds), chosen by the smallest leave-one-family-out error: {fit['n']} "
+            f"log-odds), chosen by the smallest leave-one-family-out interval score (each "
+            f"family weighed alike): {fit['n']} "
             f"players of {len(fit['families'])} families ({', '.join(fit['families'])}), "
             f"coefficients {coef} (intercept first), spread within a family "
             f"{fit['residual_sd']:.0f} Elo and between families {fit['family_sd']:.0f}.")

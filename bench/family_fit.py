@@ -6,7 +6,8 @@ bench/validation_players.py), fits the mixed model of lib/benchmark/static/famil
 each candidate feature set, and predicts every player from the fit on the other families.
 Prints, per feature set, the mean absolute error by family, how many 90% intervals hold the
 player's game Elo (goal 85-95%) and how many players the profile check calls unlike every
-fitted family; the feature set with the smallest held-out error is chosen. With --write it
+fitted family; the feature set with the smallest held-out error is chosen: the 90% interval
+score (width, plus 20 times any miss), averaged within each family, then over families. With --write it
 writes the committed fit (game_elo_fit.json) that static runs read.
 
     python -m bench.family_fit                          # the table
@@ -67,9 +68,26 @@ def summary(lofo: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return out
 
 
+def interval_score(x: dict[str, Any]) -> float:
+    """The 90% interval's score (Gneiting and Raftery's, alpha 0.1): its width, plus 20 times
+    how far the measured Elo falls outside it. Lower is better; it rewards narrow intervals
+    only while they hold."""
+    miss = max(0.0, x["lo"] - x["elo"]) + max(0.0, x["elo"] - x["hi"])
+    return float(x["hi"] - x["lo"] + 2 / 0.1 * miss)
+
+
+def family_error(lofo: list[dict[str, Any]]) -> float:
+    """The held-out error of a feature set: the mean over families of each family's mean
+    interval score when left out (a family of 32 rungs counts as much as one of three)."""
+    families = sorted({x["family"] for x in lofo})
+    return float(np.mean([np.mean([interval_score(x) for x in lofo if x["family"] == f])
+                          for f in families]))
+
+
 def table(features: tuple[str, ...], lofo: list[dict[str, Any]]) -> str:
     """The leave-one-family-out table of one feature set, as markdown."""
-    lines = [f"features: {' + '.join(features)}", "",
+    lines = [f"features: {' + '.join(features)}; held-out interval score "
+             f"{family_error(lofo):.0f} (mean over families)", "",
              "| family left out | players | MAE (Elo) | 90% intervals holding | called unlike |",
              "|---|---|---|---|---|"]
     for name, s in summary(lofo).items():
@@ -92,8 +110,9 @@ def main() -> None:
         lofo = leave_one_family_out(players, features)
         results[features] = lofo
         print(table(features, lofo) + "\n")
-    chosen = min(results, key=lambda f: summary(results[f])["all"]["mae"])
-    print(f"chosen: {' + '.join(chosen)} (the smallest leave-one-family-out error)")
+    chosen = min(results, key=lambda f: family_error(results[f]))
+    print(f"chosen: {' + '.join(chosen)} (the smallest leave-one-family-out interval score, "
+          "each family weighed alike)")
     fit = fit_families(players, chosen, sha256_file(args.questions), CURRENT_SCALE)
     print(f"fit on all {fit.n} players of {len(fit.families)} families: coefficients "
           f"{', '.join(f'{c:.0f}' for c in fit.coef)}; within-family sd "
@@ -134,14 +153,17 @@ def figure(data: dict[str, Any], path: Path) -> None:
         predicted = np.array([x["predicted"] for x in held])
         axes[1].errorbar(measured, predicted, yerr=[predicted - [x["lo"] for x in held],
                                                     [x["hi"] for x in held] - predicted],
-                         fmt="o", ms=4, capsize=2, color=colours[family], label=family,
-                         mfc=["none" if x["unlike"] else colours[family] for x in held][0])
+                         fmt="o", ms=4, capsize=2, color=colours[family], label=family)
+        unlike = [x for x in held if x["unlike"]]
+        if unlike:  # no interval is reported for these: marked apart
+            axes[1].plot([x["elo"] for x in unlike], [x["predicted"] for x in unlike], "kx",
+                         ms=7)
     top = max(p["elo"] for p in players) + 200
     axes[1].plot([-200, top], [-200, top], "k--", lw=1)
     axes[0].set(xlabel="game Elo by play (90%)", ylabel="static accuracy (90%)",
                 title="Static accuracy and game Elo, by family")
     axes[1].set(xlabel="game Elo by play", ylabel="predicted, family left out (90%)",
-                title="Each family predicted by the others")
+                title="Each family predicted by the others (x: called unlike)")
     axes[0].legend(fontsize=8)
     path.parent.mkdir(parents=True, exist_ok=True)
     save_figure(fig, path)

@@ -43,6 +43,8 @@ PAIRS = (
     ("gnuchess:depth=1", "glaurung:depth=1"),
     ("glaurung:depth=4", "toga2:depth=3"),
     ("toga2:depth=1,random=25", "glaurung:depth=1,random=25"),
+    ("glaurung:depth=1,random=25", "sjeng:depth=2"),
+    ("sjeng:depth=2", "softmax:temp=100,nodes=2000"),
 )
 
 
@@ -76,16 +78,25 @@ def table(games: list[CalibrationGame], rated: dict[str, tuple[float, float]]) -
     """The transitivity table, as markdown."""
     lines = ["| pair (A vs B) | ladder: B - A | head to head: B - A | games | difference "
              "(90%) | agree |", "|---|---|---|---|---|---|"]
+    zs = []
     for a, b in PAIRS:
-        if a not in rated or b not in rated:
+        if a not in rated or b not in rated or not any(
+                (g.weak, g.strong) == (a, b) for g in games):
             continue
         n, h2h, h2h_se = head_to_head(games, a, b)
         ladder = rated[b][0] - rated[a][0]
         sd = math.sqrt(h2h_se ** 2 + rated[a][1] ** 2 + rated[b][1] ** 2)
         gap = h2h - ladder
+        zs.append(gap / sd)
         lines.append(f"| {a} vs {b} | {ladder:+.0f} | {h2h:+.0f} | {n} | {gap:+.0f} "
                      f"[{gap - Z90 * sd:+.0f}, {gap + Z90 * sd:+.0f}] | "
                      f"{'yes' if abs(gap) <= Z90 * sd else 'no'} |")
+    if zs:
+        outside = sum(abs(z) > Z90 for z in zs)
+        lines += ["", f"{outside} of {len(zs)} pairs outside their 90% interval (by chance "
+                  f"alone, {0.1 * len(zs):.1f} on average); over all pairs, the head-to-head "
+                  f"reading minus the ladder's has a pooled z of {sum(zs) / np.sqrt(len(zs)):+.2f}"
+                  f" (|z| < {Z90:.2f} nine times in ten when the ladder is transitive)."]
     return "\n".join(lines)
 
 

@@ -27,6 +27,20 @@ from lib.records import RankedMove
 
 log = logging.getLogger(__name__)
 
+
+class _Chatter(logging.Filter):
+    """Drops python-chess's warnings about what an XBoard engine says outside the protocol:
+    Sjeng prints its search statistics after every move (a dozen lines a move) and offers a
+    feature python-chess declines, at every start."""
+
+    QUIET = ("Unexpected engine output", "Rejecting feature")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not any(text in str(record.msg) for text in self.QUIET)
+
+
+logging.getLogger("chess.engine").addFilter(_Chatter())
+
 T = TypeVar("T")
 R = TypeVar("R")
 

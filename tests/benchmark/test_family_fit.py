@@ -40,7 +40,8 @@ def test_the_between_family_spread_is_measured_and_widens_the_interval() -> None
     assert same.coef[1] == pytest.approx(900, rel=0.05)
     assert same.family_sd < 60 < 150 < apart.family_sd
     assert 20 < same.residual_sd < 100  # 60 drawn, beside an error of 25 stated
-    metrics = {"accuracy": (80.0, 79.0, 81.0), "best_move_rate": (0.45, 0.43, 0.47)}
+    metrics = {"accuracy": (80.0, 79.0, 81.0), "best_move_rate": (0.45, 0.43, 0.47),
+               "grade_blunder": (0.1, 0.09, 0.11)}
     narrow, wide = family_fit.predict(same, metrics), family_fit.predict(apart, metrics)
     assert narrow.kind == wide.kind == INTERVAL
     assert wide.hi - wide.lo > 2 * (narrow.hi - narrow.lo)
@@ -61,11 +62,15 @@ def test_a_profile_unlike_every_family_gets_no_interval() -> None:
     acc = 80.0
     typical = 1 / (1 + np.exp(-(np.log(acc / (100 - acc)) - 1.5 + 0.1)))
     like = {"accuracy": (acc, acc - 1, acc + 1),
-            "best_move_rate": (typical, typical - 0.02, typical + 0.02)}
+            "best_move_rate": (typical, typical - 0.02, typical + 0.02),
+            "grade_blunder": (0.1, 0.09, 0.11)}
     unlike = {**like, "best_move_rate": (0.02, 0.01, 0.03)}  # accurate, never the best move
     assert family_fit.predict(fit, like).kind == INTERVAL
     est = family_fit.predict(fit, unlike)
     assert est.kind == UNIDENTIFIED and "unlike every fitted family" in est.note
+    # As accurate, but with four times the blunders (random moves among best ones).
+    blunders = {**like, "grade_blunder": (0.4, 0.38, 0.42)}
+    assert family_fit.predict(fit, blunders).kind == UNIDENTIFIED
 
 
 def test_the_fit_file_round_trips(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 from lib.benchmark.core.elo import ABOVE, BELOW, INTERVAL
 from lib.benchmark.games.ladder import load_ladder
 from lib.benchmark.static import prediction
+from lib.benchmark.static import family_fit
 from lib.benchmark.static.family_fit import FamilyFit
 from lib.files import sha256_file
 from tests.conftest import ROOT
@@ -64,7 +65,12 @@ def test_the_committed_fit_is_across_families_for_the_committed_questions() -> N
     fit = prediction.load_fit(ROOT / "game_elo_fit.json")
     assert isinstance(fit, FamilyFit)
     assert fit.questions_sha256 == sha256_file(ROOT / "questions.csv")
-    assert fit.coef[1] > 0  # a higher accuracy predicts a higher game Elo
+    # Along the rungs, stronger players are predicted stronger (the coefficients of correlated
+    # scores need not each have the sign of the whole).
+    predicted = [fit.mean_sd(*family_fit.features_of(
+        {m: (r[m], r[f"{m}_lo"], r[f"{m}_hi"]) for m in fit.features}, fit.features))[0]
+                 for r in fit.players if r["family"] == "rungs"]
+    assert predicted[-1] > predicted[len(predicted) // 2] > predicted[0]
     assert fit.n >= 40 and len(fit.families) >= 5 and "rungs" in fit.families
 
 

@@ -270,7 +270,10 @@ class SoftmaxPlayer(EngineBacked):
         ranked = engine.ranked_moves(question.board(), chess.engine.Limit(nodes=self.nodes),
                                      self.top)
         cps = [score_to_cp(m.score) for m in ranked]
-        weights = [math.exp((cp - cps[0]) / self.temp) for cp in cps]
+        # Against the best score of the lines (at a low node count MultiPV need not list
+        # them best first, say a mate found in a later line): every weight is at most 1.
+        best = max(cps)
+        weights = [math.exp((cp - best) / self.temp) for cp in cps]
         rng = random.Random(f"softmax:{self.seed}:{question.id}")
         [pick] = rng.choices(ranked, weights=weights)
         return Reply(text=pick.move.uci())

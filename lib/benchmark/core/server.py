@@ -156,7 +156,12 @@ class PlayerServer:
                 except ValueError:
                     self._send(400, {"error": {"message": "the body is not JSON"}})
                     return
-                self._send(*server.reply(body))
+                try:
+                    answer = server.reply(body)
+                except Exception as exc:  # noqa: BLE001 (a server answers every request)
+                    log.error("a request failed: %r", exc)
+                    answer = 500, {"error": {"message": f"the player failed: {exc!r}"}}
+                self._send(*answer)
 
         return Handler
 

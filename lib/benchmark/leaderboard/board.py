@@ -70,7 +70,8 @@ class LadderPart:
 
 ZERO_RUNG = "random"  # the spec's name of the current ladders' zero: the random mover at 0
 EARLIER = "earlier ladders"  # the table of play runs rated on a ladder with another zero, or
-# on another engine's ladder (the ladders' agreement across engines is not yet measured)
+# on another engine's ladder (measured across engines, the ladders disagree: players of other
+# families read higher on the Stockfish 17.1 ladder than on 15.1's; docs/games-and-ladder.md)
 
 
 def ladder_zero(ladder: dict[str, Any]) -> str:
@@ -409,7 +410,8 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
         ("games", "Game Elo against the calibrated ladder (Elo above a random mover)",
          ["model", "condition", "games", "W/D/L"]),
         (EARLIER, "Game Elo on an earlier ladder (another zero) or another engine's ladder "
-         "(whose agreement with the ladder above is not yet measured): not comparable with "
+         "(measured with players of other families, its scale is not the one above: "
+         "docs/games-and-ladder.md, one scale across engines): not comparable with "
          "the game Elos above, and not ranked",
          ["model", "condition; the ladder", "games", "W/D/L"]),
         ("puzzles", "Puzzle Elo, adaptive whole lines (Lichess puzzle-rating scale)",

@@ -15,8 +15,8 @@ the coefficients' error and its own score's error in the interval, and a Student
 with (families - 1) degrees of freedom, since tau rests on a handful of families.
 
 Before it predicts, the profile check asks whether the player is like the fitted families:
-its best-move rate beside its accuracy (the residual from the fitted players' common line)
-must fall within the span of theirs. A player outside it, unlike every fitted family, gets no
+its best-move rate and its blunder rate beside its accuracy (each the residual from the
+fitted players' common line) must fall within the span of theirs. A player outside it, unlike every fitted family, gets no
 interval.
 """
 
@@ -38,7 +38,9 @@ KIND = "families"  # the fit file's `kind`, apart from the older one-line fit
 # Candidate feature sets, chosen by leave-one-family-out error (bench/family_fit.py).
 FEATURE_SETS = (("accuracy",), ("accuracy", "best_move_rate"), ("accuracy", "grade_blunder"))
 SCALE = {"accuracy": 100.0, "best_move_rate": 1.0, "grade_blunder": 1.0, "grade_mistake": 1.0}
-PROFILE = ("accuracy", "best_move_rate")  # the two rates the profile check compares
+# The rates the profile check compares beside accuracy: a player's best-move and blunder rates
+# at its accuracy tell a random blunderer from a shallow searcher.
+PROFILE = ("best_move_rate", "grade_blunder")
 EDGE = 1e-3  # a rate is kept this far inside 0 and 1, where its log-odds are finite
 
 
@@ -75,16 +77,17 @@ def features_of(metrics: dict[str, tuple[float, float, float]],
 
 @dataclass(frozen=True)
 class Band:
-    """The profile check: the fitted players' common line of best-move rate on accuracy (in
-    log-odds), and each family's range of residuals from it."""
+    """One rate of the profile check: the fitted players' common line of that rate on
+    accuracy (both in log-odds), and each family's range of residuals from it."""
 
+    metric: str  # the rate compared beside accuracy
     intercept: float
     slope: float
     ranges: dict[str, tuple[float, float]]  # family -> (lowest, highest) residual
 
     def residual(self, metrics: dict[str, tuple[float, float, float]]) -> tuple[float, float]:
         """The player's residual from the common line, and its standard error."""
-        x, sd = features_of(metrics, PROFILE)
+        x, sd = features_of(metrics, ("accuracy", self.metric))
         r = float(x[1] - (self.intercept + self.slope * x[0]))
         return r, float(np.hypot(sd[1], self.slope * sd[0]))
 
@@ -98,16 +101,16 @@ class Band:
         return lo - Z90 * sd <= r <= hi + Z90 * sd
 
 
-def band_of(players: list[Rated]) -> Band:
-    """The profile band of the fitted players."""
-    xs = np.array([features_of(p.metrics, PROFILE)[0] for p in players])
+def band_of(players: list[Rated], metric: str) -> Band:
+    """The profile band of the fitted players for one rate."""
+    xs = np.array([features_of(p.metrics, ("accuracy", metric))[0] for p in players])
     slope, intercept = np.polyfit(xs[:, 0], xs[:, 1], 1)
     resid = xs[:, 1] - (intercept + slope * xs[:, 0])
     ranges: dict[str, tuple[float, float]] = {}
     for family in sorted({p.family for p in players}):
         mine = [r for r, p in zip(resid, players, strict=True) if p.family == family]
         ranges[family] = (float(min(mine)), float(max(mine)))
-    return Band(float(intercept), float(slope), ranges)
+    return Band(metric, float(intercept), float(slope), ranges)
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,7 @@ class FamilyFit:
     n: int  # players fitted
     questions_sha256: str  # the questions file the players answered
     elo_range: tuple[float, float]  # the fitted players' Elos: predictions beyond are bounds
-    band: Band  # the profile check
+    bands: tuple[Band, ...]  # the profile check, one band per rate of PROFILE
     scale: str  # the game Elo scale of the ladder the players were rated on
     players: list[dict[str, Any]] = field(default_factory=list)  # the data, for the record
     kind: str = KIND
@@ -187,7 +190,7 @@ def fit_families(players: list[Rated], features: tuple[str, ...], questions_sha2
         residual_sd=float(sigma), family_sd=float(tau),
         families=tuple(sorted({p.family for p in players})), n=len(players),
         questions_sha256=questions_sha256, elo_range=(float(y.min()), float(y.max())),
-        band=band_of(players), scale=scale,
+        bands=tuple(band_of(players, m) for m in PROFILE), scale=scale,
         players=[{"name": p.name, "family": p.family, "elo": p.elo, "elo_sd": p.elo_sd,
                   **{f"{m}{s}": v for m, (value, lo, hi) in p.metrics.items()
                      for s, v in (("", value), ("_lo", lo), ("_hi", hi))}}
@@ -197,10 +200,10 @@ def fit_families(players: list[Rated], features: tuple[str, ...], questions_sha2
 def predict(fit: FamilyFit, metrics: dict[str, tuple[float, float, float]]) -> Estimate:
     """The predicted game Elo of a static result's metrics (value, 90% lo, hi), or no
     interval when its profile is unlike every fitted family's."""
-    if not fit.band.inside(metrics):
+    if not all(band.inside(metrics) for band in fit.bands):
         return Estimate(np.nan, -np.inf, np.inf, fit.n, "family fit", kind=UNIDENTIFIED,
-                        note="unlike every fitted family: its best-move rate beside its "
-                        "accuracy is outside the fitted families' span, so their exchange "
+                        note="unlike every fitted family: its best-move or blunder rate "
+                        "beside its accuracy is outside the fitted families' span, so their exchange "
                         "rate between accuracy and game results may not hold for it; play "
                         "measures")
     x, x_sd = features_of(metrics, fit.features)
@@ -240,14 +243,14 @@ def from_json(data: dict[str, Any], path: Path) -> FamilyFit:
     try:
         data = dict(data)
         data.pop("leave_one_family_out", None)
-        band = data.pop("band")
+        bands = tuple(Band(b["metric"], b["intercept"], b["slope"],
+                           {k: tuple(v) for k, v in b["ranges"].items()})
+                      for b in data.pop("bands"))
         return FamilyFit(**{**data, "features": tuple(data["features"]),
                             "coef": tuple(data["coef"]),
                             "coef_cov": tuple(tuple(r) for r in data["coef_cov"]),
                             "families": tuple(data["families"]),
-                            "elo_range": tuple(data["elo_range"]),
-                            "band": Band(band["intercept"], band["slope"],
-                                         {k: tuple(v) for k, v in band["ranges"].items()})})
+                            "elo_range": tuple(data["elo_range"]), "bands": bands})
     except (ValueError, TypeError, KeyError) as exc:
         raise DataError(f"{path}: not a family fit ({exc})") from exc
 

@@ -108,7 +108,7 @@ def predict_result(fit: Fit | FamilyFit, intervals: dict[str, dict[str, float]])
     if isinstance(fit, Fit):
         acc = intervals[fit.metric]
         return predict(fit, acc["value"], acc["lo"], acc["hi"])
-    needed = {*fit.features, *PROFILE}
+    needed = {*fit.features, "accuracy", *PROFILE}
     missing = sorted(m for m in needed if m not in intervals)
     if missing:
         raise DataError(f"the static result has no {', '.join(missing)} for the family fit")
