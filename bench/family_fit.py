@@ -7,8 +7,8 @@ each candidate feature set, and predicts every player from the fit on the other 
 Prints, per feature set, the mean absolute error by family, how many 90% intervals hold the
 player's game Elo (goal 85-95%) and how many players the profile check calls unlike every
 fitted family; the feature set with the smallest held-out error is chosen: the 90% interval
-score (width, plus 20 times any miss), averaged within each family, then over families. With --write it
-writes the committed fit (game_elo_fit.json) that static runs read.
+score (width, plus 20 times any miss), averaged within each family, then over families.
+With --write it writes the committed fit (game_elo_fit.json) that static runs read.
 
     python -m bench.family_fit                          # the table
     python -m bench.family_fit --write game_elo_fit.json

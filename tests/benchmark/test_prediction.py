@@ -8,8 +8,7 @@ import pytest
 
 from lib.benchmark.core.elo import ABOVE, BELOW, INTERVAL
 from lib.benchmark.games.ladder import load_ladder
-from lib.benchmark.static import prediction
-from lib.benchmark.static import family_fit
+from lib.benchmark.static import family_fit, prediction
 from lib.benchmark.static.family_fit import FamilyFit
 from lib.files import sha256_file
 from tests.conftest import ROOT

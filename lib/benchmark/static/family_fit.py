@@ -16,8 +16,8 @@ with (families - 1) degrees of freedom, since tau rests on a handful of families
 
 Before it predicts, the profile check asks whether the player is like the fitted families:
 its best-move rate and its blunder rate beside its accuracy (each the residual from the
-fitted players' common line) must fall within the span of theirs. A player outside it, unlike every fitted family, gets no
-interval.
+fitted players' common line) must fall within the span of theirs. A player outside it,
+unlike every fitted family, gets no interval.
 """
 
 from __future__ import annotations
@@ -203,9 +203,9 @@ def predict(fit: FamilyFit, metrics: dict[str, tuple[float, float, float]]) -> E
     if not all(band.inside(metrics) for band in fit.bands):
         return Estimate(np.nan, -np.inf, np.inf, fit.n, "family fit", kind=UNIDENTIFIED,
                         note="unlike every fitted family: its best-move or blunder rate "
-                        "beside its accuracy is outside the fitted families' span, so their exchange "
-                        "rate between accuracy and game results may not hold for it; play "
-                        "measures")
+                        "beside its accuracy is outside the fitted families' span, so their "
+                        "exchange rate between accuracy and game results may not hold for "
+                        "it; play measures")
     x, x_sd = features_of(metrics, fit.features)
     mean, sd = fit.mean_sd(x, x_sd)
     half = float(stats.t.ppf(0.95, fit.df)) * sd
