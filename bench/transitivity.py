@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -74,11 +75,27 @@ def ratings(path: Path) -> dict[str, tuple[float, float]]:
                 for r in csv.DictReader(handle) if r["ladder"] == "ladder.csv"}
 
 
-def table(games: list[CalibrationGame], rated: dict[str, tuple[float, float]]) -> str:
-    """The transitivity table, as markdown."""
-    lines = ["| pair (A vs B) | ladder: B - A | head to head: B - A | games | difference "
-             "(90%) | agree |", "|---|---|---|---|---|---|"]
-    zs = []
+@dataclass(frozen=True)
+class Check:
+    """One pair's two readings of B over A, and their difference."""
+
+    a: str
+    b: str
+    ladder: float  # B's game Elo minus A's, on the ladder
+    h2h: float  # B over A in their own games
+    games: int
+    gap: float  # h2h - ladder
+    sd: float  # the gap's standard error: the games' and both ratings'
+
+    @property
+    def agree(self) -> bool:
+        """The gap is within its 90% interval of zero."""
+        return abs(self.gap) <= Z90 * self.sd
+
+
+def checks(games: list[CalibrationGame], rated: dict[str, tuple[float, float]]) -> list[Check]:
+    """Every pair of PAIRS with games and ratings."""
+    out = []
     for a, b in PAIRS:
         if a not in rated or b not in rated or not any(
                 (g.weak, g.strong) == (a, b) for g in games):
@@ -86,13 +103,22 @@ def table(games: list[CalibrationGame], rated: dict[str, tuple[float, float]]) -
         n, h2h, h2h_se = head_to_head(games, a, b)
         ladder = rated[b][0] - rated[a][0]
         sd = math.sqrt(h2h_se ** 2 + rated[a][1] ** 2 + rated[b][1] ** 2)
-        gap = h2h - ladder
-        zs.append(gap / sd)
-        lines.append(f"| {a} vs {b} | {ladder:+.0f} | {h2h:+.0f} | {n} | {gap:+.0f} "
-                     f"[{gap - Z90 * sd:+.0f}, {gap + Z90 * sd:+.0f}] | "
-                     f"{'yes' if abs(gap) <= Z90 * sd else 'no'} |")
-    if zs:
-        outside = sum(abs(z) > Z90 for z in zs)
+        out.append(Check(a, b, ladder, h2h, n, h2h - ladder, sd))
+    return out
+
+
+def table(games: list[CalibrationGame], rated: dict[str, tuple[float, float]]) -> str:
+    """The transitivity table, as markdown."""
+    lines = ["| pair (A vs B) | ladder: B - A | head to head: B - A | games | difference "
+             "(90%) | agree |", "|---|---|---|---|---|---|"]
+    found = checks(games, rated)
+    for c in found:
+        lines.append(f"| {c.a} vs {c.b} | {c.ladder:+.0f} | {c.h2h:+.0f} | {c.games} | "
+                     f"{c.gap:+.0f} [{c.gap - Z90 * c.sd:+.0f}, {c.gap + Z90 * c.sd:+.0f}] | "
+                     f"{'yes' if c.agree else 'no'} |")
+    if found:
+        zs = [c.gap / c.sd for c in found]
+        outside = sum(not c.agree for c in found)
         lines += ["", f"{outside} of {len(zs)} pairs outside their 90% interval (by chance "
                   f"alone, {0.1 * len(zs):.1f} on average); over all pairs, the head-to-head "
                   f"reading minus the ladder's has a pooled z of {sum(zs) / np.sqrt(len(zs)):+.2f}"

@@ -121,7 +121,25 @@ def test_a_served_player_plays_games_through_the_model_path(
     assert benchmark.main(argv) == 0
     result = json.loads(next(tmp_path.glob("play__*.json")).read_text())
     assert result["conditions"]["standard"]["games"] == 2
-    assert result["taxonomy"]["illegal"] == 0 if "illegal" in result["taxonomy"] else True
+    assert result["taxonomy"]["legal"] == result["taxonomy"]["attempts"]
+    # Glaurung is of a family the ladder was measured not to place transitively: said.
+    report = next(tmp_path.glob("play__*.md")).read_text()
+    assert "measured not transitive for this family" in report and "glaurung:depth=1" in report
+
+
+def test_the_transitivity_notes_are_what_the_committed_games_measure() -> None:
+    from bench.transitivity import GAMES, PLAYERS, checks, ratings
+    from lib.benchmark.core.btd import Z90
+    from lib.benchmark.games.calibration import read_games
+    from lib.benchmark.games.report import INTRANSITIVE, Intransitive, transitivity_note
+
+    measured = tuple(Intransitive(c.a, c.b, round(c.gap), round(c.gap - Z90 * c.sd),
+                                  round(c.gap + Z90 * c.sd))
+                     for c in checks(read_games(GAMES), ratings(PLAYERS)) if not c.agree)
+    assert measured == INTRANSITIVE
+    assert transitivity_note("served/toga2:depth=1") == ""
+    assert transitivity_note("openai/gpt-4o") == ""
+    assert "+523" in transitivity_note("softmax:temp=30,nodes=2000")
 
 
 def test_the_server_answers_unknown_models_and_bad_bodies_with_errors(

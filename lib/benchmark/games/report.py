@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +189,37 @@ def _limited(condition: dict[str, Any]) -> str:
     return f" (limited by the ladder (+-{ladder['half_width']}))" if ladder["limited"] else ""
 
 
+@dataclass(frozen=True)
+class Intransitive:
+    """A pair of the validation set whose head-to-head games disagreed with the difference
+    of their ladder ratings beyond the 90% interval."""
+
+    a: str  # the pair's players (baseline specs)
+    b: str
+    gap: int  # head-to-head difference (B over A) minus the ladder's, Elo
+    lo: int  # its 90% interval
+    hi: int
+
+
+# Measured by bench/transitivity.py on ladder.csv (docs/validation.md; a test checks these
+# against the committed games and ratings). Each kind of player in such a pair gets the note.
+INTRANSITIVE = (
+    Intransitive("gnuchess:depth=1", "glaurung:depth=1", 218, 50, 385),
+    Intransitive("sjeng:depth=2", "softmax:temp=100,nodes=2000", 523, 271, 776),
+)
+
+
+def transitivity_note(model: str) -> str:
+    """For a baseline (or 'served/' baseline) of a kind the ladder was measured not to place
+    transitively, what was measured; '' for anything else."""
+    kind = model.rpartition("/")[2].split(":")[0]
+    found = [p for p in INTRANSITIVE if kind in (p.a.split(":")[0], p.b.split(":")[0])]
+    return "; ".join(
+        f"the ladder was measured not transitive for this family: {p.b} scored {p.gap:+d} Elo "
+        f"[{p.lo:+d}, {p.hi:+d}] more against {p.a} head to head than their game Elos differ "
+        "(docs/validation.md)" for p in found)
+
+
 def btd_note(ladder: Ladder) -> str:
     """How the draws were modelled."""
     return (f"BTD draw parameter nu = {ladder.nu:.3f}, fixed from the ladder's calibration "
@@ -203,6 +235,7 @@ def markdown(result: dict[str, Any]) -> str:
              f"({result['ladder']['engine']}); scale: Elo above a random mover, anchored on "
              "Stockfish at fixed nodes (not Lichess, FIDE or CCRL); every interval includes "
              "the ladder's own uncertainty. " + result["ladder"]["note"] + ".", "",
+             *([f"Note: {note}.", ""] if (note := transitivity_note(result["model"])) else []),
              "| condition | games | distinct | W/D/L | Elo (90%) | bootstrap by opening and "
              "colour | aborted |", "|---|---|---|---|---|---|---|"]
     for name, c in result["conditions"].items():
@@ -296,6 +329,8 @@ def session_summary(result: dict[str, Any]) -> str:
         lines.append(f"  {cmp['a']} - {cmp['b']}: {cmp['gap']:+d} [{cmp['lo']}, {cmp['hi']}] "
                      f"({'significant' if cmp['significant'] else 'not significant'}, "
                      "Bonferroni)")
+    if note := transitivity_note(result["model"]):
+        lines.append(f"  note: {note}")
     tax = result["taxonomy"]
     lines.append(f"  answers {tax['attempts']}, illegal " + ", ".join(
         f"{c} {tax[c]}" for c in FAILED_ANSWERS))
