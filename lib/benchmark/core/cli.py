@@ -16,7 +16,13 @@ from lib.benchmark.core.chat import (
     parse_extra,
 )
 from lib.benchmark.core.players import BASELINE_SPECS
-from lib.cli import non_negative_float, non_negative_int, positive_float, positive_int
+from lib.cli import (
+    add_stockfish_arg,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
 from lib.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[3]  # the repository: committed ladder and fits
@@ -122,8 +128,7 @@ def add_serve_parser(commands: Any) -> None:
                    help="engines per model name, answering at once (default 2)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the players' random choices (default 0)")
-    p.add_argument("--stockfish", default=None, help="Stockfish binary for stockfish, mix and "
-                   "softmax players (default: found as every command finds it)")
+    add_stockfish_arg(p)
     p.set_defaults(handler=serve_command)
 
 
