@@ -17,13 +17,13 @@ With --write it writes the committed fit (game_elo_fit.json) that static runs re
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from bench.validation_players import read_table
 from lib.benchmark.static.family_fit import (
     FEATURE_SETS,
     Rated,
@@ -42,8 +42,7 @@ METRICS = ("accuracy", "best_move_rate", "grade_blunder", "grade_mistake")
 
 def load(path: Path, ladder: str = "ladder.csv") -> list[Rated]:
     """The table's players rated on `ladder`."""
-    with path.open(encoding="utf-8", newline="") as handle:
-        rows = [r for r in csv.DictReader(handle) if r["ladder"] == ladder]
+    rows = [r for r in read_table(path) if r["ladder"] == ladder]
     return [Rated(r["player"], r["family"], float(r["game_elo"]), float(r["game_elo_sd"]),
                   {m: (float(r[m]), float(r[f"{m}_lo"]), float(r[f"{m}_hi"]))
                    for m in METRICS}) for r in rows]

@@ -16,13 +16,13 @@ readings lies within its 90% interval, the games' spread and both ratings' error
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from bench.family_fit import load
 from lib.benchmark.core.btd import Z90
 from lib.benchmark.games import book
 from lib.benchmark.games.calibration import (
@@ -70,9 +70,7 @@ def head_to_head(games: list[CalibrationGame], a: str, b: str) -> tuple[int, flo
 
 def ratings(path: Path) -> dict[str, tuple[float, float]]:
     """Each validation player's game Elo on ladder.csv and its standard error."""
-    with path.open(encoding="utf-8", newline="") as handle:
-        return {r["player"]: (float(r["game_elo"]), float(r["game_elo_sd"]))
-                for r in csv.DictReader(handle) if r["ladder"] == "ladder.csv"}
+    return {p.name: (p.elo, p.elo_sd) for p in load(path)}
 
 
 @dataclass(frozen=True)
