@@ -28,10 +28,12 @@ class Response:
     usage: dict | None = None
     finish_reason: str = "stop"
     hang: bool = False  # never answer (a silent server)
+    tool_calls: list[dict] | None = None  # the assistant's tool calls (OpenAI's shape)
 
 
 Script = Callable[[str, int], Response]  # (fen, how many times this fen was asked) -> reply
-PREFLIGHT = ""  # the key of a request without a FEN (the client's preflight)
+PREFLIGHT = ""  # the key of the client's preflight (a request without a FEN)
+PREFLIGHT_PROMPT = "Reply with the word OK."  # what the client's preflight asks
 OK = Response("OK")
 
 
@@ -97,9 +99,12 @@ class ChatServer:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length))
-                prompt = body["messages"][-1]["content"]
+                prompt = body["prompt"] if "prompt" in body else \
+                    body["messages"][-1]["content"] or ""
                 found = FEN_RE.search(prompt)
                 fen = found.group(1) if found else PREFLIGHT
+                if fen == PREFLIGHT and PREFLIGHT_PROMPT not in prompt:
+                    fen = "no fen"  # a request of a protocol that shows no FEN
                 with server._lock:
                     attempt = server.calls.get(fen, 0)
                     server.calls[fen] = attempt + 1
@@ -146,10 +151,14 @@ class ChatServer:
                             return
                 elif reply.delay and not self._hold(reply.delay):
                     return
+                message = {"role": "assistant", "content": reply.text}
+                if reply.tool_calls:
+                    message["tool_calls"] = reply.tool_calls
+                choice = {"index": 0, "finish_reason": reply.finish_reason,
+                          **({"text": reply.text} if "prompt" in body
+                             else {"message": message})}
                 payload = reply.raw if reply.raw is not None else json.dumps({
-                    "id": "x", "object": "chat.completion",
-                    "choices": [{"index": 0, "finish_reason": reply.finish_reason,
-                                 "message": {"role": "assistant", "content": reply.text}}],
+                    "id": "x", "object": "chat.completion", "choices": [choice],
                     "usage": reply.usage or {"prompt_tokens": 50, "completion_tokens": 5,
                                              "completion_tokens_details":
                                                  {"reasoning_tokens": 3}},

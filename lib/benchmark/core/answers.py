@@ -45,12 +45,13 @@ class Category(StrEnum):
     TRUNCATED = "truncated"  # cut by the token limit before it committed to a move
     EMPTY = "empty"  # no answer text: an empty reply, or one a content filter withheld
     INFRA = "infra"  # no answer: the request failed for infrastructure reasons
+    NO_MOVE = "no move"  # the tools protocol: a turn that never called make_move in time
 
 
 ILLEGAL_CATEGORIES = (Category.FORMAT, Category.AMBIGUOUS, Category.STATE, Category.RULE)
-# Every way an answer can hold no legal move: the taxonomy's categories, then the two that are
-# not notation errors.
-FAILED_ANSWERS = (*ILLEGAL_CATEGORIES, Category.TRUNCATED, Category.EMPTY)
+# Every way an answer can hold no legal move: the taxonomy's categories, then those that are
+# not notation errors (no move at all under the tools protocol last).
+FAILED_ANSWERS = (*ILLEGAL_CATEGORIES, Category.TRUNCATED, Category.EMPTY, Category.NO_MOVE)
 
 SQUARE = r"[a-h][1-8]"
 UCI_RE = re.compile(rf"({SQUARE})({SQUARE})([qrbnQRBN]?)")

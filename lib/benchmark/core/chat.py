@@ -36,6 +36,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import InvalidHeader, MaxRetryError
 from urllib3.util import Retry
 
+from lib.benchmark.core.cost import Budget, Price
 from lib.errors import ChessEvalError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -46,8 +47,14 @@ RETRY_AFTER_CAP_S = 120  # a server asking us to wait longer than this fails the
 # from an explicit --api-key-env.
 PROVIDER_KEYS = {"openrouter.ai": "OPENROUTER_API_KEY", "api.openai.com": "OPENAI_API_KEY"}
 # Request fields that options set: --extra may not change what the traces say was asked.
-RESERVED = ("model", "messages", "max_tokens", "temperature", "stop", "stream", "n")
+RESERVED = ("model", "messages", "prompt", "max_tokens", "temperature", "stop", "stream", "n",
+            "tools", "response_format")
 DEFAULT_MAX_TOKENS = 1024
+# --response-format json: the answer as {"move": "..."} by the API's JSON schema.
+RESPONSE_FORMAT = {"type": "json_schema", "json_schema": {
+    "name": "move", "strict": True, "schema": {
+        "type": "object", "properties": {"move": {"type": "string"}},
+        "required": ["move"], "additionalProperties": False}}}
 PREFLIGHT_PROMPT = "Reply with the word OK."
 
 
@@ -57,6 +64,10 @@ class InfraError(ChessEvalError):
 
 class FatalInfraError(InfraError):
     """A failure every further request would repeat (bad key, unknown model or URL)."""
+
+
+class BudgetSpent(InfraError):
+    """--max-cost is spent: no more requests are sent (a rerun resumes)."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +91,10 @@ class ChatConfig:
     # Whose answers these are in the cache: None for the endpoint's host, port and path; a
     # name given with --endpoint-id lets endpoints serving the same weights share answers.
     endpoint_id: str | None = None
+    json_answers: bool = False  # ask for {"move": ...} by response_format (--response-format)
+    price: Price | None = None  # --price: cost per million tokens where the server reports none
+    max_cost: float | None = None  # --max-cost: money this invocation may spend
+    completions: bool = False  # the run asks /completions (pgn): so does the preflight
 
     @property
     def endpoint(self) -> str:
@@ -102,6 +117,9 @@ class Reply:
     latency_s: float = 0.0
     attempts: int = 1
     finish_reason: str | None = None  # "stop", "length" (cut by max_tokens), ...
+    # The tool calls of a reply under the tools protocol: {"id", "name", "arguments"} each,
+    # arguments as the raw JSON text the model wrote (it may be malformed).
+    tool_calls: list[dict[str, str]] | None = None
 
 
 class _Problem(Exception):
@@ -200,15 +218,31 @@ class ChatClient:
     def __init__(self, config: ChatConfig) -> None:
         self.config = config
         self.url = config.base_url.rstrip("/") + "/chat/completions"
+        self.completions_url = config.base_url.rstrip("/") + "/completions"
+        self._plain = False  # the server refused response_format: answers are parsed as text
+        self.budget = Budget(config.max_cost, config.price)
         self._sessions: queue.SimpleQueue[requests.Session] = queue.SimpleQueue()
         self._queue = _Queue()
 
     def _payload(self, prompt: str, max_tokens: int | None = None) -> dict[str, Any]:
-        messages = [{"role": "user", "content": prompt}]
+        return self._chat_body([{"role": "user", "content": prompt}], max_tokens)
+
+    def _chat_body(self, messages: list[dict[str, Any]], max_tokens: int | None = None,
+                   tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """A chat-completions body: the system prompt (if any), then `messages`."""
         if self.config.system:
-            messages.insert(0, {"role": "system", "content": self.config.system})
+            messages = [{"role": "system", "content": self.config.system}, *messages]
+        body = self._common(max_tokens)
+        body["messages"] = messages
+        if tools:
+            body["tools"] = tools
+        elif self.config.json_answers and not self._plain and max_tokens is None:  # not preflight
+            body["response_format"] = RESPONSE_FORMAT
+        return body
+
+    def _common(self, max_tokens: int | None) -> dict[str, Any]:
         body: dict[str, Any] = {**self.config.extra, "model": self.config.model,
-                                "temperature": self.config.temperature, "messages": messages,
+                                "temperature": self.config.temperature,
                                 "max_tokens": max_tokens or self.config.max_tokens}
         if self.config.stop:
             body["stop"] = list(self.config.stop)
@@ -220,7 +254,7 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {self.config.api_key}"
         return headers
 
-    def _post(self, body: dict[str, Any]) -> requests.Response:
+    def _post(self, body: dict[str, Any], url: str) -> requests.Response:
         """One POST, bounded by the timeout from when it is our oldest pending request. When
         that runs out the request is aborted at its socket, and this returns only once it has
         settled, so a retry never runs beside the copy it replaces (each may be billed)."""
@@ -237,7 +271,7 @@ class ChatClient:
                 # No read timeout of its own: a request queued behind ours at a one-slot
                 # server is silent for longer than --timeout, legitimately; the queue-aware
                 # clock below bounds it, and closes its socket when the time is up.
-                box["response"] = session.post(self.url, json=body, headers=self._headers(),
+                box["response"] = session.post(url, json=body, headers=self._headers(),
                                                timeout=(min(self.config.timeout_s, 30.0),
                                                         None), allow_redirects=False)
                 self._sessions.put(session)
@@ -266,47 +300,63 @@ class ChatClient:
                 _abort(box)
             self._queue.leave(ticket, done.is_set() and "response" in box)
         if "error" in box:
-            raise _Problem(_connection_problem(box["error"], self.url), True)
+            raise _Problem(_connection_problem(box["error"], url), True)
         response: requests.Response = box["response"]
         return response
 
+    def url_of(self, body: dict[str, Any]) -> str:
+        """Where a body goes: a prompt to the text completions, messages to the chat ones."""
+        return self.completions_url if "prompt" in body else self.url
+
     def _attempt(self, body: dict[str, Any], start: float, attempt: int) -> Reply:
-        response = self._post(body)
+        url = self.url_of(body)
+        response = self._post(body, url)
         status = response.status_code
         if status == 200:
-            return self._reply(response, start, attempt)
+            return self._reply(response, start, attempt, url)
         if status in RETRY_STATUS:
             raise _Problem(f"HTTP {status}", True, response, busy=True)
-        raise _Problem(self._refusal(response), False)
+        if status == 400 and "response_format" in body:
+            # No structured output here: ask again as text, and never again with the format.
+            if not self._plain:
+                log.warning("%s refused response_format (HTTP 400): answers are read as text "
+                            "from here on", url)
+            self._plain = True
+            return self._attempt({k: v for k, v in body.items() if k != "response_format"},
+                                 start, attempt)
+        raise _Problem(self._refusal(response, url), False)
 
-    def _refusal(self, response: requests.Response) -> str:
+    def _refusal(self, response: requests.Response, url: str) -> str:
         status = response.status_code
         body = " ".join(response.text[:200].split())
         if status in (301, 302, 303, 307, 308):
-            return (f"{self.url} redirects to {response.headers.get('Location')}: use that "
+            return (f"{url} redirects to {response.headers.get('Location')}: use that "
                     "address as --base-url")
         if status in (401, 403):
             sent = (f"the key from {self.config.key_source} was refused"
                     if self.config.key_source else
                     "no API key was sent: name the variable holding it with --api-key-env")
-            return f"HTTP {status} from {self.url}: {sent} ({body})"
+            return f"HTTP {status} from {url}: {sent} ({body})"
         if status == 404:
-            return (f"HTTP 404 from {self.url}: unknown model {self.config.model!r} or a wrong "
+            return (f"HTTP 404 from {url}: unknown model {self.config.model!r} or a wrong "
                     f"--base-url ({body})")
-        return f"HTTP {status} from {self.url}: the request was refused ({body})"
+        return f"HTTP {status} from {url}: the request was refused ({body})"
 
-    def _reply(self, response: requests.Response, start: float, attempts: int) -> Reply:
+    def _reply(self, response: requests.Response, start: float, attempts: int,
+               url: str) -> Reply:
         try:
             data = response.json()
         except ValueError as exc:
             kind = response.headers.get("Content-Type", "no content type").split(";")[0]
-            raise _Problem(f"{self.url} answered {kind}, not JSON: is --base-url the API's "
+            raise _Problem(f"{url} answered {kind}, not JSON: is --base-url the API's "
                            "base (e.g. http://host:port/v1)?", True) from exc
+        completion = url == self.completions_url
         try:
             choice = data["choices"][0]
-            text = choice["message"].get("content") or ""
+            text = (choice["text"] if completion else choice["message"].get("content")) or ""
             if not isinstance(text, str):
                 raise TypeError("content is not text")
+            calls = None if completion else _tool_calls(choice["message"])
             usage = data.get("usage") or {}
             details = usage.get("completion_tokens_details") or {}
             return Reply(
@@ -314,10 +364,11 @@ class ChatClient:
                 completion_tokens=usage.get("completion_tokens"),
                 reasoning_tokens=details.get("reasoning_tokens"), cost=usage.get("cost"),
                 latency_s=round(time.perf_counter() - start, 3), attempts=attempts,
-                finish_reason=choice.get("finish_reason"))
+                finish_reason=choice.get("finish_reason"), tool_calls=calls)
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise _Problem(f"{self.url} answered JSON without choices[0].message.content: not "
-                           "an OpenAI-compatible chat API", True) from exc
+            what = "choices[0].text: not an OpenAI-compatible completions API" if completion \
+                else "choices[0].message.content: not an OpenAI-compatible chat API"
+            raise _Problem(f"{url} answered JSON without {what}", True) from exc
 
     def _wait(self, policy: Retry, problem: _Problem) -> float:
         """Seconds before the next attempt: the server's Retry-After, else the backoff."""
@@ -337,13 +388,32 @@ class ChatClient:
         retrying cannot help (a refused key, an unknown model)."""
         return self._ask(self._payload(prompt), label, self.config.retries)
 
+    def converse(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                 label: str = "request") -> Reply:
+        """The model's next turn in a conversation, optionally with tools it may call."""
+        return self._ask(self._chat_body(messages, tools=tools), label, self.config.retries)
+
+    def complete(self, prompt: str, max_tokens: int, label: str = "request") -> Reply:
+        """A text completion of `prompt` (the /completions endpoint, for base models)."""
+        body = self._common(max_tokens)
+        body["prompt"] = prompt
+        return self._ask(body, label, self.config.retries)
+
     def _ask(self, body: dict[str, Any], label: str, retries: int,
              only_busy: bool = False) -> Reply:
         start = time.perf_counter()
         policy = retry_policy(self.config, retries)
         for attempt in range(1, retries + 2):
+            if self.budget.exhausted:
+                raise BudgetSpent(self.budget.note())
             try:
-                return self._attempt(body, start, attempt)
+                reply = self._attempt(body, start, attempt)
+                if not self.budget.charge(reply.cost, reply.prompt_tokens,
+                                          reply.completion_tokens):
+                    raise FatalInfraError("--max-cost needs each answer's cost: the server "
+                                          "reported no cost and no tokens to price (or give "
+                                          "--price IN,OUT)")
+                return reply
             except _Problem as problem:
                 if not problem.settled:
                     raise InfraError(str(problem)) from None
@@ -362,11 +432,31 @@ class ChatClient:
     def preflight(self) -> Reply:
         """One small request before a run; FatalInfraError with one clear line when the
         endpoint cannot answer (refused connection, bad URL, key, model, not JSON)."""
-        body = self._payload(PREFLIGHT_PROMPT, max_tokens=16)
+        if self.config.completions:
+            body = self._common(16)
+            body["prompt"] = PREFLIGHT_PROMPT
+        else:
+            body = self._payload(PREFLIGHT_PROMPT, max_tokens=16)
         try:
             return self._ask(body, "preflight", min(self.config.retries, 2), only_busy=True)
         except InfraError as exc:
-            raise FatalInfraError(f"preflight request to {self.url} failed: {exc}") from None
+            raise FatalInfraError(f"preflight request to {self.url_of(body)} failed: {exc}") \
+                from None
+
+
+def _tool_calls(message: dict[str, Any]) -> list[dict[str, str]] | None:
+    """A chat message's tool calls as {"id", "name", "arguments"} (arguments: the raw text)."""
+    calls = message.get("tool_calls")
+    if not calls:
+        return None
+    out = []
+    for call in calls:
+        function = call.get("function") or {}
+        arguments = function.get("arguments", "")
+        out.append({"id": str(call.get("id", "")), "name": str(function.get("name", "")),
+                    "arguments": arguments if isinstance(arguments, str)
+                    else json.dumps(arguments)})
+    return out
 
 
 def _connection_problem(exc: requests.RequestException, url: str) -> str:

@@ -15,7 +15,9 @@ from lib.benchmark.core.chat import (
     key_for,
     parse_extra,
 )
+from lib.benchmark.core.cost import price_arg
 from lib.benchmark.core.players import BASELINE_SPECS
+from lib.benchmark.core.protocols import GameProtocol
 from lib.cli import (
     add_stockfish_arg,
     non_negative_float,
@@ -77,11 +79,36 @@ def add_chat_args(p: argparse.ArgumentParser) -> None:
                    "(default 6)")
     p.add_argument("--retry-wait", type=positive_float, default=1.0,
                    help="base seconds of the exponential backoff with jitter (default 1)")
+    p.add_argument("--price", type=price_arg, default=None, metavar="IN,OUT",
+                   help="cost per million prompt and completion tokens, for answers whose "
+                   "cost the provider does not report (OpenRouter reports usage.cost); "
+                   "reasoning tokens count as completion tokens (default: none)")
+    p.add_argument("--max-cost", type=positive_float, default=None, metavar="AMOUNT",
+                   help="stop the run cleanly once this invocation has spent AMOUNT on new "
+                   "answers (cached ones are free); the result says it stopped on budget and "
+                   "the same command resumes it (default: no limit)")
+    p.add_argument("--response-format", choices=("text", "json"), default="text",
+                   help="json: ask for {\"move\": ...} through the API's JSON schema "
+                   "(response_format); a server that refuses it is asked as text, with a "
+                   "logged note (default text; recorded in the result)")
     p.add_argument("--endpoint-id", default=None, metavar="NAME",
                    help="cache and name answers under NAME instead of --base-url's host, port "
                    "and path, so endpoints given one NAME share answers (only for endpoints "
                    "that serve the same weights; recorded in the result). Default: answers "
                    "from two endpoints never mix, even under one model name")
+
+
+def add_protocol_arg(p: argparse.ArgumentParser, choices: tuple[GameProtocol, ...]) -> None:
+    """--protocol: how the model is asked (docs/protocols.md), recorded in the result."""
+    p.add_argument("--protocol", type=GameProtocol, default=GameProtocol.FEN, choices=choices,
+                   metavar="{" + ",".join(choices) + "}",
+                   help="how the model is asked: fen (one prompt per move with the FEN, the "
+                   "default), blind (the moves only, no board), chat (one conversation per "
+                   "game), tools (tool calls: get_board, get_legal_moves, make_move), pgn (a "
+                   "PGN to complete at /completions, for base models)" if len(choices) > 3
+                   else "how the model is asked: fen (the FEN, the default), blind (the "
+                   "game's moves only, for game positions), pgn (a PGN to complete at "
+                   "/completions, for base models)")
 
 
 def add_breaker_arg(p: argparse.ArgumentParser, what: str, default: int) -> None:
@@ -105,7 +132,10 @@ def chat_config(args: argparse.Namespace, slots: int | None = None) -> ChatConfi
                       temperature=args.temperature, max_tokens=args.max_tokens,
                       system=args.system, stop=tuple(args.stop), extra=extra,
                       timeout_s=args.timeout, retries=args.retries, backoff_s=args.retry_wait,
-                      slots=slots or args.concurrency, endpoint_id=args.endpoint_id)
+                      slots=slots or args.concurrency, endpoint_id=args.endpoint_id,
+                      completions=getattr(args, "protocol", None) == GameProtocol.PGN,
+                      json_answers=args.response_format == "json", price=args.price,
+                      max_cost=args.max_cost)
 
 
 SERVE_PORT = 8000

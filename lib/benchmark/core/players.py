@@ -19,6 +19,7 @@ import chess
 import chess.engine
 
 from lib.benchmark.core.chat import ChatClient, ChatConfig, Reply
+from lib.benchmark.core.cost import Budget
 from lib.benchmark.core.prompts import Question
 from lib.engine import (
     Engine,
@@ -335,11 +336,27 @@ class ChatPlayer:
                                  "endpoint": config.endpoint}
         if config.system or config.stop:  # absent from ids made before these options existed
             shown.update(system=config.system, stop=list(config.stop))
+        if config.json_answers:
+            shown["response_format"] = "json"
         digest = hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:12]
         self.id = f"{config.model}@{digest}"
 
     def answer(self, question: Question, prompt: str) -> Reply:
         return self.client.ask(prompt, label=question.id)
+
+    @property
+    def budget(self) -> Budget:
+        """What this invocation may still spend (--max-cost)."""
+        return self.client.budget
+
+    def converse(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                 label: str) -> Reply:
+        """The model's next turn in a conversation (the chat and tools protocols)."""
+        return self.client.converse(messages, tools, label)
+
+    def complete(self, prompt: str, max_tokens: int, label: str) -> Reply:
+        """A text completion (the pgn protocol)."""
+        return self.client.complete(prompt, max_tokens, label)
 
     def preflight(self) -> None:
         if not self._checked:  # once per player, however many runs of questions it answers

@@ -1,33 +1,42 @@
-"""A player's move in a game position: the game prompt, retries with feedback, cached replies.
+"""A player's move in a game position: the protocol's request, retries with feedback, cached
+replies.
 
 Shared by games and puzzle lines. Every move goes through the same door as a static answer:
 the player's reply is parsed by `answers.parse`, and a reply that is not a legal move is retried
-with a note saying what was wrong, up to `retries` times; then the side forfeits. Replies are
-cached per (player, prompt version, game, position, moves so far, attempt), so an interrupted
-game resumes without asking twice and replays exactly what was played.
+with a note saying what was wrong, up to `retries` times; then the side forfeits. How the model
+is asked is its protocol (core.protocols): a stateless prompt (fen, blind), one conversation per
+game (chat), tool calls (tools) or a PGN to complete (pgn). Replies are cached per (player,
+protocol version, game, position, moves so far, attempt, digest of the request), so an
+interrupted game resumes without asking twice and replays exactly what was played.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from enum import StrEnum
+from functools import partial
+from typing import Any
 
 import chess
 import chess.engine
 import chess.pgn
 
 from lib.benchmark.core import answers
+from lib.benchmark.core import protocols as proto
 from lib.benchmark.core.answers import Category
 from lib.benchmark.core.chat import FatalInfraError, InfraError, Reply
 from lib.benchmark.core.players import Player
 from lib.benchmark.core.prompts import Question
+from lib.benchmark.core.protocols import GameProtocol
+from lib.errors import ConfigError
 from lib.kvstore import Store
 
 RETRIES = 2  # illegal answers retried, each told what was wrong, before a forfeit
 GAME_TEMPLATE = "game@1"
-GAME_INSTRUCTION = ("Reply with your move in SAN (e.g. Nf3) or UCI (e.g. g1f3), on the last "
-                    "line as: Final answer: <move>")  # the last line of every game prompt
+GAME_INSTRUCTION = proto.MOVE_INSTRUCTION  # the last line of every game prompt
 # The cache's prompt version of engine rungs: they read no prompt. @2: they are given the
 # game's moves (and so see repetitions), not a bare position; older cached moves are not used.
 ENGINE_TEMPLATE = "engine@2"
@@ -69,11 +78,12 @@ class Start:
 
 @dataclass(frozen=True)
 class Attempt:
-    """One reply to one move request."""
+    """One answer to one move request (under tools: one make_move, or a turn that made none),
+    with the tokens and cost of the requests it took."""
 
     ply: int
     attempt: int
-    prompt: str
+    prompt: str  # the request's new text: prompt, user message, or the tools turn's messages
     answer: str
     text: str | None  # the move text the answer committed to
     move: str | None  # UCI, when legal
@@ -84,29 +94,22 @@ class Attempt:
     completion_tokens: int | None = None
     latency_s: float = 0.0
     cost: float | None = None
+    reasoning_tokens: int | None = None
+    requests: int = 1  # requests it took (tools: every round since the last answer)
+    tool_calls: int = 0  # tool calls among them (tools)
 
 
 def game_prompt(board: chess.Board, sans: list[str], start: Start, legal: bool,
                 feedback: str | None) -> str:
     """Template game@1: moves so far (SAN), FEN, side to move; optionally the legal moves."""
-    side = "White" if board.turn == chess.WHITE else "Black"
+    side = proto.side_name(board)
     lines = []
-    origin = "the initial position"
     if start.chess960:
         lines.append("Chess960 (Fischer random) game; castling is written O-O / O-O-O.")
-        origin = f"the start position {start.fen}"
-    elif not start.history and start.fen != chess.STARTING_FEN:
-        origin = f"the position {start.fen}"  # a puzzle: its line starts from its FEN
-    played = list(start.history) + sans
-    if played:
-        first = chess.Board(chess.STARTING_FEN if start.history else start.fen)
-        numbered = _numbered(played, first.fullmove_number, first.turn == chess.BLACK)
-        lines.append(f"Moves so far (SAN, from {origin}): {numbered}")
-    else:
-        lines.append(f"No moves have been played yet from {origin}.")
+    lines.append(_moves(sans, start))
     lines.append(f"Current position (FEN): {board.fen()}")
     if legal:
-        lines.append("Legal moves: " + " ".join(sorted(board.san(m) for m in board.legal_moves)))
+        lines.append(proto.legal_line(board))
     lines.append(f"You play {side}; {side} to move.")
     if feedback:
         lines.append(feedback)
@@ -114,16 +117,12 @@ def game_prompt(board: chess.Board, sans: list[str], start: Start, legal: bool,
     return "\n".join(lines)
 
 
-def _numbered(sans: list[str], number: int = 1, black_first: bool = False) -> str:
-    """SAN with move numbers: '1. e4 e5', or '34... Qg2 35. Rh6+' when Black moves first."""
-    out = []
-    for i, san in enumerate(sans):
-        ply = i + black_first
-        if ply % 2 == 0:
-            out.append(f"{number + ply // 2}. {san}")
-        else:
-            out.append(f"{number}... {san}" if i == 0 else san)
-    return " ".join(out)
+def _moves(sans: list[str], start: Start) -> str:
+    """The game's moves so far as every protocol states them (from the initial position for
+    a mid-game start, whose moves are known)."""
+    origin = proto.origin_of(start.fen, start.chess960, bool(start.history))
+    first = chess.STARTING_FEN if start.history else start.fen
+    return proto.moves_line(list(start.history) + sans, first, origin)
 
 
 def feedback_line(text: str | None, answer: str, category: str, detail: str) -> str:
@@ -138,21 +137,23 @@ class Side:
     """A player in a game, with how it is asked."""
 
     player: Player
-    template: str  # GAME_TEMPLATE (+legal) for models, ENGINE_TEMPLATE for engine rungs
+    template: str  # the protocol's version (+legal), or ENGINE_TEMPLATE for engine rungs
     legal: bool = False  # the prompt lists the legal moves
     retries: int = RETRIES
+    protocol: GameProtocol = GameProtocol.FEN  # how a model is asked
+    chat_history: int = 0  # chat: exchanges kept (0: the whole game)
 
 
 def move_key(side: Side, game_key: str, board: chess.Board, sans: list[str], attempt: int,
              prompt: str) -> str:
     """The answer-cache key: player, prompt version, game, position, moves so far, attempt,
-    and a digest of the prompt's text.
+    and a digest of the request's text.
 
     The game is part of it: two games reaching the same position must not share an answer,
     or every game of a seeded or random player with the same colour against the same rung
-    would replay the first one (and a model sampled at a temperature would too). The prompt's
-    digest is part of it so that editing a template without bumping its version never reuses
-    an answer to the old text.
+    would replay the first one (and a model sampled at a temperature would too). The
+    request's digest is part of it so that editing a template without bumping its version
+    never reuses an answer to the old text.
     """
     history = hashlib.sha256(" ".join(sans).encode()).hexdigest()[:16]
     text = hashlib.sha256(prompt.encode()).hexdigest()[:16]
@@ -160,18 +161,21 @@ def move_key(side: Side, game_key: str, board: chess.Board, sans: list[str], att
             f"|{text}")
 
 
-def _ask(side: Side, board: chess.Board, prompt: str, key: str, qid: str,
-         cache: Store) -> tuple[Reply, bool]:
+def _question(board: chess.Board, qid: str) -> Question:
+    return Question(id=qid, fen=board.fen(), expected={}, source="game", elo_bucket="",
+                    phase="", type="", color="", history="", played_move="",
+                    played_elo=None, rating=None, solution="", themes="", private=False,
+                    chess960=board.chess960, root=board.root().fen(),
+                    moves=tuple(m.uci() for m in board.move_stack), position=board)
+
+
+def _cached(key: str, cache: Store, request: Callable[[], Reply]) -> tuple[Reply, bool]:
+    """The cached reply under `key`, or the request's (stored at once)."""
     hit = cache.get(key)
     if hit is not None:
         return Reply(**hit), True
-    question = Question(id=qid, fen=board.fen(), expected={}, source="game", elo_bucket="",
-                        phase="", type="", color="", history="", played_move="",
-                        played_elo=None, rating=None, solution="", themes="", private=False,
-                        chess960=board.chess960, root=board.root().fen(),
-                        moves=tuple(m.uci() for m in board.move_stack), position=board)
     try:
-        reply = side.player.answer(question, prompt)
+        reply = request()
     except FatalInfraError:
         raise  # every further request would fail the same way (400, 401, 404): stop the run
     except InfraError as exc:
@@ -181,26 +185,172 @@ def _ask(side: Side, board: chess.Board, prompt: str, key: str, qid: str,
     return reply, False
 
 
+def _request(side: Side, board: chess.Board, sans: list[str], start: Start,
+             feedback: str | None, exchanges: list[tuple[str, str]],
+             label: str) -> tuple[str, str, Callable[[], Reply]]:
+    """One attempt's request under the side's protocol: the text its trace shows, the text
+    its cache key digests, and the call that sends it."""
+    player = side.player
+    if side.template == ENGINE_TEMPLATE:
+        return "", "", lambda: player.answer(_question(board, label), "")
+    if side.protocol == GameProtocol.FEN:
+        prompt = game_prompt(board, sans, start, side.legal, feedback)
+        return prompt, prompt, lambda: player.answer(_question(board, label), prompt)
+    if side.protocol == GameProtocol.BLIND:
+        prompt = proto.blind_prompt(board, _moves(sans, start), start.chess960, side.legal,
+                                    feedback)
+        return prompt, prompt, lambda: player.answer(_question(board, label), prompt)
+    model = _model(player, side.protocol)
+    if side.protocol == GameProtocol.PGN:
+        first = chess.STARTING_FEN if start.history else start.fen
+        prompt = proto.pgn_prompt(board, list(start.history) + sans, first, start.chess960)
+        return prompt, prompt, lambda: model.complete(prompt, proto.PGN_MAX_TOKENS, label)
+    # chat: the side's earlier exchanges of this game, then the new user message
+    last = proto.numbered(sans[-1:], board.fullmove_number - (board.turn == chess.WHITE),
+                          board.turn == chess.WHITE) if sans else None
+    message = proto.chat_message(board, _moves(sans, start), last, not exchanges,
+                                 start.chess960, side.legal, feedback)
+    messages = proto.chat_messages(exchanges, message, side.chat_history)
+    return message, json.dumps(messages), lambda: model.converse(messages, None, label)
+
+
+def _model(player: Player, protocol: GameProtocol) -> Any:
+    """The player as a model that converses and completes; ConfigError for a baseline."""
+    if not hasattr(player, "converse"):
+        raise ConfigError(f"the {protocol} protocol asks a model at an endpoint; a baseline "
+                          "reads the board itself (serve it with 'benchmark.py serve' to play "
+                          "it through a protocol)")
+    return player
+
+
+def _parse(side: Side, reply: Reply, board: chess.Board, prompt: str) -> answers.Parsed:
+    if side.protocol == GameProtocol.PGN and side.template != ENGINE_TEMPLATE:
+        # A completion runs on past the move: a cut continuation is the normal case.
+        return proto.parse_continuation(reply.text, board)
+    return answers.parse(reply.text, board, prompt or None, reply.finish_reason == "length",
+                         reply.finish_reason == "content_filter")
+
+
 def take_turn(side: Side, board: chess.Board, sans: list[str], start: Start, game_key: str,
-              cache: Store) -> tuple[chess.Move | None, list[Attempt]]:
-    """The side's legal move (or None: forfeit) and every reply it took."""
+              cache: Store, earlier: Sequence[dict[str, Any]] = ()
+              ) -> tuple[chess.Move | None, list[Attempt]]:
+    """The side's legal move (or None: forfeit) and every reply it took. `earlier`: the
+    side's attempts so far in this game (the chat protocol's conversation)."""
+    if side.protocol == GameProtocol.TOOLS and side.template != ENGINE_TEMPLATE:
+        return _tools_turn(side, board, sans, start, game_key, cache)
     attempts: list[Attempt] = []
     feedback = None
     ply = len(sans)
+    exchanges = [(a["prompt"], a["answer"]) for a in earlier]
     for attempt in range(side.retries + 1):
-        prompt = "" if side.template == ENGINE_TEMPLATE else game_prompt(
-            board, sans, start, side.legal, feedback)
-        key = move_key(side, game_key, board, sans, attempt, prompt)
-        reply, cached = _ask(side, board, prompt, key, f"{game_key}:{ply}:{attempt}", cache)
-        parsed = answers.parse(reply.text, board, prompt or None,
-                               reply.finish_reason == "length",
-                               reply.finish_reason == "content_filter")
+        label = f"{game_key}:{ply}:{attempt}"
+        prompt, digested, request = _request(side, board, sans, start, feedback, exchanges,
+                                             label)
+        key = move_key(side, game_key, board, sans, attempt, digested)
+        reply, cached = _cached(key, cache, request)
+        parsed = _parse(side, reply, board, prompt)
         attempts.append(Attempt(ply, attempt, prompt, reply.text, parsed.text,
                                 parsed.move.uci() if parsed.move else None, parsed.category,
                                 parsed.detail, cached, reply.prompt_tokens,
-                                reply.completion_tokens, reply.latency_s, reply.cost))
+                                reply.completion_tokens, reply.latency_s, reply.cost,
+                                reply.reasoning_tokens))
+        exchanges.append((prompt, reply.text))
         if parsed.move is not None:
             return parsed.move, attempts
         feedback = feedback_line(parsed.text, reply.text, parsed.category or Category.FORMAT,
                                  parsed.detail)
     return None, attempts
+
+
+@dataclass
+class _Spent:
+    """Tokens, cost and calls of a tools turn's requests since its last answer."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost: float | None = None
+    latency_s: float = 0.0
+    requests: int = 0
+    tool_calls: int = 0
+    cached: bool = True
+
+    def add(self, reply: Reply, cached: bool) -> None:
+        self.prompt_tokens = _plus(self.prompt_tokens, reply.prompt_tokens)
+        self.completion_tokens = _plus(self.completion_tokens, reply.completion_tokens)
+        self.reasoning_tokens = _plus(self.reasoning_tokens, reply.reasoning_tokens)
+        self.cost = _plus(self.cost, reply.cost)
+        self.latency_s = round(self.latency_s + reply.latency_s, 3)
+        self.requests += 1
+        self.cached = self.cached and cached
+
+
+def _plus(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else a + b
+
+
+def _tools_turn(side: Side, board: chess.Board, sans: list[str], start: Start, game_key: str,
+                cache: Store) -> tuple[chess.Move | None, list[Attempt]]:
+    """A tools turn: requests until make_move is given a legal move, `retries` + 1 failed
+    answers (illegal or malformed calls) forfeit, and TOOL_ROUNDS requests without one forfeit
+    as "no move"."""
+    model = _model(side.player, side.protocol)
+    ply = len(sans)
+    moves = _moves(sans, start)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": proto.tools_prompt(board)}]
+    attempts: list[Attempt] = []
+    spent = _Spent()
+
+    def answer(text: str | None, move: str | None, category: Category | None, detail: str,
+               said: str) -> Attempt:
+        nonlocal spent
+        made = Attempt(ply, len(attempts), json.dumps(messages), said, text, move, category,
+                       detail, spent.cached, spent.prompt_tokens, spent.completion_tokens,
+                       spent.latency_s, spent.cost, spent.reasoning_tokens, spent.requests,
+                       spent.tool_calls)
+        attempts.append(made)
+        spent = _Spent()
+        return made
+
+    for round_ in range(proto.TOOL_ROUNDS):
+        label = f"{game_key}:{ply}:{round_}"
+        sent = list(messages)
+        key = move_key(side, game_key, board, sans, round_, json.dumps(sent))
+        reply, cached = _cached(key, cache, partial(model.converse, sent, proto.TOOLS, label))
+        spent.add(reply, cached)
+        messages.append(_assistant(reply))
+        if not reply.tool_calls:
+            messages.append({"role": "user", "content": "Call make_move to play your move."})
+            continue
+        for raw in reply.tool_calls:
+            spent.tool_calls += 1
+            call = proto.ToolCall(raw["name"], raw["arguments"])
+            if call.name != "make_move" or call.problem:
+                result = proto.tool_result(call, board, moves)
+                if call.problem:
+                    answer(None, None, Category.FORMAT, f"malformed tool call: {call.problem}",
+                           f"{raw['name']}({raw['arguments']})")
+            else:
+                parsed = answers.classify(call.move or "", board)
+                done = answer(parsed.text, parsed.move.uci() if parsed.move else None,
+                              parsed.category, parsed.detail, call.move or "")
+                if parsed.move is not None:
+                    return parsed.move, attempts
+                result = (f"not accepted: {done.category}: {done.detail}. Make a legal move.")
+            messages.append({"role": "tool", "tool_call_id": raw["id"], "content": result})
+            if sum(a.category is not None for a in attempts) > side.retries:
+                return None, attempts
+    answer(None, None, Category.NO_MOVE, f"no legal make_move in {proto.TOOL_ROUNDS} requests",
+           "")
+    return None, attempts
+
+
+def _assistant(reply: Reply) -> dict[str, Any]:
+    """The model's reply as the conversation's assistant message."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": c["id"], "type": "function",
+             "function": {"name": c["name"], "arguments": c["arguments"]}}
+            for c in reply.tool_calls]
+    return message

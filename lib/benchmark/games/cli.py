@@ -16,10 +16,12 @@ from lib.benchmark.core.cli import (
     add_breaker_arg,
     add_chat_args,
     add_model_arg,
+    add_protocol_arg,
     chat_config,
 )
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.players import is_baseline, make_player
+from lib.benchmark.core.protocols import GameProtocol
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.turns import RETRIES, Condition
@@ -63,7 +65,7 @@ from lib.cli import (
     positive_int,
 )
 from lib.engine import EngineSettings, engine_identity, find_stockfish
-from lib.errors import DataError
+from lib.errors import ConfigError, DataError
 from lib.exits import Exit
 from lib.files import (
     ensure_writable_dir,
@@ -101,7 +103,8 @@ def add_play_parser(commands: Any) -> None:
         "player with a Bradley-Terry-Davidson model: a Bayesian game Elo with a 90% interval "
         "(the ladder's own uncertainty included) per start condition, rungs chosen by "
         "Thompson sampling, stopping at +-TARGET Elo or "
-        "MAX_GAMES. One stateless request per move (FEN, moves so far, side to move). Writes "
+        "MAX_GAMES. The model is asked by --protocol (default: one stateless request per "
+        "move with the FEN, the moves so far and the side to move). Writes "
         "a PGN of every game, per-move traces, a JSON and markdown report and PNG figures. "
         "Exit status: 0 complete, 2 error, 3 written but some games "
         "were aborted for infrastructure reasons, 130 interrupted (rerun to resume).")
@@ -118,6 +121,10 @@ def add_play_parser(commands: Any) -> None:
                    "of --questions) (default standard)")
     p.add_argument("--questions", type=Path, default=Path("questions.csv"),
                    help="source of mid-game starts (default questions.csv)")
+    add_protocol_arg(p, tuple(GameProtocol))
+    p.add_argument("--chat-history", type=non_negative_int, default=0, metavar="N",
+                   help="chat protocol: keep only the last N exchanges of the conversation "
+                   "(default 0: the whole game; recorded in the result)")
     p.add_argument("--legal-moves", action="store_true",
                    help="list the legal moves in every prompt (recorded in the result)")
     p.add_argument("--illegal-retries", type=non_negative_int, default=RETRIES,
@@ -180,15 +187,23 @@ def play_command(args: argparse.Namespace) -> int:
                         "ladder", c, condition_path(args.ladder, c).name)
     questions = load_questions(args.questions) if Condition.MIDGAME in args.conditions else []
     ensure_writable_dir(args.out, "--out")
+    if args.protocol != GameProtocol.FEN and is_baseline(args.model):
+        raise ConfigError(f"--protocol {args.protocol}: a baseline reads the board, not a "
+                          "prompt; serve it ('benchmark.py serve') and play it as the model "
+                          "'served/SPEC' to use a protocol")
     chat = None if is_baseline(args.model) else chat_config(args)
     player = make_player(args.model, chat, args.stockfish, args.seed, args.concurrency)
     sampler = SamplerConfig(tuple(ladder.elos), ladder.nu, btd.Prior(*args.prior),
                             args.target, args.max_games, tuple(map(tuple, ladder.cov)))
     openings = () if args.no_book or Condition.STANDARD not in args.conditions else tuple(
         o.start() for o in book.load_book(args.book))
+    chat_history = args.chat_history if args.protocol == GameProtocol.CHAT else 0
     config = PlayConfig(args.conditions, sampler, args.illegal_retries, args.legal_moves,
-                        args.ply_cap, args.concurrency, args.seed, openings, args.breaker)
+                        args.ply_cap, args.concurrency, args.seed, openings, args.breaker,
+                        args.protocol, chat_history)
     settings_shown = {"conditions": list(args.conditions), "prompt": config.template,
+                      "protocol": str(args.protocol), "chat_history": chat_history,
+                      "response_format": getattr(args, "response_format", "text"),
                       "legal_moves": args.legal_moves, "illegal_retries": args.illegal_retries,
                       "ply_cap": args.ply_cap, "target": args.target,
                       "max_games": args.max_games, "prior": list(args.prior),
@@ -202,7 +217,9 @@ def play_command(args: argparse.Namespace) -> int:
                       # The build that played the rungs, as it names itself: its searches
                       # match the ladder's fingerprint, whatever the name.
                       "rungs_engine": engine}
-    name = run_name(file_name(Kind.PLAY, f"{args.model}__{'-'.join(args.conditions)}"),
+    label = f"{args.model}__{'-'.join(args.conditions)}" + (
+        "" if args.protocol == GameProtocol.FEN else f"__{args.protocol}")
+    name = run_name(file_name(Kind.PLAY, label),
                     [player.id, settings_shown])
     try:
         session = play(player, ladders, questions, config,
@@ -213,10 +230,14 @@ def play_command(args: argparse.Namespace) -> int:
     # runs on the same file.
     result = session_result(args.model, player.id, settings_shown, session, ladders, sampler,
                             args.seed, args.mcmc,
-                            sha256_file(args.questions) if questions else None)
+                            sha256_file(args.questions) if questions else None,
+                            getattr(args, "price", None))
     paths = write_session(args.out, name, result, session, ladders)
     print(session_summary(result.as_dict()))
     print("wrote " + ", ".join(str(p) for p in paths))
+    if result.stopped:
+        log.error("%s", result.stopped)
+        return Exit.INCOMPLETE
     if not result.complete:
         log.error("some games were aborted for infrastructure reasons and are not rated; run "
                   "the same command again to play them")

@@ -39,7 +39,7 @@ def figures(result: dict[str, Any], stem: Path) -> list[Path]:
     tax = result["taxonomy"]
     kinds = list(FAILED_ANSWERS)
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.bar(kinds, [tax[k] for k in kinds], color="tab:red")
+    ax.bar(kinds, [tax.get(k, 0) for k in kinds], color="tab:red")
     ax.set(title=f"Illegal answers by category ({tax['attempts']} attempts)",
            ylabel="answers")
     paths.append(save_figure(fig, _named(stem, "illegal")))

@@ -57,11 +57,14 @@ class Ending(StrEnum):
     FORFEIT_TRUNCATED = "forfeit: truncated answers"  # every reply cut by the token limit
     FORFEIT_EMPTY = "forfeit: empty answers"  # every reply empty or withheld by a filter
     FORFEIT_MIXED = "forfeit: no legal move"  # failed answers of more than one kind
+    FORFEIT_NO_MOVE = "forfeit: no move"  # tools: a turn that never called make_move in time
 
 
 def forfeit_ending(categories: Sequence[str | None]) -> Ending:
     """How a forfeit is named: by what every failed answer was (illegal, truncated or empty),
     or "no legal move" when they differ."""
+    if categories and categories[-1] == Category.NO_MOVE:
+        return Ending.FORFEIT_NO_MOVE
     if all(c in ILLEGAL_CATEGORIES for c in categories):
         return Ending.FORFEIT_ILLEGAL
     kinds = set(categories)
@@ -315,9 +318,10 @@ def play_game(key: str, white: Side, black: Side, start: Start, judge: Judge,
             record.result, record.termination = end
             return record
         side = white if board.turn == chess.WHITE else black
-        move, attempts = take_turn(side, board, record.sans, start, key, cache)
-        record.attempts.extend(asdict(a) | {"side": "white" if board.turn else "black"}
-                               for a in attempts)
+        colour = "white" if board.turn else "black"
+        earlier = [a for a in record.attempts if a["side"] == colour]
+        move, attempts = take_turn(side, board, record.sans, start, key, cache, earlier)
+        record.attempts.extend(asdict(a) | {"side": colour} for a in attempts)
         if move is None:
             last = attempts[-1]
             record.result = "0-1" if board.turn == chess.WHITE else "1-0"

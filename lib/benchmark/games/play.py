@@ -11,10 +11,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lib.benchmark.core.chat import InfraError
+from lib.benchmark.core.cost import Budget
 from lib.benchmark.core.players import Player, make_player
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.prompts import Question
-from lib.benchmark.core.turns import ENGINE_TEMPLATE, GAME_TEMPLATE, Condition, Side, Start
+from lib.benchmark.core.protocols import GameProtocol
+from lib.benchmark.core.protocols import template as protocol_template
+from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start
 from lib.benchmark.games.game import (
     WHITE_SCORE,
     GameRecord,
@@ -60,11 +63,13 @@ class PlayConfig:
     openings: tuple[Start, ...] = ()  # the standard condition's starts (the opening book);
     # none: every standard game starts from the initial position
     breaker: int = BREAKER  # games in a row aborted for infrastructure reasons stop the run
+    protocol: GameProtocol = GameProtocol.FEN  # how the model is asked for its moves
+    chat_history: int = 0  # chat: the exchanges kept in the conversation (0: every one)
 
     @property
     def template(self) -> str:
-        """The prompt version, part of every cached answer's key."""
-        return GAME_TEMPLATE + ("+legal" if self.legal else "")
+        """The protocol's version, part of every cached answer's key."""
+        return protocol_template(self.protocol, self.legal, self.chat_history)
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,7 @@ class Session:
     """Everything played, per condition."""
 
     games: dict[str, list[Game]] = field(default_factory=dict)
+    stopped: str | None = None  # why the run stopped before its stop rule (the budget)
 
     def rated(self, condition: str) -> list[Game]:
         """The condition's finished games."""
@@ -138,15 +144,21 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
     ident = json.dumps([player.id, config.template, config.retries, config.ply_cap])
     prefix = hashlib.sha256(ident.encode()).hexdigest()[:12]
     preflight = _once(player)
+    budget: Budget | None = getattr(player, "budget", None)
     try:
         with GamePool(games_db, cache, settings, config.concurrency) as pool:
             later = len(config.conditions) - 1  # conditions after this one
             for condition in config.conditions:
+                if budget is not None and budget.exhausted:
+                    session.stopped = budget.note()
+                    break
                 ladder = ladders[condition]
                 session.games[condition] = _condition(
                     player, [rungs[r.name] for r in ladder.rungs], ladder, mid, config,
                     f"{prefix}:{condition}", pool, progress, preflight, later)
                 later -= 1
+        if budget is not None and budget.exhausted:
+            session.stopped = budget.note()
         progress.finish()
     finally:
         progress.close()
@@ -174,6 +186,7 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
     """One condition's games (`name`: the session's key prefix and the condition; `later`:
     conditions still to play after it, for the progress bar's estimate)."""
     condition = Condition(name.rsplit(":", 1)[1])
+    budget: Budget | None = getattr(player, "budget", None)
     sampler = for_ladder(config.sampler, ladder)
     games: list[Game] = []
     repeats: Counter[tuple[str, bool, str]] = Counter()  # games so far per identity
@@ -193,7 +206,8 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
         for k, rung in enumerate(batch):
             index = len(games) + k
             model_white = index % 2 == 0
-            me = Side(player, config.template, config.legal, config.retries)
+            me = Side(player, config.template, config.legal, config.retries, config.protocol,
+                      config.chat_history)
             them = Side(rungs[rung], ENGINE_TEMPLATE)
             start = start_for(condition, index, config.seed, mid, config.openings)
             ident = (start.label, model_white, ladder.rungs[rung].name)
@@ -208,7 +222,11 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
             aborted_in_row = aborted_in_row + 1 if played.aborted else 0
             progress.update("aborted" if played.aborted else
                             {1.0: "win", 0.5: "draw", 0.0: "loss"}[game.score], played.stored)
+            if budget is not None and budget.exhausted:
+                continue  # the run stops after this batch, on budget, not on the breaker
             if aborted_in_row >= config.breaker:
                 raise GamesAborted(f"stopped after {aborted_in_row} games in a row were "
                                    f"aborted for infrastructure reasons (last: {played.aborted})")
         games += sorted(meta.values(), key=lambda g: g.index)
+        if budget is not None and budget.exhausted:
+            return games

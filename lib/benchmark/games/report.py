@@ -11,8 +11,10 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from lib.benchmark.core import cost
 from lib.benchmark.core.answers import FAILED_ANSWERS, Category
 from lib.benchmark.core.bootstrap import percentile_interval, resample
+from lib.benchmark.core.cost import Price
 from lib.benchmark.core.elo import INTERVAL, LEVEL
 from lib.benchmark.core.header import Kind, write_result
 from lib.benchmark.core.scoring import truncation_hint
@@ -170,17 +172,14 @@ def acpl(session: Session) -> dict[str, Any]:
     return {"moves": len(losses), "acpl": float(np.mean(losses)) if losses else None}
 
 
-def usage(session: Session) -> dict[str, Any]:
-    """Tokens, cost and latency of the model's requests (cached answers included)."""
-    attempts = [a for games in session.games.values() for g in games if g.record
-                for a in g.record.attempts if a["side"] == ("white" if g.model_white
-                                                            else "black")]
-
-    def total(k: str) -> float:
-        return float(sum(a[k] or 0 for a in attempts))
-    return {"prompt_tokens": total("prompt_tokens"),
-            "completion_tokens": total("completion_tokens"), "cost": total("cost"),
-            "latency_s": round(total("latency_s"), 1)}
+def usage(session: Session, price: Price | None) -> dict[str, Any]:
+    """Tokens, requests, tool calls and cost of the model's answers (cached ones included),
+    in all, per move and per game."""
+    rated = [g for games in session.games.values() for g in games if g.record]
+    attempts = [a for g in rated for a in g.record.attempts  # type: ignore[union-attr]
+                if a["side"] == ("white" if g.model_white else "black")]
+    moves = sum(a["move"] is not None for a in attempts)
+    return cost.summary(attempts, price, moves, len(rated))
 
 
 def _limited(condition: dict[str, Any]) -> str:
@@ -229,13 +228,15 @@ def btd_note(ladder: Ladder) -> str:
 def markdown(result: dict[str, Any]) -> str:
     """The session as a markdown report."""
     lines = [f"# {result['model']}: games against the ladder", "",
-             f"Player `{result['player']}`, prompt `{result['prompt']}`, legal-move list "
+             f"Player `{result['player']}`, protocol {result.get('protocol', 'fen')} "
+             f"(`{result['prompt']}`), legal-move list "
              f"{'given' if result['legal_moves'] else 'not given'}, illegal retries "
              f"{result['illegal_retries']}. Ladder of {result['ladder']['rungs']} rungs "
              f"({result['ladder']['engine']}); scale: Elo above a random mover, anchored on "
              "Stockfish at fixed nodes (not Lichess, FIDE or CCRL); every interval includes "
              "the ladder's own uncertainty. " + result["ladder"]["note"] + ".", "",
              *([f"Note: {note}.", ""] if (note := transitivity_note(result["model"])) else []),
+             *([f"**{result['stopped']}.**", ""] if result.get("stopped") else []),
              "| condition | games | distinct | W/D/L | Elo (90%) | bootstrap by opening and "
              "colour | aborted |", "|---|---|---|---|---|---|---|"]
     for name, c in result["conditions"].items():
@@ -264,10 +265,11 @@ def markdown(result: dict[str, Any]) -> str:
     tax = result["taxonomy"]
     rate = tax["illegal_rate"]
     lines += ["", f"Answers: {tax['attempts']} attempts, {tax['legal']} legal; illegal: "
-              + ", ".join(f"{c} {tax[c]}" for c in FAILED_ANSWERS)
+              + ", ".join(f"{c} {tax.get(c, 0)}" for c in FAILED_ANSWERS)
               + (f" (rate {rate:.1%})" if rate is not None else ""),
               f"ACPL in its games: {_num(result['acpl']['acpl'])} over "
-              f"{result['acpl']['moves']} moves (judge: {result['judge']})", ""]
+              f"{result['acpl']['moves']} moves (judge: {result['judge']})",
+              f"Cost: {usage_text(result['usage'])}", ""]
     if hint := truncation_hint(tax[Category.TRUNCATED], tax["attempts"], None):
         lines[-1:-1] = [hint]
     for name, c in result["conditions"].items():
@@ -284,12 +286,30 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def usage_text(u: dict[str, Any]) -> str:
+    """Tokens, requests and money in a line: in all, per move and per game."""
+    money = "cost unknown (no usage.cost reported; give --price IN,OUT)" if u.get("cost") \
+        is None else f"{u['cost']:.4f} ({u.get('cost_source')})"
+    parts = [f"{u.get('tokens', 0):,} tokens ({u.get('prompt_tokens', 0):,.0f} prompt, "
+             f"{u.get('completion_tokens', 0):,.0f} completion, "
+             f"{u.get('reasoning_tokens', 0):,} reasoning) in {u.get('requests', 0):,} "
+             "requests", money]
+    for unit in ("move", "game"):
+        per = u.get(f"per_{unit}")
+        if per:
+            parts.append(f"per {unit} {per['tokens']:,.0f} tokens, {per['requests']:g} "
+                         f"requests" + (f", {per['tool_calls']:g} tool calls"
+                                        if u.get("tool_calls") else "")
+                         + ("" if per["cost"] is None else f", {per['cost']:.5f}"))
+    return "; ".join(parts)
+
+
 def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:.0f}"
 
 def session_result(model: str, player_id: str, settings: dict[str, Any], session: Session,
                    ladders: dict[str, Ladder], config: SamplerConfig, seed: int, mcmc: bool,
-                   questions_sha256: str | None) -> GamesResult:
+                   questions_sha256: str | None, price: Price | None = None) -> GamesResult:
     """The session's result record (`questions_sha256`: the mid-game starts' file, if any);
     each condition rated on its own ladder (the standard one where none was measured)."""
     ladder = ladders[Condition.STANDARD]
@@ -309,9 +329,10 @@ def session_result(model: str, player_id: str, settings: dict[str, Any], session
         ladder={"rungs": len(ladder.rungs), "engine": ladder.engine, "nu": ladder.nu,
                 **_ladder_json(ladder, "standard"), "note": btd_note(ladder)},
         judge=f"{ADJUDICATE.nodes} nodes per position",
-        complete=not any(c["aborted"] for c in conditions.values()),
+        complete=not any(c["aborted"] for c in conditions.values()) and not session.stopped,
         conditions=conditions, comparisons=compare(conditions), taxonomy=taxonomy(session),
-        acpl=acpl(session), usage=usage(session), questions_sha256=questions_sha256)
+        acpl=acpl(session), usage=usage(session, price), questions_sha256=questions_sha256,
+        protocol=settings.get("protocol", "fen"), stopped=session.stopped)
 
 
 def session_summary(result: dict[str, Any]) -> str:
@@ -333,7 +354,11 @@ def session_summary(result: dict[str, Any]) -> str:
         lines.append(f"  note: {note}")
     tax = result["taxonomy"]
     lines.append(f"  answers {tax['attempts']}, illegal " + ", ".join(
-        f"{c} {tax[c]}" for c in FAILED_ANSWERS))
+        f"{c} {tax.get(c, 0)}" for c in FAILED_ANSWERS))
+    if result["usage"].get("requests"):
+        lines.append(f"  cost: {usage_text(result['usage'])}")
+    if result.get("stopped"):
+        lines.append(f"  {result['stopped']}")
     hint = truncation_hint(tax[Category.TRUNCATED], tax["attempts"], None)
     return "\n".join(lines + ([f"  {hint}"] if hint else []))
 
@@ -353,8 +378,8 @@ def write_session(out: Path, name: str, record: GamesResult, session: Session,
              out / "traces" / f"{name}.jsonl"]
     aborted = sum(c["aborted"] for c in result["conditions"].values())
     write_result(paths[0], Kind.PLAY, result,
-                 None if record.complete else f"{aborted} games aborted for infrastructure "
-                 "reasons")
+                 None if record.complete else record.stopped or f"{aborted} games aborted "
+                 "for infrastructure reasons")
     with atomic_write(paths[1]) as handle:
         handle.write(markdown(result))
     games = [(g, g.record) for gs in session.games.values() for g in gs if g.record is not None]

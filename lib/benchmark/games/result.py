@@ -23,8 +23,10 @@ class GamesResult:
     comparisons: list[dict[str, Any]]  # condition against condition, Bonferroni
     taxonomy: dict[str, Any]  # every answer's category
     acpl: dict[str, Any]  # the player's cp loss in its games, by the judge
-    usage: dict[str, Any]  # tokens, cost and latency of the requests
+    usage: dict[str, Any]  # tokens, requests, tool calls and cost: in all, per move, per game
     questions_sha256: str | None  # the questions file of mid-game starts (None: no midgame)
+    protocol: str = "fen"  # how the model was asked (core.protocols)
+    stopped: str | None = None  # why the run stopped before its stop rule (--max-cost)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
