@@ -60,8 +60,10 @@ def summary(answers: Iterable[Mapping[str, Any]], price: Price | None, moves: in
     rows = list(answers)
     sums = {k: sum(int(a.get(k) or 0) for a in rows)
             for k in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
-    requests = sum(int(a.get("requests", 1)) for a in rows)
-    calls = sum(int(a.get("tool_calls", 0)) for a in rows)
+    requests = sum(int(a.get("requests") or 1) for a in rows)
+    # A trace row counts its tool calls; a reply lists them.
+    calls = sum(len(c) if isinstance(c := a.get("tool_calls"), list) else int(c or 0)
+                for a in rows)
     costs = [cost_of(a.get("cost"), a.get("prompt_tokens"), a.get("completion_tokens"), price)
              for a in rows]
     known = [c for c, _ in costs if c is not None]
@@ -74,7 +76,7 @@ def summary(answers: Iterable[Mapping[str, Any]], price: Price | None, moves: in
         "cost_source": "+".join(sources) or None,
         "cost_unknown_answers": len(rows) - len(known),
         "latency_s": round(sum(float(a.get("latency_s") or 0) for a in rows), 1)}
-    for unit, n in (("move", moves), ("game", games)):
+    for unit, n in (("answer", len(rows)), ("move", moves), ("game", games)):
         if n:
             out[f"per_{unit}"] = {"requests": round(requests / n, 2),
                                   "tool_calls": round(calls / n, 2),
@@ -115,3 +117,21 @@ class Budget:
         """What the budget stopped, for the result and the log."""
         return (f"stopped on budget: --max-cost {self.limit:g} spent ({self.spent:.4f} this "
                 "run); the same command resumes it")
+
+
+def text(u: dict[str, Any]) -> str:
+    """Tokens, requests and money in a line: in all, per move and per game."""
+    money = "cost unknown (no usage.cost reported; give --price IN,OUT)" if u.get("cost") \
+        is None else f"{u['cost']:.4f} ({u.get('cost_source')})"
+    parts = [f"{u.get('tokens', 0):,} tokens ({u.get('prompt_tokens', 0):,.0f} prompt, "
+             f"{u.get('completion_tokens', 0):,.0f} completion, "
+             f"{u.get('reasoning_tokens', 0):,} reasoning) in {u.get('requests', 0):,} "
+             "requests", money]
+    for unit in ("answer", "move", "game"):
+        per = u.get(f"per_{unit}")
+        if per:
+            parts.append(f"per {unit} {per['tokens']:,.0f} tokens, {per['requests']:g} "
+                         f"requests" + (f", {per['tool_calls']:g} tool calls"
+                                        if u.get("tool_calls") else "")
+                         + ("" if per["cost"] is None else f", {per['cost']:.5f}"))
+    return "; ".join(parts)

@@ -367,6 +367,35 @@ class ChatPlayer:
         pass
 
 
+class Completing:
+    """A model asked by text completion (the pgn protocol's static run): its answer to a
+    prompt is the completion's text."""
+
+    def __init__(self, player: ChatPlayer, max_tokens: int) -> None:
+        self.player = player
+        self.max_tokens = max_tokens
+        self.id = player.id
+        self.max_concurrency = player.max_concurrency
+        self.answered_by = player.answered_by
+
+    @property
+    def budget(self) -> Budget:
+        """The model's budget (--max-cost)."""
+        return self.player.budget
+
+    def answer(self, question: Question, prompt: str) -> Reply:
+        """The completion of the prompt."""
+        return self.player.complete(prompt, self.max_tokens, question.id)
+
+    def preflight(self) -> None:
+        """The model's preflight (at /completions)."""
+        self.player.preflight()
+
+    def close(self) -> None:
+        """Nothing of its own to release."""
+        self.player.close()
+
+
 def _options(spec: str) -> tuple[str, dict[str, int]]:
     name, _, rest = spec.partition(":")
     options: dict[str, int] = {}

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import chess
 
+from lib.benchmark.core import protocols
+
 INSTRUCTION = (
     "Reply with the single best move for the side to move, in UCI (e.g. e2e4) or SAN (e.g. "
     "Nf3), on the last line as: Final answer: <move>"
@@ -79,7 +81,25 @@ def fen_history(q: Question) -> str:
             f"Current position (FEN): {q.fen}\n{_side(board)} to move.\n{INSTRUCTION}")
 
 
-TEMPLATES = {"fen@1": fen_only, "fen-board@1": fen_board, "fen-history@1": fen_history}
+def blind(q: Question) -> str:
+    """Template blind@1 (the blind protocol): a game position's moves from the start in SAN,
+    with no FEN and no board."""
+    board = chess.Board(q.fen)
+    moves = protocols.moves_line(q.history.split(), chess.STARTING_FEN, "the initial position")
+    return protocols.blind_prompt(board, moves, False, False, None)
+
+
+def pgn(q: Question) -> str:
+    """Template pgn@1 (the pgn protocol): PGN with rating headers to complete; a game
+    position's moves from the start, a puzzle's FEN as the PGN's set-up position."""
+    board = chess.Board(q.fen)
+    if q.history:
+        return protocols.pgn_prompt(board, q.history.split(), chess.STARTING_FEN, False)
+    return protocols.pgn_prompt(board, [], q.fen, False)
+
+
+TEMPLATES = {"fen@1": fen_only, "fen-board@1": fen_board, "fen-history@1": fen_history,
+             "blind@1": blind, "pgn@1": pgn}
 ALIASES = {"fen": "fen@1", "fen-board": "fen-board@1", "fen-history": "fen-history@1"}
 
 

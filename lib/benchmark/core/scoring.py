@@ -9,7 +9,7 @@ import chess
 import numpy as np
 from scipy import stats
 
-from lib.benchmark.core import answers
+from lib.benchmark.core import answers, protocols
 from lib.benchmark.core.answers import Category
 from lib.benchmark.core.bootstrap import percentile_interval, resample
 from lib.benchmark.core.elo import (
@@ -63,8 +63,10 @@ class Item:
 
 
 def score_item(question: Question, answer: str | None, infra_error: str | None,
-               prompt: str | None = None, finish_reason: str | None = None) -> Item:
-    """Parse and grade one answer to `prompt` (whose echoes are never the answer)."""
+               prompt: str | None = None, finish_reason: str | None = None,
+               continuation: bool = False) -> Item:
+    """Parse and grade one answer to `prompt` (whose echoes are never the answer);
+    `continuation`: the answer continues a PGN (the pgn protocol), its first move counts."""
     base: dict[str, Any] = {
         "id": question.id, "source": question.source, "elo_bucket": question.elo_bucket,
         "phase": question.phase, "type": question.type, "color": question.color}
@@ -72,7 +74,8 @@ def score_item(question: Question, answer: str | None, infra_error: str | None,
         return Item(**base, answer=None, text=None, move=None, category=Category.INFRA,
                     detail=infra_error or "no answer")
     base["finish_reason"] = finish_reason
-    parsed = answers.parse(answer, chess.Board(question.fen), prompt,
+    parsed = protocols.parse_continuation(answer, chess.Board(question.fen)) if continuation \
+        else answers.parse(answer, chess.Board(question.fen), prompt,
                            truncated=finish_reason == "length",
                            filtered=finish_reason == "content_filter")
     base["found_by"] = parsed.found_by

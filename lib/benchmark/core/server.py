@@ -258,7 +258,7 @@ def _board(prompt: str, blindspot: bool, chess960: bool = False) -> chess.Board 
 def _pgn_board(pgn: str) -> chess.Board:
     """The position at the end of a PGN's movetext (its headers' FEN and variant honoured);
     ChessEvalError when a move does not parse."""
-    game = chess.pgn.read_game(io.StringIO(MOVE_NUMBER_END_RE.sub("", pgn) + " *"))
+    game = chess.pgn.read_game(io.StringIO(MOVE_NUMBER_END_RE.sub("\n", pgn) + " *"))
     if game is None or game.errors:
         raise ChessEvalError(f"cannot read the PGN: {game.errors if game else 'empty'}")
     return game.end().board()

@@ -269,7 +269,7 @@ def markdown(result: dict[str, Any]) -> str:
               + (f" (rate {rate:.1%})" if rate is not None else ""),
               f"ACPL in its games: {_num(result['acpl']['acpl'])} over "
               f"{result['acpl']['moves']} moves (judge: {result['judge']})",
-              f"Cost: {usage_text(result['usage'])}", ""]
+              f"Cost: {cost.text(result['usage'])}", ""]
     if hint := truncation_hint(tax[Category.TRUNCATED], tax["attempts"], None):
         lines[-1:-1] = [hint]
     for name, c in result["conditions"].items():
@@ -284,24 +284,6 @@ def markdown(result: dict[str, Any]) -> str:
             lines.append(f"- forfeit in {f['game']}: {f['reason']}")
         lines.append("")
     return "\n".join(lines)
-
-
-def usage_text(u: dict[str, Any]) -> str:
-    """Tokens, requests and money in a line: in all, per move and per game."""
-    money = "cost unknown (no usage.cost reported; give --price IN,OUT)" if u.get("cost") \
-        is None else f"{u['cost']:.4f} ({u.get('cost_source')})"
-    parts = [f"{u.get('tokens', 0):,} tokens ({u.get('prompt_tokens', 0):,.0f} prompt, "
-             f"{u.get('completion_tokens', 0):,.0f} completion, "
-             f"{u.get('reasoning_tokens', 0):,} reasoning) in {u.get('requests', 0):,} "
-             "requests", money]
-    for unit in ("move", "game"):
-        per = u.get(f"per_{unit}")
-        if per:
-            parts.append(f"per {unit} {per['tokens']:,.0f} tokens, {per['requests']:g} "
-                         f"requests" + (f", {per['tool_calls']:g} tool calls"
-                                        if u.get("tool_calls") else "")
-                         + ("" if per["cost"] is None else f", {per['cost']:.5f}"))
-    return "; ".join(parts)
 
 
 def _num(x: float | None) -> str:
@@ -356,7 +338,7 @@ def session_summary(result: dict[str, Any]) -> str:
     lines.append(f"  answers {tax['attempts']}, illegal " + ", ".join(
         f"{c} {tax.get(c, 0)}" for c in FAILED_ANSWERS))
     if result["usage"].get("requests"):
-        lines.append(f"  cost: {usage_text(result['usage'])}")
+        lines.append(f"  cost: {cost.text(result['usage'])}")
     if result.get("stopped"):
         lines.append(f"  {result['stopped']}")
     hint = truncation_hint(tax[Category.TRUNCATED], tax["attempts"], None)

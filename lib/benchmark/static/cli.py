@@ -11,10 +11,12 @@ from lib.benchmark.core.cli import (
     add_breaker_arg,
     add_chat_args,
     add_model_arg,
+    add_protocol_arg,
     chat_config,
 )
 from lib.benchmark.core.players import is_baseline
 from lib.benchmark.core.prompts import TEMPLATES, template_name
+from lib.benchmark.core.protocols import STATIC_PROTOCOLS, VERSIONS, GameProtocol
 from lib.benchmark.core.runner import BREAKER
 from lib.benchmark.static.run import StaticConfig, run_static
 from lib.cli import (
@@ -23,6 +25,7 @@ from lib.cli import (
     cluster_of,
     positive_int,
 )
+from lib.errors import ConfigError
 
 GAME_FIT = ROOT / "game_elo_fit.json"  # the committed static-to-game fit
 
@@ -42,6 +45,7 @@ def add_parser(commands: Any) -> None:
                    help="the test set (default: questions.csv)")
     p.add_argument("--prompt", default="fen", choices=sorted(TEMPLATES) + [
         "fen", "fen-board", "fen-history"], help="prompt template (default fen = fen@1)")
+    add_protocol_arg(p, STATIC_PROTOCOLS)
     add_chat_args(p)
     p.add_argument("--concurrency", type=positive_int, default=8,
                    help="requests in flight at once (default 8; a single-slot local server "
@@ -79,11 +83,22 @@ def add_parser(commands: Any) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     """Build the run's settings from the options and run it; the exit status."""
+    if args.protocol != GameProtocol.FEN:
+        if is_baseline(args.model):
+            raise ConfigError(f"--protocol {args.protocol}: a baseline reads the board, not a "
+                              "prompt; serve it ('benchmark.py serve') and ask it as the model "
+                              "'served/SPEC' to use a protocol")
+        if args.prompt != "fen":
+            raise ConfigError(f"--prompt {args.prompt} is a template of the fen protocol, not "
+                              f"of --protocol {args.protocol}")
     chat = None if is_baseline(args.model) else chat_config(args)
+    template = template_name(args.prompt) if args.protocol == GameProtocol.FEN \
+        else VERSIONS[args.protocol]
     config = StaticConfig(
-        model=args.model, questions=args.questions, template=template_name(args.prompt),
+        model=args.model, questions=args.questions, template=template,
         split=args.split, filters=args.filter, limit=args.limit, seed=args.seed,
         bootstrap=args.bootstrap, mcmc=args.mcmc, game_fit=args.game_fit, out=args.out,
         cache=args.cache, no_cache=args.no_cache, concurrency=args.concurrency,
-        breaker=args.breaker, cluster=cluster_of(args), stockfish=args.stockfish)
+        breaker=args.breaker, cluster=cluster_of(args), stockfish=args.stockfish,
+        protocol=args.protocol, price=args.price)
     return run_static(config, chat)

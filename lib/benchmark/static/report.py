@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from lib.benchmark.core import cost
 from lib.benchmark.core.results import elo_text
 from lib.benchmark.core.scoring import (
     MIN_INTERVAL_N,
@@ -35,7 +36,8 @@ def status_line(result: dict[str, Any]) -> str:
 def summary_table(result: dict[str, Any]) -> str:
     """The terminal summary: metrics with intervals beside the random floor, Elo estimates."""
     floor = result.get("floor") or {}
-    lines = [f"model {result['model']}  prompt {result['prompt']}  {status_line(result)}"]
+    lines = [f"model {result['model']}  protocol {result.get('protocol', 'fen')}  prompt "
+             f"{result['prompt']}  {status_line(result)}"]
     for name in SUMMARY_METRICS:
         m = result["intervals"].get(name)
         if m:
@@ -56,6 +58,10 @@ def summary_table(result: dict[str, Any]) -> str:
             lines.append(f"  {label}: {elo_text(e)}{note}{shown}")
     wm = result["world_model"]
     lines.append(f"  illegal rate: {_illegal_line(wm)}")
+    if (result.get("usage") or {}).get("requests"):
+        lines.append(f"  cost: {cost.text(result['usage'])}")
+    if result.get("stopped"):
+        lines.append(f"  {result['stopped']}")
     return "\n".join(lines)
 
 
@@ -64,7 +70,11 @@ def markdown_report(result: dict[str, Any]) -> str:
     floor = result.get("floor") or {}
     out = [f"# {result['model']} ({result['prompt']})", "",
            f"Questions `{result['questions']}` (sha256 {result['questions_sha256'][:12]}), "
-           f"split {result['split']}: {status_line(result)}.", "",
+           f"split {result['split']}, protocol {result.get('protocol', 'fen')}: "
+           f"{status_line(result)}.", "",
+           *([f"**{result['stopped']}.**", ""] if result.get("stopped") else []),
+           *([f"Cost: {cost.text(result['usage'])}.", ""]
+             if (result.get("usage") or {}).get("requests") else []),
            f"Settings: `{json.dumps(result.get('settings', {}), sort_keys=True)}`", "",
            "| metric | value | 90% interval | random mover |", "|---|---|---|---|"]
     for name, m in result["intervals"].items():

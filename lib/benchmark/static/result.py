@@ -46,6 +46,9 @@ class StaticResult:
     intervals: dict[str, Any]  # every metric with its 90% interval
     by: dict[str, Any]  # the metrics within each stratum
     items: list[Item]  # every question's outcome
+    protocol: str = "fen"  # how the model was asked: fen, blind or pgn (core.protocols)
+    usage: dict[str, Any] | None = None  # tokens, requests and cost: in all and per answer
+    stopped: str | None = None  # why the run stopped before its last question (--max-cost)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form (items as dicts)."""
@@ -54,6 +57,6 @@ class StaticResult:
     def write(self, path: Path) -> None:
         """The results JSON behind its header, written atomically."""
         write_result(path, Kind.STATIC, self.as_dict(),
-                     None if self.complete else f"{self.infra} questions failed for "
-                     "infrastructure reasons")
+                     None if self.complete else self.stopped or f"{self.infra} questions "
+                     "failed for infrastructure reasons")
 

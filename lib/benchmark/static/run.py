@@ -8,16 +8,19 @@ JSON and markdown report.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from lib.benchmark.core import cost
 from lib.benchmark.core.answers import Category
 from lib.benchmark.core.chat import ChatConfig
+from lib.benchmark.core.cost import Budget, Price
 from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.players import Player, make_player
+from lib.benchmark.core.players import ChatPlayer, Completing, Player, make_player
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.prompts import TEMPLATES, Question
+from lib.benchmark.core.protocols import PGN_MAX_TOKENS, GameProtocol
 from lib.benchmark.core.questions import load_questions, select
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.runner import ask_all, trace_record
@@ -65,6 +68,8 @@ class StaticConfig:
     breaker: int  # infrastructure failures in a row that stop the run
     cluster: ClusterSettings  # where a Stockfish player's answers are computed
     stockfish: str | None  # Stockfish binary for baseline players
+    protocol: GameProtocol = GameProtocol.FEN  # fen (the template), blind or pgn
+    price: Price | None = None  # --price, for answers whose cost the server does not report
 
     @property
     def cache_path(self) -> Path:
@@ -74,32 +79,50 @@ class StaticConfig:
 
 def run_static(config: StaticConfig, chat: ChatConfig | None) -> int:
     """Ask, score, estimate and write the results of one run; the exit status."""
-    questions = select(load_questions(config.questions), config.split, config.filters,
-                       config.limit, config.seed)
+    questions = load_questions(config.questions)
+    if config.protocol == GameProtocol.BLIND:  # blind needs the moves that led to a position
+        kept = [q for q in questions if q.history]
+        if len(kept) < len(questions):
+            log.info("blind: %d questions without the game's moves (puzzles) are left out",
+                     len(questions) - len(kept))
+        questions = kept
+    questions = select(questions, config.split, config.filters, config.limit, config.seed)
     if not questions:
-        raise ConfigError("no question matches --split/--filter")
+        raise ConfigError("no question matches --split/--filter" + (
+            " among game positions (blind asks only those)"
+            if config.protocol == GameProtocol.BLIND else ""))
     ensure_writable_dir(config.out, "--out")
     settings = _settings(config, chat)
     digest = sha256_file(config.questions)
-    player = make_player(config.model, chat, config.stockfish, config.seed,
-                         config.cluster.workers)
+    player: Player = make_player(config.model, chat, config.stockfish, config.seed,
+                                 config.cluster.workers)
+    if config.protocol == GameProtocol.PGN and isinstance(player, ChatPlayer):
+        player = Completing(player, PGN_MAX_TOKENS)
     settings["answered_by"] = player.answered_by  # the endpoint, or the engine and version
     # The endpoint is recorded but not keyed, like the answer cache: a resumed run may reach
     # the same model through another address.
     keyed = {k: v for k, v in settings.items() if k != "base_url"}
     name = run_name(file_name(Kind.STATIC, f"{config.model}__{config.template}__{config.split}"),
                     [player.id, keyed, digest])
+    budget: Budget | None = getattr(player, "budget", None)
     try:
-        items = _ask(config, player, questions, name)
+        items, replies = _ask(config, player, questions, name, budget)
     finally:
         player.close()
     result = _result(config, player.id, settings, digest, items, {q.id: q for q in questions})
+    stopped = budget.note() if budget is not None and budget.exhausted else None
+    result = replace(result, usage=cost.summary(replies, config.price), stopped=stopped,
+                     complete=result.complete and stopped is None)
     result.write(config.out / f"{name}.json")
     report = result.as_dict()
     with atomic_write(config.out / f"{name}.md") as handle:
         handle.write(markdown_report(report))
     print(summary_table(report))
     print(f"wrote {config.out / (name + '.json')}, {name}.md and traces/{name}.jsonl")
+    if result.stopped:
+        log.error("%s: %d of %d questions answered", result.stopped, len(items),
+                  len(questions))
+        return Exit.INCOMPLETE
     if not result.complete:
         log.error("incomplete: %d of %d questions failed for infrastructure reasons; the "
                   "result is marked incomplete and left off the leaderboard; run the same "
@@ -113,20 +136,26 @@ def _settings(config: StaticConfig, chat: ChatConfig | None) -> dict[str, Any]:
     settings: dict[str, Any] = {"prompt": config.template, "split": config.split,
                                 "filters": config.filters, "limit": config.limit,
                                 "seed": config.seed}
+    if config.protocol != GameProtocol.FEN:  # absent from names made before protocols
+        settings["protocol"] = str(config.protocol)
     if chat is not None:
         settings.update(temperature=chat.temperature, max_tokens=chat.max_tokens,
                         system=chat.system, stop=list(chat.stop), extra=chat.extra,
                         base_url=chat.base_url)
+        if chat.json_answers:
+            settings["response_format"] = "json"
     return settings
 
 
-def _ask(config: StaticConfig, player: Player, questions: list[Question],
-         name: str) -> list[Item]:
-    """Every question's scored item; traces are written under a temporary name and renamed."""
+def _ask(config: StaticConfig, player: Player, questions: list[Question], name: str,
+         budget: Budget | None) -> tuple[list[Item], list[dict[str, Any]]]:
+    """Every question's scored item (those asked before --max-cost ran out) and every reply;
+    traces are written under a temporary name and renamed."""
     cache = (_Forgetful if config.no_cache else JsonStore)(config.cache_path, "answers")
     traces_path = config.out / "traces" / f"{name}.jsonl"
     traces_path.parent.mkdir(parents=True, exist_ok=True)
     items: list[Item] = []
+    replies: list[dict[str, Any]] = []
     progress = Progress(len(questions), f"ask {config.model[:30]}")
     try:
         with atomic_write(traces_path, encoding="utf-8") as traces:
@@ -134,10 +163,15 @@ def _ask(config: StaticConfig, player: Player, questions: list[Question],
                                    questions, cache, config.concurrency, config.breaker,
                                    config.cluster):
                 reply = outcome.reply
+                if reply is None and budget is not None and budget.exhausted:
+                    break  # not asked: the budget is spent (a rerun asks it)
                 item = score_item(outcome.question, reply.text if reply else None,
                                   outcome.infra_error, outcome.prompt,
-                                  reply.finish_reason if reply else None)
+                                  reply.finish_reason if reply else None,
+                                  config.protocol == GameProtocol.PGN)
                 items.append(item)
+                if reply is not None:
+                    replies.append(asdict(reply))
                 progress.update(item.category, outcome.cached)
                 traces.write(trace_record(outcome, item.as_dict()) + "\n")
     except BaseException:
@@ -150,7 +184,7 @@ def _ask(config: StaticConfig, player: Player, questions: list[Question],
         progress.close()
         cache.close()
     items.sort(key=lambda i: i.id)
-    return items
+    return items, replies
 
 
 class _Forgetful(JsonStore):
@@ -185,7 +219,8 @@ def _result(config: StaticConfig, player_id: str, settings: dict[str, Any], dige
         world_model=illegal_rate(items, settings.get("temperature")),
         floor=floor_figures(list(questions.values()), config.seed),
         intervals={k: v for k, v in intervals.items() if k != "n"},
-        by=by_strata(items, config.seed, min(config.bootstrap, 300)), items=items)
+        by=by_strata(items, config.seed, min(config.bootstrap, 300)), items=items,
+        protocol=str(config.protocol))
 
 
 def _predicted(config: StaticConfig, digest: str,
