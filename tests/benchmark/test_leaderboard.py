@@ -110,7 +110,8 @@ def test_runs_on_a_ladder_with_another_zero_are_listed_apart_unranked(tmp_path: 
     assert [r[0] for r in rows] == ["| model-old", "| model-older"]
     # Each marked with its ladder's zero; no number, probability or rank.
     assert all(r[1] == "standard; earlier ladder, zero nodes1k@1 = 2600" for r in rows)
-    assert all(len(r) == 5 and r[-1].endswith("] |") for r in rows)
+    # Columns: model, condition (protocol); the ladder, games, W/D/L, cost per game (unknown), Elo.
+    assert all(len(r) == 6 and r[4] == "-" and r[-1].endswith("] |") for r in rows)
     # model-a's P(> next) is against model-b (1400), not the earlier ladder's 1450.
     first = next(line.split(" | ") for line in current.splitlines() if "model-a" in line)
     assert float(first[-2]) == pytest.approx(stats.norm.cdf(100 / (50 / Z * 2 ** 0.5)),

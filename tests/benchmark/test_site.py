@@ -130,11 +130,11 @@ def test_hostile_answers_and_names_are_shown_as_text(site, browser: Browser) -> 
 def test_the_runs_table_sorts_both_ways(site, browser: Browser) -> None:
     _, out = site
     browser.open((out / "index.html").as_uri())
-    column = "Array.from(document.querySelectorAll('#runs tbody tr')).map(r => r.cells[2]" \
+    column = "Array.from(document.querySelectorAll('#runs tbody tr')).map(r => r.cells[3]" \
              ".dataset.value).map(Number)"
     unsorted = browser.js(column)
     assert len(unsorted) == 5 and unsorted != sorted(unsorted)  # n: 3, 2 games, 24, 2, 60
-    header = "document.querySelectorAll('#runs thead th')[2]"
+    header = "document.querySelectorAll('#runs thead th')[3]"
     browser.js(f"{header}.click()")
     assert browser.js(column) == sorted(unsorted)
     assert browser.js(f"{header}.getAttribute('aria-sort')") == "ascending"
@@ -215,7 +215,7 @@ def test_what_the_product_writes_uses_public_names_and_scores_only_run_tests(
     browser.open((out / "index.html").as_uri())
     cells = browser.js("""[...document.querySelectorAll('#runs tbody tr')].map(
         tr => [tr.cells[1].textContent.trim().split(/\\s+/)[0],
-               tr.cells[tr.cells.length - 1].textContent.trim()])""")
+               tr.cells[tr.cells.length - 2].textContent.trim()])""")
     world = {kind: cell for kind, cell in cells if kind in ("static", "worldmodel")}
     assert world["static"] == "not run" and float(world["worldmodel"]) >= 0
     board = (results / "leaderboard.md").read_text(encoding="utf-8")
@@ -354,7 +354,7 @@ def test_the_runs_table_fits_a_1280_pixel_screen(site) -> None:
     with Browser(executable, width=1280, height=900) as wide:
         wide.open((out / "index.html").as_uri())
         table = "document.querySelector('#runs')"
-        assert wide.js(f"{table}.rows[0].cells.length") == 12
+        assert wide.js(f"{table}.rows[0].cells.length") == 14
         assert wide.js(f"{table}.scrollWidth") <= wide.js(f"{table}.parentElement.clientWidth")
         wide.screenshot(SHOTS / "index-1280.png")
 

@@ -56,6 +56,7 @@ class Entry:
     cells: tuple[str, ...] = ()  # the table's other columns
     ladder: LadderPart | None = None  # game Elos: the part the ladder's error contributes
     paired: PairedPart | None = None  # static Elos: what a paired resample recomputes
+    protocol: str = "fen"  # how the model was asked (a model's protocols side by side)
 
 
 @dataclass(frozen=True)
@@ -251,8 +252,12 @@ def game_entries(results: list[dict[str, Any]], digest: str) -> list[Entry]:
                 part = LadderPart(f"{digest}:{own.get('measured_in', 'standard')}",
                                   tuple(own["weights"]), float(own["sd"]),
                                   tuple(map(tuple, cov)))
-            out.append(Entry(r["model"], name, c["elo"], c["games"],
-                             (str(c["games"]), f"{c['w']}/{c['d']}/{c['l']}"), part))
+            protocol = r.get("protocol", "fen")
+            label = name if protocol == "fen" else f"{name} ({protocol})"
+            per_game = (r.get("usage") or {}).get("per_game") or {}
+            out.append(Entry(r["model"], label, c["elo"], c["games"],
+                             (str(c["games"]), f"{c['w']}/{c['d']}/{c['l']}",
+                              money(per_game.get("cost"))), part, protocol=protocol))
     return out
 
 
@@ -279,9 +284,16 @@ def static_entries(results: list[dict[str, Any]], kind: str,
         cells = tuple(_short(r["intervals"].get(m), m) for m in SUMMARY_METRICS[:3]
                       + ("puzzle_solve_rate",))
         out.append(Entry(r["model"], r["prompt"], e, e["n"],
-                         (str(r["n"]), *cells, illegal_text(r["world_model"])),
-                         paired=paired_part(r, kind, questions) if questions else None))
+                         (str(r["n"]), *cells, illegal_text(r["world_model"]),
+                          money((r.get("usage") or {}).get("cost"))),
+                         paired=paired_part(r, kind, questions) if questions else None,
+                         protocol=r.get("protocol", "fen")))
     return out
+
+
+def money(x: float | None) -> str:
+    """A cost as tables show it: '-' when no cost is known."""
+    return "-" if x is None else f"{x:.4f}"
 
 
 def _number(x: float | None, metric: str) -> str:
@@ -294,7 +306,9 @@ def by_model(tables: dict[str, list[Entry]], wm: list[dict[str, Any]]) -> list[s
     best: dict[tuple[str, str], Entry] = {}
     for key, entries in tables.items():
         for e in sorted(entries, key=lambda e: (-e.n, e.label)):
-            best.setdefault((e.model, key), e)
+            # One row per model and protocol: a model's protocols side by side.
+            name = e.model if e.protocol == "fen" else f"{e.model} ({e.protocol})"
+            best.setdefault((name, key), e)
     scores = {r["model"]: _wm_score(r["score"]) for r in sorted(wm, key=lambda r: r["_file"])}
     models = sorted({m for m, _ in best} | set(scores))
     lines = ["| model | " + " | ".join(title for _, title in PANELS) + " | world model |",
@@ -408,17 +422,17 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
            "![Elo](leaderboard.png)", ""]
     sections = (
         ("games", "Game Elo against the calibrated ladder (Elo above a random mover)",
-         ["model", "condition", "games", "W/D/L"]),
+         ["model", "condition (protocol)", "games", "W/D/L", "cost per game"]),
         (EARLIER, "Game Elo on an earlier ladder (another zero) or another engine's ladder "
          "(measured with players of other families, its scale is not the one above: "
          "docs/games-and-ladder.md, one scale across engines): not comparable with "
          "the game Elos above, and not ranked",
-         ["model", "condition; the ladder", "games", "W/D/L"]),
+         ["model", "condition (protocol); the ladder", "games", "W/D/L", "cost per game"]),
         ("puzzles", "Puzzle Elo, adaptive whole lines (Lichess puzzle-rating scale)",
          ["model", "run", "puzzles", "solved/alternative/failed", "by Lichess's rule"]),
         ("human", "Human-calibrated Elo of the static run (Lichess game-rating scale)",
          ["model", "prompt", "n", "legal", "ACPL", "accuracy", "puzzles solved",
-          "illegal rate (90%)"]),
+          "illegal rate (90%)", "cost"]),
         ("static puzzle", "First-move puzzle Elo of the static run (only each line's first "
          "move asked, so above a whole-line rating; Lichess puzzle-rating scale)",
          ["model", "prompt", "n", "legal", "ACPL", "accuracy", "puzzles solved",
@@ -432,13 +446,14 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
                          + ("puzzle_solve_rate",)]
                 elo = floor["elo"].get(kind)
                 row = (" - | all | " + " | ".join(cells)
-                       + f" | | {elo_text(elo) if elo else ''} |")
+                       + f" | | | {elo_text(elo) if elo else ''} |")
                 # Appended to the last table of the section, in its columns.
                 numbered = lines[-1].count("|") == len(head) + 5
                 lines.append(f"| floor | random mover |{row} | |" if numbered
                              else f"| random mover (floor) |{row}")
             out += [f"## {title}", "", *lines, ""]
-    out += ["## By model", "", "The run with the most observations of each kind.", "",
+    out += ["## By model", "", "The run with the most observations of each kind, one row per "
+            "model and protocol (docs/protocols.md).", "",
             *by_model(tables, wm), ""]
     out += ["## World model", "", "Runs of the world-model tests (benchmark.py worldmodel: "
             "self-consistency, mirror symmetry, temperature), scored by the world-model rubric "

@@ -23,6 +23,7 @@ import chess.svg
 import jinja2
 import markupsafe
 
+from lib.benchmark.core import cost
 from lib.benchmark.core.elo import LEVEL
 from lib.benchmark.core.results import elo_text
 from lib.benchmark.core.scoring import illegal_text, metric_digits
@@ -97,6 +98,8 @@ def _rows(board: Board) -> list[dict[str, Any]]:
     for r in board.static:
         m = r["intervals"]
         rows.append({"model": r["model"], "kind": "static", "label": r["prompt"], "n": r["n"],
+                     "protocol": r.get("protocol", "fen"),
+                     "cost": (r.get("usage") or {}).get("cost"),
                      "page": _page_name(r["_file"]), "settings": r["settings"],
                      "metrics": {k: m.get(k) for k in ("legal_rate", "acpl", "accuracy",
                                                        "best_move_rate")},
@@ -110,6 +113,9 @@ def _rows(board: Board) -> list[dict[str, Any]]:
             why = apart(r, board.primary)
             label = f"{name}; {why}" if why else name
             rows.append({"model": r["model"], "kind": "games", "label": label, "n": c["games"],
+                         "protocol": r.get("protocol", "fen"),
+                         "cost": ((r.get("usage") or {}).get("per_game") or {}).get("cost"),
+                         "per_game": True,
                          "page": _page_name(r["_file"]), "settings": r["settings"],
                          "game": c["elo"], "ladder": c.get("ladder", {})})
     for r in board.puzzles:
@@ -192,9 +198,11 @@ def comparisons(results: Path) -> list[dict[str, Any]]:
 
 def _run_page(kind: str, result: dict[str, Any], results: Path) -> dict[str, Any]:
     """What one run's page shows, by the kind of run."""
+    usage = result.get("usage") or {}
     page: dict[str, Any] = {"kind": kind, "r": result, "games": [],
                             "settings_text": json.dumps(result.get("settings", {}), indent=1,
-                                                        sort_keys=True)}
+                                                        sort_keys=True),
+                            "cost_text": cost.text(usage) if usage.get("requests") else ""}
     if kind == "static":
         page["r"] = {**page["r"], "illegal_text": illegal_text(result["world_model"])}
         page["strata"] = strata(result, STRATA_W)
