@@ -95,10 +95,15 @@ def compare(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> Comparison:
         raise DataError(f"compare does not handle {kinds[0]} runs (world-model runs report "
                         "tests, not one score)")
     try:
-        return how[kinds[0]](a, b, seed)
+        found = how[kinds[0]](a, b, seed)
     except (KeyError, TypeError, ValueError) as exc:  # a file of another version, or edited
         raise DataError(f"{a['_name']} or {b['_name']} is not a {kinds[0]} result of this "
                         f"version ({type(exc).__name__}: {exc})") from exc
+    protocols = (a.get("protocol", "fen"), b.get("protocol", "fen"))
+    if protocols[0] != protocols[1]:  # one model under two protocols: what asking changes
+        found.notes.append(f"protocols: A {protocols[0]}, B {protocols[1]} (the difference "
+                           "includes how the model was asked; docs/protocols.md)")
+    return found
 
 
 def _items(run: dict[str, Any]) -> dict[str, Item]:
