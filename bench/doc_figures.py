@@ -194,6 +194,56 @@ def crossladder_block(root: Path = ROOT) -> str:
     return cross_table(root / "validation_players.csv")
 
 
+def protocol_examples_block() -> str:
+    """What a model is sent under each protocol, in one position (after 1. e4 e5 2. Nf3,
+    the model playing Black), made by the protocols' own code."""
+    import chess
+
+    from lib.benchmark.core import protocols as proto
+    from lib.benchmark.core import turns
+
+    start = turns.Start(turns.Condition.STANDARD, "standard", chess.STARTING_FEN)
+    board = chess.Board()
+    for san in ("e4", "e5", "Nf3"):
+        board.push_san(san)
+    sans = ["e4", "e5", "Nf3"]
+    moves = turns.moves_so_far(sans, start)
+    first = proto.chat_message(chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b "
+                                           "KQkq - 0 1"), turns.moves_so_far(sans[:1], start), None,
+                               True, False, False, None)
+    later = proto.chat_message(board, moves, "2. Nf3", False, False, False, None)
+    tools = [t["function"]["name"] for t in proto.TOOLS]
+    parts = [
+        ("fen", "one user message per move, no history", turns.game_prompt(
+            board, sans, start, False, None)),
+        ("blind", "one user message per move, no board", proto.blind_prompt(
+            board, moves, False, False, None)),
+        ("chat", "one conversation per game: the request for its second move", "\n".join([
+            "[user] " + first.replace("\n", "\n       "), "[assistant] Final answer: e5",
+            "[user] " + later.replace("\n", "\n       ")])),
+        ("tools", f"a fresh conversation per move, with the tools {', '.join(tools)}",
+         "\n".join(["[user] " + proto.tools_prompt(board),
+                    '[assistant] calls get_board {}',
+                    "[tool] " + proto.board_text(board, moves).replace("\n", "\n       "),
+                    '[assistant] calls make_move {"move": "Nc6"}',
+                    "[tool] (none: the move is legal, the turn ends)"])),
+        ("pgn", f"a text completion at /completions, at most {proto.PGN_MAX_TOKENS} tokens; "
+         "the continuation's first move is the answer",
+         proto.pgn_prompt(board, sans, chess.STARTING_FEN, False)),
+    ]
+    out = []
+    for name, how, text in parts:
+        out += [f"**{name}** ({how}):", "", "```text", text, "```", ""]
+    return "\n".join(out).rstrip()
+
+
+def neutrality_block(root: Path = ROOT) -> str:
+    """One scripted player under every protocol (bench/protocols.py)."""
+    from bench.protocols import markdown
+
+    return markdown(root / "protocol_neutrality.csv")
+
+
 # Each block: the page it lives in, and its generator.
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "ladder": ("docs/games-and-ladder.md", ladder_block),
@@ -203,6 +253,8 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "familyfit": ("docs/validation.md", familyfit_block),
     "transitivity": ("docs/validation.md", transitivity_block),
     "crossladder": ("docs/games-and-ladder.md", crossladder_block),
+    "protocols": ("docs/protocols.md", protocol_examples_block),
+    "neutrality": ("docs/protocols.md", neutrality_block),
 }
 
 

@@ -106,7 +106,7 @@ def game_prompt(board: chess.Board, sans: list[str], start: Start, legal: bool,
     lines = []
     if start.chess960:
         lines.append("Chess960 (Fischer random) game; castling is written O-O / O-O-O.")
-    lines.append(_moves(sans, start))
+    lines.append(moves_so_far(sans, start))
     lines.append(f"Current position (FEN): {board.fen()}")
     if legal:
         lines.append(proto.legal_line(board))
@@ -117,7 +117,7 @@ def game_prompt(board: chess.Board, sans: list[str], start: Start, legal: bool,
     return "\n".join(lines)
 
 
-def _moves(sans: list[str], start: Start) -> str:
+def moves_so_far(sans: list[str], start: Start) -> str:
     """The game's moves so far as every protocol states them (from the initial position for
     a mid-game start, whose moves are known)."""
     origin = proto.origin_of(start.fen, start.chess960, bool(start.history))
@@ -197,7 +197,7 @@ def _request(side: Side, board: chess.Board, sans: list[str], start: Start,
         prompt = game_prompt(board, sans, start, side.legal, feedback)
         return prompt, prompt, lambda: player.answer(_question(board, label), prompt)
     if side.protocol == GameProtocol.BLIND:
-        prompt = proto.blind_prompt(board, _moves(sans, start), start.chess960, side.legal,
+        prompt = proto.blind_prompt(board, moves_so_far(sans, start), start.chess960, side.legal,
                                     feedback)
         return prompt, prompt, lambda: player.answer(_question(board, label), prompt)
     model = _model(player, side.protocol)
@@ -208,7 +208,7 @@ def _request(side: Side, board: chess.Board, sans: list[str], start: Start,
     # chat: the side's earlier exchanges of this game, then the new user message
     last = proto.numbered(sans[-1:], board.fullmove_number - (board.turn == chess.WHITE),
                           board.turn == chess.WHITE) if sans else None
-    message = proto.chat_message(board, _moves(sans, start), last, not exchanges,
+    message = proto.chat_message(board, moves_so_far(sans, start), last, not exchanges,
                                  start.chess960, side.legal, feedback)
     messages = proto.chat_messages(exchanges, message, side.chat_history)
     return message, json.dumps(messages), lambda: model.converse(messages, None, label)
@@ -296,7 +296,7 @@ def _tools_turn(side: Side, board: chess.Board, sans: list[str], start: Start, g
     as "no move"."""
     model = _model(side.player, side.protocol)
     ply = len(sans)
-    moves = _moves(sans, start)
+    moves = moves_so_far(sans, start)
     messages: list[dict[str, Any]] = [{"role": "user", "content": proto.tools_prompt(board)}]
     attempts: list[Attempt] = []
     spent = _Spent()

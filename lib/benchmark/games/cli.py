@@ -204,6 +204,10 @@ def play_command(args: argparse.Namespace) -> int:
     settings_shown = {"conditions": list(args.conditions), "prompt": config.template,
                       "protocol": str(args.protocol), "chat_history": chat_history,
                       "response_format": getattr(args, "response_format", "text"),
+                      # A model's request settings (reasoning effort goes in extra).
+                      "request": None if chat is None else {
+                          "temperature": chat.temperature, "max_tokens": chat.max_tokens,
+                          "extra": chat.extra},
                       "legal_moves": args.legal_moves, "illegal_retries": args.illegal_retries,
                       "ply_cap": args.ply_cap, "target": args.target,
                       "max_games": args.max_games, "prior": list(args.prior),

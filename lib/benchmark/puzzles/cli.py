@@ -107,7 +107,8 @@ def puzzles_command(args: argparse.Namespace) -> int:
                               settings)
     finally:
         player.close()
-    result = run_result(args.model, player.id, shown, session, args.mcmc, args.seed)
+    result = run_result(args.model, player.id, shown, session, args.mcmc, args.seed,
+                        args.price)
     paths = write_run(args.out, name, result)
     print(puzzle_summary(result.as_dict()))
     print("wrote " + ", ".join(str(p) for p in paths))

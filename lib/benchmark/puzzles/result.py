@@ -28,6 +28,7 @@ class PuzzlesResult:
     sequence: list[dict[str, Any]]  # each puzzle in turn with the posterior after it
     lines: list[dict[str, Any]]  # every line as played
     rules: str  # what counted as solved, in words
+    usage: dict[str, Any] | None = None  # tokens, requests and cost: in all, per answer
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""

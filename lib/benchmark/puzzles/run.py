@@ -13,8 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from lib.benchmark.core import cost
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
 from lib.benchmark.core.chat import InfraError
+from lib.benchmark.core.cost import Price
 from lib.benchmark.core.elo import Estimate, puzzle_elo_laplace, puzzle_elo_mcmc
 from lib.benchmark.core.header import Kind, write_result
 from lib.benchmark.core.players import Player
@@ -162,7 +164,7 @@ def _illegal(lines: list[LineResult]) -> dict[str, int]:
 
 
 def run_result(model: str, player_id: str, settings: dict[str, Any], session: PuzzleSession,
-               mcmc: bool, seed: int) -> PuzzlesResult:
+               mcmc: bool, seed: int, price: Price | None = None) -> PuzzlesResult:
     """The run's result: the estimate, outcomes, taxonomy, the sequence with the posterior."""
     lines = session.lines
     est, strict = estimate(lines, mcmc, seed), estimate(lines, mcmc, seed, strict=True)
@@ -187,7 +189,8 @@ def run_result(model: str, player_id: str, settings: dict[str, Any], session: Pu
         rules="whole lines; any mate counts; a move off the key that the engine (200k nodes) "
               f"finds winning (winning chances >= {WIN_FLOOR}) and within {ALT_MARGIN} of "
               "the key's is credited as an alternative and ends the puzzle; an illegal answer "
-              "fails it")
+              "fails it",
+        usage=cost.summary([a for r in lines for a in r.attempts], price))
 
 
 def summary(result: dict[str, Any]) -> str:
@@ -199,7 +202,9 @@ def summary(result: dict[str, Any]) -> str:
         f"  puzzle Elo (Lichess puzzle rating scale): {elo['text'] if elo else 'none'}",
         "  by Lichess's rule (an alternative counts as a failure; the sequence was chosen "
         f"by the first): {strict['text'] if strict else 'none'}",
-        "  illegal answers: " + ", ".join(f"{k} {v}" for k, v in result["illegal"].items())])
+        "  illegal answers: " + ", ".join(f"{k} {v}" for k, v in result["illegal"].items()),
+        *([f"  cost: {cost.text(result['usage'])}"]
+          if (result.get("usage") or {}).get("requests") else [])])
 
 
 def markdown(result: dict[str, Any]) -> str:

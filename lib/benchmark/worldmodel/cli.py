@@ -101,7 +101,8 @@ def worldmodel_command(args: argparse.Namespace) -> int:
                 args.model, replace(chat, temperature=t), None, args.seed, args.concurrency)
         return players[t]
     config = WorldModelConfig(args.temperatures, args.temperature, args.concurrency,
-                              args.breaker, args.seed, cluster_of(args), chat is None)
+                              args.breaker, args.seed, cluster_of(args), chat is None,
+                              args.price)
     digest = sha256_file(args.questions)
     shown = {"limit": args.limit, "seed": args.seed, "temperatures": list(args.temperatures),
              "temperature": args.temperature, "max_tokens": args.max_tokens,

@@ -25,6 +25,7 @@ class WorldModelResult:
     infra: int  # requests that failed for infrastructure reasons
     complete: bool  # no request failed
     figure: str | None = None  # the breakdown figure's file name, once written
+    usage: dict[str, Any] | None = None  # tokens, requests and cost: in all, per answer
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""

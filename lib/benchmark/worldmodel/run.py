@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import chess
 import numpy as np
 
+from lib.benchmark.core import cost
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES, Category
+from lib.benchmark.core.cost import Price
 from lib.benchmark.core.elo import LEVEL
 from lib.benchmark.core.header import Kind, write_result
 from lib.benchmark.core.mcnemar import mcnemar_p
@@ -64,6 +66,7 @@ class WorldModelConfig:
     seed: int  # seed of the bootstrap intervals
     cluster: ClusterSettings | None = None  # where a Stockfish player's answers are computed
     baseline: bool = False  # a baseline player: legal by construction, so no score
+    price: Price | None = None  # --price, for replies whose cost the server does not report
 
 
 @dataclass
@@ -77,15 +80,18 @@ class Answers:
     chosen: dict[str, Item] = field(default_factory=dict)  # prompt B, by question id
     infra: int = 0  # requests that failed for infrastructure reasons
     truncated_lists: int = 0
+    replies: list[dict[str, Any]] = field(default_factory=list)  # every reply: tokens, cost
 
 
 def _ask(player: Player, template: str, render: Callable[[Question], str],
          questions: list[Question], cache: JsonStore, config: WorldModelConfig,
-         progress: Progress) -> list[Outcome]:
+         progress: Progress, replies: list[dict[str, Any]]) -> list[Outcome]:
     outcomes = []
     for o in ask_all(player, template, render, questions, cache, config.concurrency,
                      config.breaker, config.cluster):
         outcomes.append(o)
+        if o.reply is not None:
+            replies.append(asdict(o.reply))
         progress.update(Category.INFRA if o.reply is None else "answered", o.cached)
     return sorted(outcomes, key=lambda o: o.question.id)
 
@@ -105,14 +111,14 @@ def ask_tests(players: Callable[[float], Player], questions: list[Question], cac
     out = Answers()
     move = TEMPLATES[MOVE_TEMPLATE]
     try:
-        out.original = _items(_ask(base, MOVE_TEMPLATE, move, questions, cache, config,
-                                   progress))
+        seen = (cache, config, progress, out.replies)  # where answers come from and go
+        out.original = _items(_ask(base, MOVE_TEMPLATE, move, questions, *seen))
         out.mirror = _items(_ask(base, MOVE_TEMPLATE, move, [mirrored(q) for q in questions],
-                                 cache, config, progress))
+                                 *seen))
         for t in config.temperatures:
             out.by_temperature[t] = out.original if t == config.base else _items(
-                _ask(players(t), MOVE_TEMPLATE, move, questions, cache, config, progress))
-        for o in _ask(base, LIST_TEMPLATE, list_prompt, questions, cache, config, progress):
+                _ask(players(t), MOVE_TEMPLATE, move, questions, *seen))
+        for o in _ask(base, LIST_TEMPLATE, list_prompt, questions, *seen):
             if o.reply is None:
                 out.infra += 1
             elif o.reply.finish_reason == "length":
@@ -123,8 +129,7 @@ def ask_tests(players: Callable[[float], Player], questions: list[Question], cac
                 out.lists[o.question.id] = parse_list(o.reply.text, o.question.board())
         listed = [q for q in questions if out.lists.get(q.id) and out.lists[q.id].claimed]
         chosen = _ask(base, CHOOSE_TEMPLATE,
-                      lambda q: choose_prompt(q, out.lists[q.id].claimed), listed, cache,
-                      config, progress)
+                      lambda q: choose_prompt(q, out.lists[q.id].claimed), listed, *seen)
         out.chosen = {i.id: i for i in _items(chosen)}
     finally:
         progress.close()
@@ -242,7 +247,8 @@ def summarise(ans: Answers, config: WorldModelConfig) -> dict[str, Any]:
                 sc["b_in_a"]["n"], sym["pairs"] - sym["equivalent"]["k"], sym["pairs"],
                 per_position),
             "infra": ans.infra,
-            "complete": ans.infra == 0}
+            "complete": ans.infra == 0,
+            "usage": cost.summary(ans.replies, config.price)}
 
 
 def _pct(x: dict[str, Any]) -> str:
@@ -274,7 +280,9 @@ def summary(result: dict[str, Any]) -> str:
         f"  H0 {hyp['h0']}: {'rejected' if hyp['reject_h0'] else 'not rejected'} (p = "
         + ", ".join(f"{k} {t['p_value']}" for k, t in hyp["parts"].items())
         + f"); power at this n against true rates of {hyp['power']}"
-        + (f"; {hyp['note']}" if hyp["note"] else "")])
+        + (f"; {hyp['note']}" if hyp["note"] else ""),
+        *([f"  cost: {cost.text(result['usage'])}"]
+          if (result.get("usage") or {}).get("requests") else [])])
 
 
 def _num(x: dict[str, Any]) -> str:
