@@ -100,7 +100,13 @@ def add_chat_args(p: argparse.ArgumentParser) -> None:
 
 def add_protocol_arg(p: argparse.ArgumentParser, choices: tuple[GameProtocol, ...]) -> None:
     """--protocol: how the model is asked (docs/protocols.md), recorded in the result."""
-    p.add_argument("--protocol", type=GameProtocol, default=GameProtocol.FEN, choices=choices,
+    def protocol(text: str) -> GameProtocol:
+        if text not in choices:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a protocol of this mode: use "
+                                             + ", ".join(choices))
+        return GameProtocol(text)
+
+    p.add_argument("--protocol", type=protocol, default=GameProtocol.FEN,
                    metavar="{" + ",".join(choices) + "}",
                    help="how the model is asked: fen (one prompt per move with the FEN, the "
                    "default), blind (the moves only, no board), chat (one conversation per "

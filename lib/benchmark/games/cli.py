@@ -191,6 +191,9 @@ def play_command(args: argparse.Namespace) -> int:
         raise ConfigError(f"--protocol {args.protocol}: a baseline reads the board, not a "
                           "prompt; serve it ('benchmark.py serve') and play it as the model "
                           "'served/SPEC' to use a protocol")
+    if args.legal_moves and args.protocol in (GameProtocol.TOOLS, GameProtocol.PGN):
+        raise ConfigError(f"--legal-moves lists the moves in a prompt; under --protocol "
+                          f"{args.protocol} there is none (tools has get_legal_moves)")
     chat = None if is_baseline(args.model) else chat_config(args)
     player = make_player(args.model, chat, args.stockfish, args.seed, args.concurrency)
     sampler = SamplerConfig(tuple(ladder.elos), ladder.nu, btd.Prior(*args.prior),
