@@ -42,9 +42,13 @@ OUT = ROOT / "results" / "protocols"
 DATA = ROOT / "protocol_neutrality.csv"
 PLAYER = "mix:random=50,nodes=1000"  # about 1,250 on ladder.csv: long games, a mid rung
 MAX_GAMES = 60
-# (model, protocols): the neutral player under all five; the blind-spot one under two
-RUNS = ((f"{SERVED}/{PLAYER}", tuple(GameProtocol)),
-        (f"{SERVED}/{BLINDSPOT}{PLAYER}", (GameProtocol.FEN, GameProtocol.BLIND)))
+
+
+def runs(player: str = PLAYER) -> tuple[tuple[str, tuple[GameProtocol, ...]], ...]:
+    """(model, protocols): the neutral player under all five, the blind-spot one under two."""
+    return ((f"{SERVED}/{player}", tuple(GameProtocol)),
+            (f"{SERVED}/{BLINDSPOT}{player}", (GameProtocol.FEN, GameProtocol.BLIND)))
+
 FIELDS = ("model", "protocol", "games", "elo", "vs_fen", "vs_fen_lo", "vs_fen_hi", "answers",
           "failed", "requests_per_move", "tool_calls_per_move")
 
@@ -52,7 +56,7 @@ FIELDS = ("model", "protocol", "games", "elo", "vs_fen", "vs_fen_lo", "vs_fen_hi
 def run_command(args: argparse.Namespace) -> None:
     """Play every run through the served path; each resumes from its store."""
     with serving(args.stockfish) as server:
-        for model, protocols in RUNS:
+        for model, protocols in runs(args.player):
             for protocol in protocols:
                 argv = ["play", "--model", model, "--base-url", server.base_url,
                         "--endpoint-id", SERVED, "--protocol", protocol, "--max-games",
@@ -78,10 +82,10 @@ def run_of(out: Path, model: str, protocol: str) -> dict[str, Any]:
     return result
 
 
-def rows(out: Path) -> list[dict[str, Any]]:
+def rows(out: Path, player: str = PLAYER) -> list[dict[str, Any]]:
     """One row per run: its game Elo, and its difference from the same model's fen run."""
     found = []
-    for model, protocols in RUNS:
+    for model, protocols in runs(player):
         fen = run_of(out, model, GameProtocol.FEN)
         for protocol in protocols:
             r = run_of(out, model, protocol)
@@ -105,7 +109,7 @@ def rows(out: Path) -> list[dict[str, Any]]:
 
 def table_command(args: argparse.Namespace) -> None:
     """Print the rows; with --write, write them to the committed data file."""
-    found = rows(args.out)
+    found = rows(args.out, args.player)
     writer = csv.DictWriter(sys.stdout, FIELDS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(found)
@@ -145,9 +149,11 @@ def main() -> None:
                      help=f"games per run at most (default {MAX_GAMES})")
     run.add_argument("--out", type=Path, default=OUT)
     run.add_argument("--stockfish", default=None, help="Stockfish for the rungs and player")
+    run.add_argument("--player", default=PLAYER, help=f"the baseline served (default {PLAYER})")
     run.set_defaults(handler=run_command)
     table = commands.add_parser("table", help="gather the runs into the data file")
     table.add_argument("--out", type=Path, default=OUT)
+    table.add_argument("--player", default=PLAYER, help=f"the baseline served (default {PLAYER})")
     table.add_argument("--write", type=Path, default=None,
                        help=f"write the rows as CSV (the committed one is {DATA.name})")
     table.set_defaults(handler=table_command)

@@ -52,26 +52,6 @@ def _play(tmp_path: Path, base_url: str, model: str, protocol: str, stockfish: s
     return status, json.loads(results[0].read_text()), traces
 
 
-@pytest.mark.parametrize("protocol", list(GameProtocol))
-def test_every_protocol_plays_a_served_engine_without_a_failed_answer(
-        protocol: str, server: PlayerServer, tmp_path: Path, stockfish: str) -> None:
-    status, result, traces = _play(tmp_path, server.base_url, "served/stockfish:nodes=300",
-                                   protocol, stockfish)
-    assert status == 0
-    assert result["settings"]["protocol"] == protocol
-    assert result["settings"]["prompt"] == proto.VERSIONS[GameProtocol(protocol)]
-    assert result["conditions"]["standard"]["games"] == 2
-    assert result["taxonomy"]["legal"] == result["taxonomy"]["attempts"] > 10
-    mine = [t for t in traces if t["prompt"]]  # the model's moves (a rung's have no prompt)
-    if protocol == GameProtocol.TOOLS:  # get_board, then make_move: two calls, two requests
-        assert {(t["requests"], t["tool_calls"]) for t in mine} == {(2, 2)}
-        assert result["usage"]["per_move"]["tool_calls"] == 2.0
-    if protocol == GameProtocol.BLIND:
-        assert not any("FEN" in t["prompt"] for t in mine)
-    if protocol == GameProtocol.PGN:
-        assert all(t["prompt"].startswith('[Event "') for t in mine)
-
-
 def test_chat_sends_the_game_as_one_conversation_capped_when_asked(
         tmp_path: Path, stockfish: str) -> None:
     def first_legal(body: dict) -> Response:
@@ -186,21 +166,36 @@ def test_a_cut_reply_is_truncated_and_an_empty_continuation_empty(tmp_path: Path
     assert {a.category for a in attempts} == {Category.FORMAT}
 
 
-def test_the_neutrality_bench_runs_and_a_blind_spot_shows_in_blind_only(
+def test_every_protocol_plays_a_served_engine_and_a_blind_spot_shows_in_blind_only(
         tmp_path: Path, stockfish: str) -> None:
-    """bench/protocols.py's smoke test: every run at 2 games, then its table."""
+    """bench/protocols.py's smoke test, one game a run: the served engine under each protocol
+    (every answer legal), then the same engine with a blind spot under fen and blind."""
     from bench import protocols as bench
 
-    args = argparse.Namespace(max_games=2, out=tmp_path, stockfish=stockfish)
+    player = "stockfish:nodes=300"
+    args = argparse.Namespace(max_games=1, out=tmp_path, stockfish=stockfish, player=player)
     bench.run_command(args)
+    for protocol in GameProtocol:
+        result = bench.run_of(tmp_path, f"served/{player}", protocol)
+        assert result["protocol"] == result["settings"]["protocol"] == protocol
+        assert result["prompt"] == proto.VERSIONS[protocol]
     rows = {(r["model"].startswith("blindspot/"), str(r["protocol"])): r
-            for r in bench.rows(tmp_path)}
+            for r in bench.rows(tmp_path, player)}
     assert len(rows) == 7
-    assert all(rows[(False, p)]["failed"] == 0 for p in GameProtocol)
+    assert all(rows[(False, p)]["failed"] == 0 < rows[(False, p)]["answers"]
+               for p in GameProtocol)
+    # get_board, then make_move: two requests and two tool calls a move
     assert rows[(False, "tools")]["tool_calls_per_move"] == 2.0
+    assert rows[(False, "tools")]["requests_per_move"] == 2.0
     assert rows[(True, "fen")]["failed"] == 0 and rows[(True, "blind")]["failed"] > 0
+    prompts = {p: [json.loads(line)["prompt"] for t in (tmp_path / "traces").glob(
+        f"play__served_stockfish_nodes_300__standard__{p}__*.jsonl")
+        for line in t.read_text().splitlines()] for p in ("blind", "pgn")}
+    mine = {p: [x for x in found if x] for p, found in prompts.items()}
+    assert mine["blind"] and not any("FEN" in x for x in mine["blind"])
+    assert mine["pgn"] and all(x.startswith('[Event "') for x in mine["pgn"])
     out = tmp_path / "table.csv"
-    bench.table_command(argparse.Namespace(out=tmp_path, write=out))
+    bench.table_command(argparse.Namespace(out=tmp_path, write=out, player=player))
     assert bench.markdown(out).count("\n") == 8  # header, rule, seven runs
 
 
