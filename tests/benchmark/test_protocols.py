@@ -1,12 +1,11 @@
 """The five protocols of play (fen, blind, chat, tools, pgn), each through real HTTP on
-127.0.0.1: the project's own server playing an engine under every protocol, and a scripted
-server for what a model does wrong (an illegal move, a malformed tool call, a cut reply, a turn
-with no move)."""
+127.0.0.1: the project's own server playing an engine under every protocol (the neutrality
+bench's smoke test), and a scripted server for what a model does wrong (an illegal move, a
+malformed tool call, a cut reply, a turn with no move)."""
 
 import argparse
 import json
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import chess
@@ -20,21 +19,10 @@ from lib.benchmark.core.chat import ChatConfig
 from lib.benchmark.core.players import ChatPlayer
 from lib.benchmark.core.protocols import GameProtocol
 from lib.benchmark.core.questions import load_questions
-from lib.benchmark.core.server import PlayerServer
 from lib.benchmark.games import game
 from lib.kvstore import JsonStore
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.conftest import ROOT
-
-
-@pytest.fixture()
-def server(stockfish: str) -> Iterator[PlayerServer]:
-    served = PlayerServer("127.0.0.1", 0, stockfish, seed=0, slots=2)
-    thread = threading.Thread(target=served.serve, daemon=True)
-    thread.start()
-    yield served
-    served.shutdown()
-    served.close()
 
 
 def _play(tmp_path: Path, base_url: str, model: str, protocol: str, stockfish: str,
