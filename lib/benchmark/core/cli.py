@@ -84,9 +84,9 @@ def add_chat_args(p: argparse.ArgumentParser) -> None:
                    "cost the provider does not report (OpenRouter reports usage.cost); "
                    "reasoning tokens count as completion tokens (default: none)")
     p.add_argument("--max-cost", type=positive_float, default=None, metavar="AMOUNT",
-                   help="stop the run cleanly once this invocation has spent AMOUNT on new "
-                   "answers (cached ones are free); the result says it stopped on budget and "
-                   "the same command resumes it (default: no limit)")
+                   help="run and play: stop the run cleanly once this invocation has spent "
+                   "AMOUNT on new answers (cached ones are free); the result says it stopped "
+                   "on budget and the same command resumes it (default: no limit)")
     p.add_argument("--response-format", choices=("text", "json"), default="text",
                    help="json: ask for {\"move\": ...} through the API's JSON schema "
                    "(response_format); a server that refuses it is asked as text, with a "
@@ -126,9 +126,14 @@ def add_breaker_arg(p: argparse.ArgumentParser, what: str, default: int) -> None
                    "the result is marked incomplete (exit 3; a rerun completes it)")
 
 
-def chat_config(args: argparse.Namespace, slots: int | None = None) -> ChatConfig:
-    """The endpoint's settings; `slots`: requests in flight (default --concurrency)."""
+def chat_config(args: argparse.Namespace, slots: int | None = None,
+                budgeted: bool = True) -> ChatConfig:
+    """The endpoint's settings; `slots`: requests in flight (default --concurrency);
+    `budgeted`: the mode stops cleanly on --max-cost (else it refuses the option)."""
     check_base_url(args.base_url)
+    if args.max_cost is not None and not budgeted:
+        raise ConfigError("--max-cost: this mode does not stop on a budget yet (run and play "
+                          "do); its cost is still reported")
     key, source = key_for(args.base_url, args.api_key_env, dict(os.environ))
     try:
         extra = parse_extra(args.extra)

@@ -92,7 +92,7 @@ def puzzles_command(args: argparse.Namespace) -> int:
                  "model)", path, rows - bad, len(puzzles))
     settings = EngineSettings(find_stockfish(args.stockfish))
     ensure_writable_dir(args.out, "--out")
-    chat = None if is_baseline(args.model) else chat_config(args, slots=1)
+    chat = None if is_baseline(args.model) else chat_config(args, slots=1, budgeted=False)
     player = make_player(args.model, chat, args.stockfish, args.seed, 1)
     digest = sha256_file(path)
     shown = {"puzzles": str(path), "puzzles_sha256": digest, "target": args.target,

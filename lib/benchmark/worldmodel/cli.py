@@ -91,7 +91,7 @@ def worldmodel_command(args: argparse.Namespace) -> int:
     """Ask the three tests, score them, write JSON, report and figure; the exit status."""
     questions = select(load_questions(args.questions), "all", [], args.limit, args.seed)
     ensure_writable_dir(args.out, "--out")
-    chat = None if is_baseline(args.model) else chat_config(args)
+    chat = None if is_baseline(args.model) else chat_config(args, budgeted=False)
     base = make_player(args.model, chat, args.stockfish, args.seed, args.concurrency)
     players: dict[float, Player] = {args.temperature: base}
 
