@@ -190,3 +190,22 @@ def test_static_runs_on_the_same_questions_are_ranked_on_paired_draws(tmp_path: 
     rows = [r.split(" | ") for r in table.splitlines() if r.startswith("| 1 ")]
     # Drawn in a resample with probability 1 - (1 - 1/n)^n, about 0.63: P about 0.82.
     assert rows[0][1] == "better" and 0.75 <= float(rows[0][-2]) <= 0.9
+
+
+def test_a_models_protocols_are_listed_side_by_side_with_their_cost(tmp_path: Path) -> None:
+    for protocol, elo, cost in (("fen", 1500, 0.0123), ("chat", 1300, None)):
+        path = tmp_path / f"{protocol}.json"
+        _games(path, "model-a", _elo(elo, elo - 50, elo + 50), 100)
+        data = json.loads(path.read_text())
+        data.update(protocol=protocol, usage={"per_game": {"cost": cost}})
+        path.write_text(json.dumps(data))
+    assert benchmark.main(["leaderboard", "--results", str(tmp_path), "--questions",
+                           str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
+    md = (tmp_path / "leaderboard.md").read_text()
+    current = md.split("## Game Elo against")[1].split("##")[0]
+    rows = [line.split(" | ") for line in current.splitlines() if "model-a" in line]
+    # Ranked: the fen run first; its condition column names a protocol other than fen.
+    assert [r[2] for r in rows] == ["standard", "standard (chat)"]
+    assert [r[5] for r in rows] == ["0.0123", "-"]  # cost per game; unknown shown as -
+    by_model = md.split("## By model")[1].split("##")[0]
+    assert "| model-a |" in by_model and "| model-a (chat) |" in by_model
