@@ -68,7 +68,7 @@ def run_command(args: argparse.Namespace) -> None:
                     raise SystemExit(f"play {model} --protocol {protocol}: status {status}")
 
 
-def run_of(out: Path, model: str, protocol: str) -> dict[str, Any]:
+def path_of(out: Path, model: str, protocol: str) -> Path:
     """The newest play run of the model under the protocol (its name exactly: a fen run's
     name is the start of the others')."""
     label = f"{model}__standard" + ("" if protocol == GameProtocol.FEN else f"__{protocol}")
@@ -77,7 +77,12 @@ def run_of(out: Path, model: str, protocol: str) -> dict[str, Any]:
                    key=lambda p: p.stat().st_mtime)
     if not found:
         raise SystemExit(f"no play run of {model} under {protocol} in {out}: run first")
-    result: dict[str, Any] = json.loads(found[-1].read_text())
+    return found[-1]
+
+
+def run_of(out: Path, model: str, protocol: str) -> dict[str, Any]:
+    """That run's result, named by its protocol."""
+    result: dict[str, Any] = json.loads(path_of(out, model, protocol).read_text())
     result["_name"] = str(protocol)
     return result
 

@@ -189,3 +189,17 @@ def test_the_paired_test_keeps_its_level_on_real_answers(runs: Path) -> None:
         power, unpaired = simulate(values[0][metric], values[1][metric], strata, metric, 100,
                                    40, False, seed=4, boot=300)
         assert power > 0.9 and power >= unpaired  # random against Stockfish: found at n = 40
+
+
+def test_one_model_under_two_protocols_is_compared_with_a_note_saying_so() -> None:
+    from lib.benchmark.compare.compare import compare
+
+    w = [0.0, 0.5, 0.5]
+    a, b = _play(1500, 1400, 1600, w, 20.0), _play(1450, 1350, 1550, w, 20.0)
+    a["_kind"] = b["_kind"] = "play"  # as load_run names a play result
+    b["protocol"] = "chat"  # a is a file of before protocols: fen
+    c = compare(a, b)
+    assert c.differences[0].diff == -50
+    assert c.notes == ["protocols: A fen, B chat (the difference includes how the model was "
+                       "asked; docs/protocols.md)"]
+    assert compare(a, a).notes == []
