@@ -331,7 +331,7 @@ def _tools_turn(side: Side, board: chess.Board, sans: list[str], start: Start, g
                     answer(None, None, Category.FORMAT, f"malformed tool call: {call.problem}",
                            f"{raw['name']}({raw['arguments']})")
             else:
-                parsed = answers.classify(call.move or "", board)
+                parsed = answers.parse(call.move or "", board)  # as leniently as any answer
                 done = answer(parsed.text, parsed.move.uci() if parsed.move else None,
                               parsed.category, parsed.detail, call.move or "")
                 if parsed.move is not None:
