@@ -263,12 +263,14 @@ def test_a_forfeit_is_named_by_what_ended_it(ladder: Path, tmp_path: Path) -> No
     assert "3 truncated answers in a row" in html and "{&#39;" not in html
 
 
-def test_a_rerun_after_an_aborted_game_plays_it_and_reuses_the_rest(ladder: Path,
-                                                                    tmp_path: Path) -> None:
+@pytest.mark.parametrize("protocol", ["fen", "chat"])
+def test_a_rerun_after_an_aborted_game_plays_it_and_reuses_the_rest(
+        ladder: Path, tmp_path: Path, protocol: str) -> None:
     """A game aborted for infrastructure reasons is played on the rerun under the same
     identity, and the result is the one an undisturbed run gives; every stored game the
     schedule asks for again is reused without a request (one the adaptive schedule no longer
-    asks for, because the replayed game changed the posterior, stays stored, unrated)."""
+    asks for, because the replayed game changed the posterior, stays stored, unrated). Under
+    chat, the resumed game's conversation is rebuilt exactly as the undisturbed run sends it."""
     lock, seen = threading.Lock(), []
 
     def flaky(fen: str, attempt: int) -> Response:
@@ -280,7 +282,7 @@ def test_a_rerun_after_an_aborted_game_plays_it_and_reuses_the_rest(ladder: Path
     # Three servers, one model: --endpoint-id makes them one identity (the run's name, and
     # the key of its stored games and answers), as the same endpoint at another port is.
     argv = ["--model", "local/m", "--retries", "0", "--timeout", "5", "--concurrency", "1",
-            "--max-games", "4", "--endpoint-id", "local"]
+            "--max-games", "4", "--endpoint-id", "local", "--protocol", protocol]
     with ChatServer(flaky) as server:
         assert benchmark.main(_play(ladder, tmp_path / "a", *argv, "--base-url",
                                     server.base_url)) == Exit.INCOMPLETE
@@ -307,6 +309,10 @@ def test_a_rerun_after_an_aborted_game_plays_it_and_reuses_the_rest(ladder: Path
     asked_again = sum(again.calls.values()) - 1
     assert asked_again == sum(a["game"] not in reused and not a["cached"] for a in attempts)
     assert asked_again < sum(fresh.calls.values()) - 1
+    undisturbed_requests = [b["messages"] for b in fresh.bodies]
+    assert all(b["messages"] in undisturbed_requests for b in again.bodies)
+    if protocol == "chat":  # a resumed game's conversation already had earlier turns
+        assert max(len(b["messages"]) for b in again.bodies) > 1
 
 
 def test_a_ladder_of_another_engine_version_stops_play_before_any_game(
