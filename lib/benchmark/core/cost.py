@@ -120,7 +120,7 @@ class Budget:
 
 
 def text(u: dict[str, Any]) -> str:
-    """Tokens, requests and money in a line: in all, per move and per game."""
+    """Tokens, requests and money in a line: in all, per answer, per move and per game."""
     money = "cost unknown (no usage.cost reported; give --price IN,OUT)" if u.get("cost") \
         is None else f"{u['cost']:.4f} ({u.get('cost_source')})"
     parts = [f"{u.get('tokens', 0):,} tokens ({u.get('prompt_tokens', 0):,.0f} prompt, "
@@ -130,8 +130,14 @@ def text(u: dict[str, Any]) -> str:
     for unit in ("answer", "move", "game"):
         per = u.get(f"per_{unit}")
         if per:
-            parts.append(f"per {unit} {per['tokens']:,.0f} tokens, {per['requests']:g} "
-                         f"requests" + (f", {per['tool_calls']:g} tool calls"
-                                        if u.get("tool_calls") else "")
+            parts.append(f"per {unit} {per['tokens']:,.0f} tokens, "
+                         + _count(per["requests"], "request")
+                         + (", " + _count(per["tool_calls"], "tool call")
+                            if u.get("tool_calls") else "")
                          + ("" if per["cost"] is None else f", {per['cost']:.5f}"))
     return "; ".join(parts)
+
+
+def _count(n: float, noun: str) -> str:
+    """'1 request', '2.5 requests'."""
+    return f"{n:g} {noun}" + ("" if n == 1 else "s")
