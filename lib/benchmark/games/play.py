@@ -149,16 +149,14 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
         with GamePool(games_db, cache, settings, config.concurrency) as pool:
             later = len(config.conditions) - 1  # conditions after this one
             for condition in config.conditions:
-                if budget is not None and budget.exhausted:
-                    session.stopped = budget.note()
-                    break
                 ladder = ladders[condition]
-                session.games[condition] = _condition(
+                session.games[condition], stopped = _condition(
                     player, [rungs[r.name] for r in ladder.rungs], ladder, mid, config,
                     f"{prefix}:{condition}", pool, progress, preflight, later)
                 later -= 1
-        if budget is not None and budget.exhausted:
-            session.stopped = budget.note()
+                if stopped and budget is not None:  # the conditions after it: not begun
+                    session.stopped = budget.note()
+                    break
         progress.finish()
     finally:
         progress.close()
@@ -182,9 +180,10 @@ def _once(player: Player) -> Callable[[], None]:
 
 def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[Start],
                config: PlayConfig, name: str, pool: GamePool, progress: Progress,
-               preflight: Callable[[], None], later: int) -> list[Game]:
+               preflight: Callable[[], None], later: int) -> tuple[list[Game], bool]:
     """One condition's games (`name`: the session's key prefix and the condition; `later`:
-    conditions still to play after it, for the progress bar's estimate)."""
+    conditions still to play after it, for the progress bar's estimate), and whether
+    --max-cost stopped them before the stop rule did."""
     condition = Condition(name.rsplit(":", 1)[1])
     budget: Budget | None = getattr(player, "budget", None)
     sampler = for_ladder(config.sampler, ladder)
@@ -197,7 +196,9 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
         scores = [g.score for g in rated]
         post = posterior(opponents, scores, sampler)
         if finished(post, len(rated), sampler) or len(games) >= 2 * sampler.max_games:
-            return games
+            return games, False
+        if budget is not None and budget.exhausted:
+            return games, True  # spent: the rest is the rerun's
         progress.expect(progress.done - len(rated) + games_expected(post, len(rated), sampler)
                         + later * games_expected(None, 0, sampler))
         batch = schedule(len(games), opponents, scores, sampler, config.concurrency,
@@ -228,5 +229,3 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
                 raise GamesAborted(f"stopped after {aborted_in_row} games in a row were "
                                    f"aborted for infrastructure reasons (last: {played.aborted})")
         games += sorted(meta.values(), key=lambda g: g.index)
-        if budget is not None and budget.exhausted:
-            return games
