@@ -110,7 +110,9 @@ def run_static(config: StaticConfig, chat: ChatConfig | None) -> int:
     finally:
         player.close()
     result = _result(config, player.id, settings, digest, items, {q.id: q for q in questions})
-    stopped = budget.note() if budget is not None and budget.exhausted else None
+    spent = budget is not None and budget.exhausted
+    stopped = budget.note() if spent and budget is not None and (
+        len(items) < len(questions) or result.infra) else None
     result = replace(result, usage=cost.summary(replies, config.price), stopped=stopped,
                      complete=result.complete and stopped is None)
     result.write(config.out / f"{name}.json")
