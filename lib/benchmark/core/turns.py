@@ -315,7 +315,8 @@ def _tools_turn(side: Side, board: chess.Board, sans: list[str], start: Start, g
     for round_ in range(proto.TOOL_ROUNDS):
         label = f"{game_key}:{ply}:{round_}"
         sent = list(messages)
-        key = move_key(side, game_key, board, sans, round_, json.dumps(sent))
+        # The tools are part of the request: a schema edited without a new version is asked.
+        key = move_key(side, game_key, board, sans, round_, json.dumps([sent, proto.TOOLS]))
         reply, cached = _cached(key, cache, partial(model.converse, sent, proto.TOOLS, label))
         spent.add(reply, cached)
         messages.append(_assistant(reply))
