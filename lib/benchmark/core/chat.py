@@ -225,18 +225,21 @@ class ChatClient:
         self._queue = _Queue()
 
     def _payload(self, prompt: str, max_tokens: int | None = None) -> dict[str, Any]:
-        return self._chat_body([{"role": "user", "content": prompt}], max_tokens)
+        return self._chat_body([{"role": "user", "content": prompt}], max_tokens,
+                               answer=max_tokens is None)
 
     def _chat_body(self, messages: list[dict[str, Any]], max_tokens: int | None = None,
-                   tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        """A chat-completions body: the system prompt (if any), then `messages`."""
+                   tools: list[dict[str, Any]] | None = None,
+                   answer: bool = True) -> dict[str, Any]:
+        """A chat-completions body: the system prompt (if any), then `messages`; `answer`:
+        it asks for a move (so --response-format applies), not the preflight's word."""
         if self.config.system:
             messages = [{"role": "system", "content": self.config.system}, *messages]
         body = self._common(max_tokens)
         body["messages"] = messages
         if tools:
             body["tools"] = tools
-        elif self.config.json_answers and not self._plain and max_tokens is None:  # not preflight
+        elif self.config.json_answers and not self._plain and answer:
             body["response_format"] = RESPONSE_FORMAT
         return body
 

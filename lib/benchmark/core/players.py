@@ -396,6 +396,12 @@ class Completing:
         self.player.close()
 
 
+def budget_of(player: Player) -> Budget | None:
+    """The --max-cost budget of a model (None for a baseline, which costs nothing)."""
+    budget = getattr(player, "budget", None)
+    return budget if isinstance(budget, Budget) else None
+
+
 def _options(spec: str) -> tuple[str, dict[str, int]]:
     name, _, rest = spec.partition(":")
     options: dict[str, int] = {}

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lib.benchmark.core.chat import InfraError
-from lib.benchmark.core.cost import Budget
-from lib.benchmark.core.players import Player, make_player
+from lib.benchmark.core.players import Player, budget_of, make_player
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.prompts import Question
 from lib.benchmark.core.protocols import GameProtocol
@@ -144,7 +143,7 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
     ident = json.dumps([player.id, config.template, config.retries, config.ply_cap])
     prefix = hashlib.sha256(ident.encode()).hexdigest()[:12]
     preflight = _once(player)
-    budget: Budget | None = getattr(player, "budget", None)
+    budget = budget_of(player)
     try:
         with GamePool(games_db, cache, settings, config.concurrency) as pool:
             later = len(config.conditions) - 1  # conditions after this one
@@ -185,7 +184,7 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
     conditions still to play after it, for the progress bar's estimate), and whether
     --max-cost stopped them before the stop rule did."""
     condition = Condition(name.rsplit(":", 1)[1])
-    budget: Budget | None = getattr(player, "budget", None)
+    budget = budget_of(player)
     sampler = for_ladder(config.sampler, ladder)
     games: list[Game] = []
     repeats: Counter[tuple[str, bool, str]] = Counter()  # games so far per identity

@@ -175,9 +175,10 @@ def acpl(session: Session) -> dict[str, Any]:
 def usage(session: Session, price: Price | None) -> dict[str, Any]:
     """Tokens, requests, tool calls and cost of the model's answers (cached ones included),
     in all, per move and per game."""
-    rated = [g for games in session.games.values() for g in games if g.record]
-    attempts = [a for g in rated for a in g.record.attempts  # type: ignore[union-attr]
-                if a["side"] == ("white" if g.model_white else "black")]
+    rated = [(g.record, g.model_white) for games in session.games.values() for g in games
+             if g.record is not None]
+    attempts = [a for record, white in rated for a in record.attempts
+                if a["side"] == ("white" if white else "black")]
     moves = sum(a["move"] is not None for a in attempts)
     return cost.summary(attempts, price, moves, len(rated))
 

@@ -17,7 +17,7 @@ from lib.benchmark.core.answers import Category
 from lib.benchmark.core.chat import ChatConfig
 from lib.benchmark.core.cost import Budget, Price
 from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.players import ChatPlayer, Completing, Player, make_player
+from lib.benchmark.core.players import ChatPlayer, Completing, Player, budget_of, make_player
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.prompts import TEMPLATES, Question
 from lib.benchmark.core.protocols import PGN_MAX_TOKENS, GameProtocol
@@ -104,14 +104,14 @@ def run_static(config: StaticConfig, chat: ChatConfig | None) -> int:
     keyed = {k: v for k, v in settings.items() if k != "base_url"}
     name = run_name(file_name(Kind.STATIC, f"{config.model}__{config.template}__{config.split}"),
                     [player.id, keyed, digest])
-    budget: Budget | None = getattr(player, "budget", None)
+    budget = budget_of(player)
     try:
         items, replies = _ask(config, player, questions, name, budget)
     finally:
         player.close()
     result = _result(config, player.id, settings, digest, items, {q.id: q for q in questions})
-    spent = budget is not None and budget.exhausted
-    stopped = budget.note() if spent and budget is not None and (
+    # Stopped on budget only when it left questions unanswered.
+    stopped = budget.note() if budget is not None and budget.exhausted and (
         len(items) < len(questions) or result.infra) else None
     result = replace(result, usage=cost.summary(replies, config.price), stopped=stopped,
                      complete=result.complete and stopped is None)
