@@ -7,12 +7,15 @@ the task `calibrate` runs (engines kept on the worker, the screened judge):
   SHA256(key), replayed from their seeds (as bench/judge_replay.py rebuilds them);
 - the next games the planner picks on the committed file (`calibrate --add-games 100` would
   play them), at a seed no committed game has.
-For each set: wall seconds on the one worker, CPU seconds of every process (client, worker,
-engines), the players' own search (their node budgets over Stockfish's single-thread `bench`
-nodes/s, measured here in the same run), the judge's share of all node budgets, and the goal:
-wall time within 3x the players' own search plus 0.2 s a game.
+Each set is played under every adjudication rule asked for (--adjudication, default both:
+version 1, every committed ladder's, and version 2, a new ladder's; game.RULES), so the
+rules are compared on the same machine in the same run. For each: wall seconds on the one
+worker, CPU seconds of every process (client, worker, engines), the players' own search
+(their node budgets over Stockfish's single-thread `bench` nodes/s, measured here in the same
+run), the judge's share of all node budgets, and the goal: wall time within 3x the players'
+own search plus 0.2 s a game.
 
-    python -m bench.calibration_speed [--sample 200] [--planned 100]
+    python -m bench.calibration_speed [--sample 200] [--planned 100] [--adjudication 1 2]
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import psutil
@@ -30,6 +33,7 @@ from bench.scaling import bench_nps
 from lib.benchmark.core.cli import LADDER_GAMES
 from lib.benchmark.games import book
 from lib.benchmark.games.calibration import CalibrationConfig, _jobs, plan, read_games
+from lib.benchmark.games.game import RULES
 from lib.benchmark.games.ladder import default_rungs
 from lib.benchmark.games.match import PLAYERS, GameJob, play_job
 from lib.cli import run_cli
@@ -85,7 +89,7 @@ def run(settings: EngineSettings, jobs: list[GameJob], nps: int, label: str) -> 
     judge = sum(g.judge for g in games)
     search = players / nps
     goal = GOAL_FACTOR * search + GOAL_PER_GAME_S * n
-    print(f"{label:<28}{n:>6}{sum(g.plies for g in games) / n:>7.0f}{wall:>8.1f}"
+    print(f"{label:<36}{n:>6}{sum(g.plies for g in games) / n:>7.0f}{wall:>8.1f}"
           f"{wall / n:>8.2f}{cpu / n:>8.2f}{search:>9.1f}{wall / search:>8.1f}x"
           f"{judge / (judge + players):>8.0%}{goal:>8.1f}  {'met' if wall <= goal else 'missed'}")
 
@@ -97,6 +101,9 @@ def main() -> None:
     parser.add_argument("--planned", type=int, default=100, help="games the planner picks")
     parser.add_argument("--seed", type=int, default=9_999, help="seed of the planned games")
     parser.add_argument("--stockfish", default=None)
+    parser.add_argument("--adjudication", type=int, nargs="+", choices=sorted(RULES),
+                        default=sorted(RULES), help="the rules each set is played under "
+                        "(default: every one)")
     args = parser.parse_args()
     settings = EngineSettings(find_stockfish(args.stockfish))
     engine = engine_identity(settings.path)
@@ -111,12 +118,12 @@ def main() -> None:
     planned = [job for _, job in _jobs(rungs, todo, config, settings).values()]
     nps = bench_nps(settings.path)
     print(f"{engine}, one worker; Stockfish bench (1 thread): {nps:,} nodes/s")
-    print(f"{'games':<28}{'n':>6}{'plies':>7}{'wall s':>8}{'s/game':>8}{'CPU-s':>8}"
+    print(f"{'games':<36}{'n':>6}{'plies':>7}{'wall s':>8}{'s/game':>8}{'CPU-s':>8}"
           f"{'search s':>9}{'ratio':>9}{'judge':>8}{'goal s':>8}")
-    for jobs, label in ((committed, "sample of committed pairs"),
-                        (planned, "the planner's next pairs")):
-        if jobs:
-            run(settings, jobs, nps, label)
+    for jobs, label in ((committed, "committed pairs"), (planned, "the planner's pairs")):
+        for version in args.adjudication if jobs else []:
+            rule = RULES[version]
+            run(settings, [replace(j, rule=rule) for j in jobs], nps, f"{label}, {rule.name}")
     print(f"ratio: wall over the players' own search; goal: {GOAL_FACTOR:g}x that plus "
           f"{GOAL_PER_GAME_S} s a game; judge: its share of all node budgets")
 

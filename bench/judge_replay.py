@@ -1,5 +1,7 @@
 """Committed calibration games replayed from their seeds under the full judge and the screened
-one: the results that differ, and what each judge costs, in one run.
+one: the results that differ, and what each judge costs, in one run. With --adjudication 2,
+the screened judge applies that version of the rule (game.RULES): the results it changes
+against version 1's, which every committed game was judged by.
 
 A sample of `ladder_games.csv` (standard games of the engine here between rungs of the
 default ladder; the rows with the lowest SHA256 of their key) is rebuilt from each row's seed,
@@ -16,7 +18,7 @@ at every position, the full search only where the rule can fire). Printed:
   different sides of the decisive threshold by more than the margin (the margin in
   lib/benchmark/games/game.py must stand clear of them).
 
-    python -m bench.judge_replay [--games 300] [--workers 2]
+    python -m bench.judge_replay [--games 300] [--workers 2] [--adjudication 2]
 """
 
 from __future__ import annotations
@@ -40,9 +42,13 @@ from lib.benchmark.games.calibration import CalibrationGame, game_key, read_game
 from lib.benchmark.games.game import (
     DECISIVE_CP,
     PLY_CAP,
+    RULE,
+    RULES,
     SCREEN,
     SCREEN_DRAW_CP,
     SCREEN_MARGIN_CP,
+    WHITE_SCORE,
+    Adjudication,
     FullJudge,
     Judge,
     ScreenedJudge,
@@ -75,14 +81,15 @@ class Pass:
 
 
 def replay_pass(judge_engine: Engine, job: GameJob, screened: bool) -> Pass:
-    """One game under one judge, on this worker's engines (as match.play_job plays it)."""
+    """One game under one judge, on this worker's engines (as match.play_job plays it); the
+    screened judge applies the job's rule, the full one version 1 (the committed games')."""
     white, black = on_worker(job.white), on_worker(job.black)
     players = worker_engine(judge_engine.settings, PLAYERS)
     before = (judge_engine.searches, judge_engine.nodes_budget, players.nodes_budget)
     made: list[Judge] = []
 
     def game(engine: Engine) -> Any:
-        judge = ScreenedJudge(engine) if screened else FullJudge(engine)
+        judge = ScreenedJudge(engine, job.rule) if screened else FullJudge(engine)
         made.append(judge)
         return play_game(job.key, white, black, job.start, judge, MemoryStore(), job.ply_cap)
 
@@ -105,14 +112,15 @@ def replay(judge_engine: Engine, item: tuple[GameJob, bool]) -> tuple[Pass | Non
             replay_pass(judge_engine, job, True))
 
 
-def rebuild(game: CalibrationGame, start: Start, settings: EngineSettings) -> GameJob:
+def rebuild(game: CalibrationGame, start: Start, settings: EngineSettings,
+            rule: Adjudication = RULE) -> GameJob:
     """The committed game's job: its rungs, colours, key (the seed of its random moves) and
-    the book opening it recorded."""
+    the book opening it recorded; judged by `rule`."""
     specs = {r.name: r.spec for r in default_rungs()}
     sides = [Side(make_player(specs[name], None, settings.path, game.seed, 1), ENGINE_TEMPLATE)
              for name in (game.weak, game.strong)]
     white, black = sides if game.number % 2 else sides[::-1]
-    return GameJob(game_key(game), white, black, start, PLY_CAP)
+    return GameJob(game_key(game), white, black, start, PLY_CAP, rule)
 
 
 def sample(games: list[CalibrationGame], engine: str, n: int) -> list[CalibrationGame]:
@@ -120,9 +128,15 @@ def sample(games: list[CalibrationGame], engine: str, n: int) -> list[Calibratio
     SHA256(key)."""
     names = {r.name for r in default_rungs()}
     pool = [g for g in games if g.condition == "standard" and g.engine == engine
-            and g.weak in names and g.strong in names]
+            and g.weak in names and g.strong in names and g.adjudication == RULE.version]
     pool.sort(key=lambda g: hashlib.sha256(game_key(g).encode()).hexdigest())
     return pool[:n]
+
+
+def weak_score(game: CalibrationGame, result: str) -> float:
+    """The weaker rung's score in `game` had it ended in `result`."""
+    white = WHITE_SCORE[result]
+    return white if game.number % 2 else 1 - white
 
 
 def misses(pairs: list[tuple[int, int]], margin: int) -> tuple[int, int]:
@@ -144,6 +158,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--games-file", type=Path, default=ROOT / LADDER_GAMES)
     parser.add_argument("--stockfish", default=None)
+    parser.add_argument("--adjudication", type=int, choices=sorted(RULES), default=1,
+                        help="the rule the screened judge applies (default 1, the committed "
+                        "games')")
     parser.add_argument("--cache", type=Path, default=ROOT / "results" / "judge_replay.db",
                         help="the full judge's replays, reused by a rerun")
     args = parser.parse_args()
@@ -152,10 +169,12 @@ def main() -> None:
     rows = sample(read_games(args.games_file), engine, args.games)
     openings = tuple(o.start() for o in book.load_book(ROOT / "openings.csv"))
     starts = {o.label: o for o in openings}
-    jobs = [(g, rebuild(g, starts[g.opening], settings)) for g in rows]
+    rule = RULES[args.adjudication]
+    jobs = [(g, rebuild(g, starts[g.opening], settings, rule)) for g in rows]
     print(f"{len(jobs)} committed games of {engine} replayed from their seeds on "
-          f"{args.workers} worker(s); full judge {20_000:,} nodes a position, screened judge "
-          f"{SCREEN.nodes:,}-node looks, margin +-{SCREEN_MARGIN_CP} cp (draw {SCREEN_DRAW_CP})")
+          f"{args.workers} worker(s); full judge {RULE.nodes:,} nodes a position (rule 1), "
+          f"screened judge {SCREEN.nodes:,}-node looks, margin +-{SCREEN_MARGIN_CP} cp "
+          f"(draw {SCREEN_DRAW_CP}), confirmed by {rule.name} ({rule.nodes:,} nodes)")
     # The full judge's replays do not change with the screened judge's settings: kept.
     cache = JsonStore(args.cache, "full")
     start = time.perf_counter()
@@ -186,6 +205,9 @@ def report(done: list[tuple[CalibrationGame, Pass, Pass]]) -> None:
                       ("plies", lambda p: p.plies)):
         differ = sum(key(f) != key(s) for _, f, s in done)
         print(f"screened against full: {differ} of {n} {what} differ")
+    shift = [weak_score(g, s.result) - weak_score(g, f.result) for g, f, s in done]
+    print(f"the weaker rung's score, screened minus full: {np.mean(shift):+.4f} a game "
+          f"(+-{np.std(shift) / np.sqrt(n):.4f}, one standard error)")
     print(f"\n{'judge':<10}{'s/game':>8}{'searches/game':>15}{'judge Mnodes':>14}"
           f"{'players Mnodes':>16}{'judge share':>13}")
     for name, i in (("full", 1), ("screened", 2)):

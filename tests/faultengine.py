@@ -6,7 +6,8 @@ to fail) and FAULT_MODE: `die` (exit at once, as a crashed engine) or `stall` (k
 but never answer again, as a hung engine). FAULT_NAME, when set, replaces the name the
 engine reports (`id name`), as another Stockfish version would. FAULT_NODES, when set, is
 added to the node limit of every `go nodes N`: a build that searches differently under the
-same name, as a custom or mis-compiled one would.
+same name, as a custom or mis-compiled one would. FAULT_LOG, when set, names a file every `go`
+command is appended to as the caller sent it: what a run asked the engine to search.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def main() -> None:
     silent = threading.Event()
     name = os.environ.get("FAULT_NAME")
     extra_nodes = int(os.environ.get("FAULT_NODES", "0"))
+    go_log = os.environ.get("FAULT_LOG")
 
     def forward_output() -> None:
         assert engine.stdout is not None
@@ -53,6 +55,9 @@ def main() -> None:
     threading.Thread(target=forward_output, daemon=True).start()
     assert engine.stdin is not None
     for line in sys.stdin:
+        if go_log and line.startswith("go"):
+            with open(go_log, "a", encoding="utf-8") as handle:  # one short append a line
+                handle.write(line)
         counted = line.startswith("go") and fail_at
         if counted and _next_go(Path(os.environ["FAULT_COUNTER"])) in fail_at:
             if mode == "die":

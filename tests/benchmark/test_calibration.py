@@ -1,5 +1,6 @@
 """Calibration: games added to a results file on a real Dask cluster, resumable, refitted."""
 
+import dataclasses
 import gzip
 import os
 import signal
@@ -21,6 +22,7 @@ from lib.benchmark.games.calibration import (
     CalibrationGame,
     Usable,
     fit_by_span,
+    game_key,
     inflation,
     read_games,
     usable,
@@ -111,6 +113,21 @@ def test_games_file_round_trips_sorted(tmp_path: Path) -> None:
     assert read_games(tmp_path / "g.csv.gz") == [b, a]
 
 
+def test_the_adjudication_column_appears_with_a_game_of_another_rule(tmp_path: Path) -> None:
+    """A file of version-1 games has no adjudication column (the committed file reads as it
+    always did); a game of rule 2 brings the column, its own key, and round-trips."""
+    a = CalibrationGame("standard", "x", "y", 0, 1, "book#1", "1-0", "checkmate", 40, "SF")
+    b = dataclasses.replace(a, adjudication=2)
+    write_games(tmp_path / "one.csv", [a])
+    assert "adjudication" not in (tmp_path / "one.csv").read_text().splitlines()[0]
+    write_games(tmp_path / "both.csv", [a, b])
+    assert (tmp_path / "both.csv").read_text().splitlines()[0].endswith(",adjudication")
+    assert read_games(tmp_path / "both.csv") == [a, b]
+    assert game_key(a) != game_key(b) and game_key(b).endswith(":adj2")
+    assert len(usable([Rung("x", "random", 0), Rung("y", "random", None)], [a, b], "SF",
+                      rule=2).weak) == 1
+
+
 def test_the_committed_games_stay_small_and_readable() -> None:
     path = ROOT / LADDER_GAMES
     assert path.stat().st_size < 5 * 2 ** 20
@@ -124,6 +141,8 @@ def test_the_committed_games_stay_small_and_readable() -> None:
      "standard,x,y,0,1,book#1,1-0,checkmate,forty,SF\n", "line 2"),
     ("condition,weak,strong,seed,number,opening,result,termination,plies,engine\n"
      "standard,x,y,0,1,book#1,2-0,checkmate,40,SF\n", "line 2: result"),
+    ("condition,weak,strong,seed,number,opening,result,termination,plies,engine,adjudication\n"
+     "standard,x,y,0,1,book#1,1-0,checkmate,40,SF,9\n", "line 2: result"),
 ])
 def test_a_bad_games_file_is_one_line(tmp_path: Path, text: str, message: str,
                                       capsys: pytest.CaptureFixture[str]) -> None:

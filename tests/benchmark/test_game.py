@@ -4,6 +4,7 @@ import io
 
 import chess
 import chess.pgn
+import pytest
 
 from lib.benchmark.core import turns
 from lib.benchmark.core.chat import ChatConfig
@@ -11,6 +12,7 @@ from lib.benchmark.core.players import ChatPlayer, StockfishPlayer
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start, take_turn
 from lib.benchmark.games import game
 from lib.benchmark.games.game import GameRecord
+from lib.errors import DataError
 from lib.kvstore import JsonStore, MemoryStore
 from tests.benchmark.chatserver import ChatServer, Response
 
@@ -184,9 +186,11 @@ def test_distinct_games_counts_a_replayed_game_once(stockfish: str) -> None:
     assert counts == [1, 2]
 
 
-def _judged(stockfish: str, judge_path: str, screened: bool, key: str) -> tuple:
+def _judged(stockfish: str, judge_path: str, screened: bool, key: str,
+            rule: game.Adjudication = game.RULE) -> tuple:
     """One engine-only game from a book opening (mix rungs, so it is decided by the judge),
-    judged in full or screened; (result, termination, plies, full searches)."""
+    judged in full or screened by `rule`; (result, termination, plies, full searches, the
+    judge's node budgets)."""
     from lib.benchmark.core.players import MixPlayer
     from lib.benchmark.games.book import load_book
     from lib.engine import Engine, EngineSettings
@@ -198,13 +202,14 @@ def _judged(stockfish: str, judge_path: str, screened: bool, key: str) -> tuple:
     try:
         with Engine(EngineSettings(judge_path)) as engine:
             def work(e: Engine) -> GameRecord:
-                made.append(game.ScreenedJudge(e) if screened else game.FullJudge(e))
+                made.append(game.ScreenedJudge(e, rule) if screened else game.FullJudge(e))
                 return game.play_game(key, white, black, start, made[-1], MemoryStore())
             record = engine.run(start.board(), work)
+            nodes = engine.nodes_budget
     finally:
         white.player.close()
         black.player.close()
-    return record.result, record.termination, len(record.moves), made[-1].searches
+    return record.result, record.termination, len(record.moves), made[-1].searches, nodes
 
 
 def test_the_screened_judge_ends_games_as_the_full_judge_does(stockfish: str) -> None:
@@ -216,6 +221,23 @@ def test_the_screened_judge_ends_games_as_the_full_judge_does(stockfish: str) ->
         assert full[1] == "adjudication: decisive", full
         assert screened[:3] == full[:3]
         assert screened[3] < full[3]  # the full searches it spared (17 of 91 a game in the bench)
+
+
+def test_rule_2_ends_these_games_as_rule_1_does_on_a_third_of_the_judges_nodes(
+        stockfish: str) -> None:
+    """The cheaper rule (5,000 nodes a confirmation, not 20,000) on the same real games:
+    the same result, termination and ply (bench/judge_replay.py --adjudication 2 counts the
+    results it changes over committed games), for far fewer of the judge's nodes."""
+    for key in ("screen-a", "screen-b"):
+        one = _judged(stockfish, stockfish, True, key, game.RULES[1])
+        two = _judged(stockfish, stockfish, True, key, game.RULES[2])
+        assert two[1] == "adjudication: decisive" and two[:3] == one[:3]
+        assert two[4] < one[4] / 2  # looks (1,000 nodes) stay; confirmations are a quarter
+
+
+def test_a_rule_version_nobody_knows_is_one_line() -> None:
+    with pytest.raises(DataError, match="unknown adjudication rule version 7"):
+        game.rule_of(7)
 
 
 def test_a_screened_judge_that_dies_has_its_game_redone_the_same(

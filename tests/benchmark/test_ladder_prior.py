@@ -2,6 +2,7 @@
 and held-out games between rung pairs the fit never sees."""
 
 import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +13,10 @@ from bench.ladder_prior import SCENARIOS, replay, true_new
 from lib.benchmark.core import btd
 from lib.benchmark.games import held_out
 from lib.benchmark.games.calibration import Usable, fit, read_games, usable
+from lib.benchmark.games.game import NEW_LADDER_RULE
 from lib.benchmark.games.ladder import load_ladder, pairs
 from lib.benchmark.games.ladder_prior import RUNG_GRID, SHIFT_GRID, averaged, prior_from
+from lib.exits import Exit
 from tests.conftest import ROOT, fault_engine
 
 COMMITTED = load_ladder(ROOT / "ladder.csv")
@@ -126,12 +129,33 @@ def test_a_new_engine_calibrates_with_the_prior_and_held_out_games_are_checked(
     monkeypatch.setenv("FAULT_NAME", "Stockfish 99")
     new = tmp_path / "ladder@stockfish-99.csv"
     argv = ["calibrate", "--rungs", str(rungs), "--games-file", str(tmp_path / "g.csv.gz"),
-            "--store", str(tmp_path / "cal.db"), "--ply-cap", "40", "--workers", "1"]
+            "--store", str(tmp_path / "cal.db"), "--ply-cap", "60", "--workers", "1"]
     assert benchmark.main([*argv, "--add-games", "12", "--stockfish", other,
                            "--ladder", str(new)]) == 0
     ladder = load_ladder(new)
     assert ladder.engine == "Stockfish 99" and ladder.prior.startswith("v1: Stockfish 15.1")
     assert len(ladder.rungs) == 7 and ladder.rungs[0].elo == 0
+    # A new ladder is judged by the cheaper rule, recorded in its file and in every game.
+    assert ladder.adjudication == NEW_LADDER_RULE.version == 2
+    assert {g.adjudication for g in read_games(tmp_path / "g.csv.gz")} == {2}
+    # One rule a ladder: asking for another on it is refused in one line.
+    assert benchmark.main([*argv, "--stockfish", other, "--ladder", str(new),
+                           "--adjudication", "1"]) == Exit.ERROR
+    assert "measured under adjudication rule 2, not 1" in capsys.readouterr().err
+    # play on it judges every position by that rule (the engine is asked for 5,000 nodes,
+    # never version 1's 20,000) and records it.
+    log = tmp_path / "go.log"
+    monkeypatch.setenv("FAULT_LOG", str(log))
+    out = tmp_path / "runs"
+    assert benchmark.main(["play", "--model", "random", "--stockfish", other, "--ladder",
+                           str(new), "--max-games", "2", "--ply-cap", "12", "--out",
+                           str(out)]) == 0
+    [run] = out.glob("play__*.json")
+    result = json.loads(run.read_text())
+    assert result["ladder"]["adjudication"] == "adjudication@2"
+    assert result["judge"] == "5000 nodes per position"
+    asked = log.read_text().splitlines()
+    assert "go nodes 5000" in asked and "go nodes 20000" not in asked
     assert benchmark.main([*argv, "--held-out-games", "6", "--held-out-file",
                            str(tmp_path / "h.csv.gz"), "--stockfish", stockfish]) == 0
     out = capsys.readouterr().out

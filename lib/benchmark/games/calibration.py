@@ -24,7 +24,7 @@ import logging
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +34,14 @@ from lib.benchmark.core.players import make_player
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start
 from lib.benchmark.games import design
-from lib.benchmark.games.game import PLY_CAP, WHITE_SCORE, chess960_start, standard_start
+from lib.benchmark.games.game import (
+    PLY_CAP,
+    RULE,
+    RULES,
+    WHITE_SCORE,
+    chess960_start,
+    standard_start,
+)
 from lib.benchmark.games.ladder import (
     CONDITION_TAU,
     Ladder,
@@ -72,6 +79,7 @@ class CalibrationConfig:
     # colours; none: every game starts from the initial position
     condition: Condition = Condition.STANDARD  # the start condition of the games added
     midgame: tuple[Start, ...] = ()  # mid-game starts (the midgame condition)
+    rule: int = RULE.version  # the adjudication rule's version: the ladder's (game.RULES)
 
 
 @dataclass(frozen=True, order=True)
@@ -90,6 +98,9 @@ class CalibrationGame:
     # The name and version of the engine that played it: the ladder's, for a build whose
     # searches match the ladder's fingerprint under another name (the workers' is checked).
     engine: str
+    # The version of the adjudication rule it was judged by (game.RULES). A file without the
+    # column holds version 1's games only: the column is written once a game of another is.
+    adjudication: int = RULE.version
 
     @property
     def weak_score(self) -> float:
@@ -99,6 +110,7 @@ class CalibrationGame:
 
 
 GAME_FIELDS = [f.name for f in fields(CalibrationGame)]
+REQUIRED_FIELDS = GAME_FIELDS[:-1]  # a file without the adjudication column: version 1
 
 
 def read_games(path: Path) -> list[CalibrationGame]:
@@ -110,34 +122,41 @@ def read_games(path: Path) -> list[CalibrationGame]:
             rows = list(csv.DictReader(handle))
     except (OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
         raise DataError(f"cannot read the calibration games {path}: {exc}") from exc
-    if rows and set(GAME_FIELDS) - set(rows[0]):
-        raise DataError(f"{path}: not a calibration games file (columns {GAME_FIELDS})")
+    if rows and set(REQUIRED_FIELDS) - set(rows[0]):
+        raise DataError(f"{path}: not a calibration games file (columns {REQUIRED_FIELDS}, "
+                        "and adjudication where a game was judged by another rule than 1)")
     out = []
     for line, row in enumerate(rows, start=2):
         try:
             game = CalibrationGame(
                 row["condition"], row["weak"], row["strong"], int(row["seed"]),
                 int(row["number"]), row["opening"], row["result"], row["termination"],
-                int(row["plies"]), row["engine"])
+                int(row["plies"]), row["engine"],
+                int(row.get("adjudication") or RULE.version))
         except (TypeError, ValueError) as exc:
             raise DataError(f"{path}: line {line}: {exc}") from exc
-        if game.result not in WHITE_SCORE or game.number < 1:
-            raise DataError(f"{path}: line {line}: result must be one of {list(WHITE_SCORE)} "
-                            "and number at least 1")
+        if game.result not in WHITE_SCORE or game.number < 1 or \
+                game.adjudication not in RULES:
+            raise DataError(f"{path}: line {line}: result must be one of {list(WHITE_SCORE)}, "
+                            f"number at least 1 and adjudication one of {list(RULES)}")
         out.append(game)
     return out
 
 
 def write_games(path: Path, games: list[CalibrationGame]) -> None:
     """The games file, sorted (the order never depends on which game finished first); under
-    a .gz name compressed with no time stamp, so that the same games give the same bytes."""
+    a .gz name compressed with no time stamp, so that the same games give the same bytes.
+    The adjudication column only once a game of a rule other than version 1 is in it."""
+    columns = GAME_FIELDS if any(g.adjudication != RULE.version for g in games) \
+        else REQUIRED_FIELDS
+    rows = ({k: v for k, v in asdict(g).items() if k in columns} for g in sorted(games))
     if path.suffix != ".gz":
-        write_csv(path, GAME_FIELDS, (asdict(g) for g in sorted(games)))
+        write_csv(path, columns, rows)
         return
     text = io.StringIO(newline="")
-    writer = csv.DictWriter(text, fieldnames=GAME_FIELDS, lineterminator="\n")
+    writer = csv.DictWriter(text, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(asdict(g) for g in sorted(games))
+    writer.writerows(rows)
     with atomic_write(path, "wb") as handle:
         handle.write(gzip.compress(text.getvalue().encode("utf-8"), mtime=0))
 
@@ -149,16 +168,18 @@ class Usable:
     weak: np.ndarray
     strong: np.ndarray
     weak_score: np.ndarray
-    other_engine: int  # games of another engine version
+    other_engine: int  # games of another engine version (or adjudication rule)
     other_rungs: int  # games with a rung that is not on the ladder
 
 
 def usable(rungs: list[Rung], games: list[CalibrationGame], engine: str,
-           condition: str = Condition.STANDARD) -> Usable:
-    """The games of one start condition between the ladder's rungs played by this engine."""
+           condition: str = Condition.STANDARD, rule: int = RULE.version) -> Usable:
+    """The games of one start condition between the ladder's rungs played by this engine
+    and judged by this adjudication rule (a game of another engine or rule is another
+    engine's, as far as the ladder is concerned)."""
     index = {r.name: i for i, r in enumerate(rungs)}
     games = [g for g in games if g.condition == condition]
-    mine = [g for g in games if g.engine == engine]
+    mine = [g for g in games if g.engine == engine and g.adjudication == rule]
     known = [g for g in mine if g.weak in index and g.strong in index]
     return Usable(np.array([index[g.weak] for g in known], int),
                   np.array([index[g.strong] for g in known], int),
@@ -167,10 +188,16 @@ def usable(rungs: list[Rung], games: list[CalibrationGame], engine: str,
 
 
 def fit(rungs: list[Rung], games: Usable, engine: str,
-        prior: LadderPrior | None = None) -> Ladder:
+        prior: LadderPrior | None = None, rule: int = RULE.version) -> Ladder:
     """The ladder from a joint fit of the usable games (colours do not enter the model):
     the rungs that have games, weakest first by measured Elo. With a `prior` (a new engine's
-    ladder, from another engine's), every rung, with or without games."""
+    ladder, from another engine's), every rung, with or without games. `rule`: the
+    adjudication rule's version the games were judged by, recorded in the ladder."""
+    return replace(_fit(rungs, games, engine, prior), adjudication=rule)
+
+
+def _fit(rungs: list[Rung], games: Usable, engine: str,
+         prior: LadderPrior | None) -> Ladder:
     if prior is not None:
         if anchor_of(rungs) != 0:
             raise DataError("a ladder with a prior must list its anchor rung first")
@@ -237,13 +264,13 @@ def inflation(ladder: Ladder, games: Usable) -> np.ndarray:
 
 def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
          seed: int, condition: str = Condition.STANDARD,
-         prior: LadderPrior | None = None) -> list[CalibrationGame]:
+         prior: LadderPrior | None = None, rule: int = RULE.version) -> list[CalibrationGame]:
     """The next `add` games of a condition (result fields blank): their pairs by
-    design.choose, numbered on from the pair's last game of this seed and condition. In a
-    condition other than standard the standard ladder's measurement is prior information;
-    a new engine's ladder has its `prior` (ladder_prior.py)."""
-    use = usable(rungs, games, engine, condition)
-    standard = usable(rungs, games, engine)
+    design.choose, numbered on from the pair's last game of this seed, condition and rule.
+    In a condition other than standard the standard ladder's measurement is prior
+    information; a new engine's ladder has its `prior` (ladder_prior.py)."""
+    use = usable(rungs, games, engine, condition, rule)
+    standard = usable(rungs, games, engine, rule=rule)
     elos, nu, inflate = planning_elos(rungs, standard, prior)
     info = design.information(elos, nu, use.weak, use.strong)
     if prior is not None and condition == Condition.STANDARD:
@@ -255,14 +282,15 @@ def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
                            inflate=inflate)
     numbers: dict[tuple[str, str], int] = {}
     for g in games:
-        if g.seed == seed and g.condition == condition:
+        if g.seed == seed and g.condition == condition and g.adjudication == rule:
             key = (g.weak, g.strong)
             numbers[key] = max(numbers.get(key, 0), g.number)
     out = []
     for weak, strong in chosen:
         key = (rungs[weak].name, rungs[strong].name)
         numbers[key] = numbers.get(key, 0) + 1
-        out.append(CalibrationGame(condition, *key, seed, numbers[key], "", "", "", 0, engine))
+        out.append(CalibrationGame(condition, *key, seed, numbers[key], "", "", "", 0, engine,
+                                   rule))
     return out
 
 
@@ -271,7 +299,7 @@ def games_to_goal(ladder: Ladder, games: list[CalibrationGame],
     """The planner's estimate of the games still needed for every rung of a fitted ladder to
     meet its goal (design.goals), played as `plan` would choose them. `prior`: the one the
     ladder was fitted with, for its rungs in the ladder's order."""
-    use = usable(ladder.rungs, games, ladder.engine, condition)
+    use = usable(ladder.rungs, games, ladder.engine, condition, ladder.adjudication)
     info = design.information(ladder.elos, ladder.nu, use.weak, use.strong)
     inflate = inflation(ladder, use) if condition == Condition.STANDARD else None
     if prior is not None:
@@ -328,8 +356,11 @@ def _prior_information(rungs: list[Rung], standard: Usable, elos: np.ndarray,
 
 
 def game_key(game: CalibrationGame) -> str:
-    """A game's identity, and the seed of everything random in it."""
+    """A game's identity, and the seed of everything random in it (version 1's keys are the
+    ones every committed game has; another rule's are marked)."""
     tail = f"{game.seed}:{game.weak}:{game.strong}:{game.number}:{game.opening}"
+    if game.adjudication != RULE.version:
+        tail += f":adj{game.adjudication}"
     return f"cal:{tail}" if game.condition == Condition.STANDARD else \
         f"cal:{game.condition}:{tail}"
 
@@ -361,7 +392,7 @@ def _jobs(rungs: list[Rung], todo: list[CalibrationGame], config: CalibrationCon
                         ENGINE_TEMPLATE) for name in (game.weak, game.strong)]
         white, black = players if game.number % 2 else players[::-1]
         out[game_key(game)] = game, GameJob(game_key(game), white, black, start,
-                                            config.ply_cap)
+                                            config.ply_cap, RULES[game.adjudication])
     return out
 
 
@@ -420,13 +451,13 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
     the ladder (with `prior`, for a new engine's); also how many planned games were aborted
     (they stay planned: a rerun plays them)."""
     games, aborted = add_games(rungs, config, settings, games_path, store, add, lambda known: plan(
-        rungs, known, engine, add, config.seed, config.condition, prior))
+        rungs, known, engine, add, config.seed, config.condition, prior, config.rule))
     # The file's order, not the order games finished in: the fit's sums must not depend on it.
-    use = usable(rungs, games, engine)
-    ladder = fit(rungs, use, engine, prior)
+    use = usable(rungs, games, engine, rule=config.rule)
+    ladder = fit(rungs, use, engine, prior, config.rule)
     if config.condition == Condition.STANDARD:
         return ladder, use, aborted
-    there = usable(ladder.rungs, games, engine, config.condition)
+    there = usable(ladder.rungs, games, engine, config.condition, config.rule)
     return (rate_in_condition(ladder, there.weak, there.strong, there.weak_score), there,
             aborted)
 
@@ -451,6 +482,10 @@ def add_games(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
                 raise DataError(f"an interrupted run planned {len(todo)} games in the "
                                 f"{todo[0].condition} condition: rerun with --condition "
                                 f"{todo[0].condition} to finish them first")
+            if todo[0].adjudication != config.rule:
+                raise DataError(f"an interrupted run planned {len(todo)} games under "
+                                f"adjudication rule {todo[0].adjudication}: rerun with "
+                                f"--adjudication {todo[0].adjudication} to finish them first")
             log.warning("finishing the %d games planned by an interrupted run (instead of "
                         "planning %d new ones)", len(todo), add)
         else:

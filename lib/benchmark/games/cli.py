@@ -35,7 +35,14 @@ from lib.benchmark.games.calibration import (
     read_games,
     usable,
 )
-from lib.benchmark.games.game import PLY_CAP, midgame_starts
+from lib.benchmark.games.game import (
+    NEW_LADDER_RULE,
+    PLY_CAP,
+    RULE,
+    RULES,
+    midgame_starts,
+    rule_of,
+)
 from lib.benchmark.games.ladder import (
     RUNG_SPACING,
     Ladder,
@@ -201,9 +208,12 @@ def play_command(args: argparse.Namespace) -> int:
     openings = () if args.no_book or Condition.STANDARD not in args.conditions else tuple(
         o.start() for o in book.load_book(args.book))
     chat_history = args.chat_history if args.protocol == GameProtocol.CHAT else 0
+    rule = rule_of(ladder.adjudication)
+    legacy = ladder.engine == ladder_engine(LADDER) and rule == RULE
     config = PlayConfig(args.conditions, sampler, args.illegal_retries, args.legal_moves,
                         args.ply_cap, args.concurrency, args.seed, openings, args.breaker,
-                        args.protocol, chat_history)
+                        args.protocol, chat_history,
+                        () if legacy else (ladder.engine, rule.name))
     settings_shown = {"conditions": list(args.conditions), "prompt": config.template,
                       "protocol": str(args.protocol), "chat_history": chat_history,
                       "response_format": getattr(args, "response_format", "text"),
@@ -306,6 +316,11 @@ def add_calibrate_parser(commands: Any) -> None:
     p.add_argument("--held-out-file", type=Path, default=HELD_OUT,
                    help="the held-out games, read and extended (default: the committed "
                    "ladder_held_out_games.csv.gz)")
+    p.add_argument("--adjudication", type=int, choices=sorted(RULES), default=None,
+                   help="the adjudication rule's version a new ladder's games are judged by "
+                   f"(default {NEW_LADDER_RULE.version}: a search of "
+                   f"{NEW_LADDER_RULE.nodes:,} nodes per confirmation; version 1 searches "
+                   f"{RULES[1].nodes:,}); an existing ladder keeps its own")
     p.add_argument("--store", type=Path, default=Path("results/calibration.db"),
                    help="the plan of a run, so that an interrupted one is finished (default "
                    "results/calibration.db)")
@@ -358,8 +373,6 @@ def calibrate_command(args: argparse.Namespace) -> int:
     condition = Condition(args.condition)
     midgame = tuple(midgame_starts(load_questions(args.questions), args.seed)) \
         if condition == Condition.MIDGAME else ()
-    config = CalibrationConfig(cluster_of(args), args.seed, args.ply_cap, openings,
-                               condition, midgame)
     engine = engine_identity(settings.path)
     if args.ladder is None:
         args.ladder = ladder_of(LADDER, engine, settings.path)
@@ -369,8 +382,17 @@ def calibrate_command(args: argparse.Namespace) -> int:
         if not same and ladder_engine(args.ladder) not in (None, engine):
             args.ladder = ladder_for(LADDER, engine)  # a new engine: a new ladder file
     recorded = fingerprint.read(fingerprint_path(args.ladder))
+    rule = args.adjudication or rule_in_games(args.games_file, engine)
     if args.ladder.exists():
-        check_engine(args.ladder, load_ladder(args.ladder), engine, settings.path, recorded)
+        existing = load_ladder(args.ladder)
+        check_engine(args.ladder, existing, engine, settings.path, recorded)
+        if args.adjudication not in (None, existing.adjudication):
+            raise DataError(f"{args.ladder} was measured under adjudication rule "
+                            f"{existing.adjudication}, not {args.adjudication}: a ladder's "
+                            "games all have one rule (another --ladder starts a new ladder)")
+        rule = existing.adjudication
+    config = CalibrationConfig(cluster_of(args), args.seed, args.ply_cap, openings,
+                               condition, midgame, rule)
     if recorded is not None:
         engine = recorded.engine  # the games are the ladder engine's, whatever this build's name
     ladder_path = condition_path(args.ladder, args.condition)
@@ -406,6 +428,16 @@ def calibrate_command(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
+def rule_in_games(path: Path, engine: str) -> int:
+    """The adjudication rule of a new ladder: that of the engine's games in the games file
+    (a refit of them into another file), else a new ladder's (game.NEW_LADDER_RULE)."""
+    rules = {g.adjudication for g in read_games(path) if g.engine == engine}
+    if len(rules) > 1:
+        raise DataError(f"{path} holds games of {engine} under adjudication rules "
+                        f"{sorted(rules)}: say which with --adjudication")
+    return rules.pop() if rules else NEW_LADDER_RULE.version
+
+
 def held_out_command(args: argparse.Namespace, rungs: list[Rung], config: CalibrationConfig,
                      settings: EngineSettings, engine: str) -> int:
     """Play held-out games, then print how well the engine's ladder predicts them."""
@@ -417,8 +449,10 @@ def held_out_command(args: argparse.Namespace, rungs: list[Rung], config: Calibr
     games, aborted = add_games(
         rungs, config, settings, args.held_out_file, args.store.with_name("held_out.db"),
         args.held_out_games, lambda known: held_out.plan(rungs, known, engine,
-                                                         args.held_out_games, args.seed))
-    checks, pooled = held_out.check(ladder, usable(ladder.rungs, games, engine))
+                                                         args.held_out_games, args.seed,
+                                                         config.rule))
+    checks, pooled = held_out.check(ladder, usable(ladder.rungs, games, engine,
+                                                   rule=config.rule))
     print(held_out_table(checks, pooled))
     print(f"{sum(c.games for c in checks)} held-out games of {engine} in "
           f"{args.held_out_file}, against {args.ladder.name}")

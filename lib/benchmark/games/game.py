@@ -1,7 +1,11 @@
 """One game between two players: starts, turns (core.turns), termination, adjudication.
 
 The adjudication rule is one (`adjudicate`), on the judge's eval of every position: a search of
-ADJUDICATE nodes on a cleared hash. Two judges apply it. `FullJudge` searches every position so
+the rule's nodes on a cleared hash. The rule has versions (`Adjudication`, `RULES`) that differ
+only in those nodes: version 1 (20,000, every committed ladder) and version 2 (5,000, the
+default of a new ladder: a quarter of the confirmations' cost). Every ladder, games-file row
+and play run records its version, and a ladder's games are played and judged by its own.
+Two judges apply a rule. `FullJudge` searches every position so
 (play keeps every eval: the model's cp losses are graded by it). `ScreenedJudge`, for engine-only
 games (calibration), first looks at each position with a cheap search and runs the full search
 only on the positions of a window in which the rule could fire; `bench/judge_replay.py` replays
@@ -25,11 +29,37 @@ from lib.benchmark.core.answers import ILLEGAL_CATEGORIES, Category
 from lib.benchmark.core.prompts import Question
 from lib.benchmark.core.turns import Condition, Side, Start, take_turn
 from lib.engine import MATE_CP, Engine, score_to_cp
+from lib.errors import DataError
 from lib.grading import CP_LOSS_CAP
 from lib.kvstore import Store
 
 STANDARD_960 = 518  # Chess960 position number of the standard start, never drawn
-ADJUDICATE = chess.engine.Limit(nodes=20_000)  # the judge's search after every ply
+
+
+@dataclass(frozen=True)
+class Adjudication:
+    """One version of the adjudication rule: the judge's full search, everything else equal."""
+
+    version: int  # recorded by every ladder, calibration game and play run
+    nodes: int  # the judge's search of a position, on a cleared hash
+
+    @property
+    def limit(self) -> chess.engine.Limit:
+        """The judge's search."""
+        return chess.engine.Limit(nodes=self.nodes)
+
+    @property
+    def name(self) -> str:
+        """The version as results record it: 'adjudication@2'."""
+        return f"adjudication@{self.version}"
+
+
+# Version 2 searches a quarter of version 1's nodes: on replayed committed games it changed
+# few results (bench/judge_replay.py --adjudication 2; docs/games-and-ladder.md).
+RULES = {1: Adjudication(1, 20_000), 2: Adjudication(2, 5_000)}
+RULE = RULES[1]  # the rule of every committed ladder and of a file without the column
+NEW_LADDER_RULE = RULES[2]  # the rule a new ladder is calibrated under unless told
+ADJUDICATE = RULE.limit  # version 1's search
 DECISIVE_CP = 1000  # an eval this far from zero for DECISIVE_PLIES plies in a row wins
 DECISIVE_PLIES = 8
 DEAD_DRAW_CP = 5  # an eval this close to zero for DEAD_DRAW_PLIES plies in a row draws
@@ -144,13 +174,21 @@ def terminal_eval(board: chess.Board) -> int | None:
     return None
 
 
-def judge(engine: Engine, board: chess.Board) -> int:
-    """The judge's eval for White, in cp by the project's mate rule: ADJUDICATE nodes on a
+def rule_of(version: int) -> Adjudication:
+    """The rule of a recorded version; one line naming the versions there are."""
+    if version not in RULES:
+        raise DataError(f"unknown adjudication rule version {version} (known: "
+                        f"{', '.join(map(str, RULES))})")
+    return RULES[version]
+
+
+def judge(engine: Engine, board: chess.Board, rule: Adjudication = RULE) -> int:
+    """The judge's eval for White, in cp by the project's mate rule: the rule's nodes on a
     cleared hash."""
     exact = terminal_eval(board)
     if exact is not None:
         return exact
-    info = engine.analyse(board, ADJUDICATE, multipv=1, info=chess.engine.INFO_SCORE)[0]
+    info = engine.analyse(board, rule.limit, multipv=1, info=chess.engine.INFO_SCORE)[0]
     return score_to_cp(info["score"].white())
 
 
@@ -197,17 +235,17 @@ class Judge(Protocol):
 
 
 class FullJudge:
-    """The rule's own judge: ADJUDICATE nodes on a cleared hash after every ply, every eval
+    """The rule's own judge: the rule's nodes on a cleared hash after every ply, every eval
     kept (play grades the model's moves by them)."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, engine: Engine, rule: Adjudication = RULE) -> None:
+        self.engine, self.rule = engine, rule
         self.evals: list[int] = []
         self.searches = 0  # full searches run
 
     def look(self, board: chess.Board) -> None:
         """The position's eval."""
-        self.evals.append(judge(self.engine, board))
+        self.evals.append(judge(self.engine, board, self.rule))
         self.searches += 1
 
     def verdict(self, ply: int) -> tuple[str, str] | None:
@@ -229,8 +267,8 @@ class ScreenedJudge:
     reproducible.
     """
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, engine: Engine, rule: Adjudication = RULE) -> None:
+        self.engine, self.rule = engine, rule
         self.evals: list[int] = []  # not kept: only the rule's outcome is
         self.screen: list[int] = []  # the cheap look at every position, cp for White
         self._boards: dict[int, chess.Board] = {}  # positions a full search may need
@@ -256,7 +294,7 @@ class ScreenedJudge:
 
     def _eval(self, index: int) -> int:
         if index not in self._full:
-            self._full[index] = judge(self.engine, self._boards.pop(index))
+            self._full[index] = judge(self.engine, self._boards.pop(index), self.rule)
             self.searches += 1
         return self._full[index]
 

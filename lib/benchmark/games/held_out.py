@@ -25,13 +25,14 @@ SPANS = (5, 6)  # steps apart in the rungs' order: beyond ladder.MAX_SPAN, so ne
 
 
 def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
-         seed: int) -> list[CalibrationGame]:
+         seed: int, rule: int = 1) -> list[CalibrationGame]:
     """The next `add` held-out games: the SPANS pairs in turn, each numbered on from its
-    last game of this seed (result fields blank); the weaker rung has White in odd games."""
+    last game of this seed and adjudication rule (result fields blank); the weaker rung has
+    White in odd games."""
     pairs = [(i, i + d) for d in SPANS for i in range(len(rungs) - d)]
     numbers: dict[tuple[str, str], int] = {}
     for g in games:
-        if g.seed == seed:
+        if g.seed == seed and g.adjudication == rule:
             key = (g.weak, g.strong)
             numbers[key] = max(numbers.get(key, 0), g.number)
     start = sum(numbers.values())  # where the round left off
@@ -41,7 +42,7 @@ def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
         key = (rungs[weak].name, rungs[strong].name)
         numbers[key] = numbers.get(key, 0) + 1
         out.append(CalibrationGame(Condition.STANDARD, *key, seed, numbers[key], "", "", "",
-                                   0, engine))
+                                   0, engine, rule))
     return out
 
 

@@ -209,7 +209,7 @@ def rate_in_condition(standard: Ladder, weak: np.ndarray, strong: np.ndarray,
     cov = np.zeros_like(standard.cov)
     cov[np.ix_(free, free)] = np.linalg.inv(hess)
     rungs = rungs_measured(standard.rungs, elos, cov, weak, strong, scores)
-    return by_elo(Ladder(rungs, nu, standard.engine, cov))
+    return by_elo(Ladder(rungs, nu, standard.engine, cov, adjudication=standard.adjudication))
 
 
 def condition_path(path: Path, condition: str) -> Path:
@@ -223,7 +223,7 @@ def by_elo(ladder: Ladder) -> Ladder:
     """The ladder weakest first by measured Elo (the covariance permuted alike)."""
     order = np.argsort(ladder.elos, kind="stable")
     return Ladder([ladder.rungs[i] for i in order], ladder.nu, ladder.engine,
-                  ladder.cov[np.ix_(order, order)], ladder.prior)
+                  ladder.cov[np.ix_(order, order)], ladder.prior, ladder.adjudication)
 
 
 @dataclass(frozen=True)
@@ -235,6 +235,9 @@ class Ladder:
     engine: str  # name and version of the engine it was measured with
     cov: np.ndarray  # the rungs' Elo covariance relative to the anchor (Elo^2)
     prior: str = ""  # what was known before its games (ladder_prior.py); "": nothing
+    # The adjudication rule's version its games were judged by (game.RULES), and so play's
+    # games on it: 1 for a file without the column.
+    adjudication: int = 1
 
     @property
     def elos(self) -> np.ndarray:
@@ -244,7 +247,7 @@ class Ladder:
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Ladder) and self.rungs == other.rungs and self.nu == other.nu
                 and self.engine == other.engine and np.array_equal(self.cov, other.cov)
-                and self.prior == other.prior)
+                and self.prior == other.prior and self.adjudication == other.adjudication)
 
     # Unhashable on purpose (__eq__ compares covariance arrays); mypy types __hash__ as a
     # method, so setting it to None, as the data model asks, needs this one ignore.
@@ -338,15 +341,18 @@ def write_ladder(path: Path, ladder: Ladder) -> list[Path]:
              # with few games beside its neighbour) stay ordered, as play needs them.
              "elo": f"{r.elo:.1f}", "lo": round(r.lo), "hi": round(r.hi), "games": r.games,
              "score": f"{r.score:.3f}", "nu": f"{ladder.nu:.4f}", "engine": ladder.engine,
-             **({"prior": ladder.prior} if ladder.prior else {})}
+             **({"prior": ladder.prior} if ladder.prior else {}),
+             **({"adjudication": ladder.adjudication} if ladder.adjudication != 1 else {})}
             for r in ladder.rungs]
     names = [r.name for r in ladder.rungs]
     cov_rows = [{"rung": name, **{n: f"{v:.1f}" for n, v in zip(names, row, strict=True)}}
                 for name, row in zip(names, ladder.cov, strict=True)]
     write_csv(cov_path(path), ["rung", *names], cov_rows)
     # A ladder fitted with a prior says so in a last column (one measured from its games
-    # alone has none, so its file is what it was before priors existed).
-    write_csv(path, LADDER_FIELDS + (["prior"] if ladder.prior else []), rows)
+    # alone has none, so its file is what it was before priors existed); so does one judged
+    # by an adjudication rule other than version 1.
+    write_csv(path, LADDER_FIELDS + (["prior"] if ladder.prior else [])
+              + (["adjudication"] if ladder.adjudication != 1 else []), rows)
     return [path, cov_path(path)]
 
 
@@ -380,8 +386,11 @@ def load_ladder(path: Path) -> Ladder:
             raise DataError(f"{path}: line {number}: Elo and nu must be finite numbers")
     if any(b.elo <= a.elo for a, b in zip(rungs, rungs[1:], strict=False)):
         raise DataError(f"{path}: rungs must be listed weakest first with rising Elo")
+    rule = rows[0].get("adjudication") or "1"
+    if not rule.isdigit():
+        raise DataError(f"{path}: line 2: adjudication must be a rule's version number")
     return Ladder(rungs, nu, rows[0]["engine"], _load_cov(cov_path(path), rungs),
-                  rows[0].get("prior") or "")
+                  rows[0].get("prior") or "", int(rule))
 
 
 def _load_cov(path: Path, rungs: list[Rung]) -> np.ndarray:

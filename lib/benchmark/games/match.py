@@ -18,7 +18,14 @@ from lib.benchmark.core.chat import Reply
 from lib.benchmark.core.players import EnginePlayer
 from lib.benchmark.core.prompts import Question
 from lib.benchmark.core.turns import GameAborted, Side, Start
-from lib.benchmark.games.game import FullJudge, GameRecord, ScreenedJudge, play_game
+from lib.benchmark.games.game import (
+    RULE,
+    Adjudication,
+    FullJudge,
+    GameRecord,
+    ScreenedJudge,
+    play_game,
+)
 from lib.cluster import worker_engine
 from lib.engine import Engine, EngineSettings
 from lib.errors import EngineError
@@ -36,6 +43,7 @@ class GameJob:
     black: Side
     start: Start
     ply_cap: int
+    rule: Adjudication = RULE  # the adjudication rule: the ladder's
 
 
 @dataclass(frozen=True)
@@ -159,7 +167,7 @@ def play_job(judge: Engine, job: GameJob) -> tuple[GameRecord | None, str | None
     white, black = on_worker(job.white), on_worker(job.black)
     try:
         return judge.run(job.start.board(), lambda engine: play_game(
-            job.key, white, black, job.start, ScreenedJudge(engine), MemoryStore(),
+            job.key, white, black, job.start, ScreenedJudge(engine, job.rule), MemoryStore(),
             job.ply_cap)), None
     except (GameAborted, EngineError) as exc:  # an engine that failed on a position, again
         return None, str(exc)
@@ -167,8 +175,8 @@ def play_job(judge: Engine, job: GameJob) -> tuple[GameRecord | None, str | None
 
 def _play(job: GameJob, judge: Engine, games: JsonStore, cache: JsonStore) -> Played:
     try:
-        record = play_game(job.key, job.white, job.black, job.start, FullJudge(judge), cache,
-                           job.ply_cap)
+        record = play_game(job.key, job.white, job.black, job.start,
+                           FullJudge(judge, job.rule), cache, job.ply_cap)
     except GameAborted as exc:
         log.warning("game %s aborted, unrated: %s", job.key, exc)
         return Played(job, None, str(exc), stored=False)

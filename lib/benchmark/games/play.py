@@ -22,6 +22,7 @@ from lib.benchmark.games.game import (
     GameRecord,
     chess960_start,
     midgame_starts,
+    rule_of,
     standard_start,
 )
 from lib.benchmark.games.ladder import Ladder
@@ -64,6 +65,10 @@ class PlayConfig:
     breaker: int = BREAKER  # games in a row aborted for infrastructure reasons stop the run
     protocol: GameProtocol = GameProtocol.FEN  # how the model is asked for its moves
     chat_history: int = 0  # chat: the exchanges kept in the conversation (0: every one)
+    # The ladder's engine and adjudication rule, part of every game's key: a rung is another
+    # player under another engine. Empty for the committed ladder.csv's, whose games keep
+    # the keys they had before ladders of other engines existed.
+    ladder_key: tuple[str, ...] = ()
 
     @property
     def template(self) -> str:
@@ -140,7 +145,8 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
                                                                   "aborted"), unit="game")
     # Stored games are keyed by everything that changes how the player plays them, so runs
     # of other players or settings sharing the store never read each other's games.
-    ident = json.dumps([player.id, config.template, config.retries, config.ply_cap])
+    ident = json.dumps([player.id, config.template, config.retries, config.ply_cap,
+                        *config.ladder_key])
     prefix = hashlib.sha256(ident.encode()).hexdigest()[:12]
     preflight = _once(player)
     budget = budget_of(player)
@@ -214,7 +220,7 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
             key = game_key(name, config.seed, *ident, repeats[ident])
             repeats[ident] += 1
             jobs.append(GameJob(key, *((me, them) if model_white else (them, me)), start,
-                                config.ply_cap))
+                                config.ply_cap, rule_of(ladder.adjudication)))
             meta[key] = Game(condition, index, rung, model_white, None)
         for played in pool.play(jobs, preflight):
             game = meta[played.job.key] = replace(meta[played.job.key], record=played.record,

@@ -20,7 +20,7 @@ from lib.benchmark.core.header import Kind, write_result
 from lib.benchmark.core.scoring import truncation_hint
 from lib.benchmark.core.turns import Condition
 from lib.benchmark.games.figures import figures
-from lib.benchmark.games.game import ADJUDICATE, cp_losses, pgn
+from lib.benchmark.games.game import cp_losses, pgn, rule_of
 from lib.benchmark.games.ladder import Ladder
 from lib.benchmark.games.play import Game, Session
 from lib.benchmark.games.pooling import pool
@@ -310,8 +310,9 @@ def session_result(model: str, player_id: str, settings: dict[str, Any], session
         prompt=settings["prompt"], legal_moves=settings["legal_moves"],
         illegal_retries=settings["illegal_retries"], settings=settings,
         ladder={"rungs": len(ladder.rungs), "engine": ladder.engine, "nu": ladder.nu,
+                "adjudication": rule_of(ladder.adjudication).name,
                 **_ladder_json(ladder, "standard"), "note": btd_note(ladder)},
-        judge=f"{ADJUDICATE.nodes} nodes per position",
+        judge=f"{rule_of(ladder.adjudication).nodes} nodes per position",
         complete=not any(c["aborted"] for c in conditions.values()) and not session.stopped,
         conditions=conditions, comparisons=compare(conditions), taxonomy=taxonomy(session),
         acpl=acpl(session), usage=usage(session, price), questions_sha256=questions_sha256,

@@ -16,8 +16,10 @@ class GamesResult:
     legal_moves: bool  # the prompt listed the legal moves
     illegal_retries: int  # illegal answers retried before a forfeit
     settings: dict[str, Any]  # everything that changes the games (also in the file name)
-    ladder: dict[str, Any]  # the rungs played against: names, Elos, nu, engine, a note
-    judge: str  # the adjudicating engine's search per position
+    # The rungs played against: names, Elos, nu, engine, the adjudication rule's version
+    # (its games and the ladder's were judged alike), a note.
+    ladder: dict[str, Any]
+    judge: str  # the adjudicating engine's search per position (the rule's)
     complete: bool  # no game was aborted for infrastructure reasons
     conditions: dict[str, Any]  # per start condition: Elo, games, W/D/L, rungs, forfeits
     comparisons: list[dict[str, Any]]  # condition against condition, Bonferroni
