@@ -295,13 +295,8 @@ class Engine:
         self.close()
 
     def _start(self) -> None:
-        command = [*engine_command(self.settings.path), *self.settings.args]
-        xboard = self.settings.protocol == EngineProtocol.XBOARD
-        popen = (chess.engine.SimpleEngine.popen_xboard if xboard
-                 else chess.engine.SimpleEngine.popen_uci)
         try:
-            # An XBoard engine's stderr is dropped: Sjeng talks about its book files there.
-            self._engine = popen(command, stderr=subprocess.DEVNULL if xboard else None)
+            self._engine = self._popen()
             self._name = str(self._engine.id.get("name", "unknown engine"))
             # Threads and Hash where the engine has them (every Stockfish does); an engine of
             # another family gets the options its settings name and nothing else.
@@ -309,8 +304,45 @@ class Engine:
             options = {**{k: v for k, v in fixed.items() if k in self._engine.options},
                        **dict(self.settings.options)}
             self._engine.configure(options)
-        except (OSError, chess.engine.EngineError) as exc:
-            raise EngineError(f"could not start {self.settings.path}: {exc}") from exc
+        except BaseException as exc:  # Ctrl-C too: a half-started engine is stopped
+            self.close()
+            if isinstance(exc, (OSError, chess.engine.EngineError)):
+                raise EngineError(f"could not start {self.settings.path}: {exc}") from exc
+            raise
+
+    def _popen(self) -> chess.engine.SimpleEngine:
+        """python-chess's popen, on a helper thread. Ctrl-C while the engine starts (a
+        WebAssembly build takes a second or two) would otherwise leave the engine running
+        behind python-chess's non-daemon thread, which then keeps the process from exiting:
+        here the start is waited out (popen is bounded) and the engine stopped."""
+        command = [*engine_command(self.settings.path), *self.settings.args]
+        xboard = self.settings.protocol == EngineProtocol.XBOARD
+        popen = (chess.engine.SimpleEngine.popen_xboard if xboard
+                 else chess.engine.SimpleEngine.popen_uci)
+        # An XBoard engine's stderr is dropped: Sjeng talks about its book files there; so
+        # is node's, which prints a stack trace when Ctrl-C closes its pipe first.
+        quiet = xboard or str(self.settings.path).endswith(".js")
+        made: list[chess.engine.SimpleEngine] = []
+        failed: list[BaseException] = []
+
+        def start() -> None:
+            try:
+                made.append(popen(command, stderr=subprocess.DEVNULL if quiet else None))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                failed.append(exc)
+
+        thread = threading.Thread(target=start, name="engine start", daemon=True)
+        thread.start()
+        try:
+            thread.join()
+        except BaseException:
+            thread.join()
+            for engine in made:
+                engine.close()
+            raise
+        if failed:
+            raise failed[0]
+        return made[0]
 
     def close(self) -> None:
         """Stop the engine process (and its watchdog)."""

@@ -184,3 +184,39 @@ def test_an_engine_that_keeps_dying_is_an_error_naming_the_position(
     with Engine(EngineSettings(path=path)) as eng, pytest.raises(EngineError) as info:
         eng.ranked_moves(chess.Board(KIWIPETE), chess.engine.Limit(nodes=10_000), 2)
     assert KIWIPETE in str(info.value) and "3 times" in str(info.value)
+
+
+def test_ctrl_c_while_an_engine_starts_exits_at_once_with_130(
+        stockfish: str, tmp_path: Path) -> None:
+    """SIGINT while the first engine is still starting (a wrapper that takes a few seconds
+    before it execs the real Stockfish, as npm's WebAssembly build takes one or two): the
+    command exits 130 instead of waiting forever on the half-started engine's thread."""
+    import subprocess
+    import sys
+
+    import psutil
+
+    from lib.exits import Exit
+    from tests.conftest import ROOT
+    slow = tmp_path / "slow-engine"
+    slow.write_text(f"#!/bin/sh\nsleep 3\nexec {stockfish}\n")
+    slow.chmod(0o755)
+    proc = subprocess.Popen([sys.executable, "benchmark.py", "play", "--model", "random",
+                             "--stockfish", str(slow), "--out", str(tmp_path / "out")],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    me = psutil.Process(proc.pid)
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline and not any(
+            "sleep" in p.name() for p in me.children(recursive=True)):
+        time.sleep(0.02)
+    assert proc.poll() is None, proc.communicate()[1]
+    os.kill(proc.pid, signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        for child in me.children(recursive=True) if proc.poll() is None else []:
+            child.kill()
+        proc.kill()
+    assert proc.returncode == Exit.INTERRUPTED, err
+    assert "Traceback" not in err
