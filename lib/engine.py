@@ -66,6 +66,10 @@ HASH_MB = 16
 MIN_NPS = 20_000
 STALL_SLACK_S = 10.0
 DEPTH_BOUND_S = 30.0
+# An engine that has not answered `uci` (or `xboard`) in this long failed to start. npm's
+# WebAssembly build compiles 79 MB of code first: a second or two here, over ten seconds
+# (python-chess's default) when several start at once on a busy machine.
+START_TIMEOUT_S = 60.0
 UNBOUNDED_S = 3600.0  # a limit with neither time, nodes nor depth
 # How often one position may kill the engine before the run stops with an error naming it.
 MAX_ATTEMPTS = 3
@@ -306,6 +310,9 @@ class Engine:
             self._engine.configure(options)
         except BaseException as exc:  # Ctrl-C too: a half-started engine is stopped
             self.close()
+            if isinstance(exc, TimeoutError):  # before OSError, of which it is one
+                raise EngineError(f"could not start {self.settings.path}: no answer to its "
+                                  f"protocol's hello within {START_TIMEOUT_S:.0f} s") from exc
             if isinstance(exc, (OSError, chess.engine.EngineError)):
                 raise EngineError(f"could not start {self.settings.path}: {exc}") from exc
             raise
@@ -327,7 +334,8 @@ class Engine:
 
         def start() -> None:
             try:
-                made.append(popen(command, stderr=subprocess.DEVNULL if quiet else None))
+                made.append(popen(command, timeout=START_TIMEOUT_S,
+                                  stderr=subprocess.DEVNULL if quiet else None))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 failed.append(exc)
 
