@@ -51,7 +51,7 @@ def ladder_block(root: Path = ROOT, name: str = "ladder.csv") -> str:
     ladder = load_ladder(root / name)
     games = read_games(root / LADDER_GAMES)
     mine = [g for g in games if g.engine == ladder.engine]
-    use = usable(ladder.rungs, games, ladder.engine)
+    use = usable(ladder.rungs, games, ladder.engine, rule=ladder.adjudication)
     goal = design.goals(ladder.elos)
     prior = prior_from(load_ladder(root / "ladder.csv"), ladder.rungs) if ladder.prior \
         else None
@@ -123,7 +123,8 @@ def ladder171_block(root: Path = ROOT) -> str:
     lines = [ladder_block(root, name)]
     ladder = load_ladder(root / name)
     kept = read_games(root / HELD_OUT_GAMES)
-    checks, pooled = held_out.check(ladder, usable(ladder.rungs, kept, ladder.engine))
+    checks, pooled = held_out.check(ladder, usable(ladder.rungs, kept, ladder.engine,
+                                                   rule=ladder.adjudication))
     if checks:
         inside = sum(c.inside for c in checks)
         n = sum(c.games for c in checks)

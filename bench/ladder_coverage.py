@@ -177,7 +177,8 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
     ladder = load_ladder(args.ladder)
-    games = usable(ladder.rungs, read_games(args.games), ladder.engine)
+    games = usable(ladder.rungs, read_games(args.games), ladder.engine,
+                   rule=ladder.adjudication)
     how = ("its re-measurement drawn from its covariance (it was fitted with a prior)"
            if ladder.prior else f"re-measured from {len(games.weak)} games")
     print(f"ladder {args.ladder.name}: {len(ladder.rungs)} rungs, true Elos drawn from its "

@@ -84,7 +84,7 @@ def main() -> None:
     args = p.parse_args()
     ladder = load_ladder(args.ladder)
     games = read_games(args.games)
-    use = usable(ladder.rungs, games, ladder.engine)
+    use = usable(ladder.rungs, games, ladder.engine, rule=ladder.adjudication)
     goal = design.goals(ladder.elos)
     half = btd.Z90 * np.sqrt(np.diag(ladder.cov))
     scores = adjacent(ladder) + [float("nan")]
