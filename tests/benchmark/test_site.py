@@ -331,19 +331,26 @@ def test_a_play_run_on_a_ladder_with_another_zero_is_marked_and_not_ranked(
     assert not any("game Elo (ladder)" in s for s in scales)  # no run on the current one
 
 
-def test_the_ladder_page_counts_every_committed_calibration_game() -> None:
-    view = ladder_view(ROOT / "ladder.csv")
-    matrix = np.array(view["matrix"])
-    assert len(view["names"]) == len(default_rungs())
-    assert (matrix == matrix.T).all() and not matrix.diagonal().any()
-    names = set(view["names"])
+def test_the_ladder_page_counts_every_committed_calibration_game_of_its_engine() -> None:
+    """Each ladder's page shows its own engine's games; the other engines' are counted
+    apart (the 17.1 ladder's rungs have the same names as ladder.csv's)."""
     with gzip.open(ROOT / LADDER_GAMES, "rt", encoding="utf-8") as handle:
-        rows = [line.split(",") for line in handle][1:]
-    on_rungs = sum(r[0] == "standard" and r[1] in names and r[2] in names for r in rows)
-    assert matrix.sum() == 2 * on_rungs and view["games"] == len(rows)
-    off = sum(r[1] not in names or r[2] not in names for r in rows)
-    assert on_rungs < len(rows) and view["off_ladder"] == off > 0  # a pilot's dropped rungs
-    assert (matrix.sum(axis=1) > 0).all()  # every rung has played
+        rows = [line.rstrip("\n").split(",") for line in handle][1:]
+    for name, engine in (("ladder.csv", "Stockfish 15.1"),
+                         ("ladder@stockfish-17.1.csv", "Stockfish 17.1")):
+        view = ladder_view(ROOT / name)
+        matrix = np.array(view["matrix"])
+        assert len(view["names"]) == len(default_rungs()) and view["engine"] == engine
+        assert (matrix == matrix.T).all() and not matrix.diagonal().any()
+        names = set(view["names"])
+        mine = [r for r in rows if r[9] == engine]
+        on_rungs = sum(r[0] == "standard" and r[1] in names and r[2] in names for r in mine)
+        assert matrix.sum() == 2 * on_rungs and view["games"] == len(mine)
+        assert view["other_engines"] == len(rows) - len(mine) > 0
+        off = sum(r[1] not in names or r[2] not in names for r in mine)
+        assert view["off_ladder"] == off
+        assert (matrix.sum(axis=1) > 0).all()  # every rung has played
+    assert ladder_view(ROOT / "ladder.csv")["off_ladder"] > 0  # a pilot's dropped rungs
 
 
 def test_the_runs_table_fits_a_1280_pixel_screen(site) -> None:

@@ -299,12 +299,19 @@ def _csv_rows(path: Path, columns: tuple[str, ...]) -> list[dict[str, str]]:
 
 def ladder_view(ladder: Path) -> dict[str, Any]:
     """ladder.csv's rungs and, from the calibration games beside it, the games of every
-    pair."""
+    pair played by its engine under its adjudication rule (the others belong to other
+    engines' ladders: counted, not shown)."""
     rungs = _csv_rows(ladder, LADDER_COLUMNS)
+    first = rungs[0] if rungs else {}
+    mine = (first.get("engine", ""), first.get("adjudication") or "1")
     games_file = ladder.with_name(LADDER_GAMES)
     pairs: Counter[tuple[str, str, str]] = Counter()
+    other = 0
     if games_file.is_file():
-        for row in _csv_rows(games_file, ("condition", "weak", "strong")):
+        for row in _csv_rows(games_file, ("condition", "weak", "strong", "engine")):
+            if (row["engine"], row.get("adjudication") or "1") != mine:
+                other += 1
+                continue
             pairs[(row["condition"], row["weak"], row["strong"])] += 1
     names = [r["rung"] for r in rungs]
     matrix = [[pairs[("standard", a, b)] + pairs[("standard", b, a)] for b in names]
@@ -313,4 +320,5 @@ def ladder_view(ladder: Path) -> dict[str, Any]:
     off = sum(n for (_, a, b), n in pairs.items() if a not in known or b not in known)
     return {"rungs": rungs, "names": names, "matrix": matrix,
             "conditions": sorted({c for c, _, _ in pairs}), "games": sum(pairs.values()),
-            "off_ladder": off, "file": ladder.name}
+            "off_ladder": off, "other_engines": other, "engine": mine[0],
+            "file": ladder.name}
