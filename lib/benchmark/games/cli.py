@@ -318,9 +318,10 @@ def add_calibrate_parser(commands: Any) -> None:
                    "ladder_held_out_games.csv.gz)")
     p.add_argument("--adjudication", type=int, choices=sorted(RULES), default=None,
                    help="the adjudication rule's version a new ladder's games are judged by "
-                   f"(default {NEW_LADDER_RULE.version}: a search of "
-                   f"{NEW_LADDER_RULE.nodes:,} nodes per confirmation; version 1 searches "
-                   f"{RULES[1].nodes:,}); an existing ladder keeps its own")
+                   "(default: that of the engine's games already in the games file, else "
+                   f"{NEW_LADDER_RULE.version}, a search of {NEW_LADDER_RULE.nodes:,} nodes "
+                   f"per confirmation where version 1 searches {RULES[1].nodes:,}); an "
+                   "existing ladder keeps its own")
     p.add_argument("--store", type=Path, default=Path("results/calibration.db"),
                    help="the plan of a run, so that an interrupted one is finished (default "
                    "results/calibration.db)")
