@@ -6,7 +6,7 @@ against version 1's, which every committed game was judged by.
 A sample of `ladder_games.csv` (standard games of the engine here between rungs of the
 default ladder; the rows with the lowest SHA256 of their key) is rebuilt from each row's seed,
 pair, number and recorded book opening, as `calibrate` played it, and every game is played twice on
-the Dask cluster: with `FullJudge` (the rule's own judge: ADJUDICATE nodes on a cleared hash
+the Dask cluster: with `FullJudge` (the rule's own judge: version 1's nodes on a cleared hash
 after every ply, as every committed game was judged) and with `ScreenedJudge` (a cheap look
 at every position, the full search only where the rule can fire). Printed:
 - the full judge's replay against the committed row (result, termination, plies): the replay
@@ -77,7 +77,7 @@ class Pass:
     judge_nodes: int  # node budgets of the judge's searches
     player_nodes: int  # node budgets of the players' searches
     evals: tuple[int, ...]  # FullJudge: every position's eval; ScreenedJudge: the looks
-    full_searches: int  # full (ADJUDICATE) searches
+    full_searches: int  # full searches (the rule's nodes)
 
 
 def replay_pass(judge_engine: Engine, job: GameJob, screened: bool) -> Pass:

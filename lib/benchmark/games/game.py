@@ -59,7 +59,6 @@ class Adjudication:
 RULES = {1: Adjudication(1, 20_000), 2: Adjudication(2, 5_000)}
 RULE = RULES[1]  # the rule of every committed ladder and of a file without the column
 NEW_LADDER_RULE = RULES[2]  # the rule a new ladder is calibrated under unless told
-ADJUDICATE = RULE.limit  # version 1's search
 DECISIVE_CP = 1000  # an eval this far from zero for DECISIVE_PLIES plies in a row wins
 DECISIVE_PLIES = 8
 DEAD_DRAW_CP = 5  # an eval this close to zero for DEAD_DRAW_PLIES plies in a row draws
