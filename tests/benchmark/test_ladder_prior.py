@@ -68,7 +68,7 @@ def test_a_fit_with_the_prior_keeps_rungs_without_games_at_the_priors_width() ->
     ladder = fit(COMMITTED.rungs, few, "sim", prior_from(COMMITTED, COMMITTED.rungs))
     by_name = {r.name: r for r in ladder.rungs}
     top, measured = by_name[COMMITTED.rungs[-1].name], by_name[COMMITTED.rungs[5].name]
-    assert ladder.prior.startswith("v1: Stockfish 15.1") and ladder.rungs[0].elo == 0
+    assert ladder.prior.startswith("v2: Stockfish 15.1") and ladder.rungs[0].elo == 0
     assert top.games == 0 and measured.games > 100
     # No games up there: the prior's width (its shift grows with strength), not the games'.
     assert top.hi - top.lo > max(3 * (measured.hi - measured.lo), 2 * 80)
@@ -133,7 +133,7 @@ def test_a_new_engine_calibrates_with_the_prior_and_held_out_games_are_checked(
     assert benchmark.main([*argv, "--add-games", "12", "--stockfish", other,
                            "--ladder", str(new)]) == 0
     ladder = load_ladder(new)
-    assert ladder.engine == "Stockfish 99" and ladder.prior.startswith("v1: Stockfish 15.1")
+    assert ladder.engine == "Stockfish 99" and ladder.prior.startswith("v2: Stockfish 15.1")
     assert len(ladder.rungs) == 7 and ladder.rungs[0].elo == 0
     # A new ladder is judged by the cheaper rule, recorded in its file and in every game.
     assert ladder.adjudication == NEW_LADDER_RULE.version == 2

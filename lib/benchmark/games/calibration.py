@@ -229,13 +229,18 @@ def planning_elos(rungs: list[Rung], games: Usable, prior: LadderPrior | None = 
                   ) -> tuple[np.ndarray, float, np.ndarray]:
     """The Elos, nu and variance inflation (see `inflation`) the planner assumes: the fit's
     once every rung has games, else even gaps of PLAN_GAP around the anchor and none. With a
-    prior: the fit with it once there are draws and decisive games, else its mean."""
+    prior: the fit with it (averaged over its settings, as the ladder is written) once
+    there are draws and decisive games, else its mean."""
     if prior is not None:
         scores = games.weak_score
         if (scores == btd.DRAW).any() and (scores != btd.DRAW).any():
-            ladder = rate(rungs, games.weak, games.strong, scores,
-                          prior.pool_prior(anchor_of(rungs)))
-            return ladder.elos, ladder.nu, np.ones(len(rungs))
+            if anchor_of(rungs) != 0:
+                raise DataError("a ladder with a prior must list its anchor rung first")
+            avg = averaged(prior, games.weak, games.strong, scores)
+            elos = avg.elos + anchor_elo(rungs)
+            ladder = Ladder([replace(r, elo=e) for r, e in zip(rungs, elos, strict=True)],
+                            avg.nu, "", avg.cov)
+            return elos, avg.nu, inflation(ladder, games, prior)
         return prior.mean, design.PLAN_NU, np.ones(len(rungs))
     played = np.zeros(len(rungs), bool)
     played[games.weak] = played[games.strong] = True
@@ -250,13 +255,18 @@ def planning_elos(rungs: list[Rung], games: Usable, prior: LadderPrior | None = 
     return anchor_elo(rungs) + gaps, design.PLAN_NU, np.ones(len(rungs))
 
 
-def inflation(ladder: Ladder, games: Usable) -> np.ndarray:
+def inflation(ladder: Ladder, games: Usable, prior: LadderPrior | None = None) -> np.ndarray:
     """Each rung's variance as the fit reports it (ladder.cov: the Laplace covariance, with
     nu's uncertainty in it) over the planner's (the expected information of the same games
-    at the fitted Elos and nu), 1 at the anchor. On ladder III it is 1.00-1.05: without it
-    the planner stopped while two rungs still reported +-35.4 and +-36 against a goal of 35.
+    at the fitted Elos and nu, plus the prior's at its planning settings), 1 at the anchor.
+    On ladder III it is 1.00-1.05: without it the planner stopped while two rungs still
+    reported +-35.4 and +-36 against a goal of 35. With a prior it also carries the spread
+    between the prior's settings (ladder_prior.averaged): without it the 17.1 ladder's
+    planner stopped while five rungs reported 1-2 Elo over their goals.
     `ladder` is in the order of the rungs the games index."""
     info = design.information(ladder.elos, ladder.nu, games.weak, games.strong)
+    if prior is not None:
+        info = info + prior.information()
     planned = np.diag(design.covariance(info, anchor_of(ladder.rungs)))
     reported = np.diag(ladder.cov)
     return np.where(planned > 0, reported / np.where(planned > 0, planned, 1.0), 1.0)
@@ -301,9 +311,9 @@ def games_to_goal(ladder: Ladder, games: list[CalibrationGame],
     ladder was fitted with, for its rungs in the ladder's order."""
     use = usable(ladder.rungs, games, ladder.engine, condition, ladder.adjudication)
     info = design.information(ladder.elos, ladder.nu, use.weak, use.strong)
-    inflate = inflation(ladder, use) if condition == Condition.STANDARD else None
+    inflate = inflation(ladder, use, prior) if condition == Condition.STANDARD else None
     if prior is not None:
-        info, inflate = info + prior.information(), None
+        info = info + prior.information()
     total, _ = design.games_to_goal(ladder.elos, ladder.nu, info, anchor_of(ladder.rungs),
                                     pairs(len(ladder.rungs)), step=500, inflate=inflate)
     return total

@@ -49,7 +49,6 @@ from lib.benchmark.games.ladder import (
     Rung,
     check_engine,
     condition_path,
-    default_rungs,
     fingerprint_path,
     ladder_engine,
     ladder_for,
@@ -295,9 +294,10 @@ def add_calibrate_parser(commands: Any) -> None:
     p.add_argument("--questions", type=Path, default=Path("questions.csv"),
                    help="source of mid-game starts (default questions.csv)")
     p.add_argument("--rungs", type=Path, default=None,
-                   help="calibrate these rungs instead of the default ladder: a CSV with "
-                   "columns rung, spec, anchor (a ladder.csv will do), weakest first, one "
-                   "anchored")
+                   help="calibrate these rungs: a CSV with columns rung, spec, anchor (a "
+                   "ladder.csv will do), weakest first, one anchored (default: the rungs of "
+                   "the ladder written, if it exists, else the default ladder's); a rung "
+                   "dropped keeps its games in the games file")
     p.add_argument("--games-file", type=Path, default=GAMES,
                    help="the calibration games, read and extended (default: the committed "
                    "ladder_games.csv.gz; a name without .gz is plain CSV)")
@@ -399,7 +399,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
     ladder_path = condition_path(args.ladder, args.condition)
     ensure_writable_file(ladder_path, "--ladder")
     ensure_writable_file(args.games_file, "--games-file")
-    rungs = load_rungs(args.rungs) if args.rungs else default_rungs()
+    rungs = load_rungs(args.rungs or (args.ladder if args.ladder.exists() else None))
     if args.held_out_games:
         return held_out_command(args, rungs, config, settings, engine)
     source = prior_source(args.ladder, engine)

@@ -86,9 +86,11 @@ def default_rungs() -> list[Rung]:
     return rungs
 
 
-def load_rungs(path: Path) -> list[Rung]:
+def load_rungs(path: Path | None) -> list[Rung]:
     """Rungs from a CSV with columns rung, spec and anchor (a ladder.csv will do), weakest
-    first; exactly one anchored."""
+    first; exactly one anchored. No path: the default rungs."""
+    if path is None:
+        return default_rungs()
     rows = _read(path, "rungs", "")
     if not rows or {"rung", "spec", "anchor"} - set(rows[0]):
         raise DataError(f"{path}: not a rungs file (expected columns rung, spec, anchor)")

@@ -28,7 +28,8 @@ from lib.benchmark.core import btd
 from lib.benchmark.games.ladder import Ladder, Rung, anchor_elo, anchor_of
 from lib.errors import DataError
 
-VERSION = 1  # of the prior's form and settings below; a ladder records it
+VERSION = 2  # of the prior's form and settings below; a ladder records it. 2: a rung the
+# source lacks gets a loose prior between its neighbours (1 refused it); the same otherwise
 SHIFT_SD = 200.0  # Elo: the shift's sd at SHIFT_AT, for planning (a rung at fixed nodes
 # differs by about 150 Elo between Stockfish 15.1 and 19); the fit weighs SHIFT_GRID
 SHIFT_AT = 2600.0  # Elo: where SHIFT_SD applies (about Stockfish at 1,000 nodes); the sd
@@ -36,6 +37,8 @@ SHIFT_AT = 2600.0  # Elo: where SHIFT_SD applies (about Stockfish at 1,000 nodes
 SHIFT_LENGTH = 600.0  # Elo: over this distance two rungs' shifts become loosely related
 RUNG_SD = 40.0  # Elo: a rung's own departure from the smooth shift, for planning; the fit
 # weighs RUNG_GRID
+NEW_RUNG_SD = 300.0  # Elo: the sd, on the source ladder, of a rung it lacks that has a
+# measured neighbour on one side only (beyond its strongest or weakest rung)
 
 
 @dataclass(frozen=True)
@@ -92,19 +95,40 @@ def shift_cov(elos: np.ndarray, sd: float = SHIFT_SD, at: float = SHIFT_AT,
 
 
 def prior_from(source: Ladder, rungs: list[Rung]) -> LadderPrior:
-    """The prior for `rungs` (anchor first) from a ladder measured with another engine; every
-    rung must be on it, with the same spec."""
+    """The prior for `rungs` (anchor first, weakest first) from a ladder measured with
+    another engine. A rung the source has (same name and spec) takes its measured Elo and
+    covariance; one it lacks (a rung added for the new engine) is known only to lie between
+    its neighbours: their midpoint, sd half their gap, uncorrelated (`between`)."""
     if anchor_of(rungs) != 0:
         raise DataError("a ladder with a prior must list its anchor rung first")
     index = {r.name: i for i, r in enumerate(source.rungs)}
-    missing = [r.name for r in rungs if r.name not in index
-               or source.rungs[index[r.name]].spec != r.spec]
-    if missing:
-        raise DataError(f"the prior ladder ({source.engine}) lacks rungs {', '.join(missing)}"
-                        " (or has them with another spec)")
-    order = [index[r.name] for r in rungs]
-    mean = source.elos[order] - source.elos[order][0] + anchor_elo(rungs)
-    return LadderPrior(source.engine, mean, source.cov[np.ix_(order, order)])
+    known = [r.name in index and source.rungs[index[r.name]].spec == r.spec for r in rungs]
+    if not known[0]:
+        raise DataError(f"the prior ladder ({source.engine}) lacks the anchor rung "
+                        f"{rungs[0].name} (or has it with another spec)")
+    at = [index[r.name] if k else 0 for r, k in zip(rungs, known, strict=True)]
+    zero = source.elos[at[0]]
+    mean = source.elos[at] - zero
+    cov = source.cov[np.ix_(at, at)].copy()
+    for i in (k for k, is_known in enumerate(known) if not is_known):
+        mean[i], sd = between(mean, known, i)
+        cov[i, :] = cov[:, i] = 0.0
+        cov[i, i] = sd ** 2
+    return LadderPrior(source.engine, mean + anchor_elo(rungs), cov)
+
+
+def between(mean: np.ndarray, known: list[bool], i: int) -> tuple[float, float]:
+    """The prior (mean, sd) of rung `i`, which the source lacks, from its nearest known
+    neighbours: rungs are listed weakest first, so it lies between them, evenly spaced
+    with any other unknown rungs there (sd half the neighbours' gap, which covers the whole
+    gap at 2 sd); beyond the last known rung, that rung's Elo with NEW_RUNG_SD."""
+    below = [j for j in range(i - 1, -1, -1) if known[j]][:1]
+    above = [j for j in range(i + 1, len(mean)) if known[j]][:1]
+    if below and above:
+        lo, hi = mean[below[0]], mean[above[0]]
+        share = (i - below[0]) / (above[0] - below[0])
+        return lo + share * (hi - lo), max(abs(hi - lo) / 2, RUNG_SD)
+    return float(mean[(below or above)[0]]), NEW_RUNG_SD
 
 
 # The settings the games weigh (a uniform hyperprior over this grid, evenly spaced in log):
