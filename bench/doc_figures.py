@@ -122,7 +122,7 @@ def ladder171_block(root: Path = ROOT) -> str:
     name = "ladder@stockfish-17.1.csv"
     lines = [ladder_block(root, name)]
     ladder = load_ladder(root / name)
-    kept = read_games(root / HELD_OUT_GAMES)
+    kept = held_out.unseen(read_games(root / HELD_OUT_GAMES), read_games(root / LADDER_GAMES))
     checks, pooled = held_out.check(ladder, usable(ladder.rungs, kept, ladder.engine,
                                                    rule=ladder.adjudication))
     if checks:
@@ -131,8 +131,9 @@ def ladder171_block(root: Path = ROOT) -> str:
         observed = sum(c.observed * c.games for c in checks) / n
         expected = sum(c.expected * c.games for c in checks) / n
         text = (f"Held-out games (`{HELD_OUT_GAMES}`, never fitted): {n:,} games of "
-                f"{ladder.engine} between rungs {held_out.SPANS[0]} and {held_out.SPANS[-1]} "
-                f"steps apart, {len(checks)} pairs; {inside} of them "
+                f"{ladder.engine} between {len(checks)} pairs of its rungs that no fitted game "
+                f"pairs (played {held_out.SPANS[0]} and {held_out.SPANS[-1]} steps apart in "
+                f"the rungs' order of their day); {inside} of them "
                 f"({inside / len(checks):.0%}) score inside the ladder's 90% prediction (the "
                 f"games' spread and the ladder's error). Over all of them the weaker rungs "
                 f"scored {observed:.1%} against {expected:.1%} predicted: a pooled z of "

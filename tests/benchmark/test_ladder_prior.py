@@ -3,6 +3,7 @@ and held-out games between rung pairs the fit never sees."""
 
 import dataclasses
 import json
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -14,8 +15,16 @@ from lib.benchmark.core import btd
 from lib.benchmark.games import held_out
 from lib.benchmark.games.calibration import Usable, fit, read_games, usable
 from lib.benchmark.games.game import NEW_LADDER_RULE
-from lib.benchmark.games.ladder import load_ladder, pairs
-from lib.benchmark.games.ladder_prior import RUNG_GRID, SHIFT_GRID, averaged, prior_from
+from lib.benchmark.games.ladder import Rung, load_ladder, pairs
+from lib.benchmark.games.ladder_prior import (
+    NEW_RUNG_SD,
+    RUNG_GRID,
+    RUNG_SD,
+    SHIFT_GRID,
+    averaged,
+    prior_from,
+)
+from lib.errors import DataError
 from lib.exits import Exit
 from tests.conftest import ROOT, fault_engine
 
@@ -41,6 +50,33 @@ def test_the_prior_is_the_committed_ladder_widened_and_the_anchor_stays_exact() 
     sd = np.sqrt(np.diag(cov))
     assert np.all(sd[1:] ** 2 > np.diag(COMMITTED.cov)[1:])  # wider than the source
     assert sd[-1] > 3 * sd[1]  # the shift grows with strength; the random mover's is zero
+
+
+def test_a_rung_the_source_lacks_is_placed_loosely_between_its_neighbours() -> None:
+    """Rungs added for a new engine (none on the committed ladder): two between one pair of
+    measured neighbours share their gap evenly, each wide enough to span it; one above the
+    strongest sits at its Elo with NEW_RUNG_SD; a rung of another spec counts as new."""
+    c = COMMITTED.rungs
+    new = [Rung("mix96@x", "mix:random=96,nodes=1000"), Rung("mix94@x", "mix:random=94,nodes=1000")]
+    changed = dataclasses.replace(c[3], spec="mix:random=1,nodes=1000")
+    top = Rung("nodes9k@x", "stockfish:nodes=9000")
+    rungs = [c[0], c[1], *new, c[2], changed, *c[4:], top]
+    prior = prior_from(COMMITTED, rungs)
+    lo, hi = COMMITTED.elos[1], COMMITTED.elos[2]
+    assert prior.mean[2:4] == pytest.approx([lo + (hi - lo) / 3, lo + 2 * (hi - lo) / 3])
+    assert np.sqrt(prior.source_cov[2, 2]) == pytest.approx(max((hi - lo) / 2, RUNG_SD))
+    assert prior.source_cov[2, 1] == 0 and prior.source_cov[2, 3] == 0
+    assert prior.mean[5] == pytest.approx((COMMITTED.elos[2] + COMMITTED.elos[4]) / 2)
+    assert prior.mean[-1] == COMMITTED.elos[-1]
+    assert np.sqrt(prior.source_cov[-1, -1]) == NEW_RUNG_SD
+    kept = [0, 1, 4, *range(6, len(rungs) - 1)]
+    source = [0, 1, 2, *range(4, len(c))]
+    assert np.array_equal(prior.mean[kept], COMMITTED.elos[source])
+    assert np.array_equal(prior.source_cov[np.ix_(kept, kept)],
+                          COMMITTED.cov[np.ix_(source, source)])
+    assert np.all(np.linalg.eigvalsh(prior.cov[1:, 1:]) > 0)
+    with pytest.raises(DataError, match="lacks the anchor rung"):
+        prior_from(COMMITTED, [Rung("random@x", "random", 0), *c[1:]])
 
 
 def test_the_games_weigh_the_priors_settings() -> None:
@@ -96,6 +132,22 @@ def test_held_out_pairs_are_never_planned_and_go_round_in_turn() -> None:
         second[0].number == 2  # the round goes on where it stopped
 
 
+def test_a_held_out_pair_the_fit_has_games_of_is_no_longer_held_out() -> None:
+    """A ladder whose rungs changed can bring an old held-out pair within the planner's
+    reach; once a fitted game pairs those rungs (in either order, same engine and rule),
+    that pair's held-out games leave the check, and only those."""
+    held = held_out.plan(COMMITTED.rungs, [], "e", 4, 0)
+    first, second = held[0], held[1]
+    fitted = [dataclasses.replace(first, weak=first.strong, strong=first.weak, number=9,
+                                  result="1-0"),
+              dataclasses.replace(second, engine="other", result="1-0"),
+              dataclasses.replace(second, adjudication=2, result="1-0")]
+    kept = held_out.unseen(held, fitted)
+    assert first not in kept and kept == [g for g in held if g.weak != first.weak
+                                          or g.strong != first.strong]
+    assert second in kept
+
+
 def test_the_held_out_check_accepts_the_truth_and_rejects_a_wrong_ladder() -> None:
     truth = COMMITTED.elos
     span = [(i, i + d) for d in held_out.SPANS for i in range(len(truth) - d)]
@@ -120,21 +172,32 @@ def test_a_new_engine_calibrates_with_the_prior_and_held_out_games_are_checked(
     """Another build (one more node at every limit, another name) gets a ladder of its own,
     fitted with the committed one as its prior; held-out games of the committed engine are
     played into their own file and checked against the committed ladder."""
-    rungs = tmp_path / "rungs.csv"
+    rungs, own = tmp_path / "rungs.csv", tmp_path / "own.csv"
+    chosen = COMMITTED.rungs[:7]
     rungs.write_text("rung,spec,anchor\n" + "".join(
-        f"{r.name},\"{r.spec}\",{'' if r.anchor is None else r.anchor}\n"
-        for r in COMMITTED.rungs[:7]))
+        f"{r.name},\"{r.spec}\",{'' if r.anchor is None else r.anchor}\n" for r in chosen))
+    # The new build's own rungs: one the committed ladder lacks, one of its rungs dropped.
+    added = Rung("mix99@1", "mix:random=99,nodes=1000")
+    own_rungs = [chosen[0], added, *chosen[1:5], chosen[6]]
+    own.write_text("rung,spec,anchor\n" + "".join(
+        f"{r.name},\"{r.spec}\",{'' if r.anchor is None else r.anchor}\n" for r in own_rungs))
     other = fault_engine(tmp_path, stockfish, monkeypatch, "die", "")
     monkeypatch.setenv("FAULT_NODES", "1")
     monkeypatch.setenv("FAULT_NAME", "Stockfish 99")
     new = tmp_path / "ladder@stockfish-99.csv"
     argv = ["calibrate", "--rungs", str(rungs), "--games-file", str(tmp_path / "g.csv.gz"),
             "--store", str(tmp_path / "cal.db"), "--ply-cap", "60", "--workers", "1"]
-    assert benchmark.main([*argv, "--add-games", "12", "--stockfish", other,
-                           "--ladder", str(new)]) == 0
+    own_argv = ["calibrate", "--games-file", str(tmp_path / "g.csv.gz"), "--store",
+                str(tmp_path / "cal.db"), "--ply-cap", "60", "--workers", "1", "--stockfish",
+                other, "--ladder", str(new)]
+    assert benchmark.main([*own_argv, "--rungs", str(own), "--add-games", "12"]) == 0
     ladder = load_ladder(new)
     assert ladder.engine == "Stockfish 99" and ladder.prior.startswith("v2: Stockfish 15.1")
-    assert len(ladder.rungs) == 7 and ladder.rungs[0].elo == 0
+    assert {r.name for r in ladder.rungs} == {r.name for r in own_rungs}
+    assert ladder.rungs[0].elo == 0
+    # Without --rungs the ladder keeps its own (the default 32 would drop mix99@1).
+    assert benchmark.main(own_argv) == 0
+    assert [r.name for r in load_ladder(new).rungs] == [r.name for r in ladder.rungs]
     # A new ladder is judged by the cheaper rule, recorded in its file and in every game.
     assert ladder.adjudication == NEW_LADDER_RULE.version == 2
     assert {g.adjudication for g in read_games(tmp_path / "g.csv.gz")} == {2}
@@ -156,6 +219,14 @@ def test_a_new_engine_calibrates_with_the_prior_and_held_out_games_are_checked(
     assert result["judge"] == "5000 nodes per position"
     asked = log.read_text().splitlines()
     assert "go nodes 5000" in asked and "go nodes 20000" not in asked
+    # The same player on the committed ladder, into the same --out: the rungs share names,
+    # yet its games are its own (keyed by the ladder's engine and rule), not the first's.
+    monkeypatch.delenv("FAULT_LOG")
+    assert benchmark.main(["play", "--model", "random", "--stockfish", stockfish,
+                           "--max-games", "2", "--ply-cap", "12", "--out", str(out)]) == 0
+    with sqlite3.connect(out / "games.db") as db:
+        stored = [k for (k,) in db.execute("SELECT key FROM games")]
+    assert len(stored) == 4 and len({k.split(":")[0] for k in stored}) == 2
     assert benchmark.main([*argv, "--held-out-games", "6", "--held-out-file",
                            str(tmp_path / "h.csv.gz"), "--stockfish", stockfish]) == 0
     out = capsys.readouterr().out

@@ -452,7 +452,8 @@ def held_out_command(args: argparse.Namespace, rungs: list[Rung], config: Calibr
         args.held_out_games, lambda known: held_out.plan(rungs, known, engine,
                                                          args.held_out_games, args.seed,
                                                          config.rule))
-    checks, pooled = held_out.check(ladder, usable(ladder.rungs, games, engine,
+    kept = held_out.unseen(games, read_games(args.games_file))
+    checks, pooled = held_out.check(ladder, usable(ladder.rungs, kept, engine,
                                                    rule=config.rule))
     print(held_out_table(checks, pooled))
     print(f"{sum(c.games for c in checks)} held-out games of {engine} in "

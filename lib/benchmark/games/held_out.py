@@ -46,6 +46,18 @@ def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
     return out
 
 
+def unseen(held: list[CalibrationGame], fitted: list[CalibrationGame]) -> list[CalibrationGame]:
+    """The held-out games whose pair of rungs (either order) has no game among the `fitted`
+    ones of the same engine, adjudication rule and condition. A ladder whose rungs changed
+    after its held-out games were played (the 17.1 ladder dropped two) may put an old
+    held-out pair within ladder.MAX_SPAN, where the planner can choose it: its games are then
+    no longer out of sample."""
+    seen = {(g.engine, g.adjudication, g.condition, frozenset((g.weak, g.strong)))
+            for g in fitted}
+    return [g for g in held if (g.engine, g.adjudication, g.condition,
+                                frozenset((g.weak, g.strong))) not in seen]
+
+
 @dataclass(frozen=True)
 class PairCheck:
     """One held-out pair: the ladder's prediction against the games."""

@@ -25,6 +25,9 @@ A ladder belongs to the engine build it was measured with (its `engine` column):
 fixed nodes is another player under another Stockfish version. Ladders of several engines
 live side by side: `ladder.csv` and, for every other engine, `ladder@SLUG.csv` beside it
 (`ladder_for`); a run uses the one of the engine it finds, and refuses one of another.
+The default rungs below are ladder.csv's; another engine's ladder starts from them and may
+keep rungs of its own (the 17.1 ladder's, spaced for 17.1): every ladder file lists its
+rungs, and `calibrate` reads them from there (`load_rungs`).
 """
 
 from __future__ import annotations
