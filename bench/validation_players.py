@@ -12,6 +12,7 @@ it stopped. `table` gathers the results into the committed data file.
     python -m bench.validation_players run --cross               # the cross-ladder players
         --ladder ladder@stockfish-17.1.csv --stockfish <a Stockfish 17.1 build>
     python -m bench.validation_players table --write validation_players.csv
+    python -m bench.validation_players table --update --write validation_players.csv
 """
 
 from __future__ import annotations
@@ -175,30 +176,60 @@ def rows(out: Path) -> list[dict[str, Any]]:
                 static = latest(static_dir, Kind.STATIC, f"{label}__fen@1__all")
             except SystemExit:
                 continue
-            cond = play["conditions"]["standard"]
-            found.append({
-                "player": player.spec, "family": player.family,
-                "ladder": f"{ladder_dir.name}.csv",
-                "game_elo": cond["elo"]["mean"], "game_elo_lo": cond["elo"]["lo"],
-                "game_elo_hi": cond["elo"]["hi"],
-                "game_elo_sd": round((cond["elo"]["hi"] - cond["elo"]["lo"]) / (2 * Z90), 1),
-                "games": cond["games"], **static_columns(static)})
+            found.append({"player": player.spec, "family": player.family,
+                          "ladder": f"{ladder_dir.name}.csv", **game_columns(play),
+                          **static_columns(static)})
     return found
+
+
+def game_columns(play: dict[str, Any]) -> dict[str, Any]:
+    """A play result's standard game Elo with its 90% interval, and its games."""
+    cond = play["conditions"]["standard"]
+    elo = cond["elo"]
+    return {"game_elo": elo["mean"], "game_elo_lo": elo["lo"], "game_elo_hi": elo["hi"],
+            "game_elo_sd": round((elo["hi"] - elo["lo"]) / (2 * Z90), 1),
+            "games": cond["games"]}
+
+
+def updated(table: list[dict[str, str]], out: Path) -> tuple[list[dict[str, Any]], int]:
+    """The committed table with the game columns of every row whose play run is in `out`
+    (its ladder's directory) replaced by that run's; the static columns, which do not depend
+    on the ladder, stay. Returns the rows and how many were replaced."""
+    rows_out: list[dict[str, Any]] = []
+    replaced = 0
+    for row in table:
+        ladder_dir = out / row["ladder"].removesuffix(".csv")
+        try:
+            play = latest(ladder_dir, Kind.PLAY, f"{SERVED}/{row['player']}__standard")
+        except SystemExit:
+            rows_out.append(row)
+            continue
+        rows_out.append({**row, **game_columns(play)})
+        replaced += 1
+    return rows_out, replaced
 
 
 def table_command(args: argparse.Namespace) -> None:
     """Print the players' table; with --write, write it as the committed data file."""
-    found = rows(args.out)
-    if found:
-        found = rung_rows(args.ladder, args.rungs) + found
+    if args.update:
+        found, replaced = updated(read_table(DATA), args.out)
+        if not replaced:
+            raise SystemExit(f"no play runs of the rows of {DATA.name} in {args.out}")
+        print(f"{replaced} rows' game columns from the play runs in {args.out}")
+    else:
+        found = rows(args.out)
+        if found:
+            found = rung_rows(args.ladder, args.rungs) + found
     if not found:
         raise SystemExit(f"no validation results in {args.out}: run `run` first")
     print("| player | family | ladder | game Elo (90%) | games | accuracy | best move |")
     print("|---|---|---|---|---|---|---|")
     for r in found:
-        print(f"| {r['player']} | {r['family']} | {r['ladder']} | {r['game_elo']:.0f} "
-              f"[{r['game_elo_lo']:.0f}, {r['game_elo_hi']:.0f}] | {r['games']} | "
-              f"{r['accuracy']:.1f} | {r['best_move_rate']:.2f} |")
+        v = {k: float(r[k]) for k in ("game_elo", "game_elo_lo", "game_elo_hi", "accuracy",
+                                      "best_move_rate")}  # numbers, or the file's text
+        print(f"| {r['player']} | {r['family']} | {r['ladder']} | {v['game_elo']:.0f} "
+              f"[{v['game_elo_lo']:.0f}, {v['game_elo_hi']:.0f}] | {r['games']} | "
+              f"{v['accuracy']:.1f} | {v['best_move_rate']:.2f} |")
     if args.write:
         with atomic_write(args.write) as handle:
             writer = csv.DictWriter(handle, fieldnames=list(found[0]), lineterminator="\n")
@@ -281,6 +312,10 @@ def main() -> None:
                    help="the ladder whose rungs join the table (default ladder.csv)")
     t.add_argument("--rungs", type=Path, default=ROOT / "results" / "rungs",
                    help="the rungs' static runs (bench/static_vs_game.py --out)")
+    t.add_argument("--update", action="store_true",
+                   help=f"start from the committed {DATA.name} and replace only the game "
+                   "columns of the rows whose play runs are in --out (a ladder remeasured, "
+                   "its players re-rated with run --cross)")
     t.add_argument("--write", type=Path, default=None,
                    help=f"write the table as CSV (the committed one is {DATA.name})")
     t.set_defaults(handler=table_command)

@@ -1,0 +1,42 @@
+"""The validation set's table: a remeasured ladder's players re-rated, their rows updated."""
+
+import json
+from pathlib import Path
+
+from bench.validation_players import DATA, read_table, updated
+from lib.benchmark.core.header import Kind, file_name
+from lib.benchmark.core.results import slug
+from lib.benchmark.core.server import SERVED
+from tests.conftest import ROOT
+
+PLAY = ROOT / "tests" / "data" / "results-v1" / \
+    "play__stockfish_nodes_200__standard__6d0961a64b.json"
+
+
+def test_update_replaces_the_game_columns_of_the_rows_whose_play_runs_are_found(
+        tmp_path: Path) -> None:
+    """One cross-ladder row's player has a play run in its ladder's directory: that row's
+    game Elo, interval and games come from the run; its static columns and every other row
+    stay as committed."""
+    table = read_table(DATA)
+    row = next(r for r in table if r["ladder"] != "ladder.csv")
+    play = json.loads(PLAY.read_text())
+    folder = tmp_path / row["ladder"].removesuffix(".csv")
+    folder.mkdir()
+    label = f"{SERVED}/{row['player']}__standard"
+    (folder / f"{slug(file_name(Kind.PLAY, label))}__0123456789.json").write_text(
+        json.dumps(play))
+    # The same player's run in another ladder's directory does not touch this row.
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / f"{slug(file_name(Kind.PLAY, label))}__0123456789.json"
+     ).write_text(json.dumps(play))
+    rows, replaced = updated(table, tmp_path)
+    assert replaced == 1 and len(rows) == len(table)
+    [changed] = [i for i, (a, b) in enumerate(zip(table, rows, strict=True)) if a != b]
+    assert table[changed] is row
+    new, elo = rows[changed], play["conditions"]["standard"]["elo"]
+    assert (new["game_elo"], new["game_elo_lo"], new["game_elo_hi"], new["games"]) == (
+        elo["mean"], elo["lo"], elo["hi"], play["conditions"]["standard"]["games"])
+    assert float(new["game_elo_sd"]) > 0 and new["game_elo"] != float(row["game_elo"])
+    assert {k: v for k, v in new.items() if not k.startswith("game")} == \
+        {k: v for k, v in row.items() if not k.startswith("game")}
