@@ -28,7 +28,7 @@ from lib.benchmark.games.calibration import (
     usable,
     write_games,
 )
-from lib.benchmark.games.ladder import Rung, anchor_of, load_ladder, pairs, rate
+from lib.benchmark.games.ladder import Ladder, Rung, anchor_of, load_ladder, pairs, rate
 from lib.benchmark.games.ladder_prior import prior_from
 from lib.errors import DataError
 from tests.conftest import ROOT, fault_engine
@@ -200,18 +200,26 @@ def test_fit_by_span_passes_the_model_and_flags_a_scale_that_bends() -> None:
         assert worst > 4 if bent else worst < 3
 
 
+def _goal_between(ladder: Ladder, info: np.ndarray) -> float:
+    """A goal for the rungs up to GOAL_SPLIT that the planner's variances (from `info`) meet
+    and the fit's reported ones miss: midway between the two largest half-widths."""
+    low = ladder.elos <= design.GOAL_SPLIT
+    k = anchor_of(ladder.rungs)
+    planned = btd.Z90 * np.sqrt(np.diag(design.covariance(info, k)))[low].max()
+    reported = btd.Z90 * np.sqrt(np.diag(ladder.cov))[low].max()
+    assert reported > planned
+    return float(planned + reported) / 2
+
+
 def test_the_planner_stops_only_where_the_reported_half_widths_meet_their_goals() -> None:
     ladder = load_ladder(ROOT / "ladder.csv")
     use = usable(ladder.rungs, read_games(ROOT / LADDER_GAMES), ladder.engine)
     k, candidates = anchor_of(ladder.rungs), pairs(len(ladder.rungs))
     info = design.information(ladder.elos, ladder.nu, use.weak, use.strong)
     inflate = inflation(ladder, use)
-    low = ladder.elos <= design.GOAL_SPLIT
-    planned = btd.Z90 * np.sqrt(np.diag(design.covariance(info, k)))[low].max()
-    reported = btd.Z90 * np.sqrt(np.diag(ladder.cov))[low].max()
     # nu's uncertainty and the observed information widen what the fit reports
-    assert reported > planned and inflate[k] == 1
-    goal = (planned + reported) / 2  # met by the planner's variances, missed by the report
+    goal = _goal_between(ladder, info)
+    assert inflate[k] == 1
     assert design.games_to_goal(ladder.elos, ladder.nu, info, k, candidates, low=goal)[0] == 0
     total, added = design.games_to_goal(ladder.elos, ladder.nu, info, k, candidates, step=100,
                                         low=goal, inflate=inflate)
@@ -234,11 +242,8 @@ def test_a_ladder_with_a_prior_is_planned_to_its_reported_half_widths() -> None:
     info = design.information(ladder.elos, ladder.nu, use.weak, use.strong) \
         + prior.information()
     inflate = inflation(ladder, use, prior)
-    low = ladder.elos <= design.GOAL_SPLIT
-    planned = btd.Z90 * np.sqrt(np.diag(design.covariance(info, k)))[low].max()
-    reported = btd.Z90 * np.sqrt(np.diag(ladder.cov))[low].max()
-    assert reported > planned and inflate[k] == 1
-    goal = (planned + reported) / 2  # met by the planner's variances, missed by the report
+    goal = _goal_between(ladder, info)
+    assert inflate[k] == 1
     assert design.games_to_goal(ladder.elos, ladder.nu, info, k, candidates, low=goal)[0] == 0
     assert design.games_to_goal(ladder.elos, ladder.nu, info, k, candidates, step=100,
                                 low=goal, inflate=inflate)[0] > 0

@@ -98,7 +98,7 @@ def prior_from(source: Ladder, rungs: list[Rung]) -> LadderPrior:
     """The prior for `rungs` (anchor first, weakest first) from a ladder measured with
     another engine. A rung the source has (same name and spec) takes its measured Elo and
     covariance; one it lacks (a rung added for the new engine) is known only to lie between
-    its neighbours: their midpoint, sd half their gap, uncorrelated (`between`)."""
+    its measured neighbours, loosely and uncorrelated with the rest (`between`)."""
     if anchor_of(rungs) != 0:
         raise DataError("a ladder with a prior must list its anchor rung first")
     index = {r.name: i for i, r in enumerate(source.rungs)}
