@@ -36,7 +36,13 @@ from lib.benchmark.core import btd
 from lib.benchmark.core.cli import HELD_OUT_GAMES, LADDER_GAMES
 from lib.benchmark.core.header import revision
 from lib.benchmark.games import design, held_out
-from lib.benchmark.games.calibration import fit_by_span, games_to_goal, read_games, usable
+from lib.benchmark.games.calibration import (
+    CalibrationGame,
+    fit_by_span,
+    games_to_goal,
+    read_games,
+    usable,
+)
 from lib.benchmark.games.ladder import RUNG_SPACING, load_ladder
 from lib.benchmark.games.ladder_prior import prior_from
 from lib.cli import run_cli
@@ -46,10 +52,12 @@ ROOT = Path(__file__).resolve().parents[1]
 MATE_CP = 20_000  # a score at least this far from 0 is a mate (30000 - 100 n)
 
 
-def ladder_block(root: Path = ROOT, name: str = "ladder.csv") -> str:
-    """A committed ladder: every rung with its interval, goal, games and next gap."""
+def ladder_block(root: Path = ROOT, name: str = "ladder.csv",
+                 games: list[CalibrationGame] | None = None) -> str:
+    """A committed ladder: every rung with its interval, goal, games and next gap (`games`:
+    the committed games file, read here unless the caller has it)."""
     ladder = load_ladder(root / name)
-    games = read_games(root / LADDER_GAMES)
+    games = read_games(root / LADDER_GAMES) if games is None else games
     mine = [g for g in games if g.engine == ladder.engine]
     use = usable(ladder.rungs, games, ladder.engine, rule=ladder.adjudication)
     goal = design.goals(ladder.elos)
@@ -120,9 +128,10 @@ def testset_block(root: Path = ROOT) -> str:
 def ladder171_block(root: Path = ROOT) -> str:
     """The Stockfish 17.1 ladder, as ladder_block, and its held-out games' check."""
     name = "ladder@stockfish-17.1.csv"
-    lines = [ladder_block(root, name)]
+    games = read_games(root / LADDER_GAMES)
+    lines = [ladder_block(root, name, games)]
     ladder = load_ladder(root / name)
-    kept = held_out.unseen(read_games(root / HELD_OUT_GAMES), read_games(root / LADDER_GAMES))
+    kept = held_out.unseen(read_games(root / HELD_OUT_GAMES), games)
     checks, pooled = held_out.check(ladder, usable(ladder.rungs, kept, ladder.engine,
                                                    rule=ladder.adjudication))
     if checks:
