@@ -11,6 +11,7 @@ it stopped. `table` gathers the results into the committed data file.
     python -m bench.validation_players run                       # every player, ladder.csv
     python -m bench.validation_players run --cross               # the cross-ladder players
         --ladder ladder@stockfish-17.1.csv --stockfish <a Stockfish 17.1 build>
+    python -m bench.validation_players run --map --ladder L --stockfish S  # the map's players
     python -m bench.validation_players table --write validation_players.csv
     python -m bench.validation_players table --update --write validation_players.csv
 """
@@ -43,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "validation"
 DATA = ROOT / "validation_players.csv"
 MAX_GAMES = 60
+MAP_GAMES = 100  # games per player and ladder of the map between the ladders
 
 
 @dataclass(frozen=True)
@@ -52,28 +54,34 @@ class Player:
     spec: str  # the baseline spec the server plays ('served/' + spec is the model name)
     family: str  # its lineage: players of one family are left out together
     cross: bool = False  # also rated on the other engine's ladder (one scale across engines)
+    # A player of the map between the ladders: rated on both with at least MAP_GAMES games
+    # (six strengths from about 400 to 2,450, two families at each).
+    map: bool = False
 
 
 # Families by lineage: GNU Chess 6 and Toga II both descend from Fruit 2.1, so they are one.
 PLAYERS = (
     Player("gnuchess:depth=1", "fruit"),
-    Player("gnuchess:depth=1,random=50", "fruit"),
+    Player("gnuchess:depth=1,random=50", "fruit", map=True),
     Player("toga2:depth=1", "fruit", cross=True),
-    Player("toga2:depth=3", "fruit"),
-    Player("toga2:depth=1,random=25", "fruit"),
-    Player("toga2:depth=1,random=85", "fruit"),
+    Player("toga2:depth=3", "fruit", map=True),
+    Player("toga2:depth=1,random=25", "fruit", map=True),
+    Player("toga2:depth=1,random=85", "fruit", map=True),
     Player("glaurung:depth=1", "glaurung"),
-    Player("glaurung:depth=4", "glaurung"),
-    Player("glaurung:depth=1,random=25", "glaurung", cross=True),
-    Player("glaurung:depth=1,random=70", "glaurung"),
-    Player("sjeng:depth=2", "sjeng", cross=True),
+    Player("glaurung:depth=4", "glaurung", map=True),
+    Player("glaurung:depth=1,random=25", "glaurung", cross=True, map=True),
+    Player("glaurung:depth=1,random=70", "glaurung", map=True),
+    Player("sjeng:depth=2", "sjeng", cross=True, map=True),
     Player("sjeng:depth=4", "sjeng"),
-    Player("sjeng:depth=3,random=50", "sjeng"),
-    Player("sjeng:depth=2,random=80", "sjeng"),
+    Player("sjeng:depth=3,random=50", "sjeng", map=True),
+    Player("sjeng:depth=2,random=80", "sjeng", map=True),
     Player("softmax:temp=30,nodes=2000", "softmax"),
     Player("softmax:temp=100,nodes=2000", "softmax"),
     Player("softmax:temp=300,nodes=2000", "softmax"),
     Player("softmax:temp=1000,nodes=2000", "softmax"),
+    # The map's players only (the strengths the validation set lacked a second family at).
+    Player("toga2:depth=1,random=70", "fruit", map=True),
+    Player("toga2:depth=1,random=10", "fruit", map=True),
 )
 
 
@@ -101,7 +109,7 @@ def latest(out: Path, kind: Kind, label: str) -> dict[str, Any]:
 
 
 def run_player(player: Player, base_url: str, ladder: Path | None, stockfish: str | None,
-               out: Path, static: bool, max_games: int) -> None:
+               out: Path, static: bool, max_games: int, target: float | None = None) -> None:
     """The player's static run (on every question) and its play run; each resumes."""
     model = f"{SERVED}/{player.spec}"
     # The server's port differs from run to run: --endpoint-id keeps the answers' and games'
@@ -114,15 +122,20 @@ def run_player(player: Player, base_url: str, ladder: Path | None, stockfish: st
         if status != 0:
             raise SystemExit(f"static run of {model} ended with status {status}")
     ladder_args = ["--ladder", str(ladder)] if ladder else []
+    # A target below any reachable half-width plays exactly --max-games games.
+    until = ["--target", f"{target:g}"] if target else []
     status = benchmark.main(["play", *chat, *engine, *ladder_args, "--max-games",
-                             str(max_games)])
+                             str(max_games), *until])
     if status != 0:
         raise SystemExit(f"play run of {model} ended with status {status}")
 
 
 def run_command(args: argparse.Namespace) -> None:
     """Rate every player (or the cross-ladder ones, or a shard) through the served path."""
-    players = [p for p in PLAYERS if p.cross or not args.cross]
+    if args.map:
+        players = [p for p in PLAYERS if p.map]
+    else:
+        players = [p for p in PLAYERS if p.cross or not args.cross]
     index, count = args.shard
     players = players[index::count]
     out = args.out / (args.ladder.stem if args.ladder else "ladder")
@@ -132,7 +145,9 @@ def run_command(args: argparse.Namespace) -> None:
             # The static test does not depend on the ladder: run once, in the first ladder's
             # directory.
             run_player(player, server.base_url, args.ladder, args.stockfish, out,
-                       static=not args.cross, max_games=args.max_games)
+                       static=not (args.cross or args.map),
+                       max_games=MAP_GAMES if args.map else args.max_games,
+                       target=1.0 if args.map else None)
 
 
 METRICS = ("accuracy", "acpl", "best_move_rate", "grade_blunder", "grade_mistake")
@@ -299,6 +314,9 @@ def main() -> None:
     r.add_argument("--stockfish", default=None, help="Stockfish for the rungs and softmax")
     r.add_argument("--cross", action="store_true",
                    help="only the players rated on both ladders, and no static runs")
+    r.add_argument("--map", action="store_true",
+                   help=f"only the players of the map between the ladders, {MAP_GAMES} games "
+                   "each, and no static runs")
     r.add_argument("--shard", type=shard, default=(0, 1), help="I/N: a share of the players "
                    "(run N processes to use N cores)")
     r.add_argument("--max-games", type=int, default=MAX_GAMES,
