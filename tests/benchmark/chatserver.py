@@ -1,4 +1,9 @@
-"""A small OpenAI-compatible chat-completions server on 127.0.0.1 that answers from a script."""
+"""A small OpenAI-compatible chat-completions server on 127.0.0.1 that answers from a script.
+
+With a `price`, it is a provider with books of its own: every reply it completes (a 200,
+readable or not) is billed, and with `bill_abandoned` so is one whose client gave up before it
+was sent (a non-streamed generation is billed when it completes). Its books (`billed`,
+`money`, `bought` per request) are what a test holds the result's against."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import select
 import socket
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,6 +35,9 @@ class Response:
     finish_reason: str = "stop"
     hang: bool = False  # never answer (a silent server)
     tool_calls: list[dict] | None = None  # the assistant's tool calls (OpenAI's shape)
+    parts: bool = False  # content as a list of text parts, as some providers send it
+    reasoning: str | None = None  # the reasoning text, as `reasoning_content`
+    no_usage: bool = False  # a body without usage at all
 
 
 Script = Callable[[str, int], Response]  # (fen, how many times this fen was asked) -> reply
@@ -74,8 +83,14 @@ class ChatServer:
 
     def __init__(self, script: Script, preflight: Response | None = OK,
                  single_slot: bool = False,
-                 on_body: Callable[[dict], Response] | None = None) -> None:
+                 on_body: Callable[[dict], Response] | None = None,
+                 price: float | None = None, bill_abandoned: bool = False) -> None:
         self.script = script
+        self.price = price  # billed per completed reply, and reported as usage.cost
+        self.bill_abandoned = bill_abandoned  # a reply whose client left is billed too
+        self.billed = 0  # replies billed
+        self.money = 0.0  # what they cost
+        self.bought: Counter[str] = Counter()  # billed replies per request (its messages)
         self.on_body = on_body  # when set, answers every request with a FEN from its body
         self.preflight = preflight
         self.slot = _FifoSlot() if single_slot else None
@@ -135,6 +150,15 @@ class ChatServer:
                     time.sleep(0.01)
                 return True
 
+            def _bill(self, body: dict) -> None:
+                if server.price is None:
+                    return
+                asked = json.dumps(body.get("messages") or body.get("prompt"), sort_keys=True)
+                with server._lock:
+                    server.billed += 1
+                    server.money = round(server.money + server.price, 9)
+                    server.bought[asked] += 1
+
             def _answer(self, body: dict, fen: str, attempt: int) -> None:
                 if fen == PREFLIGHT and server.preflight is not None:
                     reply = server.preflight
@@ -148,21 +172,29 @@ class ChatServer:
                 if server.slot is not None:
                     with server.slot:
                         if not self._hold(reply.delay):
-                            return
+                            return self._abandoned(body, reply)
                 elif reply.delay and not self._hold(reply.delay):
-                    return
-                message = {"role": "assistant", "content": reply.text}
+                    return self._abandoned(body, reply)
+                content = [{"type": "text", "text": reply.text}] if reply.parts else reply.text
+                message = {"role": "assistant", "content": content}
+                if reply.reasoning is not None:
+                    message["reasoning_content"] = reply.reasoning
                 if reply.tool_calls:
                     message["tool_calls"] = reply.tool_calls
                 choice = {"index": 0, "finish_reason": reply.finish_reason,
                           **({"text": reply.text} if "prompt" in body
                              else {"message": message})}
-                payload = reply.raw if reply.raw is not None else json.dumps({
-                    "id": "x", "object": "chat.completion", "choices": [choice],
-                    "usage": reply.usage or {"prompt_tokens": 50, "completion_tokens": 5,
-                                             "completion_tokens_details":
-                                                 {"reasoning_tokens": 3}},
-                }).encode()
+                usage = reply.usage or {"prompt_tokens": 50, "completion_tokens": 5,
+                                        "completion_tokens_details": {"reasoning_tokens": 3}}
+                if server.price is not None and reply.usage is None:
+                    usage = {**usage, "cost": server.price}
+                completion = {"id": "x", "object": "chat.completion", "choices": [choice]}
+                if not reply.no_usage:
+                    completion["usage"] = usage
+                payload = reply.raw if reply.raw is not None else \
+                    json.dumps(completion).encode()
+                if reply.status == 200:
+                    self._bill(body)
                 try:
                     self.send_response(reply.status)
                     for key, value in reply.headers.items():
@@ -174,6 +206,12 @@ class ChatServer:
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
+
+            def _abandoned(self, body: dict, reply: Response) -> None:
+                """The client left while the reply was made: billed all the same where the
+                provider bills a generation when it completes."""
+                if server.bill_abandoned and reply.status == 200 and not server.stopping.is_set():
+                    self._bill(body)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True

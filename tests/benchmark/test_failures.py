@@ -15,7 +15,8 @@ import chess
 import pytest
 
 import benchmark
-from lib.benchmark.core.chat import ChatClient, ChatConfig, InfraError, key_for
+from lib.benchmark.core.chat import ChatConfig, OpenAIModel, key_for
+from lib.benchmark.core.model import InfraError, Request
 from lib.errors import ConfigError
 from tests.benchmark.chatserver import PREFLIGHT, ChatServer, Response
 from tests.conftest import ROOT
@@ -334,6 +335,10 @@ def test_ctrl_c_against_a_silent_server_is_quick_and_keeps_answers(questions: Pa
     assert not list(tmp_path.glob("*.json"))
 
 
+def _user(text: str) -> Request:
+    return Request(messages=({"role": "user", "content": text},))
+
+
 @pytest.mark.parametrize(("header", "waits", "fails"), [
     ("1", True, False),  # honoured: the retry comes a second later
     ("soon", False, False),  # malformed: no hint, the backoff decides
@@ -347,15 +352,15 @@ def test_retry_after_is_honoured_up_to_its_cap(header: str, waits: bool, fails: 
             return Response(status=429, headers={"Retry-After": header})
         return Response("Final answer: e4")
     with ChatServer(script) as server:
-        client = ChatClient(ChatConfig(base_url=server.base_url, model="m", retries=2,
+        client = OpenAIModel(ChatConfig(base_url=server.base_url, model="m", retries=2,
                                        backoff_s=0.01, timeout_s=5, slots=1))
         start = time.monotonic()
         if fails:
             with pytest.raises(InfraError, match="asks to wait 500 s, more than the 120 s"):
-                client.ask(f"Chess position (FEN): {fen}")
+                client.generate(_user(f"Chess position (FEN): {fen}"))
             assert server.calls[fen] == 1
         else:
-            reply = client.ask(f"Chess position (FEN): {fen}")
+            reply = client.generate(_user(f"Chess position (FEN): {fen}"))
             assert reply.text == "Final answer: e4" and reply.attempts == 2
         took = time.monotonic() - start
     assert (took >= 1.0) == waits and took < 5

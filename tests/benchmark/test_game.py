@@ -6,6 +6,7 @@ import chess
 import chess.pgn
 import pytest
 
+from lib.benchmark.core import protocols as proto
 from lib.benchmark.core import turns
 from lib.benchmark.core.chat import ChatConfig
 from lib.benchmark.core.players import ChatPlayer, StockfishPlayer
@@ -98,8 +99,8 @@ def test_pgn_has_players_rung_result_termination_and_illegal_tries() -> None:
 def test_the_retry_prompt_says_what_was_wrong() -> None:
     board = chess.Board()
     start = game.standard_start()
-    note = turns.feedback_line("Qh5", "Final answer: Qh5", "rule", "the queen is blocked")
-    prompt = turns.game_prompt(board, [], start, legal=True, feedback=note)
+    note = proto.feedback_line("Qh5", "Final answer: Qh5", "rule", "the queen is blocked")
+    prompt = proto.game_prompt(board, [], start, legal=True, feedback=note)
     assert "'Qh5' was not accepted (rule: the queen is blocked)" in prompt
     assert "Legal moves: " in prompt and " Nf3 " in prompt
     assert "You play White" in prompt and chess.STARTING_FEN in prompt
@@ -122,7 +123,7 @@ def test_an_edited_game_prompt_is_asked_again(tmp_path, monkeypatch) -> None:
         try:
             assert [a.cached for a in turn()] == [False]
             assert [a.cached for a in turn()] == [True]
-            monkeypatch.setattr(turns, "GAME_INSTRUCTION", "Answer as: Final answer: <move>")
+            monkeypatch.setattr(proto, "GAME_INSTRUCTION", "Answer as: Final answer: <move>")
             assert [a.cached for a in turn()] == [False]
         finally:
             cache.close()

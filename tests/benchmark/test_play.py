@@ -189,10 +189,10 @@ def test_one_failing_game_is_aborted_not_lost(ladder: Path, tmp_path: Path) -> N
     assert c["aborted"] >= 1 and c["games"] == 3 and c["w"] + c["d"] + c["l"] == 3
 
 
-def test_a_refused_request_mid_game_stops_the_run_with_one_line(
+def test_a_context_refusal_mid_game_aborts_the_game_without_a_retry(
         ladder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """HTTP 400 (a context-length refusal) mid-game cannot succeed on retry or in the next
-    game: the run stops at once naming it, instead of aborting game after game."""
+    """HTTP 400 saying the prompt does not fit cannot succeed on retry: the game is aborted
+    (unrated) at once, and the breaker stops the run after three such games in a row."""
     def script(fen: str, attempt: int) -> Response:
         if chess.Board(fen).fullmove_number >= 3:  # the prompt has grown too long
             return Response(status=400, raw=b'{"error": "context length exceeded"}')
@@ -203,10 +203,11 @@ def test_a_refused_request_mid_game_stops_the_run_with_one_line(
                                       "--concurrency", "1"))
         refused = sum(chess.Board(f).fullmove_number >= 3 for f, n in server.calls.items()
                       for _ in range(n) if f)
-    assert status == 2 and refused == 1  # one refusal, never retried, no further game
+    assert status == 2 and refused == 3  # one refusal a game, never retried
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("error: HTTP 400") and "context length exceeded" in err[-1]
-    assert not list(tmp_path.glob("play__*.json"))
+    assert err[-1].startswith("error: stopped after 3 games in a row were aborted")
+    assert "context length exceeded" in err[-1]
+    assert not list(tmp_path.glob("play__*.json"))  # no game was played: nothing to write
 
 
 def test_empty_and_filtered_replies_are_retried_and_named(ladder: Path,

@@ -67,11 +67,12 @@ def test_chat_sends_the_game_as_one_conversation_capped_when_asked(
 
 
 def _turn(protocol: GameProtocol, on_body: Callable[[dict], Response], tmp_path: Path,
-          board: chess.Board | None = None) -> tuple[chess.Move | None, list, ChatServer]:
+          board: chess.Board | None = None,
+          temperature: float = 0.0) -> tuple[chess.Move | None, list, ChatServer]:
     """One turn of a model at a scripted server under `protocol`."""
     with ChatServer(lambda fen, attempt: Response(), on_body=on_body) as server:
         config = ChatConfig(base_url=server.base_url, model="m", retries=0, timeout_s=10,
-                            slots=1)
+                            slots=1, temperature=temperature)
         side = turns.Side(ChatPlayer(config), proto.template(protocol), protocol=protocol)
         cache = JsonStore(tmp_path / f"{protocol}.db", "answers")
         try:
@@ -88,17 +89,23 @@ def test_an_illegal_answer_is_retried_then_a_legal_one_plays(
         protocol: GameProtocol, tmp_path: Path) -> None:
     answers = iter([" Ke2 Nf6", " e4 e5"] if protocol == GameProtocol.PGN
                    else ["Final answer: Ke2", "Final answer: e4"])
-    move, attempts, server = _turn(protocol, lambda body: Response(next(answers)), tmp_path)
+    # pgn re-asks only where a sample may differ: at a temperature above 0.
+    move, attempts, server = _turn(protocol, lambda body: Response(next(answers)), tmp_path,
+                                   temperature=0.7 if protocol == GameProtocol.PGN else 0.0)
     assert move == chess.Move.from_uci("e2e4")
     assert [a.category for a in attempts] == [Category.RULE, None]
     first, second = server.bodies
-    if protocol == GameProtocol.PGN:  # no place for feedback in a PGN: asked again as is
+    if protocol == GameProtocol.PGN:  # no place for feedback in a PGN: a new sample
         assert first["prompt"] == second["prompt"] and first["prompt"].endswith("\n\n1.")
         assert server.bodies[0]["max_tokens"] == proto.PGN_MAX_TOKENS
     elif protocol == GameProtocol.CHAT:  # the illegal reply stays in the conversation
         assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
         assert second["messages"][1]["content"] == "Final answer: Ke2"
         assert "'Ke2' was not accepted (rule" in second["messages"][2]["content"]
+    elif protocol == GameProtocol.BLIND:  # one fixed line: the fault would show the board
+        assert "'Ke2' was not a legal move. Give a legal move." in \
+            second["messages"][-1]["content"]
+        assert "rule" not in second["messages"][-1]["content"]
     else:
         assert "'Ke2' was not accepted (rule" in second["messages"][-1]["content"]
 
@@ -166,7 +173,7 @@ def test_every_protocol_plays_a_served_engine_and_a_blind_spot_shows_in_blind_on
     for protocol in GameProtocol:
         result = bench.run_of(tmp_path, f"served/{player}", protocol)
         assert result["protocol"] == result["settings"]["protocol"] == protocol
-        assert result["prompt"] == proto.VERSIONS[protocol]
+        assert result["prompt"] == proto.template(protocol)
     rows = {(r["model"].startswith("blindspot/"), str(r["protocol"])): r
             for r in bench.rows(tmp_path, player)}
     assert len(rows) == 7

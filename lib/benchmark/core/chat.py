@@ -1,7 +1,12 @@
-"""An OpenAI-compatible chat-completions client over HTTP, with retries that are honest.
+"""The model layer's OpenAI-compatible backend: chat and text completions over HTTP.
 
-Works with OpenAI, OpenRouter, vLLM, Ollama and llama.cpp servers. Retries 429, 5xx,
-timeouts, dropped connections and malformed responses, and logs each retry. urllib3's `Retry`
+Works with OpenAI, OpenRouter, vLLM, Ollama and llama.cpp servers, and reads every reply shape
+they send: content as a string or a list of text parts, `reasoning` / `reasoning_content`,
+`usage.cost`, `usage.completion_tokens_details.reasoning_tokens`, or no usage at all. Retries
+429, 5xx, timeouts and dropped connections, and a completed reply that cannot be read at most
+once (it is charged: the provider billed it); each retry is logged. Built on requests (pinned
+already, and the abort below needs its urllib3 connections): an OpenAI SDK would bring its own
+retry loop and hide the attempts the provider may bill. urllib3's `Retry`
 is the policy (which statuses, how many attempts, exponential backoff with a cap and jitter,
 Retry-After in seconds or as an HTTP date); our loop drives it rather than the HTTP adapter,
 because the adapter would sleep inside the request, where the queue-aware timeout below would
@@ -21,11 +26,13 @@ import contextlib
 import json
 import logging
 import queue
+import re
 import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any
 from urllib.parse import urlparse
 
@@ -37,7 +44,15 @@ from urllib3.exceptions import InvalidHeader, MaxRetryError
 from urllib3.util import Retry
 
 from lib.benchmark.core.cost import Budget, Price
-from lib.errors import ChessEvalError, ConfigError
+from lib.benchmark.core.model import (
+    BudgetSpent,
+    ContextTooLong,
+    FatalInfraError,
+    InfraError,
+    Reply,
+    Request,
+)
+from lib.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +63,18 @@ RETRY_AFTER_CAP_S = 120  # a server asking us to wait longer than this fails the
 PROVIDER_KEYS = {"openrouter.ai": "OPENROUTER_API_KEY", "api.openai.com": "OPENAI_API_KEY"}
 # Request fields that options set: --extra may not change what the traces say was asked.
 RESERVED = ("model", "messages", "prompt", "max_tokens", "temperature", "stop", "stream", "n",
-            "tools", "response_format")
+            "tools", "response_format", "reasoning_effort", "reasoning")
 DEFAULT_MAX_TOKENS = 1024
+# With --reasoning-effort, the default --max-tokens: room for the reasoning before the answer
+# (a reply cut off before it commits to a move is still a failed answer, counted as truncated).
+REASONING_MAX_TOKENS = 16384
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+# Hosts that take the effort as OpenRouter's `reasoning: {effort}`; every other endpoint gets
+# OpenAI's `reasoning_effort` (vLLM, SGLang and llama.cpp read that one too).
+NESTED_REASONING = ("openrouter.ai",)
+MALFORMED_RETRIES = 1  # a completed reply that cannot be read is asked again at most once
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0:0:0:0:0:0:0:1")
+DEFAULT_PORTS = {"http": 80, "https": 443}
 # --response-format json: the answer as {"move": "..."} by the API's JSON schema.
 RESPONSE_FORMAT = {"type": "json_schema", "json_schema": {
     "name": "move", "strict": True, "schema": {
@@ -58,16 +83,46 @@ RESPONSE_FORMAT = {"type": "json_schema", "json_schema": {
 PREFLIGHT_PROMPT = "Reply with the word OK."
 
 
-class InfraError(ChessEvalError):
-    """The request failed for reasons that are not the model's (after every retry)."""
+# How a server words an HTTP 400, by what it means (OpenAI, vLLM, llama.cpp, Ollama, SGLang).
+CONTEXT_RE = re.compile(r"context[_ ]length|context size|context window|maximum context|"
+                        r"exceeds? the (?:available )?context|too many tokens|prompt is too "
+                        r"long|input is too long", re.IGNORECASE)
+UNSUPPORTED_RE = re.compile(r"unsupported[_ ](?:parameter|value)|not supported|unrecognized|"
+                            r"unknown (?:field|parameter|argument)|extra (?:fields|inputs) not "
+                            r"permitted|does not support", re.IGNORECASE)
+FORMAT_RE = re.compile(r"response_format|json_schema|json schema|structured output",
+                       re.IGNORECASE)
 
 
-class FatalInfraError(InfraError):
-    """A failure every further request would repeat (bad key, unknown model or URL)."""
+class Refusal(StrEnum):
+    """What an HTTP 400 means, read from its body."""
+
+    CONTEXT = "context length"  # the request does not fit: trim it, or fail this one
+    UNSUPPORTED = "unsupported parameter"  # every request would be refused: fatal
+    OTHER = "other"  # this request was refused: it fails, the run goes on
 
 
-class BudgetSpent(InfraError):
-    """--max-cost is spent: no more requests are sent (a rerun resumes)."""
+def refusal_of(body: str) -> Refusal:
+    """The kind of an HTTP 400 from its body's wording."""
+    if CONTEXT_RE.search(body):
+        return Refusal.CONTEXT
+    if UNSUPPORTED_RE.search(body):
+        return Refusal.UNSUPPORTED
+    return Refusal.OTHER
+
+
+def canonical_endpoint(base_url: str) -> str:
+    """The endpoint as answers are keyed: host (localhost, 127.0.0.1 and ::1 are one),
+    port (the scheme's default left out) and path, without a trailing slash."""
+    parts = urlparse(base_url)
+    host = (parts.hostname or "").lower()
+    if host in LOCAL_HOSTS:
+        host = "127.0.0.1"
+    elif ":" in host:
+        host = f"[{host}]"
+    port = parts.port
+    netloc = host if port in (None, DEFAULT_PORTS.get(parts.scheme)) else f"{host}:{port}"
+    return f"{netloc}{parts.path.rstrip('/')}"
 
 
 @dataclass(frozen=True)
@@ -95,44 +150,52 @@ class ChatConfig:
     price: Price | None = None  # --price: cost per million tokens where the server reports none
     max_cost: float | None = None  # --max-cost: money this invocation may spend
     completions: bool = False  # the run asks /completions (pgn): so does the preflight
+    reasoning_effort: str | None = None  # --reasoning-effort, sent as the endpoint takes it
 
     @property
     def endpoint(self) -> str:
-        """The endpoint as the answer cache and every result name it."""
+        """The endpoint as the answer cache and every result name it: canonical, so one
+        server reached by two names is one endpoint."""
+        if self.endpoint_id:
+            return f"id:{self.endpoint_id}"
+        return canonical_endpoint(self.base_url)
+
+    @property
+    def endpoint_as_written(self) -> str:
+        """The endpoint as versions before the canonical one keyed answers (host and port as
+        written): answers cached under it are still found."""
         if self.endpoint_id:
             return f"id:{self.endpoint_id}"
         parts = urlparse(self.base_url)
         return f"{parts.netloc}{parts.path.rstrip('/')}"
 
 
-@dataclass(frozen=True)
-class Reply:
-    """A model's answer and what it cost."""
-
-    text: str
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    reasoning_tokens: int | None = None
-    cost: float | None = None
-    latency_s: float = 0.0
-    attempts: int = 1
-    finish_reason: str | None = None  # "stop", "length" (cut by max_tokens), ...
-    # The tool calls of a reply under the tools protocol: {"id", "name", "arguments"} each,
-    # arguments as the raw JSON text the model wrote (it may be malformed).
-    tool_calls: list[dict[str, str]] | None = None
-
-
 class _Problem(Exception):
     """One failed attempt: why, whether retrying can help, and the server's response."""
 
     def __init__(self, reason: str, retry: bool, response: requests.Response | None = None,
-                 busy: bool = False, settled: bool = True) -> None:
+                 busy: bool = False, settled: bool = True, aborted: bool = False,
+                 fatal: bool | None = None, context: bool = False,
+                 charged: float | None = None) -> None:
         super().__init__(reason)
         self.retry = retry
         self.response = response  # a retryable status's response (for Retry-After)
         self.busy = busy  # the server answered that it is busy or failing (429, 5xx)
         # False: the attempt may still be in flight, so no other may start (nor is it fatal)
         self.settled = settled
+        self.aborted = aborted  # given up on after it was sent: the provider may bill it
+        # Whether every further request would fail so (None: when it cannot be retried)
+        self.fatal = (not retry) if fatal is None else fatal
+        self.context = context  # an HTTP 400 saying the request does not fit the context
+        self.charged = charged  # an unreadable completed reply: what it was charged
+
+
+class _Unreadable(Exception):
+    """A completed reply (HTTP 200, billed) whose body is not a completion."""
+
+    def __init__(self, reason: str, usage: dict[str, Any]) -> None:
+        super().__init__(reason)
+        self.usage = usage  # whatever usage the body held (for its cost)
 
 
 def retry_policy(config: ChatConfig, retries: int | None = None) -> Retry:
@@ -212,43 +275,53 @@ class _Queue:
             return min(self._open) == ticket
 
 
-class ChatClient:
-    """Thread-safe; each request runs on its own daemon thread, so Ctrl-C never waits on it."""
+class OpenAIModel:
+    """An OpenAI-compatible endpoint as a `model.Model`. Thread-safe; each request runs on
+    its own daemon thread, so Ctrl-C never waits on it."""
 
     def __init__(self, config: ChatConfig) -> None:
         self.config = config
         self.url = config.base_url.rstrip("/") + "/chat/completions"
         self.completions_url = config.base_url.rstrip("/") + "/completions"
-        self._plain = False  # the server refused response_format: answers are parsed as text
-        self.budget = Budget(config.max_cost, config.price)
+        # The server refused response_format (a 400 naming it): answers are read as text.
+        self.format_refused = False
+        self._budget = Budget(config.max_cost, config.price)
         self._sessions: queue.SimpleQueue[requests.Session] = queue.SimpleQueue()
         self._queue = _Queue()
 
-    def _payload(self, prompt: str, max_tokens: int | None = None) -> dict[str, Any]:
-        return self._chat_body([{"role": "user", "content": prompt}], max_tokens,
-                               answer=max_tokens is None)
+    @property
+    def endpoint(self) -> str:
+        """The canonical endpoint (or --endpoint-id)."""
+        return self.config.endpoint
 
-    def _chat_body(self, messages: list[dict[str, Any]], max_tokens: int | None = None,
-                   tools: list[dict[str, Any]] | None = None,
-                   answer: bool = True) -> dict[str, Any]:
-        """A chat-completions body: the system prompt (if any), then `messages`; `answer`:
-        it asks for a move (so --response-format applies), not the preflight's word."""
-        if self.config.system:
-            messages = [{"role": "system", "content": self.config.system}, *messages]
-        body = self._common(max_tokens)
-        body["messages"] = messages
-        if tools:
-            body["tools"] = tools
-        elif self.config.json_answers and not self._plain and answer:
-            body["response_format"] = RESPONSE_FORMAT
-        return body
+    @property
+    def budget(self) -> Budget:
+        """--max-cost and the books of this invocation."""
+        return self._budget
 
-    def _common(self, max_tokens: int | None) -> dict[str, Any]:
+    def body(self, request: Request) -> dict[str, Any]:
+        """The JSON body of a request: chat messages (with the system prompt) or a prompt."""
         body: dict[str, Any] = {**self.config.extra, "model": self.config.model,
                                 "temperature": self.config.temperature,
-                                "max_tokens": max_tokens or self.config.max_tokens}
+                                "max_tokens": request.max_tokens or self.config.max_tokens}
         if self.config.stop:
             body["stop"] = list(self.config.stop)
+        if self.config.reasoning_effort and request.answer:
+            if (urlparse(self.config.base_url).hostname or "") in NESTED_REASONING:
+                body["reasoning"] = {"effort": self.config.reasoning_effort}
+            else:
+                body["reasoning_effort"] = self.config.reasoning_effort
+        if request.prompt is not None:
+            body["prompt"] = request.prompt
+            return body
+        messages = list(request.messages)
+        if self.config.system:
+            messages = [{"role": "system", "content": self.config.system}, *messages]
+        body["messages"] = messages
+        if request.tools:
+            body["tools"] = list(request.tools)
+        elif self.config.json_answers and not self.format_refused and request.answer:
+            body["response_format"] = RESPONSE_FORMAT
         return body
 
     def _headers(self) -> dict[str, str]:
@@ -296,14 +369,20 @@ class ChatClient:
                     _abort(box)
                     if not done.wait(SETTLE_S):
                         raise _Problem(f"no reply within {self.config.timeout_s:g} s, and the "
-                                       "request could not be aborted", False, settled=False)
-                    raise _Problem(f"no reply within {self.config.timeout_s:g} s", True)
+                                       "request could not be aborted", False, settled=False,
+                                       aborted=True)
+                    raise _Problem(f"no reply within {self.config.timeout_s:g} s (given up "
+                                   "on: the provider may bill it)", True, aborted=True)
         finally:
             if not done.is_set():  # interrupted (Ctrl-C): leave no request behind
                 _abort(box)
             self._queue.leave(ticket, done.is_set() and "response" in box)
         if "error" in box:
-            raise _Problem(_connection_problem(box["error"], url), True)
+            # Sent and then cut (a reset, a read that failed) may have been billed; one that
+            # never connected was not.
+            error = box["error"]
+            sent = not (_refused(error) or isinstance(error, requests.ConnectTimeout))
+            raise _Problem(_connection_problem(error, url), True, aborted=sent)
         response: requests.Response = box["response"]
         return response
 
@@ -312,22 +391,65 @@ class ChatClient:
         return self.completions_url if "prompt" in body else self.url
 
     def _attempt(self, body: dict[str, Any], start: float, attempt: int) -> Reply:
+        """One request; a completed reply is charged here, readable or not."""
         url = self.url_of(body)
-        response = self._post(body, url)
+        amount = self._budget.estimate(len(json.dumps(body)), int(body["max_tokens"]))
+        if not self._budget.reserve(amount):
+            raise BudgetSpent(self._budget.note())
+        try:
+            response = self._post(body, url)
+        except _Problem as problem:
+            if problem.aborted:
+                self._budget.settle(amount, None, completed=False)
+            else:
+                self._budget.release(amount)
+            raise
+        except BaseException:
+            self._budget.release(amount)
+            raise
         status = response.status_code
-        if status == 200:
-            return self._reply(response, start, attempt, url)
+        if status != 200:
+            self._budget.release(amount)
+            raise self._problem(response, body, url)
+        try:
+            reply = self._reply(response, start, attempt, url)
+        except _Unreadable as exc:
+            usage = exc.usage
+            cost = self._budget.cost_of(usage.get("cost"), usage.get("prompt_tokens"),
+                                        usage.get("completion_tokens"))
+            self._budget.settle(amount, cost, completed=True, readable=False)
+            # Charged at its reservation when its cost is unknown (the books say so).
+            raise _Problem(str(exc), True, charged=amount if cost is None else cost) \
+                from None
+        cost = self._budget.cost_of(reply.cost, reply.prompt_tokens, reply.completion_tokens)
+        self._budget.settle(amount, cost, completed=True)
+        if cost is None and self._budget.limit is not None:
+            raise FatalInfraError("--max-cost needs each answer's cost: the server reported "
+                                  "no cost and no tokens to price (or give --price IN,OUT)")
+        return reply
+
+    def _problem(self, response: requests.Response, body: dict[str, Any],
+                 url: str) -> _Problem:
+        """Why a request that got an HTTP status other than 200 failed, and what follows."""
+        status = response.status_code
         if status in RETRY_STATUS:
-            raise _Problem(f"HTTP {status}", True, response, busy=True)
-        if status == 400 and "response_format" in body:
-            # No structured output here: ask again as text, and never again with the format.
-            if not self._plain:
-                log.warning("%s refused response_format (HTTP 400): answers are read as text "
-                            "from here on", url)
-            self._plain = True
-            return self._attempt({k: v for k, v in body.items() if k != "response_format"},
-                                 start, attempt)
-        raise _Problem(self._refusal(response, url), False)
+            return _Problem(f"HTTP {status}", True, response, busy=True)
+        if status == 400:
+            text = response.text[:2000]
+            kind = refusal_of(text)
+            said = " ".join(text[:200].split())
+            if kind is Refusal.CONTEXT:
+                return _Problem(f"HTTP 400 from {url}: the request does not fit the model's "
+                                f"context ({said})", False, fatal=False, context=True)
+            if "response_format" in body and (kind is Refusal.UNSUPPORTED
+                                              or FORMAT_RE.search(text)):
+                return _Problem("response_format refused", True, fatal=False)
+            if kind is Refusal.UNSUPPORTED:
+                return _Problem(f"HTTP 400 from {url}: a parameter the server does not "
+                                f"support ({said})", False)
+            return _Problem(f"HTTP 400 from {url}: the request was refused ({said})", False,
+                            fatal=False)
+        return _Problem(self._refusal(response, url), False)
 
     def _refusal(self, response: requests.Response, url: str) -> str:
         status = response.status_code
@@ -347,31 +469,36 @@ class ChatClient:
 
     def _reply(self, response: requests.Response, start: float, attempts: int,
                url: str) -> Reply:
+        """The completion of a 200; _Unreadable when the body is not one."""
         try:
             data = response.json()
-        except ValueError as exc:
+        except ValueError:
             kind = response.headers.get("Content-Type", "no content type").split(";")[0]
-            raise _Problem(f"{url} answered {kind}, not JSON: is --base-url the API's "
-                           "base (e.g. http://host:port/v1)?", True) from exc
+            raise _Unreadable(f"{url} answered {kind}, not JSON: is --base-url the API's "
+                              "base (e.g. http://host:port/v1)?", {}) from None
+        usage = (data.get("usage") if isinstance(data, dict) else None) or {}
+        if not isinstance(usage, dict):
+            usage = {}
         completion = url == self.completions_url
         try:
             choice = data["choices"][0]
-            text = (choice["text"] if completion else choice["message"].get("content")) or ""
-            if not isinstance(text, str):
-                raise TypeError("content is not text")
-            calls = None if completion else _tool_calls(choice["message"])
-            usage = data.get("usage") or {}
+            message = {} if completion else choice["message"]
+            text = _text(choice["text"] if completion else message.get("content"))
+            calls = None if completion else _tool_calls(message)
             details = usage.get("completion_tokens_details") or {}
+            reasoning = None if completion else _text(
+                message.get("reasoning_content") or message.get("reasoning")) or None
             return Reply(
                 text=text, prompt_tokens=usage.get("prompt_tokens"),
                 completion_tokens=usage.get("completion_tokens"),
                 reasoning_tokens=details.get("reasoning_tokens"), cost=usage.get("cost"),
                 latency_s=round(time.perf_counter() - start, 3), attempts=attempts,
-                finish_reason=choice.get("finish_reason"), tool_calls=calls)
+                finish_reason=choice.get("finish_reason"), tool_calls=calls,
+                reasoning=reasoning)
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             what = "choices[0].text: not an OpenAI-compatible completions API" if completion \
                 else "choices[0].message.content: not an OpenAI-compatible chat API"
-            raise _Problem(f"{url} answered JSON without {what}", True) from exc
+            raise _Unreadable(f"{url} answered JSON without {what}", usage) from exc
 
     def _wait(self, policy: Retry, problem: _Problem) -> float:
         """Seconds before the next attempt: the server's Retry-After, else the backoff."""
@@ -386,42 +513,32 @@ class ChatClient:
                              f"{RETRY_AFTER_CAP_S} s we wait") from None
         return hint
 
-    def ask(self, prompt: str, label: str = "request") -> Reply:
-        """The model's reply; InfraError when every attempt failed, FatalInfraError when
-        retrying cannot help (a refused key, an unknown model)."""
-        return self._ask(self._payload(prompt), label, self.config.retries)
-
-    def converse(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                 label: str = "request") -> Reply:
-        """The model's next turn in a conversation, optionally with tools it may call."""
-        return self._ask(self._chat_body(messages, tools=tools), label, self.config.retries)
-
-    def complete(self, prompt: str, max_tokens: int, label: str = "request") -> Reply:
-        """A text completion of `prompt` (the /completions endpoint, for base models)."""
-        body = self._common(max_tokens)
-        body["prompt"] = prompt
-        return self._ask(body, label, self.config.retries)
+    def generate(self, request: Request, label: str = "request") -> Reply:
+        """The model's reply (see model.Model.generate)."""
+        return self._ask(self.body(request), label, self.config.retries)
 
     def _ask(self, body: dict[str, Any], label: str, retries: int,
              only_busy: bool = False) -> Reply:
         start = time.perf_counter()
         policy = retry_policy(self.config, retries)
+        spent = _Spent()
         for attempt in range(1, retries + 2):
-            if self.budget.exhausted:
-                raise BudgetSpent(self.budget.note())
             try:
-                reply = self._attempt(body, start, attempt)
-                if not self.budget.charge(reply.cost, reply.prompt_tokens,
-                                          reply.completion_tokens):
-                    raise FatalInfraError("--max-cost needs each answer's cost: the server "
-                                          "reported no cost and no tokens to price (or give "
-                                          "--price IN,OUT)")
-                return reply
+                return spent.onto(self._attempt(body, start, attempt))
             except _Problem as problem:
+                spent.count(problem)
                 if not problem.settled:
                     raise InfraError(str(problem)) from None
-                if not problem.retry or (only_busy and not problem.busy):
+                if problem.context:
+                    raise ContextTooLong(str(problem)) from None
+                if str(problem) == "response_format refused":
+                    body = self._without_format(body, url=self.url_of(body))
+                    continue  # the same request as text: no retry spent
+                if problem.fatal or (only_busy and not problem.busy):
                     raise FatalInfraError(str(problem)) from None
+                if not problem.retry or spent.unreadable > MALFORMED_RETRIES:
+                    raise InfraError(f"{problem}" + (" (twice: not asked again)"
+                                                     if problem.retry else "")) from None
                 try:
                     policy = policy.increment("POST", self.url, error=problem)
                 except MaxRetryError:
@@ -430,21 +547,70 @@ class ChatClient:
                 log.warning("%s: %s; retry %d of %d in %.1f s", label, problem, attempt,
                             retries, wait)
                 time.sleep(wait)
-        raise AssertionError("unreachable: the policy allows retries + 1 attempts")
+        raise InfraError(f"no reply after {retries + 1} attempts")
+
+    def _without_format(self, body: dict[str, Any], url: str) -> dict[str, Any]:
+        """The body without response_format, which the server refused; from here on every
+        request is asked as text (a server that lacks it lacks it for every request)."""
+        if not self.format_refused:
+            log.warning("%s refused response_format (HTTP 400 naming it): answers are read "
+                        "as text from here on", url)
+        self.format_refused = True
+        return {k: v for k, v in body.items() if k != "response_format"}
 
     def preflight(self) -> Reply:
         """One small request before a run; FatalInfraError with one clear line when the
         endpoint cannot answer (refused connection, bad URL, key, model, not JSON)."""
-        if self.config.completions:
-            body = self._common(16)
-            body["prompt"] = PREFLIGHT_PROMPT
-        else:
-            body = self._payload(PREFLIGHT_PROMPT, max_tokens=16)
+        request = Request(prompt=PREFLIGHT_PROMPT, max_tokens=16, answer=False) \
+            if self.config.completions else Request(
+                messages=({"role": "user", "content": PREFLIGHT_PROMPT},), max_tokens=16,
+                answer=False)
+        body = self.body(request)
         try:
             return self._ask(body, "preflight", min(self.config.retries, 2), only_busy=True)
         except InfraError as exc:
             raise FatalInfraError(f"preflight request to {self.url_of(body)} failed: {exc}") \
                 from None
+
+
+@dataclass
+class _Spent:
+    """What the failed attempts of one answer bought: added to its reply."""
+
+    cost: float = 0.0  # charged for unreadable replies
+    unreadable: int = 0
+    aborted: int = 0
+
+    def count(self, problem: _Problem) -> None:
+        """Count one failed attempt (an unreadable reply was charged by _attempt)."""
+        if problem.aborted:
+            self.aborted += 1
+        if problem.charged is not None:
+            self.unreadable += 1
+            self.cost += problem.charged
+
+    def onto(self, reply: Reply) -> Reply:
+        """The reply with what its failed attempts cost."""
+        if not (self.unreadable or self.aborted):
+            return reply
+        cost = self.cost + (reply.cost or 0.0) if self.unreadable else reply.cost
+        return replace(reply, cost=cost, unreadable=self.unreadable,
+                       aborted_attempts=self.aborted)
+
+
+def _text(content: Any) -> str:
+    """A message's content as text: a string, or a list of text parts (joined)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [part.get("text", "") if isinstance(part, dict) else str(part)
+                 for part in content
+                 if not isinstance(part, dict) or part.get("type", "text") in ("text",
+                                                                              "output_text")]
+        return "".join(p for p in parts if isinstance(p, str))
+    raise TypeError("content is neither text nor a list of parts")
 
 
 def _tool_calls(message: dict[str, Any]) -> list[dict[str, str]] | None:
@@ -460,6 +626,12 @@ def _tool_calls(message: dict[str, Any]) -> list[dict[str, str]] | None:
                     "arguments": arguments if isinstance(arguments, str)
                     else json.dumps(arguments)})
     return out
+
+
+def _refused(exc: requests.RequestException) -> bool:
+    """Whether a connection error never reached the server (refused, unresolved)."""
+    text = str(exc).lower()
+    return "refused" in text or "resolve" in text or "name or service" in text
 
 
 def _connection_problem(exc: requests.RequestException, url: str) -> str:

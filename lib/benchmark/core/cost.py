@@ -60,7 +60,10 @@ def summary(answers: Iterable[Mapping[str, Any]], price: Price | None, moves: in
     rows = list(answers)
     sums = {k: sum(int(a.get(k) or 0) for a in rows)
             for k in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
-    requests = sum(int(a.get("requests") or 1) for a in rows)
+    # A trace row counts the requests it took: 0 for a tools answer after the first of one
+    # reply (that reply's request and cost are on the first); a reply is one request.
+    took = [1 if a.get("requests") is None else int(a["requests"]) for a in rows]
+    requests = sum(took)
     # A trace row counts its tool calls; a reply lists them.
     calls = sum(len(c) if isinstance(c := a.get("tool_calls"), list) else int(c or 0)
                 for a in rows)
@@ -74,7 +77,9 @@ def summary(answers: Iterable[Mapping[str, Any]], price: Price | None, moves: in
         "tokens": sums["prompt_tokens"] + sums["completion_tokens"],
         "cost": None if cost is None else round(cost, 6),
         "cost_source": "+".join(sources) or None,
-        "cost_unknown_answers": len(rows) - len(known),
+        # Answers that took a request and whose cost is unknown.
+        "cost_unknown_answers": sum(1 for (c, _), n in zip(costs, took, strict=True)
+                                    if c is None and n),
         "latency_s": round(sum(float(a.get("latency_s") or 0) for a in rows), 1)}
     for unit, n in (("answer", len(rows)), ("move", moves), ("game", games)):
         if n:
@@ -85,38 +90,106 @@ def summary(answers: Iterable[Mapping[str, Any]], price: Price | None, moves: in
     return out
 
 
+@dataclass
+class Books:
+    """What this invocation bought, as a provider's own books would show it."""
+
+    sent: int = 0  # HTTP requests sent
+    completed: int = 0  # replies the provider completed (HTTP 200): each may be billed
+    unreadable: int = 0  # of those, replies that could not be read (charged all the same)
+    aborted: int = 0  # attempts given up on before a reply: possibly billed, not charged
+    cost: float = 0.0  # what was charged for the completed replies
+    unknown_cost: int = 0  # completed replies whose cost could not be known
+
+    def as_dict(self) -> dict[str, Any]:
+        """The books as a result records them (`usage.this_run`)."""
+        return {"requests_sent": self.sent, "replies_completed": self.completed,
+                "unreadable_replies": self.unreadable, "aborted_attempts": self.aborted,
+                "cost": round(self.cost, 6), "cost_unknown_replies": self.unknown_cost}
+
+
+EPSILON = 1e-9  # sums of prices in floating point: a budget met exactly is not passed
+
+
 class Budget:
-    """--max-cost: money this invocation may spend on fresh answers; thread-safe."""
+    """--max-cost and the books of this invocation's purchases; thread-safe.
+
+    A request reserves its price before it is sent and settles when it ends, so no request
+    starts once spent plus reserved would pass the limit. The reservation is the request's
+    price at --price (its prompt, estimated from its size, and its max_tokens), else the
+    dearest reply so far. Spend can pass the limit only by what replies in flight cost beyond
+    their reservations: nothing when --price is given and the server keeps to max_tokens;
+    else at most the requests in flight times (a reply's cost - the dearest before it).
+    """
 
     def __init__(self, limit: float | None, price: Price | None) -> None:
         self.limit = limit  # None: no budget
         self.price = price
-        self.spent = 0.0
+        self.spent = 0.0  # charged this invocation
+        self.reserved = 0.0  # held by requests in flight
+        self.dearest = 0.0  # the dearest reply so far: a request's price when none is given
+        self.books = Books()
+        self.refused = False  # a request found no room: the run stops on budget
         self._lock = threading.Lock()
 
     @property
     def exhausted(self) -> bool:
-        """Whether the budget is spent."""
+        """Whether the budget stopped a request (or is spent): the run stops there."""
         with self._lock:
-            return self.limit is not None and self.spent >= self.limit
+            return self.limit is not None and (self.refused
+                                               or self.spent >= self.limit - EPSILON)
 
-    def charge(self, reported: float | None, prompt_tokens: int | None,
-               completion_tokens: int | None) -> bool:
-        """Count a fresh reply's cost; False when it cannot be known (no cost, no tokens or no
-        --price), which a budget cannot allow."""
-        if self.limit is None:
-            return True
-        cost, _ = cost_of(reported, prompt_tokens, completion_tokens, self.price)
-        if cost is None:
-            return False
+    def estimate(self, prompt_chars: int, max_tokens: int) -> float:
+        """What a request may cost: at --price, its prompt (3 characters a token, which
+        overcounts English and FEN) and max_tokens; else the dearest reply so far."""
+        if self.price is not None:
+            return self.price.of(prompt_chars // 3 + 1, max_tokens)
+        return self.dearest
+
+    def reserve(self, amount: float) -> bool:
+        """Hold `amount` for a request about to be sent; False when the budget cannot."""
         with self._lock:
+            self.books.sent += 1
+            if self.limit is not None and \
+                    self.spent + self.reserved + amount > self.limit + EPSILON:
+                self.books.sent -= 1
+                self.refused = True
+                return False
+            self.reserved += amount
+            return True
+
+    def settle(self, amount: float, cost: float | None, completed: bool,
+               readable: bool = True) -> None:
+        """Release a reservation and charge what the request cost: a completed reply its
+        cost (unknown: its reservation), an attempt given up on nothing (it is counted)."""
+        with self._lock:
+            self.reserved -= amount
+            if not completed:
+                self.books.aborted += 1
+                return
+            self.books.completed += 1
+            self.books.unreadable += not readable
+            if cost is None:
+                self.books.unknown_cost += 1
+                cost = amount
             self.spent += cost
-        return True
+            self.books.cost += cost
+            self.dearest = max(self.dearest, cost)
+
+    def release(self, amount: float) -> None:
+        """A reservation whose request got no reply that could be billed (refused, not sent)."""
+        with self._lock:
+            self.reserved -= amount
+
+    def cost_of(self, reported: float | None, prompt_tokens: int | None,
+                completion_tokens: int | None) -> float | None:
+        """A reply's cost: the provider's, else at --price, else unknown."""
+        return cost_of(reported, prompt_tokens, completion_tokens, self.price)[0]
 
     def note(self) -> str:
         """What the budget stopped, for the result and the log."""
-        return (f"stopped on budget: --max-cost {self.limit:g} spent ({self.spent:.4f} this "
-                "run); the same command resumes it")
+        return (f"stopped on budget: --max-cost {self.limit:g} spent or reserved "
+                f"({self.spent:.4f} spent this run); the same command resumes it")
 
 
 def text(u: dict[str, Any]) -> str:

@@ -18,9 +18,10 @@ from typing import Any, Protocol, runtime_checkable
 import chess
 import chess.engine
 
-from lib.benchmark.core.chat import ChatClient, ChatConfig, Reply
+from lib.benchmark.core.chat import ChatConfig, OpenAIModel
 from lib.benchmark.core.cost import Budget
-from lib.benchmark.core.prompts import Question
+from lib.benchmark.core.model import Model, Reply, Request
+from lib.benchmark.core.questions import Question
 from lib.engine import (
     Engine,
     EngineProtocol,
@@ -31,6 +32,7 @@ from lib.engine import (
     score_to_cp,
 )
 from lib.errors import PlayerError
+from lib.kvstore import Store
 
 STOCKFISH_NODES = 300_000  # full-strength baseline: node-limited, so reproducible
 LIMITED_NODES = 100_000  # node budget of a strength-limited Stockfish
@@ -320,51 +322,66 @@ class MixPlayer:
 
 
 class ChatPlayer:
-    """A model behind an OpenAI-compatible chat-completions endpoint."""
+    """A model behind the model layer (an OpenAI-compatible endpoint by default): every
+    protocol asks it through `generate`."""
 
-    def __init__(self, config: ChatConfig) -> None:
+    def __init__(self, config: ChatConfig, model: Model | None = None) -> None:
         self.config = config
-        self.client = ChatClient(config)
+        self.model: Model = model or OpenAIModel(config)
         self.max_concurrency = None
         self._checked = False
         # The endpoint is part of the identity: one model name at two servers (a 4-bit
         # quantisation here, bf16 there) is two players whose answers never mix, unless
-        # --endpoint-id names them one.
-        self.answered_by = config.endpoint
-        shown: dict[str, Any] = {"temperature": config.temperature,
-                                 "max_tokens": config.max_tokens, "extra": config.extra,
-                                 "endpoint": config.endpoint}
-        if config.system or config.stop:  # absent from ids made before these options existed
-            shown.update(system=config.system, stop=list(config.stop))
-        if config.json_answers:
-            shown["response_format"] = "json"
-        digest = hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:12]
-        self.id = f"{config.model}@{digest}"
+        # --endpoint-id names them one. It is canonical (localhost is 127.0.0.1).
+        self.answered_by = self.model.endpoint
+        self.id = _chat_id(config, self.model.endpoint)
+        # Ids under which earlier versions cached this player's answers (the endpoint as
+        # written): looked up after the id, so an upgrade buys nothing again.
+        legacy = _chat_id(config, config.endpoint_as_written)
+        self.aliases: tuple[str, ...] = (legacy,) if legacy != self.id else ()
 
     def answer(self, question: Question, prompt: str) -> Reply:
-        return self.client.ask(prompt, label=question.id)
+        """The reply to a single-prompt question (a user message)."""
+        return self.model.generate(Request(messages=({"role": "user", "content": prompt},)),
+                                   question.id)
+
+    @property
+    def temperature(self) -> float:
+        """The sampling temperature (a re-ask at 0 buys the same reply again)."""
+        return self.config.temperature
 
     @property
     def budget(self) -> Budget:
-        """What this invocation may still spend (--max-cost)."""
-        return self.client.budget
+        """What this invocation may still spend (--max-cost), and its books."""
+        return self.model.budget
 
-    def converse(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                 label: str) -> Reply:
-        """The model's next turn in a conversation (the chat and tools protocols)."""
-        return self.client.converse(messages, tools, label)
-
-    def complete(self, prompt: str, max_tokens: int, label: str) -> Reply:
-        """A text completion (the pgn protocol)."""
-        return self.client.complete(prompt, max_tokens, label)
+    def generate(self, request: Request, label: str) -> Reply:
+        """The model's reply to a protocol's request."""
+        return self.model.generate(request, label)
 
     def preflight(self) -> None:
         if not self._checked:  # once per player, however many runs of questions it answers
-            self.client.preflight()
+            self.model.preflight()
             self._checked = True
 
     def close(self) -> None:
         pass
+
+
+def _chat_id(config: ChatConfig, endpoint: str) -> str:
+    """A model's identity: its name and a digest of every setting that changes answers."""
+    shown: dict[str, Any] = {"temperature": config.temperature,
+                             "max_tokens": config.max_tokens, "extra": config.extra,
+                             "endpoint": endpoint}
+    if config.system or config.stop:  # absent from ids made before these options existed
+        shown.update(system=config.system, stop=list(config.stop))
+    if config.json_answers:
+        shown["response_format"] = "json"
+    if config.reasoning_effort:
+        shown["reasoning_effort"] = config.reasoning_effort
+    digest = hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:12]
+    suffix = f"+effort={config.reasoning_effort}" if config.reasoning_effort else ""
+    return f"{config.model}{suffix}@{digest}"
 
 
 class Completing:
@@ -375,6 +392,7 @@ class Completing:
         self.player = player
         self.max_tokens = max_tokens
         self.id = player.id
+        self.aliases = player.aliases
         self.max_concurrency = player.max_concurrency
         self.answered_by = player.answered_by
 
@@ -385,7 +403,8 @@ class Completing:
 
     def answer(self, question: Question, prompt: str) -> Reply:
         """The completion of the prompt."""
-        return self.player.complete(prompt, self.max_tokens, question.id)
+        return self.player.generate(Request(prompt=prompt, max_tokens=self.max_tokens),
+                                    question.id)
 
     def preflight(self) -> None:
         """The model's preflight (at /completions)."""
@@ -394,6 +413,26 @@ class Completing:
     def close(self) -> None:
         """Nothing of its own to release."""
         self.player.close()
+
+
+def aliases_of(player: Player) -> tuple[str, ...]:
+    """Ids under which earlier versions cached the player's answers (none for a baseline)."""
+    return tuple(getattr(player, "aliases", ()))
+
+
+def cached_answer(cache: Store, key: str, player: Player) -> Any | None:
+    """The cached reply under `key` (which starts with the player's id), else the one an
+    earlier version stored under an alias of the id (copied to `key`, found directly next)."""
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    for alias in aliases_of(player):
+        hit = cache.get(alias + key[len(player.id):])
+        if hit is not None:
+            cache.put(key, hit)
+            cache.commit()
+            return hit
+    return None
 
 
 def budget_of(player: Player) -> Budget | None:

@@ -12,13 +12,51 @@ import io
 import json
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import chess
 
-from lib.benchmark.core.prompts import Question
 from lib.errors import DataError
+
+
+@dataclass(frozen=True)
+class Question:
+    """One row of questions.csv, as the benchmark needs it."""
+
+    id: str
+    fen: str
+    expected: dict[str, int]  # uci -> cp, side to move
+    source: str
+    elo_bucket: str
+    phase: str
+    type: str
+    color: str
+    history: str  # games: SAN moves from the start
+    played_move: str  # games: the human's move
+    played_elo: float | None  # games: the Elo of the human who moved
+    rating: int | None  # puzzles: Lichess puzzle rating
+    solution: str
+    themes: str
+    private: bool
+    chess960: bool = False  # a Chess960 position (castling as king takes rook in UCI)
+    root: str = ""  # games: the FEN the game started from, when `moves` lead here
+    moves: tuple[str, ...] = ()  # games: UCI moves from `root`, so an engine sees repetitions
+    # A game's board as it stands, when the question comes from a game in play: board() copies
+    # it instead of replaying `moves` (a replay per ply costs a game quadratic time).
+    position: chess.Board | None = field(default=None, compare=False, repr=False)
+
+    def board(self) -> chess.Board:
+        """The position, with the game's moves that led to it when they are known."""
+        if self.position is not None:
+            return self.position.copy()
+        if not self.moves:
+            return chess.Board(self.fen, chess960=self.chess960)
+        board = chess.Board(self.root, chess960=self.chess960)
+        for uci in self.moves:
+            board.push_uci(uci)
+        return board
 
 REQUIRED = ("prompt", "expected_output", "private", "id", "source")
 SOURCES = ("game", "puzzle")

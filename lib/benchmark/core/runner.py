@@ -1,8 +1,10 @@
 """Ask a player every question: concurrently, through a response cache, with JSONL traces.
 
 Answers are cached in SQLite under (player with its options, prompt version, question id,
-prompt text), committed one by one, so a rerun or an interrupted run never asks twice.
-Infrastructure failures are not cached: the next run asks again. Requests run on daemon
+prompt text), each committed by the thread that received it the moment it arrives, so no
+reply that was bought is lost to a budget stop, an error or Ctrl-C, and a rerun never asks
+twice. Infrastructure failures are not cached: the next run asks again. A question the
+budget (--max-cost) left no room for is not asked (a rerun asks it). Requests run on daemon
 threads, so Ctrl-C ends a run at once even when the server hangs; a run of consecutive
 infrastructure failures opens the circuit breaker and stops the run.
 """
@@ -18,9 +20,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from lib.benchmark.core.chat import FatalInfraError, InfraError, Reply
-from lib.benchmark.core.players import EnginePlayer, Player
-from lib.benchmark.core.prompts import Question
+from lib.benchmark.core.model import BudgetSpent, FatalInfraError, InfraError, Reply
+from lib.benchmark.core.players import EnginePlayer, Player, cached_answer
+from lib.benchmark.core.questions import Question
 from lib.cluster import ClusterSettings, EngineCluster
 from lib.engine import Engine
 from lib.kvstore import JsonStore
@@ -36,9 +38,10 @@ class Outcome:
 
     question: Question
     prompt: str
-    reply: Reply | None  # None after an infrastructure failure
+    reply: Reply | None  # None after an infrastructure failure, or not asked
     infra_error: str | None
     cached: bool
+    unasked: bool = False  # not asked: --max-cost left no room for it (a rerun asks it)
 
 
 class CircuitOpen(InfraError):
@@ -60,7 +63,7 @@ def ask_all(player: Player, template: str, render: Callable[[Question], str],
     todo = []
     for question in questions:
         prompt = render(question)
-        hit = cache.get(cache_key(player, template, question, prompt))
+        hit = cached_answer(cache, cache_key(player, template, question, prompt), player)
         if hit is not None:
             yield Outcome(question, prompt, Reply(**hit), None, cached=True)
         else:
@@ -108,15 +111,23 @@ def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache:
             except queue.Empty:
                 return
             try:
-                results.put((job, player.answer(*job), None))
+                reply = player.answer(*job)
+            except BudgetSpent:
+                results.put((job, None, None))  # not asked; the others drain as quickly
+                continue
             except FatalInfraError as exc:
-                results.put((job, None, exc))
+                results.put((job, None, exc))  # raised by the main thread
                 return
             except InfraError as exc:
                 results.put((job, None, str(exc)))
+                continue
             except Exception as exc:  # noqa: BLE001 - handed to the main thread, raised there
                 results.put((job, None, exc))
                 return
+            # Stored here, the moment it arrives: whatever stops the run, it was bought.
+            cache.put(cache_key(player, template, *job), asdict(reply))
+            cache.commit()
+            results.put((job, reply, None))
 
     for _ in range(workers):
         threading.Thread(target=work, daemon=True, name="ask").start()
@@ -126,12 +137,10 @@ def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache:
             (question, prompt), reply, error = results.get()
             if isinstance(error, BaseException):
                 raise error
-            if reply is not None:
-                cache.put(cache_key(player, template, question, prompt), asdict(reply))
-                cache.commit()
-                in_a_row = 0
-            else:
-                in_a_row += 1
+            if reply is None and error is None:
+                yield Outcome(question, prompt, None, None, cached=False, unasked=True)
+                continue
+            in_a_row = 0 if reply is not None else in_a_row + 1
             yield Outcome(question, prompt, reply, error, cached=False)
             if in_a_row >= breaker:
                 raise CircuitOpen(f"stopped after {in_a_row} questions in a row failed for "

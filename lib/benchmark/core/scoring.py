@@ -20,7 +20,7 @@ from lib.benchmark.core.elo import (
     puzzle_elo_mcmc,
 )
 from lib.benchmark.core.players import RandomPlayer
-from lib.benchmark.core.prompts import Question
+from lib.benchmark.core.questions import Question
 from lib.grading import ALL_GRADES, CP_LOSS_CAP, puzzle_solved, score_move
 
 # Outcomes that say nothing of the model: only infrastructure failures. A truncated answer is

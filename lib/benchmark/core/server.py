@@ -31,7 +31,7 @@ import chess
 import chess.pgn
 
 from lib.benchmark.core.players import EnginePlayer, Player, is_baseline, make_player
-from lib.benchmark.core.prompts import Question
+from lib.benchmark.core.questions import Question
 from lib.engine import Engine
 from lib.errors import ChessEvalError
 

@@ -21,7 +21,7 @@ from lib.benchmark.core.cli import (
 )
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.players import is_baseline, make_player
-from lib.benchmark.core.protocols import GameProtocol
+from lib.benchmark.core.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.turns import RETRIES, Condition
@@ -128,14 +128,18 @@ def add_play_parser(commands: Any) -> None:
     p.add_argument("--questions", type=Path, default=Path("questions.csv"),
                    help="source of mid-game starts (default questions.csv)")
     add_protocol_arg(p, tuple(GameProtocol))
-    p.add_argument("--chat-history", type=non_negative_int, default=0, metavar="N",
+    p.add_argument("--chat-history", type=non_negative_int, default=CHAT_WINDOW, metavar="N",
                    help="chat protocol: keep only the last N exchanges of the conversation "
-                   "(default 0: the whole game; recorded in the result)")
+                   f"(default {CHAT_WINDOW}, which keeps an 80-move game's prompt tokens within "
+                   "10x fen's; 0: the whole game; recorded in the result). When the server "
+                   "says the conversation does not fit its context, older exchanges are left "
+                   "out and the game goes on")
     p.add_argument("--legal-moves", action="store_true",
                    help="list the legal moves in every prompt (recorded in the result)")
     p.add_argument("--illegal-retries", type=non_negative_int, default=RETRIES,
-                   help="illegal answers retried, each told what was wrong, before the game "
-                   f"is forfeited (default {RETRIES})")
+                   help="failed answers followed up before the game is forfeited (default "
+                   f"{RETRIES}; what the model is told is the protocol's: under blind one "
+                   "fixed line, under pgn at temperature 0 none, the side forfeits at once)")
     p.add_argument("--ply-cap", type=positive_int, default=PLY_CAP,
                    help=f"a game this many plies long is drawn (default {PLY_CAP})")
     p.add_argument("--target", type=positive_float, default=TARGET,

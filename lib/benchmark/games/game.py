@@ -26,7 +26,7 @@ import chess.engine
 import chess.pgn
 
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES, Category
-from lib.benchmark.core.prompts import Question
+from lib.benchmark.core.questions import Question
 from lib.benchmark.core.turns import Condition, Side, Start, take_turn
 from lib.engine import MATE_CP, Engine, score_to_cp
 from lib.errors import DataError

@@ -14,9 +14,9 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from lib.benchmark.core.chat import Reply
+from lib.benchmark.core.model import Reply
 from lib.benchmark.core.players import EnginePlayer
-from lib.benchmark.core.prompts import Question
+from lib.benchmark.core.questions import Question
 from lib.benchmark.core.turns import GameAborted, Side, Start
 from lib.benchmark.games.game import (
     RULE,

@@ -10,12 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from lib.benchmark.core.chat import InfraError
+from lib.benchmark.core.model import FatalInfraError, InfraError
 from lib.benchmark.core.players import Player, budget_of, make_player
 from lib.benchmark.core.progress import Progress
-from lib.benchmark.core.prompts import Question
-from lib.benchmark.core.protocols import GameProtocol
+from lib.benchmark.core.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.core.protocols import template as protocol_template
+from lib.benchmark.core.questions import Question
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start
 from lib.benchmark.games.game import (
     WHITE_SCORE,
@@ -64,7 +64,7 @@ class PlayConfig:
     # none: every standard game starts from the initial position
     breaker: int = BREAKER  # games in a row aborted for infrastructure reasons stop the run
     protocol: GameProtocol = GameProtocol.FEN  # how the model is asked for its moves
-    chat_history: int = 0  # chat: the exchanges kept in the conversation (0: every one)
+    chat_history: int = CHAT_WINDOW  # chat: the exchanges kept in the conversation (0: all)
     # The ladder's engine and adjudication rule, part of every game's key: a rung is another
     # player under another engine. Empty for the committed ladder.csv's, whose games keep
     # the keys they had before ladders of other engines existed.
@@ -159,6 +159,13 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
                     player, [rungs[r.name] for r in ladder.rungs], ladder, mid, config,
                     f"{prefix}:{condition}", pool, progress, preflight, later)
                 later -= 1
+                if isinstance(stopped, InfraError):
+                    # A failure every request would repeat, or the breaker: what was played
+                    # is written (exit 3); with nothing played there is nothing to write.
+                    if not any(session.rated(c) for c in session.games):
+                        raise stopped
+                    session.stopped = str(stopped)
+                    break
                 if stopped and budget is not None:  # the conditions after it: not begun
                     session.stopped = budget.note()
                     break
@@ -185,10 +192,11 @@ def _once(player: Player) -> Callable[[], None]:
 
 def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[Start],
                config: PlayConfig, name: str, pool: GamePool, progress: Progress,
-               preflight: Callable[[], None], later: int) -> tuple[list[Game], bool]:
+               preflight: Callable[[], None], later: int
+               ) -> tuple[list[Game], bool | InfraError]:
     """One condition's games (`name`: the session's key prefix and the condition; `later`:
     conditions still to play after it, for the progress bar's estimate), and whether
-    --max-cost stopped them before the stop rule did."""
+    --max-cost stopped them before the stop rule did (or the failure that stopped them)."""
     condition = Condition(name.rsplit(":", 1)[1])
     budget = budget_of(player)
     sampler = for_ladder(config.sampler, ladder)
@@ -222,15 +230,21 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
             jobs.append(GameJob(key, *((me, them) if model_white else (them, me)), start,
                                 config.ply_cap, rule_of(ladder.adjudication)))
             meta[key] = Game(condition, index, rung, model_white, None)
-        for played in pool.play(jobs, preflight):
-            game = meta[played.job.key] = replace(meta[played.job.key], record=played.record,
-                                                  aborted=played.aborted)
-            aborted_in_row = aborted_in_row + 1 if played.aborted else 0
-            progress.update("aborted" if played.aborted else
-                            {1.0: "win", 0.5: "draw", 0.0: "loss"}[game.score], played.stored)
-            if budget is not None and budget.exhausted:
-                continue  # the run stops after this batch, on budget, not on the breaker
-            if aborted_in_row >= config.breaker:
-                raise GamesAborted(f"stopped after {aborted_in_row} games in a row were "
-                                   f"aborted for infrastructure reasons (last: {played.aborted})")
+        try:
+            for played in pool.play(jobs, preflight):
+                game = meta[played.job.key] = replace(
+                    meta[played.job.key], record=played.record, aborted=played.aborted)
+                aborted_in_row = aborted_in_row + 1 if played.aborted else 0
+                progress.update("aborted" if played.aborted else
+                                {1.0: "win", 0.5: "draw", 0.0: "loss"}[game.score],
+                                played.stored)
+                if budget is not None and budget.exhausted:
+                    continue  # the run stops after this batch, on budget, not on the breaker
+                if aborted_in_row >= config.breaker:
+                    raise GamesAborted(f"stopped after {aborted_in_row} games in a row were "
+                                       "aborted for infrastructure reasons (last: "
+                                       f"{played.aborted})")
+        except (FatalInfraError, GamesAborted) as exc:
+            ended = [g for g in meta.values() if g.record is not None or g.aborted]
+            return games + sorted(ended, key=lambda g: g.index), exc
         games += sorted(meta.values(), key=lambda g: g.index)

@@ -23,8 +23,7 @@ import numpy as np
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
 from lib.benchmark.core.elo import LEVEL, Z
 from lib.benchmark.core.header import Kind, read_result
-from lib.benchmark.core.prompts import Question
-from lib.benchmark.core.questions import load_questions
+from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.results import elo_text, load_results
 from lib.benchmark.core.scoring import SUMMARY_METRICS, illegal_text, metric_digits
 from lib.benchmark.leaderboard.paired import PairedPart, joint_draws, paired_part

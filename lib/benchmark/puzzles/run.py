@@ -15,10 +15,10 @@ import numpy as np
 
 from lib.benchmark.core import cost
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
-from lib.benchmark.core.chat import InfraError
 from lib.benchmark.core.cost import Price
 from lib.benchmark.core.elo import Estimate, puzzle_elo_laplace, puzzle_elo_mcmc
 from lib.benchmark.core.header import Kind, write_result
+from lib.benchmark.core.model import InfraError
 from lib.benchmark.core.players import Player
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.runner import BREAKER

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from lib.benchmark.core.btd import Z90
-from lib.benchmark.core.elo import Estimate, bounded
+from lib.benchmark.core.elo import BELOW, Estimate, bounded
 from lib.benchmark.static.family_fit import KIND as FAMILIES
 from lib.benchmark.static.family_fit import PROFILE, FamilyFit, from_json
 from lib.benchmark.static.family_fit import predict as predict_families
@@ -112,6 +112,13 @@ def predict_result(fit: Fit | FamilyFit, intervals: dict[str, dict[str, float]])
     missing = sorted(m for m in needed if m not in intervals)
     if missing:
         raise DataError(f"the static result has no {', '.join(missing)} for the family fit")
+    if any((intervals[m] or {}).get("value") is None for m in needed):
+        # No legal answer: rates among legal moves are undefined, and a player that never
+        # moves legally loses every game: below the weakest player the fit was made on.
+        floor = fit.elo_range[0]
+        return bounded(Estimate(np.nan, -np.inf, floor, 0, "static fit",
+                                "no legal answer: below the fitted range", kind=BELOW),
+                       *fit.elo_range)
     return predict_families(fit, {m: (intervals[m]["value"], intervals[m]["lo"],
                                       intervals[m]["hi"]) for m in needed})
 

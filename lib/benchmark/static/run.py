@@ -8,6 +8,7 @@ JSON and markdown report.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -15,15 +16,16 @@ from typing import Any
 from lib.benchmark.core import cost
 from lib.benchmark.core.answers import Category
 from lib.benchmark.core.chat import ChatConfig
-from lib.benchmark.core.cost import Budget, Price
+from lib.benchmark.core.cost import Price
 from lib.benchmark.core.header import Kind, file_name
+from lib.benchmark.core.model import FatalInfraError
 from lib.benchmark.core.players import ChatPlayer, Completing, Player, budget_of, make_player
 from lib.benchmark.core.progress import Progress
-from lib.benchmark.core.prompts import TEMPLATES, Question
+from lib.benchmark.core.prompts import TEMPLATES
 from lib.benchmark.core.protocols import PGN_MAX_TOKENS, GameProtocol
-from lib.benchmark.core.questions import load_questions, select
+from lib.benchmark.core.questions import Question, load_questions, select
 from lib.benchmark.core.results import run_name
-from lib.benchmark.core.runner import ask_all, trace_record
+from lib.benchmark.core.runner import CircuitOpen, Outcome, ask_all, trace_record
 from lib.benchmark.core.scoring import (
     Item,
     aggregate,
@@ -99,21 +101,24 @@ def run_static(config: StaticConfig, chat: ChatConfig | None) -> int:
     if config.protocol == GameProtocol.PGN and isinstance(player, ChatPlayer):
         player = Completing(player, PGN_MAX_TOKENS)
     settings["answered_by"] = player.answered_by  # the endpoint, or the engine and version
-    # The endpoint is recorded but not keyed, like the answer cache: a resumed run may reach
-    # the same model through another address.
+    # The endpoint as written is recorded but not keyed: the player's id holds the canonical
+    # one, so a resumed run may reach the same server by another name.
     keyed = {k: v for k, v in settings.items() if k != "base_url"}
     name = run_name(file_name(Kind.STATIC, f"{config.model}__{config.template}__{config.split}"),
                     [player.id, keyed, digest])
     budget = budget_of(player)
     try:
-        items, replies = _ask(config, player, questions, name, budget)
+        items, replies, halted = _ask(config, player, questions, name)
     finally:
         player.close()
     result = _result(config, player.id, settings, digest, items, {q.id: q for q in questions})
     # Stopped on budget only when it left questions unanswered.
-    stopped = budget.note() if budget is not None and budget.exhausted and (
-        len(items) < len(questions) or result.infra) else None
-    result = replace(result, usage=cost.summary(replies, config.price), stopped=stopped,
+    stopped = halted or (budget.note() if budget is not None and budget.exhausted and (
+        len(items) < len(questions) or result.infra) else None)
+    usage = cost.summary(replies, config.price)
+    if budget is not None:
+        usage["this_run"] = budget.books.as_dict()
+    result = replace(result, usage=usage, stopped=stopped,
                      complete=result.complete and stopped is None)
     result.write(config.out / f"{name}.json")
     report = result.as_dict()
@@ -149,24 +154,30 @@ def _settings(config: StaticConfig, chat: ChatConfig | None) -> dict[str, Any]:
     return settings
 
 
-def _ask(config: StaticConfig, player: Player, questions: list[Question], name: str,
-         budget: Budget | None) -> tuple[list[Item], list[dict[str, Any]]]:
-    """Every question's scored item (those asked before --max-cost ran out) and every reply;
-    traces are written under a temporary name and renamed."""
+def _ask(config: StaticConfig, player: Player, questions: list[Question],
+         name: str) -> tuple[list[Item], list[dict[str, Any]], str | None]:
+    """Every question's scored item (those asked before --max-cost ran out), every reply, and
+    why the run stopped early (a failure every request would repeat, or the breaker) when it
+    did after some answers; traces are written under a temporary name and renamed."""
     cache = (_Forgetful if config.no_cache else JsonStore)(config.cache_path, "answers")
     traces_path = config.out / "traces" / f"{name}.jsonl"
     traces_path.parent.mkdir(parents=True, exist_ok=True)
     items: list[Item] = []
     replies: list[dict[str, Any]] = []
+    halted = None
     progress = Progress(len(questions), f"ask {config.model[:30]}")
+    outcomes = ask_all(player, config.template, TEMPLATES[config.template], questions, cache,
+                       config.concurrency, config.breaker, config.cluster)
     try:
         with atomic_write(traces_path, encoding="utf-8") as traces:
-            for outcome in ask_all(player, config.template, TEMPLATES[config.template],
-                                   questions, cache, config.concurrency, config.breaker,
-                                   config.cluster):
+            for outcome in _until_halted(outcomes, items):
+                if isinstance(outcome, str):
+                    halted = outcome
+                    log.error("%s: the answers so far are written", halted)
+                    break
+                if outcome.unasked:
+                    continue  # the budget left no room for it: a rerun asks it
                 reply = outcome.reply
-                if reply is None and budget is not None and budget.exhausted:
-                    break  # not asked: the budget is spent (a rerun asks it)
                 item = score_item(outcome.question, reply.text if reply else None,
                                   outcome.infra_error, outcome.prompt,
                                   reply.finish_reason if reply else None,
@@ -186,7 +197,18 @@ def _ask(config: StaticConfig, player: Player, questions: list[Question], name: 
         progress.close()
         cache.close()
     items.sort(key=lambda i: i.id)
-    return items, replies
+    return items, replies, halted
+
+
+def _until_halted(outcomes: Iterator[Outcome], items: list[Item]) -> Iterator[Outcome | str]:
+    """The outcomes, then why they stopped when a failure every request would repeat, or the
+    breaker, ends them after some answers (with none, the error is raised: nothing to write)."""
+    try:
+        yield from outcomes
+    except (FatalInfraError, CircuitOpen) as exc:
+        if all(i.category == Category.INFRA for i in items):
+            raise
+        yield str(exc)
 
 
 class _Forgetful(JsonStore):

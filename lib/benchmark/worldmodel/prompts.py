@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 import chess
 
 from lib.benchmark.core import answers
-from lib.benchmark.core.prompts import INSTRUCTION, Question
+from lib.benchmark.core.prompts import INSTRUCTION
+from lib.benchmark.core.questions import Question
 from lib.position import mirror_move
 
 LIST_TEMPLATE = "legal-list@1"

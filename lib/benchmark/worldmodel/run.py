@@ -20,7 +20,8 @@ from lib.benchmark.core.header import Kind, write_result
 from lib.benchmark.core.mcnemar import mcnemar_p
 from lib.benchmark.core.players import Player
 from lib.benchmark.core.progress import Progress
-from lib.benchmark.core.prompts import TEMPLATES, Question
+from lib.benchmark.core.prompts import TEMPLATES
+from lib.benchmark.core.questions import Question
 from lib.benchmark.core.runner import Outcome, ask_all
 from lib.benchmark.core.scoring import NOT_APPLICABLE, UNSCORED, Item, score_item
 from lib.benchmark.worldmodel.prompts import (

@@ -1,0 +1,458 @@
+"""The model layer against a provider with books of its own (tests/benchmark/chatserver.py):
+it bills every reply it completes, answers slowly and out of order, sends malformed 200s,
+content parts, reasoning fields and context-length 400s. Each test holds the result's books
+against the provider's: billed = charged, no prompt bought twice, overspend within its bound.
+"""
+
+import csv
+import hashlib
+import io
+import json
+import random
+from dataclasses import asdict
+from pathlib import Path
+
+import chess
+import chess.pgn
+import pytest
+
+import benchmark
+from lib.benchmark.core import protocols as proto
+from lib.benchmark.core import turns
+from lib.benchmark.core.chat import ChatConfig, Refusal, canonical_endpoint, refusal_of
+from lib.benchmark.core.players import ChatPlayer
+from lib.benchmark.core.protocols import GameProtocol
+from lib.benchmark.games import game
+from lib.kvstore import JsonStore, MemoryStore
+from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
+from tests.conftest import MONTHLY, ROOT, unzstd
+
+PRICE = 0.01  # what the provider bills a completed reply
+
+
+@pytest.fixture()
+def questions(tmp_path: Path) -> Path:
+    """The first 40 rows of the committed questions.csv."""
+    with open(ROOT / "questions.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))[:41]
+    path = tmp_path / "q.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle, lineterminator="\n").writerows(rows)
+    return path
+
+
+def _fen(body: dict) -> str:
+    """The position a request asks about: the FEN of its last message (or its prompt)."""
+    text = body["prompt"] if "prompt" in body else body["messages"][-1]["content"]
+    found = FEN_RE.search(text or "")
+    assert found, body
+    return found.group(1)
+
+
+def _legal(body: dict) -> Response:
+    fen = _fen(body)
+    return Response(f"Final answer: {sorted(m.uci() for m in chess.Board(fen).legal_moves)[0]}")
+
+
+def _argv(url: str, questions: Path, out: Path, *extra: str) -> list[str]:
+    return ["--model", "m", "--base-url", url, "--questions", str(questions), "--out",
+            str(out), "--retries", "6", "--retry-wait", "0.01", "--bootstrap", "50", *extra]
+
+
+def _result(out: Path, kind: str = "static") -> dict:
+    [path] = out.glob(f"{kind}__*.json")
+    return json.loads(path.read_text())
+
+
+def _asked(server: ChatServer) -> list[str]:
+    """The requests of questions (not the preflight), as the provider's books key them."""
+    return [k for k in server.bought if "FEN" in k]
+
+
+def test_an_unreadable_reply_is_charged_and_asked_again_once(questions: Path,
+                                                             tmp_path: Path) -> None:
+    """Finding 1. Every answer is a 200 without choices, billed 0.01: each question is bought
+    at most twice, every one is charged, so --max-cost 0.05 stops the run at 0.05."""
+    malformed = Response(raw=json.dumps({"object": "chat.completion", "usage": {
+        "prompt_tokens": 9, "completion_tokens": 1, "cost": PRICE}}).encode())
+    with ChatServer(lambda fen, n: malformed, on_body=lambda body: malformed,
+                    preflight=Response("OK"), price=PRICE) as server:
+        code = benchmark.main(_argv(server.base_url, questions, tmp_path, "--limit", "5",
+                                    "--concurrency", "1", "--max-cost", "0.05"))
+        per_prompt = max(server.bought[k] for k in _asked(server))
+        money = server.money
+    result = _result(tmp_path)
+    assert code == 3 and result["stopped"].startswith("stopped on budget")
+    assert per_prompt == 2  # once, then once again, never --retries + 1 times
+    assert money == pytest.approx(0.05)
+    assert result["usage"]["this_run"]["cost"] == pytest.approx(money)  # billed = charged
+    assert result["usage"]["this_run"]["unreadable_replies"] == 4
+
+
+def test_content_parts_and_reasoning_are_read_and_every_reply_charged(
+        questions: Path, tmp_path: Path) -> None:
+    """Finding 1's legitimate shape: content as a list of text parts (and the reasoning
+    apart) is an answer, not a malformed reply; one malformed 200 on the way is charged."""
+    seen: set[str] = set()
+
+    def answer(body: dict) -> Response:
+        fen = _fen(body)
+        if fen not in seen:  # every question's first reply is malformed, once
+            seen.add(fen)
+            return Response(raw=b"<html>upstream hiccup</html>",
+                            headers={"Content-Type": "text/html"})
+        legal = _legal(body)
+        return Response(legal.text, parts=True, reasoning="I consider the position.")
+    with ChatServer(lambda fen, n: Response(), on_body=answer,
+                    preflight=Response("OK", parts=True), price=PRICE) as server:
+        code = benchmark.main(_argv(server.base_url, questions, tmp_path, "--limit", "6",
+                                    "--max-cost", "5"))
+        billed, money = server.billed, server.money
+    result = _result(tmp_path)
+    assert code == 0 and result["legal_rate"] == 1.0
+    this_run = result["usage"]["this_run"]
+    assert this_run["replies_completed"] == billed == 1 + 2 * 6
+    assert this_run["unreadable_replies"] == 6
+    # Billed = charged: the HTML replies report no cost and are charged at the dearest reply
+    # so far (0.01), which is what this provider bills.
+    assert this_run["cost"] == pytest.approx(money)
+    trace = [json.loads(line) for line in next((tmp_path / "traces").glob("*.jsonl")).open()]
+    assert {t["reasoning"] for t in trace} == {"I consider the position."}
+    assert {t["unreadable"] for t in trace} == {1}
+
+
+def test_max_cost_reserves_before_sending_and_keeps_what_it_bought(questions: Path,
+                                                                  tmp_path: Path) -> None:
+    """Finding 2. --max-cost 0.1 at 0.01 a reply with 8 in flight, answered slowly and out of
+    order: the provider bills at most 0.1; the result records every reply it billed; the
+    rerun buys no prompt twice."""
+    rng = random.Random(7)
+
+    def slow(body: dict) -> Response:
+        legal = _legal(body)
+        return Response(legal.text, delay=rng.uniform(0.05, 0.4))
+    with ChatServer(lambda fen, n: Response(), on_body=slow, preflight=Response("OK"),
+                    price=PRICE) as server:
+        argv = _argv(server.base_url, questions, tmp_path, "--concurrency", "8")
+        assert benchmark.main([*argv, "--max-cost", "0.1"]) == 3
+        first = _result(tmp_path)
+        spent = server.money
+        answered = first["asked"]
+        assert benchmark.main(argv) == 0
+        done = _result(tmp_path)
+        bought = server.bought
+    assert spent <= 0.1 + 1e-9  # the reservation is the dearest reply: no overspend here
+    assert first["usage"]["this_run"]["cost"] == pytest.approx(spent)
+    assert answered == first["usage"]["this_run"]["replies_completed"] - 1  # all but preflight
+    assert first["stopped"].startswith("stopped on budget")
+    assert max(bought[k] for k in bought if "FEN" in k) == 1  # nothing bought twice
+    assert done["asked"] == 40 and done["complete"]
+
+
+def test_max_cost_with_a_price_reserves_max_tokens(questions: Path, tmp_path: Path) -> None:
+    """--price: a request reserves its prompt and max_tokens at that price, so a budget that
+    covers the reservations of two requests never lets a third start."""
+    def priced(body: dict) -> Response:
+        return Response(_legal(body).text, usage={"prompt_tokens": 100,
+                                                  "completion_tokens": 20})
+    with ChatServer(lambda fen, n: Response(), on_body=priced,
+                    preflight=Response("OK", usage={"prompt_tokens": 10,
+                                                    "completion_tokens": 2})) as server:
+        # 1,000 per million tokens: a request reserves its prompt (a third of its characters
+        # as tokens) and 100 completion tokens, about 0.3, and costs 0.12.
+        argv = _argv(server.base_url, questions, tmp_path, "--price", "1000,1000",
+                     "--max-tokens", "100", "--concurrency", "4", "--max-cost", "1.0")
+        assert benchmark.main(argv) == 3
+        result = _result(tmp_path)
+    this_run = result["usage"]["this_run"]
+    assert this_run["cost"] <= 1.0 and result["stopped"].startswith("stopped on budget")
+    assert this_run["cost"] + 0.3 > 1.0 - 0.12  # it stopped only when little was left
+
+
+def test_a_chat_game_that_outgrows_the_context_is_trimmed_and_goes_on(
+        tmp_path: Path, stockfish: str) -> None:
+    """Finding 3. A server whose context holds 6 messages: the whole-game conversation is
+    trimmed (every user turn keeps its FEN), the trim recorded, and the games rated."""
+    def chat(body: dict) -> Response:
+        if len(body["messages"]) > 6:
+            return Response(status=400, raw=json.dumps({"error": {
+                "message": "This model's maximum context length is 4096 tokens. However, "
+                "your messages resulted in 5210 tokens.", "code": "context_length_exceeded"}
+            }).encode())
+        return _legal(body)
+    with ChatServer(lambda fen, n: Response(), on_body=chat, price=PRICE) as server:
+        argv = ["play", "--model", "m", "--base-url", server.base_url, "--protocol", "chat",
+                "--chat-history", "0", "--max-games", "2", "--ply-cap", "30", "--out",
+                str(tmp_path), "--stockfish", stockfish]
+        assert benchmark.main(argv) == 0
+        billed = server.billed
+        assert benchmark.main(argv) == 0  # the rerun replays from the cache: buys nothing
+        assert server.billed == billed
+        longest = max(len(json.loads(k)) for k in server.bought if k.startswith("[{"))
+    result = _result(tmp_path, "play")
+    assert result["conditions"]["standard"]["games"] == 2 and longest <= 6
+    trace = [json.loads(line) for t in (tmp_path / "traces").glob("play__*.jsonl")
+             for line in t.read_text().splitlines()]
+    assert any(t.get("trimmed") for t in trace)
+    assert all("(FEN)" in t["prompt"] for t in trace if t.get("prompt"))
+
+
+def _long_game() -> list[chess.Move]:
+    """The first game of at least 160 plies in the committed Lichess sample."""
+    pgn = io.StringIO(unzstd(MONTHLY).decode())
+    while (found := chess.pgn.read_game(pgn)) is not None:
+        moves = list(found.mainline_moves())
+        if len(moves) >= 160:
+            return moves[:160]
+    raise AssertionError("no game of 80 moves in the sample")
+
+
+REASONING = "I weigh the candidate moves and their replies. " * 50  # about 500 tokens
+
+
+def _prompt_chars(protocol: GameProtocol, window: int) -> int:
+    """Characters of every request White's 80 moves of a real game send under `protocol`,
+    to a server whose replies are 500 tokens of reasoning and the game's move."""
+    moves = _long_game()
+    board, after = chess.Board(), {}
+    for move in moves:
+        after[board.fen()] = move.uci()
+        board.push(move)
+
+    def reply(body: dict) -> Response:
+        return Response(f"{REASONING}\nFinal answer: {after[_fen(body)]}")
+    with ChatServer(lambda fen, n: Response(), on_body=reply) as server:
+        config = ChatConfig(base_url=server.base_url, model="m", retries=0, timeout_s=10,
+                            slots=1)
+        side = turns.Side(ChatPlayer(config), proto.template(protocol, chat_history=window),
+                          protocol=protocol, chat_history=window)
+        board, sans, record = chess.Board(), [], []
+        for move in moves:
+            if board.turn == chess.WHITE:
+                _, attempts = turns.take_turn(side, board, sans, game.standard_start(), "g",
+                                              MemoryStore(), record)
+                record += [asdict(a) for a in attempts]
+            sans.append(board.san(move))
+            board.push(move)
+        return sum(len(m["content"]) for b in server.bodies for m in b["messages"])
+
+
+def test_an_80_move_chat_game_sends_within_10x_fen_s_prompt_tokens() -> None:
+    """Finding 3's measure: with 500-token replies the whole-game conversation sends over
+    100x fen's prompt text; the default window keeps it within 10x."""
+    fen = _prompt_chars(GameProtocol.FEN, 0)
+    whole = _prompt_chars(GameProtocol.CHAT, 0)
+    default = _prompt_chars(GameProtocol.CHAT, proto.CHAT_WINDOW)
+    assert whole > 50 * fen
+    assert default <= 10 * fen
+
+
+def test_a_full_static_run_with_no_legal_answer_writes_its_result(tmp_path: Path) -> None:
+    """Finding 4. Every answer cut off before a move, on the whole question set: the result is
+    written (exit 0), every score at its floor, the predicted game Elo 'below' its range."""
+    with ChatServer(lambda fen, n: Response("Let me think about", finish_reason="length"),
+                    price=PRICE) as server:
+        code = benchmark.main(["--model", "m", "--base-url", server.base_url, "--out",
+                               str(tmp_path), "--bootstrap", "30", "--concurrency", "8"])
+    result = _result(tmp_path)
+    assert code == 0 and result["legal_rate"] == 0.0 and result["truncated"] == result["n"]
+    assert result["complete"] and result["n"] == 758
+    assert result["elo"]["predicted_game"]["text"].startswith("below ~")
+
+
+def test_blind_retries_say_one_fixed_line(tmp_path: Path) -> None:
+    """Finding 5. Illegal answers of every kind under blind: each retry says the same line but
+    for the quoted answer."""
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    answers = iter(["Final answer: Ke3", "Final answer: e2e4", "Final answer: the knight",
+                    "Final answer: Bc4"])
+    with ChatServer(lambda fen, n: Response(), on_body=lambda b: Response(next(answers)),
+                    price=PRICE) as server:
+        config = ChatConfig(base_url=server.base_url, model="m", retries=0, timeout_s=10,
+                            slots=1)
+        side = turns.Side(ChatPlayer(config), proto.template(GameProtocol.BLIND),
+                          retries=3, protocol=GameProtocol.BLIND)
+        cache = JsonStore(tmp_path / "c.db", "answers")
+        sans = ["e4", "e5", "Nf3", "Nc6"]
+        try:
+            move, attempts = turns.take_turn(side, board, sans, game.standard_start(), "g",
+                                             cache)
+        finally:
+            cache.close()
+        retries = [b["messages"][-1]["content"].splitlines() for b in server.bodies[1:]]
+    assert move == chess.Move.from_uci("f1c4")
+    assert len({a.category for a in attempts[:3]}) == 3  # rule, state, format
+    notes = [next(line for line in r if "previous answer" in line) for r in retries]
+    said = [proto.said_of(a.text, a.answer) for a in attempts[:3]]
+    assert {n.replace(repr(s), "X") for n, s in zip(notes, said, strict=True)} == {
+        "Your previous answer X was not a legal move. Give a legal move."}
+
+
+def test_a_context_400_under_json_keeps_json_for_every_other_request(
+        questions: Path, tmp_path: Path) -> None:
+    """Finding 6. One question's request does not fit: it fails alone, and every other
+    request still asks for JSON."""
+    refused: list[str] = []
+
+    def answer(body: dict) -> Response:
+        if not refused or _fen(body) == refused[0]:
+            refused.append(_fen(body))
+            return Response(status=400, raw=b'{"error": {"message": "This model\'s maximum '
+                            b'context length is 2048 tokens", "type": "BadRequestError"}}')
+        return Response('{"move": "' + _legal(body).text.split()[-1] + '"}')
+    with ChatServer(lambda fen, n: Response(), on_body=answer) as server:
+        code = benchmark.main(_argv(server.base_url, questions, tmp_path, "--limit", "8",
+                                    "--response-format", "json", "--concurrency", "1"))
+        asked = [b for b in server.bodies if "messages" in b and "FEN" in json.dumps(b)]
+    result = _result(tmp_path)
+    assert code == 3 and result["infra"] == 1 and result["n"] == 7
+    assert all("response_format" in b for b in asked)
+
+
+def test_pgn_never_sends_the_same_prompt_twice_at_temperature_0(tmp_path: Path,
+                                                                stockfish: str) -> None:
+    """Finding 7. A continuation with no move forfeits at once: no identical re-ask."""
+    with ChatServer(lambda fen, n: Response(" 1-0"), price=PRICE) as server:
+        argv = ["play", "--model", "m", "--base-url", server.base_url, "--protocol", "pgn",
+                "--max-games", "2", "--out", str(tmp_path), "--stockfish", stockfish]
+        assert benchmark.main(argv) == 0
+        prompts = [k for k in server.bought if "[Event" in k]
+    assert prompts and max(server.bought[k] for k in prompts) == 1
+
+
+def _old_id(model: str, endpoint: str) -> str:
+    """A chat player's id as 686c6f7 made it: the endpoint as written in its digest."""
+    shown = {"temperature": 0.0, "max_tokens": 1024, "extra": {}, "endpoint": endpoint}
+    digest = hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:12]
+    return f"{model}@{digest}"
+
+
+def test_one_server_by_another_name_buys_nothing_again(questions: Path,
+                                                       tmp_path: Path) -> None:
+    """Finding 8. localhost after 127.0.0.1 is the same endpoint; and answers cached under
+    the endpoint as written (686c6f7's keys, with 'localhost') are still found."""
+    with ChatServer(lambda fen, n: Response(), on_body=_legal, price=PRICE) as server:
+        port = server.base_url.split(":")[2].split("/")[0]
+        local = f"http://localhost:{port}/v1/"
+        assert benchmark.main(_argv(server.base_url, questions, tmp_path, "--limit", "10")) == 0
+        player = _result(tmp_path)["player"]
+        bought = server.billed
+        assert benchmark.main(_argv(local, questions, tmp_path, "--limit", "10")) == 0
+        assert server.billed == bought  # not even a preflight: everything was cached
+        assert len(list(tmp_path.glob("static__*.json"))) == 1
+        # An id of 127.0.0.1 is what it was: those users' answers keep their keys.
+        assert player == _old_id("m", f"127.0.0.1:{port}/v1")
+
+        # The cache as 686c6f7 left it for a run at localhost: keyed by the name as written.
+        old = _old_id("m", f"localhost:{port}/v1")
+        legacy = JsonStore(tmp_path / "legacy.db", "answers")
+        cache = JsonStore(tmp_path / "cache.db", "answers")
+        for key in _keys(cache):
+            legacy.put(old + key[len(player):], cache.get(key))
+        cache.close()
+        legacy.close()
+        assert benchmark.main(_argv(local, questions, tmp_path / "upgraded", "--limit", "10",
+                                    "--cache", str(tmp_path / "legacy.db"))) == 0
+        assert server.billed == bought  # the upgrade bought nothing
+    assert canonical_endpoint(f"http://[::1]:{port}/v1") == f"127.0.0.1:{port}/v1"
+    assert canonical_endpoint("https://OpenRouter.ai:443/api/v1/") == "openrouter.ai/api/v1"
+
+
+def _keys(cache: JsonStore) -> list[str]:
+    return [r[0] for r in cache.conn.execute("SELECT key FROM answers")]
+
+
+def test_tools_counts_every_request_once(tmp_path: Path, stockfish: str) -> None:
+    """Finding 9. get_board, then one reply with an illegal and a legal make_move: two
+    requests a move, each counted once with its cost, however many answers a reply gave."""
+    def tools(body: dict) -> Response:
+        last = body["messages"][-1]
+        if last["role"] != "tool":
+            return Response("", tool_calls=[{"id": "b", "type": "function", "function": {
+                "name": "get_board", "arguments": "{}"}}])
+        board = chess.Board(FEN_RE.search(last["content"]).group(1))
+        legal = sorted(m.uci() for m in board.legal_moves)[0]
+        calls = [{"id": f"c{i}", "type": "function", "function": {
+            "name": "make_move", "arguments": json.dumps({"move": m})}}
+            for i, m in enumerate(["Kxe8" if board.turn else "Kxe1", legal])]
+        return Response("", tool_calls=calls)
+    with ChatServer(lambda fen, n: Response(), on_body=tools, price=PRICE) as server:
+        argv = ["play", "--model", "m", "--base-url", server.base_url, "--protocol", "tools",
+                "--max-games", "2", "--ply-cap", "20", "--out", str(tmp_path),
+                "--stockfish", stockfish]
+        assert benchmark.main(argv) == 0
+        sent = server.billed - 1  # the preflight
+    usage = _result(tmp_path, "play")["usage"]
+    assert usage["requests"] == sent and usage["cost_unknown_answers"] == 0
+    assert usage["cost"] == pytest.approx(PRICE * sent)
+    assert usage["answers"] == sent  # two answers a move, two requests a move
+
+
+def test_a_timed_out_attempt_counts_as_possibly_billed(questions: Path,
+                                                      tmp_path: Path) -> None:
+    """Finding 10. The first reply of each question comes after --timeout: the attempt is
+    given up on and asked again. The provider bills both; the result says which replies it
+    may have billed beyond those it charged."""
+    seen: set[str] = set()
+
+    def slow_first(body: dict) -> Response:
+        fen = _fen(body)
+        if fen not in seen:
+            seen.add(fen)
+            return Response(_legal(body).text, delay=1.5)
+        return _legal(body)
+    with ChatServer(lambda fen, n: Response(), on_body=slow_first, price=PRICE,
+                    bill_abandoned=True) as server:
+        code = benchmark.main(_argv(server.base_url, questions, tmp_path, "--limit", "3",
+                                    "--timeout", "0.5", "--concurrency", "1"))
+        server.stopping.wait(2.0)  # the abandoned generations complete and are billed
+        billed = server.billed
+    this_run = _result(tmp_path)["usage"]["this_run"]
+    assert code == 0 and this_run["aborted_attempts"] == 3
+    assert this_run["replies_completed"] + this_run["aborted_attempts"] == billed
+
+
+@pytest.mark.parametrize(("body", "kind"), [
+    ('{"error": {"message": "This model\'s maximum context length is 8192 tokens. However, '
+     'your messages resulted in 9000 tokens. Please reduce the length of the messages.", '
+     '"type": "invalid_request_error", "param": "messages", "code": '
+     '"context_length_exceeded"}}', Refusal.CONTEXT),  # OpenAI
+    ('{"object":"error","message":"This model\'s maximum context length is 4096 tokens. '
+     'However, you requested 5000 tokens (4000 in the messages, 1000 in the completion). '
+     'Please reduce the length of the messages or completion.","type":"BadRequestError",'
+     '"param":null,"code":400}', Refusal.CONTEXT),  # vLLM
+    ('{"error":{"code":400,"message":"the request exceeds the available context size, try '
+     'increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,'
+     '"n_ctx":4096}}', Refusal.CONTEXT),  # llama.cpp
+    ('{"error": {"message": "Unsupported parameter: \'max_tokens\' is not supported with '
+     'this model. Use \'max_completion_tokens\' instead.", "type": "invalid_request_error", '
+     '"param": "max_tokens", "code": "unsupported_parameter"}}', Refusal.UNSUPPORTED),
+    ('{"error": {"message": "Invalid \'messages[0].content\': string too long.", "type": '
+     '"invalid_request_error"}}', Refusal.OTHER),
+])
+def test_a_400_is_read_by_its_wording(body: str, kind: Refusal) -> None:
+    assert refusal_of(body) == kind
+
+
+def test_a_failure_every_request_would_repeat_still_writes_what_was_answered(
+        questions: Path, tmp_path: Path) -> None:
+    """A 400 that will recur (an unsupported parameter) after some answers: the run stops at
+    once, and what was bought is written (exit 3); the rerun asks only the rest."""
+    answered: list[str] = []
+
+    def answer(body: dict) -> Response:
+        if len(answered) >= 4:
+            return Response(status=400, raw=b'{"error": {"message": "Unsupported parameter: '
+                            b'\'temperature\'", "code": "unsupported_parameter"}}')
+        answered.append(_fen(body))
+        return _legal(body)
+    with ChatServer(lambda fen, n: Response(), on_body=answer, price=PRICE) as server:
+        argv = _argv(server.base_url, questions, tmp_path, "--limit", "10", "--concurrency",
+                     "1")
+        assert benchmark.main(argv) == 3
+        first = _result(tmp_path)
+        answered.clear()
+        assert benchmark.main(argv) == 3  # 4 more, then the same refusal
+        bought = server.bought
+    assert first["asked"] == 4 and "does not support" in first["stopped"]
+    assert max(bought[k] for k in bought if "FEN" in k) == 1
