@@ -218,14 +218,14 @@ def protocol_examples_block() -> str:
     for san in ("e4", "e5", "Nf3"):
         board.push_san(san)
     sans = ["e4", "e5", "Nf3"]
-    moves = turns.moves_so_far(sans, start)
+    moves = proto.moves_so_far(sans, start)
     first = proto.chat_message(chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b "
-                                           "KQkq - 0 1"), turns.moves_so_far(sans[:1], start), None,
+                                           "KQkq - 0 1"), proto.moves_so_far(sans[:1], start), None,
                                True, False, False, None)
     later = proto.chat_message(board, moves, "2. Nf3", False, False, False, None)
     tools = [t["function"]["name"] for t in proto.TOOLS]
     parts = [
-        ("fen", "one user message per move, no history", turns.game_prompt(
+        ("fen", "one user message per move, no history", proto.game_prompt(
             board, sans, start, False, None)),
         ("blind", "one user message per move, no board", proto.blind_prompt(
             board, moves, False, False, None)),

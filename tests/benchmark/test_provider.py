@@ -19,7 +19,14 @@ import pytest
 import benchmark
 from lib.benchmark.core import protocols as proto
 from lib.benchmark.core import turns
-from lib.benchmark.core.chat import ChatConfig, Refusal, canonical_endpoint, refusal_of
+from lib.benchmark.core.chat import (
+    ChatConfig,
+    OpenAIModel,
+    Refusal,
+    canonical_endpoint,
+    refusal_of,
+)
+from lib.benchmark.core.model import Request
 from lib.benchmark.core.players import ChatPlayer
 from lib.benchmark.core.protocols import GameProtocol
 from lib.benchmark.games import game
@@ -456,3 +463,65 @@ def test_a_failure_every_request_would_repeat_still_writes_what_was_answered(
         bought = server.bought
     assert first["asked"] == 4 and "does not support" in first["stopped"]
     assert max(bought[k] for k in bought if "FEN" in k) == 1
+
+
+def _illegal(body: dict) -> Response:
+    """A move of the opponent's king: illegal in every position (a state error)."""
+    found = FEN_RE.search(json.dumps(body["messages"]).replace("\\n", "\n"))
+    board = chess.Board(found.group(1)) if found else chess.Board()
+    king = board.king(not board.turn)
+    to = next(iter(chess.SquareSet(chess.BB_KING_ATTACKS[king])))
+    return Response(f"Final answer: {chess.square_name(king)}{chess.square_name(to)}")
+
+
+def _malformed(body: dict) -> Response:
+    """An answer that names no move at all."""
+    return Response("I would rather not say.")
+
+
+@pytest.mark.parametrize("answer", [_illegal, _malformed], ids=["illegal", "malformed"])
+@pytest.mark.parametrize("mode", ["static", "play", "puzzles", "worldmodel"])
+def test_every_mode_writes_its_result_whatever_the_answers(
+        mode: str, answer, questions: Path, tmp_path: Path, stockfish: str) -> None:
+    """A model that never answers a legal move (illegal, or no move at all) is paid for and
+    rated: every mode writes its result and exits 0."""
+    from tests.conftest import PUZZLES_1K
+
+    extra = {"static": ["--questions", str(questions), "--limit", "10", "--bootstrap", "50"],
+             "play": ["play", "--max-games", "2", "--ply-cap", "20", "--stockfish", stockfish],
+             "puzzles": ["puzzles", "--puzzles", str(PUZZLES_1K), "--max-puzzles", "3",
+                         "--stockfish", stockfish],
+             "worldmodel": ["worldmodel", "--questions", str(questions), "--limit", "3"]}[mode]
+    command, options = (extra[:1], extra[1:]) if mode != "static" else ([], extra)
+    with ChatServer(lambda fen, n: Response(), on_body=answer, price=PRICE) as server:
+        code = benchmark.main([*command, "--model", "m", "--base-url", server.base_url,
+                               "--out", str(tmp_path), "--retries", "0", *options])
+    assert code == 0
+    [result] = tmp_path.glob(f"{mode}__*.json")
+    assert json.loads(result.read_text())["usage"]["requests"] > 0
+
+
+def test_reasoning_effort_is_sent_named_and_counted(questions: Path, tmp_path: Path) -> None:
+    """--reasoning-effort: sent as OpenAI's field here (OpenRouter's nested one there), part
+    of the identity and name, with room for the reasoning; its tokens counted and priced."""
+    def reasoner(body: dict) -> Response:
+        return Response(_legal(body).text, reasoning="Let me think.", usage={
+            "prompt_tokens": 100, "completion_tokens": 900,
+            "completion_tokens_details": {"reasoning_tokens": 880}})
+    with ChatServer(lambda fen, n: Response(), on_body=reasoner) as server:
+        argv = _argv(server.base_url, questions, tmp_path, "--limit", "3", "--price", "1,10")
+        assert benchmark.main([*argv, "--reasoning-effort", "high"]) == 0
+        assert benchmark.main(argv) == 0  # without: another player, asked again
+        asked = [b for b in server.bodies if "FEN" in json.dumps(b)]
+    high, plain = (json.loads(p.read_text()) for p in sorted(
+        tmp_path.glob("static__*.json"), key=lambda p: "effort" not in p.name))
+    assert high["model"] == "m [effort=high]" and plain["model"] == "m"
+    assert high["player"] != plain["player"] and len(asked) == 6
+    assert [b.get("reasoning_effort") for b in asked] == ["high"] * 3 + [None] * 3
+    assert {b["max_tokens"] for b in asked[:3]} == {16384}
+    assert high["usage"]["reasoning_tokens"] == 3 * 880
+    assert high["usage"]["cost"] == pytest.approx(3 * (100 * 1 + 900 * 10) / 1e6)
+    hosted = OpenAIModel(ChatConfig(base_url="https://openrouter.ai/api/v1", model="x",
+                                    reasoning_effort="low"))
+    body = hosted.body(Request(messages=({"role": "user", "content": "hi"},)))
+    assert body["reasoning"] == {"effort": "low"} and "reasoning_effort" not in body

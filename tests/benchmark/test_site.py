@@ -379,3 +379,53 @@ def test_charts_have_round_ticks_on_labelled_axes(site, browser: Browser) -> Non
     [static] = [p for p in _pages(out) if _kind(p) == "static" and "random" in p.name]
     browser.open(static.as_uri())
     assert browser.js("document.querySelectorAll('figure svg .tick-label').length") >= 6
+
+
+def _width(row) -> int:
+    """Cells of an HTML table row, a colspan counted as the columns it spans."""
+    return sum(int(cell.get("colspan", "1")) for cell in row
+               if cell.tag.rsplit("}", 1)[-1] in ("td", "th"))
+
+
+def test_every_table_row_has_its_headers_width(site) -> None:
+    """In the site and in leaderboard.md, no row has a cell more or fewer than its header."""
+    results, out = site
+    for page in _pages(out):
+        tree = html5lib.parse(page.read_text(encoding="utf-8"), namespaceHTMLElements=False)
+        for table in tree.iter("table"):
+            rows = list(table.iter("tr"))
+            if not rows:
+                continue
+            head = _width(rows[0])
+            assert all(_width(r) == head for r in rows[1:]), (page.name, [
+                _width(r) for r in rows])
+    assert benchmark.main(["leaderboard", "--results", str(results)]) == 0
+    lines = (results / "leaderboard.md").read_text().splitlines()
+    tables, current = [], []
+    for line in [*lines, ""]:
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append(current)
+            current = []
+    assert len(tables) >= 4
+    for table in tables:
+        widths = [len(line.strip().strip("|").split("|")) for line in table]
+        assert set(widths) == {widths[0]}, table
+
+
+def test_a_scale_with_no_ranked_entry_draws_no_empty_chart(tmp_path: Path) -> None:
+    """A model that forfeits every game is bounded on one side only: the site lists it apart
+    and draws no axis holding the rungs' lines alone."""
+    results, out = tmp_path / "results", tmp_path / "site"
+    with ChatServer(lambda fen, attempt: Response("Final answer: Zz9")) as server:
+        assert benchmark.main(["play", "--model", "m", "--base-url", server.base_url,
+                               "--retries", "0", "--max-games", "2", "--out",
+                               str(results)]) == 0
+    assert benchmark.main(["report", "--results", str(results), "--out", str(out),
+                           "--puzzles", str(PUZZLES_1K)]) == 0
+    tree = html5lib.parse((out / "index.html").read_text(encoding="utf-8"),
+                          namespaceHTMLElements=False)
+    [games] = [s for s in tree.iter("section") if "scale" in s.get("class", "")]
+    assert "below ~" in "".join(games.itertext())  # listed apart, with its bound
+    assert not [e for e in games.iter() if str(e.tag).endswith("svg")]  # (its namespace)

@@ -63,7 +63,7 @@ RETRY_AFTER_CAP_S = 120  # a server asking us to wait longer than this fails the
 PROVIDER_KEYS = {"openrouter.ai": "OPENROUTER_API_KEY", "api.openai.com": "OPENAI_API_KEY"}
 # Request fields that options set: --extra may not change what the traces say was asked.
 RESERVED = ("model", "messages", "prompt", "max_tokens", "temperature", "stop", "stream", "n",
-            "tools", "response_format", "reasoning_effort", "reasoning")
+            "tools", "response_format")
 DEFAULT_MAX_TOKENS = 1024
 # With --reasoning-effort, the default --max-tokens: room for the reasoning before the answer
 # (a reply cut off before it commits to a move is still a failed answer, counted as truncated).

@@ -10,6 +10,8 @@ from typing import Any
 
 from lib.benchmark.core.chat import (
     DEFAULT_MAX_TOKENS,
+    REASONING_EFFORTS,
+    REASONING_MAX_TOKENS,
     ChatConfig,
     check_base_url,
     key_for,
@@ -58,25 +60,32 @@ def add_chat_args(p: argparse.ArgumentParser) -> None:
                    "OPENAI_API_KEY for api.openai.com, no key for any other host)")
     p.add_argument("--temperature", type=non_negative_float, default=0.0,
                    help="sampling temperature (default 0)")
-    p.add_argument("--max-tokens", type=positive_int, default=DEFAULT_MAX_TOKENS,
-                   help=f"maximum tokens of a reply (default {DEFAULT_MAX_TOKENS}; raise it "
-                   "for reasoning models). A reply cut at this limit before its final answer "
-                   "counts as truncated, apart from the scores")
+    p.add_argument("--max-tokens", type=positive_int, default=None,
+                   help=f"maximum tokens of a reply (default {DEFAULT_MAX_TOKENS}, or "
+                   f"{REASONING_MAX_TOKENS:,} with --reasoning-effort, room for the reasoning "
+                   "before the answer). A reply cut at this limit before its final answer "
+                   "counts as truncated, apart from the scores, and the report says how many")
+    p.add_argument("--reasoning-effort", choices=REASONING_EFFORTS, default=None,
+                   help="a reasoning model's effort, sent as the endpoint takes it (OpenAI's "
+                   "reasoning_effort; OpenRouter's reasoning.effort); part of the run's "
+                   "identity and name, and shown on the leaderboard (default: not sent)")
     p.add_argument("--system", default=None, metavar="TEXT",
                    help="a system prompt sent before every question (default: none)")
     p.add_argument("--stop", action="append", default=[], metavar="TEXT",
                    help="a stop sequence; repeatable (default: none)")
     p.add_argument("--extra", default=None, metavar="JSON",
-                   help='extra request fields, e.g. \'{"reasoning": {"effort": "low"}}\'; '
-                   "they may not set model, messages, max_tokens, temperature, stop, stream "
-                   "or n")
+                   help='extra request fields, e.g. \'{"top_p": 0.9}\'; they may not set '
+                   "model, messages, prompt, max_tokens, temperature, stop, stream, n, tools or "
+                   "response_format (the options own them)")
     p.add_argument("--timeout", type=positive_float, default=120.0,
                    help="seconds a request may take, counted from when no older request of "
                    "ours is still waiting, so time queued behind our own requests does not "
                    "count (default 120)")
     p.add_argument("--retries", type=non_negative_int, default=6,
-                   help="retries of 429, 5xx, timeouts and malformed replies, each logged "
-                   "(default 6)")
+                   help="retries of 429, 5xx, timeouts and dropped connections, each logged "
+                   "(default 6); a completed reply that cannot be read is charged and asked "
+                   "again once only, and a timed-out attempt is counted as possibly billed "
+                   "(usage.this_run.aborted_attempts)")
     p.add_argument("--retry-wait", type=positive_float, default=1.0,
                    help="base seconds of the exponential backoff with jitter (default 1)")
     p.add_argument("--price", type=price_arg, default=None, metavar="IN,OUT",
@@ -84,9 +93,15 @@ def add_chat_args(p: argparse.ArgumentParser) -> None:
                    "cost the provider does not report (OpenRouter reports usage.cost); "
                    "reasoning tokens count as completion tokens (default: none)")
     p.add_argument("--max-cost", type=positive_float, default=None, metavar="AMOUNT",
-                   help="run and play: stop the run cleanly once this invocation has spent "
-                   "AMOUNT on new answers (cached ones are free); the result says it stopped "
-                   "on budget and the same command resumes it (default: no limit)")
+                   help="run and play: stop the run cleanly before this invocation spends more "
+                   "than AMOUNT (cached answers are free). Every reply the provider completed "
+                   "is charged, readable or not; a request reserves its price before it is "
+                   "sent (at --price, its prompt and max_tokens; else the dearest reply so "
+                   "far), and none starts once spent plus reserved would pass AMOUNT, so spend "
+                   "passes it only by what replies in flight cost beyond their reservations. "
+                   "What was bought is cached the moment it arrives; the result says it "
+                   "stopped on budget and the same command resumes it, buying nothing twice "
+                   "(default: no limit)")
     p.add_argument("--response-format", choices=("text", "json"), default="text",
                    help="json: ask for {\"move\": ...} through the API's JSON schema "
                    "(response_format); a server that refuses it is asked as text, with a "
@@ -96,6 +111,12 @@ def add_chat_args(p: argparse.ArgumentParser) -> None:
                    "and path, so endpoints given one NAME share answers (only for endpoints "
                    "that serve the same weights; recorded in the result). Default: answers "
                    "from two endpoints never mix, even under one model name")
+
+
+def model_label(args: argparse.Namespace) -> str:
+    """The model as results and the leaderboard name it: with its reasoning effort, if any."""
+    effort = getattr(args, "reasoning_effort", None)
+    return f"{args.model} [effort={effort}]" if effort else str(args.model)
 
 
 def add_protocol_arg(p: argparse.ArgumentParser, choices: tuple[GameProtocol, ...]) -> None:
@@ -139,8 +160,13 @@ def chat_config(args: argparse.Namespace, slots: int | None = None,
         extra = parse_extra(args.extra)
     except ValueError as exc:
         raise ConfigError(f"--extra: {exc}") from exc
+    effort = getattr(args, "reasoning_effort", None)
+    if effort and {"reasoning", "reasoning_effort"} & set(extra):
+        raise ConfigError("--reasoning-effort and a reasoning field in --extra: give one")
+    max_tokens = args.max_tokens or (REASONING_MAX_TOKENS if effort else DEFAULT_MAX_TOKENS)
     return ChatConfig(base_url=args.base_url, model=args.model, api_key=key, key_source=source,
-                      temperature=args.temperature, max_tokens=args.max_tokens,
+                      temperature=args.temperature, max_tokens=max_tokens,
+                      reasoning_effort=effort,
                       system=args.system, stop=tuple(args.stop), extra=extra,
                       timeout_s=args.timeout, retries=args.retries, backoff_s=args.retry_wait,
                       slots=slots or args.concurrency, endpoint_id=args.endpoint_id,

@@ -18,6 +18,7 @@ from lib.benchmark.core.cli import (
     add_model_arg,
     add_protocol_arg,
     chat_config,
+    model_label,
 )
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.players import is_baseline, make_player
@@ -220,10 +221,12 @@ def play_command(args: argparse.Namespace) -> int:
     settings_shown = {"conditions": list(args.conditions), "prompt": config.template,
                       "protocol": str(args.protocol), "chat_history": chat_history,
                       "response_format": getattr(args, "response_format", "text"),
-                      # A model's request settings (reasoning effort goes in extra).
+                      # A model's request settings (its reasoning effort only when given:
+                      # absent from the names of runs made before the option).
                       "request": None if chat is None else {
                           "temperature": chat.temperature, "max_tokens": chat.max_tokens,
-                          "extra": chat.extra},
+                          "extra": chat.extra, **({"reasoning_effort": chat.reasoning_effort}
+                                                  if chat.reasoning_effort else {})},
                       "legal_moves": args.legal_moves, "illegal_retries": args.illegal_retries,
                       "ply_cap": args.ply_cap, "target": args.target,
                       "max_games": args.max_games, "prior": list(args.prior),
@@ -237,7 +240,7 @@ def play_command(args: argparse.Namespace) -> int:
                       # The build that played the rungs, as it names itself: its searches
                       # match the ladder's fingerprint, whatever the name.
                       "rungs_engine": engine}
-    label = f"{args.model}__{'-'.join(args.conditions)}" + (
+    label = f"{model_label(args)}__{'-'.join(args.conditions)}" + (
         "" if args.protocol == GameProtocol.FEN else f"__{args.protocol}")
     name = run_name(file_name(Kind.PLAY, label),
                     [player.id, settings_shown])
@@ -248,7 +251,7 @@ def play_command(args: argparse.Namespace) -> int:
         player.close()
     # Mid-game starts come from the questions file: the leaderboard compares them only with
     # runs on the same file.
-    result = session_result(args.model, player.id, settings_shown, session, ladders, sampler,
+    result = session_result(model_label(args), player.id, settings_shown, session, ladders, sampler,
                             args.seed, args.mcmc,
                             sha256_file(args.questions) if questions else None,
                             getattr(args, "price", None))

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from lib.benchmark.core.model import FatalInfraError, InfraError
 from lib.benchmark.core.players import Player, budget_of, make_player
@@ -101,6 +102,7 @@ class Session:
 
     games: dict[str, list[Game]] = field(default_factory=dict)
     stopped: str | None = None  # why the run stopped before its stop rule (the budget)
+    books: dict[str, Any] | None = None  # a model's purchases this invocation (cost.Books)
 
     def rated(self, condition: str) -> list[Game]:
         """The condition's finished games."""
@@ -171,6 +173,8 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
                     break
         progress.finish()
     finally:
+        if budget is not None:
+            session.books = budget.books.as_dict()
         progress.close()
         games_db.close()
         cache.close()

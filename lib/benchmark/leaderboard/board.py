@@ -435,7 +435,7 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
         ("static puzzle", "First-move puzzle Elo of the static run (only each line's first "
          "move asked, so above a whole-line rating; Lichess puzzle-rating scale)",
          ["model", "prompt", "n", "legal", "ACPL", "accuracy", "puzzles solved",
-          "illegal rate (90%)"]))
+          "illegal rate (90%)", "cost"]))
     for key, title, head in sections:
         if tables[key]:
             lines = _table(head, tables[key], seed, key != EARLIER)

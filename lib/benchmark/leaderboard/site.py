@@ -141,8 +141,9 @@ def _world(score: dict[str, Any]) -> float | str:
 def _ranking(entries: list[Entry], seed: int, rank: bool = True) -> dict[str, Any]:
     """A scale's ranking table and its rank-probability matrix (none when not `rank`)."""
     draws = rank_draws(entries, seed) if rank else []  # the joint posterior draws, once
-    rows = [{"model": e.model, "label": e.label, "n": e.n, "elo": e.elo, "dagger": dagger(e),
-             "above": above, "span": span} for e, above, span in ranked(entries, seed, draws)]
+    rows = [{"model": e.model, "label": e.label, "protocol": e.protocol, "n": e.n,
+             "elo": e.elo, "dagger": dagger(e), "above": above, "span": span}
+            for e, above, span in ranked(entries, seed, draws)]
     heat = [{"model": e.model, "label": e.label, "p": list(r.probabilities)} for e, r in draws]
     # A one-sided estimate is a bound, not a place: it is listed apart, unnumbered.
     return {"table": [r for r in rows if r["span"]], "apart": [r for r in rows if not r["span"]],
@@ -173,8 +174,11 @@ def _index(board: Board, inputs: SiteInputs, ladder: dict[str, Any]) -> dict[str
         if not entries:
             continue
         ranking = _ranking(entries, inputs.seed, key != EARLIER)
+        # Strongest first; none without a ranked entry (the reference lines alone say
+        # nothing: the bounded entries are listed apart).
         axis = elo_axis([{"model": t["model"], "label": t["label"], **t["elo"]}
-                         for t in ranking["table"]], refs[key], CHART_W)  # strongest first
+                         for t in ranking["table"]], refs[key], CHART_W) \
+            if ranking["table"] else {}
         scales.append({"key": key, "title": title, "axis": axis, **ranking})
     return {"rows": _rows(board), "scales": scales, "digest": board.digest,
             "questions": inputs.questions.name, "dagger_rule": DAGGER_RULE, "level": LEVEL,

@@ -14,6 +14,7 @@ from lib.benchmark.core.cli import (
     add_model_arg,
     chat_config,
     default_puzzles,
+    model_label,
 )
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.players import is_baseline, make_player
@@ -99,7 +100,7 @@ def puzzles_command(args: argparse.Namespace) -> int:
              "max_puzzles": args.max_puzzles, "seed": args.seed, "prompt": PUZZLE_TEMPLATE,
              "rules": PUZZLE_RULES,
              "malformed_rows": bad, "pool": len(puzzles), "answered_by": player.answered_by}
-    name = run_name(file_name(Kind.PUZZLES, args.model),
+    name = run_name(file_name(Kind.PUZZLES, model_label(args)),
                     [player.id, {k: v for k, v in shown.items() if k != "puzzles"}])
     config = PuzzleConfig(args.target, args.max_puzzles, args.seed, args.breaker)
     try:
@@ -107,7 +108,7 @@ def puzzles_command(args: argparse.Namespace) -> int:
                               settings)
     finally:
         player.close()
-    result = run_result(args.model, player.id, shown, session, args.mcmc, args.seed,
+    result = run_result(model_label(args), player.id, shown, session, args.mcmc, args.seed,
                         args.price)
     paths = write_run(args.out, name, result)
     print(puzzle_summary(result.as_dict()))

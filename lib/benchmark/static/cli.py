@@ -13,6 +13,7 @@ from lib.benchmark.core.cli import (
     add_model_arg,
     add_protocol_arg,
     chat_config,
+    model_label,
 )
 from lib.benchmark.core.players import is_baseline
 from lib.benchmark.core.prompts import TEMPLATES, template_name
@@ -95,7 +96,7 @@ def run_command(args: argparse.Namespace) -> int:
     template = template_name(args.prompt) if args.protocol == GameProtocol.FEN \
         else VERSIONS[args.protocol]
     config = StaticConfig(
-        model=args.model, questions=args.questions, template=template,
+        model=model_label(args), questions=args.questions, template=template,
         split=args.split, filters=args.filter, limit=args.limit, seed=args.seed,
         bootstrap=args.bootstrap, mcmc=args.mcmc, game_fit=args.game_fit, out=args.out,
         cache=args.cache, no_cache=args.no_cache, concurrency=args.concurrency,

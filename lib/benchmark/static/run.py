@@ -151,6 +151,8 @@ def _settings(config: StaticConfig, chat: ChatConfig | None) -> dict[str, Any]:
                         base_url=chat.base_url)
         if chat.json_answers:
             settings["response_format"] = "json"
+        if chat.reasoning_effort:
+            settings["reasoning_effort"] = chat.reasoning_effort
     return settings
 
 

@@ -8,11 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS
 from lib.benchmark.core.cli import (
     add_breaker_arg,
     add_chat_args,
     add_model_arg,
     chat_config,
+    model_label,
 )
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.players import Player, is_baseline, make_player
@@ -105,10 +107,12 @@ def worldmodel_command(args: argparse.Namespace) -> int:
                               args.price)
     digest = sha256_file(args.questions)
     shown = {"limit": args.limit, "seed": args.seed, "temperatures": list(args.temperatures),
-             "temperature": args.temperature, "max_tokens": args.max_tokens,
+             "temperature": args.temperature,
+             # The limit asked (a baseline's runs recorded the option's default).
+             "max_tokens": chat.max_tokens if chat else args.max_tokens or DEFAULT_MAX_TOKENS,
              "templates": [MOVE_TEMPLATE, LIST_TEMPLATE, CHOOSE_TEMPLATE],
              "answered_by": base.answered_by}
-    name = run_name(file_name(Kind.WORLDMODEL, args.model), [base.id, shown, digest])
+    name = run_name(file_name(Kind.WORLDMODEL, model_label(args)), [base.id, shown, digest])
     cache = JsonStore(args.cache or args.out / "cache.db", "answers")
     try:
         answers_ = ask_tests(at, questions, cache, config)
@@ -117,7 +121,7 @@ def worldmodel_command(args: argparse.Namespace) -> int:
         for player in {id(p): p for p in players.values()}.values():
             player.close()
     result = WorldModelResult(
-        model=args.model, player=base.id,
+        model=model_label(args), player=base.id,
         questions=str(args.questions), questions_sha256=digest, positions=len(questions),
         settings=shown, **summarise(answers_, config))
     result, paths = write_wm(args.out, name, result)
