@@ -132,10 +132,13 @@ def _runnable(path: str) -> bool:
     return Path(path).is_file() and (path.endswith(".js") or os.access(path, os.X_OK))
 
 
-def find_stockfish(explicit: str | None = None, root: Path | None = None) -> str:
+def find_stockfish(explicit: str | None = None, root: Path | None = None,
+                   prefer: str | None = None) -> str:
     """Path of a Stockfish, in this order: --stockfish, STOCKFISH_PATH, `stockfish` on PATH,
     /usr/games/stockfish (Debian's package), then the WebAssembly build `make engine`
-    installs in the project (`root`)."""
+    installs in the project (`root`). With `prefer` (an engine name's start, e.g. 'Stockfish
+    17.1') and no explicit choice, the first of the builds found that reports it comes
+    before the others; the log says which was taken."""
     candidates: list[tuple[str, str | None]] = [
         ("--stockfish", explicit),
         ("STOCKFISH_PATH", os.environ.get("STOCKFISH_PATH")),
@@ -144,22 +147,43 @@ def find_stockfish(explicit: str | None = None, root: Path | None = None) -> str
         ("make engine", npm_engine(root)),
     ]
     tried = []
+    found: list[str] = []
     for origin, path in candidates:
         if not path:
             tried.append({"PATH": "PATH: no 'stockfish'",
                           "make engine": "make engine: not run"}.get(origin, f"{origin}: not set"))
             continue
         if _runnable(path):
-            return path
+            if origin in ("--stockfish", "STOCKFISH_PATH") or prefer is None:
+                return path
+            found.append(path)
+            continue
         tried.append(f"{origin}: {path} is not an executable file")
         if origin in ("--stockfish", "STOCKFISH_PATH"):
             # An explicit choice that does not work is an error, not a reason to guess.
             break
+    if found:
+        return _preferred(found, prefer or "")
     raise EngineNotFoundError(
         "no Stockfish found; tried " + "; ".join(tried)
         + ". Run 'make engine' (npm's portable build, needs node), pass --stockfish PATH, set"
         " STOCKFISH_PATH, put stockfish on PATH, or install Debian's 'stockfish' package."
     )
+
+
+def _preferred(found: list[str], prefer: str) -> str:
+    """The first build in `found` that reports `prefer`, else the first; logged."""
+    for path in found:
+        try:
+            name = engine_identity(path)
+        except EngineError:
+            continue  # one that does not start is no choice
+        if name.startswith(prefer):
+            log.info("Stockfish: %s (%s), a build the reference ladder serves", path, name)
+            return path
+    log.warning("Stockfish: %s; no build of %s found (the reference ladder's engine): "
+                "'make engine' installs one", found[0], prefer)
+    return found[0]
 
 
 def binary_key(path: str) -> tuple[str, int, int]:

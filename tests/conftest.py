@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import sys
@@ -19,6 +20,7 @@ import dask  # noqa: E402
 
 from lib.cluster import PROCESSES_KEY  # noqa: E402
 from lib.engine import find_stockfish, npm_engine  # noqa: E402
+from lib.errors import EngineNotFoundError  # noqa: E402
 from tests.httpserver import FileServer  # noqa: E402
 
 # The embedded Dask cluster runs its workers as threads of the test process (the issue's
@@ -30,6 +32,13 @@ dask.config.set({PROCESSES_KEY: False})
 # tests that compare a resumed run's bytes with an undisturbed run's (made a little earlier)
 # fix it, here and in every process they start, as a reproducible build does.
 os.environ.setdefault("SOURCE_DATE_EPOCH", "1764028800")
+
+# The suite's engine: the one the plain lookup finds first (Debian's native build, where
+# `make test` installs it), for every command a test runs. `play` on its own prefers a build
+# the reference ladder serves (the portable 17.1, slower here); the tests of that preference
+# clear this variable.
+with contextlib.suppress(EngineNotFoundError):  # the tests that need an engine say so
+    os.environ.setdefault("STOCKFISH_PATH", find_stockfish(None))
 
 DATA = ROOT.parent / "shared" / "data" / "lichess"
 GAMES = DATA / "games"

@@ -4,6 +4,7 @@ import csv
 import hashlib
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -16,6 +17,7 @@ import chess
 import pytest
 
 import benchmark
+from lib import engine as engine_mod
 from lib.benchmark.games import cli as games_cli
 from lib.benchmark.games.ladder import LADDER_FIELDS
 from lib.engine import engine_identity
@@ -357,3 +359,33 @@ def test_play_picks_the_ladder_of_the_engine_it_finds(
         shas[name] = json.loads(result.read_text())["settings"]["ladder_sha256"]
     assert shas["here"] == hashlib.sha256(default.read_bytes()).hexdigest()
     assert shas["17"] == hashlib.sha256(seventeen.read_bytes()).hexdigest()
+
+
+def test_play_prefers_a_build_the_reference_ladder_serves(
+        tmp_path: Path, stockfish: str, wasm_stockfish: str,
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A Debian 12 machine after `make setup`: Debian's 15.1 at /usr/games and the portable
+    17.1. play takes the 17.1 (the lookup alone would take Debian's first), rates on the
+    reference ladder and says so; --ladder ladder.csv still rates on the old scale."""
+    if not engine_identity(stockfish).startswith("Stockfish 15.1"):
+        pytest.skip("the machine's native Stockfish is not Debian 12's 15.1")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "node").symlink_to(shutil.which("node") or "node")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.delenv("STOCKFISH_PATH")
+    monkeypatch.setattr(engine_mod, "DEBIAN_STOCKFISH", stockfish)
+    argv = ["play", "--model", "stockfish:nodes=1500", "--max-games", "2", "--ply-cap", "10",
+            "--no-book", "--concurrency", "1"]
+    caplog.set_level("INFO")
+    assert benchmark.main([*argv, "--out", str(tmp_path / "ref")]) == 0
+    [result] = (tmp_path / "ref").glob("play__*.json")
+    settings = json.loads(result.read_text())["settings"]
+    assert settings["rungs_engine"].startswith("Stockfish 17.1")
+    assert settings["ladder_sha256"] == hashlib.sha256(
+        (ROOT / "ladder@stockfish-17.1.csv").read_bytes()).hexdigest()
+    assert "a build the reference ladder serves" in caplog.text and wasm_stockfish in caplog.text
+    assert benchmark.main([*argv, "--ladder", str(ROOT / "ladder.csv"), "--out",
+                           str(tmp_path / "old")]) == 0
+    [result] = (tmp_path / "old").glob("play__*.json")
+    assert json.loads(result.read_text())["settings"]["rungs_engine"] == "Stockfish 15.1"

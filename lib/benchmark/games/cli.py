@@ -45,6 +45,7 @@ from lib.benchmark.games.game import (
     rule_of,
 )
 from lib.benchmark.games.ladder import (
+    REFERENCE_ENGINE,
     RUNG_SPACING,
     Ladder,
     Rung,
@@ -180,7 +181,10 @@ def add_play_parser(commands: Any) -> None:
 
 def play_command(args: argparse.Namespace) -> int:
     """Play the games, rate them, write PGN, traces, report and figures; the exit status."""
-    settings = EngineSettings(find_stockfish(args.stockfish))
+    # Among the builds found, one the reference ladder serves (or --ladder's engine).
+    prefer = ladder_engine(args.ladder) if args.ladder is not None and args.ladder.exists() \
+        else REFERENCE_ENGINE
+    settings = EngineSettings(find_stockfish(args.stockfish, prefer=prefer))
     engine = engine_identity(settings.path)
     if args.ladder is None:  # the ladder this engine's searches match, among those here
         args.ladder = ladder_of(LADDER, engine, settings.path)
@@ -206,7 +210,8 @@ def play_command(args: argparse.Namespace) -> int:
         raise ConfigError(f"--legal-moves lists the moves in a prompt; under --protocol "
                           f"{args.protocol} there is none (tools has get_legal_moves)")
     chat = None if is_baseline(args.model) else chat_config(args)
-    player = make_player(args.model, chat, args.stockfish, args.seed, args.concurrency)
+    # A Stockfish baseline plays on the rungs' build: one engine, one scale.
+    player = make_player(args.model, chat, settings.path, args.seed, args.concurrency)
     sampler = SamplerConfig(tuple(ladder.elos), ladder.nu, btd.Prior(*args.prior),
                             args.target, args.max_games, tuple(map(tuple, ladder.cov)))
     openings = () if args.no_book or Condition.STANDARD not in args.conditions else tuple(
