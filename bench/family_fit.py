@@ -6,8 +6,11 @@ bench/validation_players.py), fits the mixed model of lib/benchmark/static/famil
 each candidate feature set, and predicts every player from the fit on the other families.
 Prints, per feature set, the mean absolute error by family, how many 90% intervals hold the
 player's game Elo (goal 85-95%) and how many players the profile check calls unlike every
-fitted family; the feature set with the smallest held-out error is chosen: the 90% interval
-score (width, plus 20 times any miss), averaged within each family, then over families.
+fitted family. A feature set is admissible only when its features can be told apart (no two
+correlate beyond MAX_CORRELATION over the players) and its fit weighs each as chess says it
+must (a higher accuracy never predicts a lower Elo); among those, the one with the smallest
+held-out error is chosen: the 90% interval score (width, plus 20 times any miss), averaged
+within each family, then over families.
 With --write it writes the committed fit (game_elo_fit.json) that static runs read.
 
     python -m bench.family_fit                          # the table
@@ -27,17 +30,20 @@ from bench.validation_players import read_table
 from lib.benchmark.static.family_fit import (
     FEATURE_SETS,
     Rated,
+    against_chess,
     fit_families,
     fit_json,
     leave_one_family_out,
+    unidentifiable,
 )
-from lib.benchmark.static.prediction import CURRENT_SCALE
+from lib.benchmark.static.prediction import REFERENCE_SCALE
 from lib.figures import save_figure
 from lib.files import atomic_write, sha256_file
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "validation_players.csv"
 METRICS = ("accuracy", "best_move_rate", "grade_blunder", "grade_mistake")
+REFERENCE_TABLE = "reference"  # the rows of the players' game Elos on the reference scale
 
 
 def load(path: Path, ladder: str = "ladder.csv") -> list[Rated]:
@@ -99,20 +105,31 @@ def main() -> None:
     """Fit, check by family, print; optionally write the fit."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, default=DATA)
+    p.add_argument("--ladder", default=REFERENCE_TABLE,
+                   help=f"the ladder whose game Elos are fitted (default {REFERENCE_TABLE}: "
+                   "the reference scale, ladder.csv's players converted by the map)")
+    p.add_argument("--scale", default=REFERENCE_SCALE, help="the scale the fit records")
     p.add_argument("--questions", type=Path, default=ROOT / "questions.csv")
     p.add_argument("--write", type=Path, default=None,
                    help="write the chosen fit here (the committed one is game_elo_fit.json)")
     args = p.parse_args()
-    players = load(args.data)
+    players = load(args.data, args.ladder)
     results = {}
     for features in FEATURE_SETS:
+        why = unidentifiable(players, features)
+        if why is None:
+            wrong = against_chess(fit_families(players, features))
+            why = f"{', '.join(wrong)} weighed against chess" if wrong else None
+        if why is not None:
+            print(f"features: {' + '.join(features)}: refused, {why}\n")
+            continue
         lofo = leave_one_family_out(players, features)
         results[features] = lofo
         print(table(features, lofo) + "\n")
     chosen = min(results, key=lambda f: family_error(results[f]))
-    print(f"chosen: {' + '.join(chosen)} (the smallest leave-one-family-out interval score, "
-          "each family weighed alike)")
-    fit = fit_families(players, chosen, sha256_file(args.questions), CURRENT_SCALE)
+    print(f"chosen: {' + '.join(chosen)} (the smallest leave-one-family-out interval score "
+          "among the admissible sets, each family weighed alike)")
+    fit = fit_families(players, chosen, sha256_file(args.questions), args.scale)
     print(f"fit on all {fit.n} players of {len(fit.families)} families: coefficients "
           f"{', '.join(f'{c:.0f}' for c in fit.coef)}; within-family sd "
           f"{fit.residual_sd:.0f}, between-family sd {fit.family_sd:.0f}")

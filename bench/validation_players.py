@@ -209,7 +209,9 @@ def game_columns(play: dict[str, Any]) -> dict[str, Any]:
 def updated(table: list[dict[str, str]], out: Path) -> tuple[list[dict[str, Any]], int]:
     """The committed table with the game columns of every row whose play run is in `out`
     (its ladder's directory) replaced by that run's; the static columns, which do not depend
-    on the ladder, stay. Returns the rows and how many were replaced."""
+    on the ladder, stay. A player's run on a ladder the table has no row of it for is added,
+    with the static columns of its other row. Returns the rows and how many were replaced or
+    added."""
     rows_out: list[dict[str, Any]] = []
     replaced = 0
     for row in table:
@@ -221,6 +223,19 @@ def updated(table: list[dict[str, str]], out: Path) -> tuple[list[dict[str, Any]
             continue
         rows_out.append({**row, **game_columns(play)})
         replaced += 1
+    have = {(r["player"], r["ladder"]) for r in rows_out}
+    first = {r["player"]: r for r in reversed(rows_out)}
+    for ladder_dir in sorted(d for d in out.iterdir() if d.is_dir()) if out.exists() else []:
+        for player in PLAYERS:
+            key = (player.spec, f"{ladder_dir.name}.csv")
+            if key in have or player.spec not in first:
+                continue
+            try:
+                play = latest(ladder_dir, Kind.PLAY, f"{SERVED}/{player.spec}__standard")
+            except SystemExit:
+                continue
+            rows_out.append({**first[player.spec], "ladder": key[1], **game_columns(play)})
+            replaced += 1
     return rows_out, replaced
 
 

@@ -1,6 +1,7 @@
 """The leaderboard over every kind of result: ranks, probabilities, daggers, what is left
 out, and figures that do not stretch for an outlier."""
 
+import csv
 import json
 from pathlib import Path
 
@@ -9,6 +10,8 @@ from scipy import stats
 
 import benchmark
 from lib.benchmark.core.elo import Z
+from lib.benchmark.games.ladder_map import LadderMap, Reading, fit_map, map_json
+from lib.benchmark.leaderboard import board
 from lib.benchmark.leaderboard.board import Entry, LadderPart, _limits, dagger, ranked
 from lib.files import sha256_file
 from tests.conftest import PUZZLES_1K, ROOT
@@ -23,7 +26,8 @@ def _elo(mean: float | None, lo: float | None, hi: float | None, kind: str = "in
 
 
 # The standard ladder as a play result keeps it: the random mover fixed at 0 (no variance).
-CURRENT = {"names": ["random@1", "mix50@1"], "elos": [0, 1200], "cov": [[0, 0], [0, 900]]}
+CURRENT = {"names": ["random@1", "mix50@1"], "elos": [0, 1200], "cov": [[0, 0], [0, 900]],
+           "engine": "Stockfish 17.1"}
 # Ladder 1's zero: Stockfish at 1,000 nodes fixed at 2600, the random mover measured.
 LADDER_1 = {"names": ["random@1", "nodes1k@1"], "elos": [-1, 2600],
             "cov": [[12700.5, 0], [0, 0]]}
@@ -118,23 +122,48 @@ def test_runs_on_a_ladder_with_another_zero_are_listed_apart_unranked(tmp_path: 
                                              abs=0.02)
 
 
-def test_runs_on_another_engines_ladder_are_listed_apart_until_the_ladders_agree(
-        tmp_path: Path) -> None:
-    """Both ladders put the random mover at 0, but their agreement across engines is not
-    measured: runs on the ladder fewer runs used are listed apart, named by their ladder."""
-    on = {"15.1": CURRENT | {"engine": "Stockfish 15.1"},
-          "17.1": CURRENT | {"engine": "Stockfish 17.1"}}
+def _map(path: Path) -> LadderMap:
+    """A map fitted by the real code on four players read 10% higher on the reference."""
+    readings = [Reading(f"p{i}", "f", x, 40.0, 1.1 * x + d, 40.0)
+                for i, (x, d) in enumerate([(400, 20), (900, -30), (1500, 25), (2200, -15)])]
+    fit = fit_map(readings, "Stockfish 15.1", "Stockfish 17.1")
+    path.write_text(json.dumps(map_json(fit, [])))
+    return fit
+
+
+def test_a_run_on_the_old_ladder_is_converted_and_another_engines_stays_apart(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Game Elos are ranked on the reference ladder (Stockfish 17.1): a run on 15.1's ladder
+    joins them through the map, flagged converted and widened; a run on any other engine's
+    ladder is listed apart; without a map, 15.1's runs are apart too."""
+    on = {e: CURRENT | {"engine": f"Stockfish {e}"} for e in ("15.1", "17.1", "16")}
     _games(tmp_path / "a.json", "model-a", _elo(1500, 1450, 1550), 100, ladder=on["15.1"])
-    _games(tmp_path / "b.json", "model-b", _elo(1400, 1350, 1450), 100, ladder=on["15.1"])
     _games(tmp_path / "c.json", "model-c", _elo(1450, 1400, 1500), 100, ladder=on["17.1"])
-    assert benchmark.main(["leaderboard", "--results", str(tmp_path), "--questions",
-                           str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
+    _games(tmp_path / "d.json", "model-d", _elo(1400, 1350, 1450), 100, ladder=on["16"])
+    fit = _map(tmp_path / "map.json")
+    monkeypatch.setattr(board, "MAP_PATH", tmp_path / "map.json")
+    argv = ["leaderboard", "--results", str(tmp_path), "--questions", str(QUESTIONS),
+            "--puzzles", str(PUZZLES_1K)]
+    assert benchmark.main(argv) == 0
     md = (tmp_path / "leaderboard.md").read_text()
     current = md.split("## Game Elo against")[1].split("##")[0]
     other = md.split("## Game Elo on an earlier ladder")[1].split("##")[0]
-    assert "model-a" in current and "model-b" in current and "model-c" not in current
-    [row] = [line.split(" | ") for line in other.splitlines() if "model-c" in line]
-    assert row[1] == "standard; the Stockfish 17.1 ladder" and row[-1].endswith("] |")
+    [a] = [line.split(" | ") for line in current.splitlines() if "model-a" in line]
+    assert a[2] == "standard; converted from Stockfish 15.1" and a[0] == "| 1"
+    assert "model-c" in current and "model-d" not in current
+    [d] = [line.split(" | ") for line in other.splitlines() if "model-d" in line]
+    assert d[1] == "standard; the Stockfish 16 ladder"
+    rows = json.loads((tmp_path / "leaderboard.json").read_text())["rows"]
+    [row] = [r for r in rows if r["model"] == "model-a"]
+    assert row["converted"] and row["elo"] == round(fit.slope * 1500)
+    assert row["hi"] - row["lo"] > 100  # widened by the map's error
+    assert row["lo"] <= fit.slope * 1500 <= row["hi"]
+    with (tmp_path / "leaderboard.csv").open() as handle:
+        assert len(list(csv.DictReader(handle))) == len(rows) == 3
+    monkeypatch.setattr(board, "MAP_PATH", tmp_path / "none.json")
+    assert benchmark.main(argv) == 0
+    other = (tmp_path / "leaderboard.md").read_text().split("## Game Elo on an earlier")[1]
+    assert "standard; the Stockfish 15.1 ladder" in other
 
 
 def test_the_dagger_follows_lichess_bench_rule() -> None:

@@ -4,9 +4,13 @@ lichess-bench's low-confidence dagger; markdown, SVG and PNG.
 
 Scales differ and are never mixed: game Elo is on the ladder's scale (zero at the random
 mover), puzzle Elo on Lichess's puzzle-rating scale, the human-calibrated Elo on Lichess's
-game-rating scale. Each is ranked in its own table. Play runs rated on an earlier ladder with
-another zero (ladder 1 fixed Stockfish at 1,000 nodes at 2600) stay readable: they are listed
-apart, each marked with its ladder's zero, and not ranked. Rank figures use a normal
+game-rating scale. Each is ranked in its own table. Game Elos are ranked on the reference
+scale, the Stockfish 17.1 ladder's; a run on Stockfish 15.1's ladder (ladder.csv) is shown on
+it through the measured map (ladder_map.json), flagged "converted", its interval widened by
+the map's error. Play runs rated on any other ladder, or on an earlier ladder with another
+zero (ladder 1 fixed Stockfish at 1,000 nodes at 2600), stay readable: they are listed apart,
+each marked with its ladder, and not ranked. The rows are also written machine-readable
+(leaderboard.json and .csv: one row per run and scale). Rank figures use a normal
 approximation of each 90% interval; an estimate bounded on one side only ("below ~N") is
 placed by its bound and not ranked.
 """
@@ -26,6 +30,8 @@ from lib.benchmark.core.header import Kind, read_result
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.results import elo_text, load_results
 from lib.benchmark.core.scoring import SUMMARY_METRICS, illegal_text, metric_digits
+from lib.benchmark.games.ladder import REFERENCE_ENGINE
+from lib.benchmark.games.ladder_map import MAP_FILE, LadderMap, load_map
 from lib.benchmark.leaderboard.paired import PairedPart, joint_draws, paired_part
 from lib.benchmark.leaderboard.ranking import Rank, Shared, ranks, ranks_of_draws
 from lib.errors import DataError
@@ -34,6 +40,8 @@ from lib.files import atomic_write, sha256_file
 
 log = logging.getLogger(__name__)
 
+# The committed map from Stockfish 15.1's ladder to the reference ladder.
+MAP_PATH = Path(__file__).resolve().parents[3] / MAP_FILE
 DAGGER_N = 30  # lichess-bench: fewer observations than this are low confidence ...
 DAGGER_HALF_95 = 100.0  # ... and so is a 95% interval wider than +-this
 Z95 = 1.959964
@@ -56,6 +64,8 @@ class Entry:
     ladder: LadderPart | None = None  # game Elos: the part the ladder's error contributes
     paired: PairedPart | None = None  # static Elos: what a paired resample recomputes
     protocol: str = "fen"  # how the model was asked (a model's protocols side by side)
+    converted: bool = False  # a game Elo read on another ladder, shown through the map
+    cost: float | None = None  # what the run cost (a play run: per game)
 
 
 @dataclass(frozen=True)
@@ -91,19 +101,26 @@ def on_current_scale(result: dict[str, Any]) -> bool:
 
 
 def primary_ladder(games: list[dict[str, Any]]) -> str:
-    """The engine of the ladder most play runs on the current scale were rated on (ties: the
-    name first in order); their table is ranked, runs on other engines' ladders are not."""
-    engines = [r["ladder"].get("engine", "") for r in games if on_current_scale(r)]
-    return min(set(engines), key=lambda e: (-engines.count(e), e)) if engines else ""
+    """The engine of the ladder whose runs are ranked: the reference ladder's."""
+    return REFERENCE_ENGINE
 
 
-def apart(result: dict[str, Any], primary: str) -> str:
+def apart(result: dict[str, Any], primary: str, ladder_map: LadderMap | None = None) -> str:
     """Why a play run is listed apart from the ranked game Elos ('' when it is not): an
-    earlier ladder's zero, or another engine's ladder than `primary`."""
+    earlier ladder's zero, or another engine's ladder than `primary` that the map does not
+    convert from."""
     if not on_current_scale(result):
         return f"earlier ladder, zero {ladder_zero(result.get('ladder', {})) or 'unknown'}"
     engine = result["ladder"].get("engine", "")
-    return "" if engine == primary else f"the {engine} ladder"
+    if engine == primary or converts(result, ladder_map):
+        return ""
+    return f"the {engine} ladder"
+
+
+def converts(result: dict[str, Any], ladder_map: LadderMap | None) -> bool:
+    """Whether a play run's game Elos are shown on the reference scale through the map."""
+    return ladder_map is not None and on_current_scale(result) \
+        and result["ladder"].get("engine", "") == ladder_map.source
 
 
 NA = "n/a"  # a world-model score that does not apply (a baseline: legal by construction)
@@ -231,9 +248,10 @@ def _read_as_table(data: dict[str, Any]) -> None:
         (data["t0"]["taxonomy"], data["questions_sha256"], data["complete"])
 
 
-def game_entries(results: list[dict[str, Any]], digest: str) -> list[Entry]:
+def game_entries(results: list[dict[str, Any]], digest: str,
+                 ladder_map: LadderMap | None = None) -> list[Entry]:
     """One entry per complete condition of every play run (mid-game starts only on the same
-    questions file)."""
+    questions file); a run the map converts, on the reference scale."""
     out = []
     for r in results:
         for name, c in r["conditions"].items():
@@ -254,9 +272,16 @@ def game_entries(results: list[dict[str, Any]], digest: str) -> list[Entry]:
             protocol = r.get("protocol", "fen")
             label = name if protocol == "fen" else f"{name} ({protocol})"
             per_game = (r.get("usage") or {}).get("per_game") or {}
-            out.append(Entry(r["model"], label, c["elo"], c["games"],
+            elo, converted = c["elo"], converts(r, ladder_map)
+            if converted and ladder_map is not None:
+                # The map's error is the player's own: no longer the reference ladder's
+                # shared part, so its draws are independent of the other runs'.
+                elo, part = ladder_map.convert_elo(elo), None
+                label = f"{label}; converted from {ladder_map.source}"
+            out.append(Entry(r["model"], label, elo, c["games"],
                              (str(c["games"]), f"{c['w']}/{c['d']}/{c['l']}",
-                              money(per_game.get("cost"))), part, protocol=protocol))
+                              money(per_game.get("cost"))), part, protocol=protocol,
+                             converted=converted, cost=per_game.get("cost")))
     return out
 
 
@@ -286,7 +311,8 @@ def static_entries(results: list[dict[str, Any]], kind: str,
                          (str(r["n"]), *cells, illegal_text(r["world_model"]),
                           money((r.get("usage") or {}).get("cost"))),
                          paired=paired_part(r, kind, questions) if questions else None,
-                         protocol=r.get("protocol", "fen")))
+                         protocol=r.get("protocol", "fen"),
+                         cost=(r.get("usage") or {}).get("cost")))
     return out
 
 
@@ -363,10 +389,12 @@ class Board:
     puzzles: list[dict[str, Any]]  # puzzle runs on the puzzle file
     worldmodel: list[dict[str, Any]]  # complete world-model runs on the questions file
     tables: dict[str, list[Entry]]  # each Elo scale's entries: games, puzzles, human, ...
+    ladder_map: LadderMap | None = None  # converts Stockfish 15.1's ladder to the reference
 
 
 def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
-    """Read and select the results in `out` (DataError when none is comparable)."""
+    """Read and select the results in `out` (DataError when none is comparable); game Elos
+    of Stockfish 15.1's ladder converted by the committed map (MAP_PATH) when it exists."""
     digest = sha256_file(questions)
     puzzle_digest = sha256_file(puzzles) if puzzles is not None and puzzles.exists() else ""
     static = load_results(out, digest)
@@ -375,10 +403,13 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
     wm = [r for r in kinds["worldmodel"] if r["questions_sha256"] == digest and r["complete"]]
     games = [r for r in kinds["games"] if r["complete"]]
     primary = primary_ladder(games)
+    conv = load_map(MAP_PATH)
     tables = {
-        "games": game_entries([r for r in games if not apart(r, primary)], digest),
-        EARLIER: [replace(e, label=f"{e.label}; {apart(r, primary)}")
-                  for r in games if apart(r, primary) for e in game_entries([r], digest)],
+        "games": game_entries([r for r in games if not apart(r, primary, conv)], digest,
+                              conv),
+        EARLIER: [replace(e, label=f"{e.label}; {apart(r, primary, conv)}")
+                  for r in games if apart(r, primary, conv)
+                  for e in game_entries([r], digest)],
         "puzzles": puzzle_entries(kinds["puzzles"], puzzle_digest),
         "human": static_entries(static, "human", by_id),
         "static puzzle": static_entries(static, "puzzle", by_id)}
@@ -387,7 +418,48 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
                         "run python benchmark.py --model ... (or play, puzzles, worldmodel) "
                         "first")
     kept = [r for r in kinds["puzzles"] if r["settings"]["puzzles_sha256"] == puzzle_digest]
-    return Board(digest, static, games, primary, kept, wm, tables)
+    return Board(digest, static, games, primary, kept, wm, tables, conv)
+
+
+ROW_FIELDS = ("model", "protocol", "scale", "label", "elo", "lo", "hi", "kind", "text",
+              "converted", "games", "cost")
+SCALES = {"games": "game Elo, reference ladder (Stockfish 17.1)",
+          EARLIER: "game Elo, another ladder (not ranked)",
+          "puzzles": "puzzle Elo, whole lines", "human": "human-calibrated Elo",
+          "static puzzle": "puzzle Elo, first move"}
+
+
+def board_rows(board: Board) -> list[dict[str, Any]]:
+    """One row per run and scale, as leaderboard.json and .csv hold them and the site reads
+    them: the Elo's mean and 90% interval (null where open), whether it was converted from
+    another ladder, the games (puzzles, positions) behind it and its cost (per game for a
+    play run)."""
+    rows = []
+    for key, entries in board.tables.items():
+        for e in sorted(entries, key=lambda e: (-place(e.elo), e.model, e.label)):
+            rows.append({"model": e.model, "protocol": e.protocol, "scale": SCALES[key],
+                         "label": e.label, "elo": e.elo.get("mean"), "lo": e.elo.get("lo"),
+                         "hi": e.elo.get("hi"), "kind": e.elo.get("kind"),
+                         "text": e.elo.get("text"), "converted": e.converted, "games": e.n,
+                         "cost": e.cost})
+    return rows
+
+
+def write_rows(board: Board, out: Path) -> list[Path]:
+    """leaderboard.json and leaderboard.csv in `out`."""
+    import csv
+    import json
+
+    rows = board_rows(board)
+    paths = [out / "leaderboard.json", out / "leaderboard.csv"]
+    with atomic_write(paths[0], encoding="utf-8") as handle:
+        json.dump({"reference": REFERENCE_ENGINE, "rows": rows}, handle, indent=1)
+        handle.write("\n")
+    with atomic_write(paths[1], encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=ROW_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return paths
 
 
 def leaderboard(out: Path, questions: Path, puzzles: Path | None, floor: dict[str, Any],
@@ -403,7 +475,7 @@ def leaderboard(out: Path, questions: Path, puzzles: Path | None, floor: dict[st
         handle.write(md)
     _plot(tables, floor, paths[1], paths[2])
     _plot_world_model(wm, static, paths[3])
-    return paths
+    return paths + write_rows(board, out)
 
 
 def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],

@@ -96,4 +96,6 @@ def report_command(args: argparse.Namespace) -> None:
         pages = build_site(inputs, args.out)
     except OSError as exc:
         raise DataError(f"cannot write the site to {args.out}: {exc}") from exc
-    print(f"wrote {len(pages)} pages to {args.out}/; open {args.out / 'index.html'}")
+    html = sum(p.suffix == ".html" for p in pages)
+    print(f"wrote {html} pages and leaderboard.json/.csv to {args.out}/; open "
+          f"{args.out / 'index.html'}")

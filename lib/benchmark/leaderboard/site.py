@@ -37,11 +37,13 @@ from lib.benchmark.leaderboard.board import (
     Entry,
     apart,
     collect,
+    converts,
     dagger,
     on_current_scale,
     place,
     rank_draws,
     ranked,
+    write_rows,
 )
 from lib.benchmark.leaderboard.views import (
     elo_axis,
@@ -110,14 +112,18 @@ def _rows(board: Board) -> list[dict[str, Any]]:
         for name, c in r["conditions"].items():
             if c["aborted"] or not c["games"]:
                 continue
-            why = apart(r, board.primary)
+            why = apart(r, board.primary, board.ladder_map)
+            elo = c["elo"]
+            if converts(r, board.ladder_map) and board.ladder_map is not None:
+                why, elo = f"converted from {board.ladder_map.source}", \
+                    board.ladder_map.convert_elo(elo)
             label = f"{name}; {why}" if why else name
             rows.append({"model": r["model"], "kind": "games", "label": label, "n": c["games"],
                          "protocol": r.get("protocol", "fen"),
                          "cost": ((r.get("usage") or {}).get("per_game") or {}).get("cost"),
                          "per_game": True,
                          "page": _page_name(r["_file"]), "settings": r["settings"],
-                         "game": c["elo"], "ladder": c.get("ladder", {})})
+                         "game": elo, "ladder": c.get("ladder", {})})
     for r in board.puzzles:
         rows.append({"model": r["model"], "kind": "puzzles", "label": f"seed="
                      f"{r['settings']['seed']}", "n": r["n"], "page": _page_name(r["_file"]),
@@ -251,7 +257,8 @@ def build_site(inputs: SiteInputs, out: Path) -> list[Path]:
     for name in ("site.css", "site.js"):
         with atomic_write(assets / name, encoding="utf-8") as handle:
             handle.write((HERE / "assets" / name).read_text(encoding="utf-8"))
-    return written + pages
+    # The ranked tables' rows, machine-readable: the leaderboard's own (board_rows).
+    return written + pages + write_rows(board, out)
 
 
 def _run_pages(env: jinja2.Environment, board: Board, results: Path, out: Path) -> list[Path]:

@@ -42,6 +42,14 @@ SCALE = {"accuracy": 100.0, "best_move_rate": 1.0, "grade_blunder": 1.0, "grade_
 # at its accuracy tell a random blunderer from a shallow searcher.
 PROFILE = ("best_move_rate", "grade_blunder")
 EDGE = 1e-3  # a rate is kept this far inside 0 and 1, where its log-odds are finite
+# The direction chess fixes for each feature: a higher accuracy or best-move rate never means
+# a weaker player, a higher blunder or mistake rate never a stronger one. A fit whose
+# coefficient says otherwise is refused, however well it scores.
+SIGNS = {"accuracy": 1, "best_move_rate": 1, "grade_blunder": -1, "grade_mistake": -1}
+# Two features this correlated over the fitted players cannot be told apart: their
+# coefficients trade off freely (accuracy and the blunder rate correlate at r = -0.998 over
+# the validation players, so a fit on both put a negative weight on accuracy).
+MAX_CORRELATION = 0.95
 
 
 def logit(metric: str, value: float | np.ndarray) -> np.ndarray:
@@ -195,6 +203,28 @@ def fit_families(players: list[Rated], features: tuple[str, ...], questions_sha2
                   **{f"{m}{s}": v for m, (value, lo, hi) in p.metrics.items()
                      for s, v in (("", value), ("_lo", lo), ("_hi", hi))}}
                  for p in players])
+
+
+def unidentifiable(players: list[Rated], features: tuple[str, ...]) -> str | None:
+    """Why a feature set cannot be fitted on these players (two of its features correlate
+    beyond MAX_CORRELATION), or None."""
+    if len(features) < 2:
+        return None
+    xs = np.array([p.x(features)[0] for p in players])
+    r = np.corrcoef(xs, rowvar=False)
+    for i in range(len(features)):
+        for j in range(i + 1, len(features)):
+            if abs(r[i, j]) > MAX_CORRELATION:
+                return (f"{features[i]} and {features[j]} correlate at r = {r[i, j]:.3f} "
+                        f"over the {len(players)} players (above {MAX_CORRELATION}): their "
+                        "weights are not identified")
+    return None
+
+
+def against_chess(fit: FamilyFit) -> list[str]:
+    """The features whose fitted weight runs against the direction chess fixes (SIGNS)."""
+    return [f for f, c in zip(fit.features, fit.coef[1:], strict=True)
+            if c * SIGNS.get(f, 0) < 0]
 
 
 def predict(fit: FamilyFit, metrics: dict[str, tuple[float, float, float]]) -> Estimate:
