@@ -198,11 +198,26 @@ def transitivity_block(root: Path = ROOT) -> str:
     return table(games, ratings(root / "validation_players.csv"))
 
 
-def crossladder_block(root: Path = ROOT) -> str:
-    """Players of other families rated on both ladders."""
-    from bench.validation_players import cross_table
-
-    return cross_table(root / "validation_players.csv")
+def laddermap_block(root: Path = ROOT) -> str:
+    """The map from Stockfish 15.1's ladder to the reference ladder: every player rated on
+    both, each held out of the fit once, and the fit on all of them (ladder_map.json)."""
+    data = json.loads((root / "ladder_map.json").read_text(encoding="utf-8"))
+    lines = ["| player | family | ladder.csv (15.1) | reference (17.1) | mapped, held out "
+             "(90%) | inside |", "|---|---|---|---|---|---|"]
+    sds = {r["player"]: (r["x_sd"], r["y_sd"]) for r in data["readings"]}
+    for x in data["loo"]:
+        sx, sy = sds[x["player"]]
+        lines.append(f"| {x['player']} | {x['family']} | {x['x']:.0f} +-{btd.Z90 * sx:.0f} | "
+                     f"{x['y']:.0f} +-{btd.Z90 * sy:.0f} | {x['predicted']:.0f} "
+                     f"[{x['lo']:.0f}, {x['hi']:.0f}] | {'yes' if x['inside'] else 'no'} |")
+    inside = sum(x["inside"] for x in data["loo"])
+    n = len(data["loo"])
+    text = (f"Fitted on all {len(data['readings'])} players: reference = {data['slope']:.3f} "
+            f"x 15.1 reading (+-{btd.Z90 * data['slope_sd']:.3f}, 90%), players' spread about "
+            f"the line beyond their own errors {data['tau']:.0f} Elo. Left out one at a time, "
+            f"{inside} of {n} players' reference readings ({inside / n:.0%}) fall inside the "
+            "interval the others' fit gives them (goal 85-95%).")
+    return "\n".join([*lines, "", *textwrap.wrap(text, 95)])
 
 
 def protocol_examples_block() -> str:
@@ -263,7 +278,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "validation": ("docs/validation.md", validation_block),
     "familyfit": ("docs/validation.md", familyfit_block),
     "transitivity": ("docs/validation.md", transitivity_block),
-    "crossladder": ("docs/games-and-ladder.md", crossladder_block),
+    "laddermap": ("docs/games-and-ladder.md", laddermap_block),
     "protocols": ("docs/protocols.md", protocol_examples_block),
     "neutrality": ("docs/protocols.md", neutrality_block),
 }
@@ -272,6 +287,8 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
 IMAGES_FILE = "docs/images.json"
 FIT_FIGURE = "docs/static_vs_game.png"
 FIT_INPUTS = ("game_elo_fit.json",)
+MAP_FIGURE = "docs/ladder_map.png"
+MAP_INPUTS = ("ladder_map.json",)
 SCREENSHOTS = ("docs/site.png", "docs/report.png")
 # What a screenshot of the demo's site shows is made from these: a change to one changes it.
 DEMO_INPUTS = ("questions.csv", "ladder.csv", "ladder_cov.csv", "game_elo_fit.json",
@@ -300,6 +317,44 @@ def fit_figure(path: Path, root: Path = ROOT) -> None:
     if not (root / "game_elo_fit.json").is_file():
         raise SystemExit("game_elo_fit.json: no fit to draw")
     figure(json.loads((root / "game_elo_fit.json").read_text(encoding="utf-8")), path)
+
+
+def map_figure(path: Path, root: Path = ROOT) -> None:
+    """docs/ladder_map.png: every player's reading on both ladders with its 90% error bars,
+    and the fitted map with its 90% band (the slope's error and tau), from ladder_map.json."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from lib.benchmark.core.ladder_map import load_map
+    from lib.figures import save_figure
+
+    fit = load_map(root / "ladder_map.json")
+    if fit is None:
+        raise SystemExit("ladder_map.json: no map to draw")
+    fig, ax = plt.subplots(figsize=(6.4, 5.2))
+    families = sorted({r["family"] for r in fit.readings})
+    for i, family in enumerate(families):
+        mine = [r for r in fit.readings if r["family"] == family]
+        ax.errorbar([r["x"] for r in mine], [r["y"] for r in mine],
+                    xerr=[btd.Z90 * r["x_sd"] for r in mine],
+                    yerr=[btd.Z90 * r["y_sd"] for r in mine], fmt="o", ms=4, capsize=2,
+                    color=plt.get_cmap("tab10")(i), label=family)
+    top = max(max(r["x"], r["y"]) for r in fit.readings) + 200
+    xs = np.linspace(0, top, 50)
+    sd = np.array([fit.convert(float(x), 0.0)[1] for x in xs])
+    ax.plot(xs, fit.slope * xs, "k-", lw=1, label=f"map: {fit.slope:.3f} x")
+    ax.fill_between(xs, fit.slope * xs - btd.Z90 * sd, fit.slope * xs + btd.Z90 * sd,
+                    color="grey", alpha=0.25, label="90% band")
+    ax.plot(xs, xs, "k:", lw=0.8, label="one scale (y = x)")
+    ax.set_xlim(0, top)
+    ax.set_ylim(0, top)
+    ax.set_xlabel("game Elo on ladder.csv (Stockfish 15.1)")
+    ax.set_ylabel("game Elo on the reference ladder (Stockfish 17.1)")
+    ax.legend(fontsize=8, loc="upper left")
+    save_figure(fig, path)
 
 
 def screenshots(demo: Path, root: Path = ROOT) -> None:
@@ -342,10 +397,11 @@ def write_images(take_screenshots: bool, root: Path = ROOT) -> list[str]:
         else {}
     commit = revision()  # before any image is written: the code that makes them
     fit_figure(root / FIT_FIGURE, root)
-    written = [FIT_FIGURE]
-    records[FIT_FIGURE] = image_record("python -m bench.doc_figures", FIT_INPUTS,
-                                       root / FIT_FIGURE, records.get(FIT_FIGURE), commit,
-                                       root)
+    map_figure(root / MAP_FIGURE, root)
+    written = [FIT_FIGURE, MAP_FIGURE]
+    for name, inputs in ((FIT_FIGURE, FIT_INPUTS), (MAP_FIGURE, MAP_INPUTS)):
+        records[name] = image_record("python -m bench.doc_figures", inputs, root / name,
+                                     records.get(name), commit, root)
     if take_screenshots:
         demo = root / DEMO_DIR
         subprocess.run(["make", "demo", f"DEMO={DEMO_DIR}"], cwd=root, check=True,
@@ -382,12 +438,12 @@ def stale_images(root: Path = ROOT) -> list[str]:
             stale.append(f"{name}: made from an earlier {', '.join(changed)}; run "
                          f"{rec['command']}")
     with tempfile.TemporaryDirectory() as tmp:
-        fresh = Path(tmp) / "figure.png"
-        fit_figure(fresh, root)
-        if (root / FIT_FIGURE).is_file() and \
-                fresh.read_bytes() != (root / FIT_FIGURE).read_bytes():
-            stale.append(f"{FIT_FIGURE}: differs from what game_elo_fit.json draws; run "
-                         "python -m bench.doc_figures")
+        for name, draw in ((FIT_FIGURE, fit_figure), (MAP_FIGURE, map_figure)):
+            fresh = Path(tmp) / "figure.png"
+            draw(fresh, root)
+            if (root / name).is_file() and fresh.read_bytes() != (root / name).read_bytes():
+                stale.append(f"{name}: differs from what its data draws; run "
+                             "python -m bench.doc_figures")
     return stale
 
 

@@ -26,7 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from bench.ladder_map import SOURCE, TARGET
 from bench.validation_players import read_table
+from lib.benchmark.core.ladder_map import MAP_FILE, load_map
 from lib.benchmark.static.family_fit import (
     FEATURE_SETS,
     Rated,
@@ -47,11 +49,32 @@ REFERENCE_TABLE = "reference"  # the rows of the players' game Elos on the refer
 
 
 def load(path: Path, ladder: str = "ladder.csv") -> list[Rated]:
-    """The table's players rated on `ladder`."""
-    rows = [r for r in read_table(path) if r["ladder"] == ladder]
-    return [Rated(r["player"], r["family"], float(r["game_elo"]), float(r["game_elo_sd"]),
-                  {m: (float(r[m]), float(r[f"{m}_lo"]), float(r[f"{m}_hi"]))
-                   for m in METRICS}) for r in rows]
+    """The table's players with their game Elos on `ladder`; REFERENCE_TABLE: on the
+    reference scale, measured on the 17.1 ladder where the table has that reading, else the
+    ladder.csv reading converted by the committed map (its error added)."""
+    rows = read_table(path)
+    if ladder != REFERENCE_TABLE:
+        return [_rated(r, float(r["game_elo"]), float(r["game_elo_sd"]))
+                for r in rows if r["ladder"] == ladder and r["accuracy"]]
+    conv = load_map(ROOT / MAP_FILE)
+    if conv is None:
+        raise SystemExit(f"no {MAP_FILE}: fit the map first (python -m bench.ladder_map "
+                         f"--write {MAP_FILE}), or give --ladder ladder.csv")
+    measured = {r["player"]: r for r in rows if r["ladder"] == TARGET}
+    out = []
+    for r in (r for r in rows if r["ladder"] == SOURCE and r["accuracy"]):  # static known
+        if r["player"] in measured:
+            m = measured[r["player"]]
+            out.append(_rated(r, float(m["game_elo"]), float(m["game_elo_sd"])))
+        else:
+            out.append(_rated(r, *conv.convert(float(r["game_elo"]),
+                                               float(r["game_elo_sd"]))))
+    return out
+
+
+def _rated(r: dict[str, str], elo: float, sd: float) -> Rated:
+    return Rated(r["player"], r["family"], elo, sd,
+                 {m: (float(r[m]), float(r[f"{m}_lo"]), float(r[f"{m}_hi"])) for m in METRICS})
 
 
 def summary(lofo: list[dict[str, Any]]) -> dict[str, dict[str, float]]:

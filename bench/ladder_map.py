@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 
 from bench.validation_players import DATA, MAP_GAMES, read_table
-from lib.benchmark.games.ladder_map import (
+from lib.benchmark.core.ladder_map import (
     MAP_FILE,
     Reading,
     fit_map,

@@ -29,14 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import benchmark
 from lib.benchmark.core.btd import Z90
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.results import slug
 from lib.benchmark.core.server import SERVED, PlayerServer
-from lib.benchmark.games.ladder import load_ladder
+from lib.benchmark.games.ladder import ladders_beside, load_ladder
 from lib.cli import run_cli
 from lib.files import atomic_write
 
@@ -225,16 +223,22 @@ def updated(table: list[dict[str, str]], out: Path) -> tuple[list[dict[str, Any]
         replaced += 1
     have = {(r["player"], r["ladder"]) for r in rows_out}
     first = {r["player"]: r for r in reversed(rows_out)}
-    for ladder_dir in sorted(d for d in out.iterdir() if d.is_dir()) if out.exists() else []:
+    blank = dict.fromkeys(table[0], "") if table else {}
+    ladders = {p.stem for p in ladders_beside(ROOT / "ladder.csv")}  # the committed ones
+    for ladder_dir in sorted(d for d in out.iterdir() if d.is_dir() and d.name in ladders)\
+            if out.exists() else []:
         for player in PLAYERS:
             key = (player.spec, f"{ladder_dir.name}.csv")
-            if key in have or player.spec not in first:
+            if key in have:
                 continue
             try:
                 play = latest(ladder_dir, Kind.PLAY, f"{SERVED}/{player.spec}__standard")
             except SystemExit:
                 continue
-            rows_out.append({**first[player.spec], "ladder": key[1], **game_columns(play)})
+            # A player without a static run (the map's own) has its static columns empty.
+            base = first.get(player.spec, {**blank, "player": player.spec,
+                                           "family": player.family})
+            rows_out.append({**base, "ladder": key[1], **game_columns(play)})
             replaced += 1
     return rows_out, replaced
 
@@ -272,43 +276,6 @@ def read_table(path: Path) -> list[dict[str, str]]:
     """The committed table's rows."""
     with path.open(encoding="utf-8", newline="") as handle:
         return list(csv.DictReader(handle))
-
-
-def cross_table(path: Path) -> str:
-    """Players rated on more than one ladder: each ladder's game Elo, and the difference
-    with its 90% interval (the two ratings' errors, each with its ladder's, are independent:
-    other games, other ladders). Markdown."""
-    table = read_table(path)
-    ladders = sorted({r["ladder"] for r in table})
-    base, others = "ladder.csv", [name for name in ladders if name != "ladder.csv"]
-    by = {(r["player"], r["ladder"]): r for r in table}
-    lines = []
-    for other in others:
-        lines += [f"| player (another family) | {base} | {other} | difference (90%) | "
-                  "agree |", "|---|---|---|---|---|"]
-        zs, gaps, sds = [], [], []
-        for player in [p.spec for p in PLAYERS]:
-            if (player, base) not in by or (player, other) not in by:
-                continue
-            a, b = by[(player, base)], by[(player, other)]
-            gap = float(b["game_elo"]) - float(a["game_elo"])
-            sd = float(np.hypot(float(a["game_elo_sd"]), float(b["game_elo_sd"])))
-            zs.append(gap / sd)
-            gaps.append(gap)
-            sds.append(sd)
-            lines.append(f"| {player} | {a['game_elo']} [{a['game_elo_lo']}, "
-                         f"{a['game_elo_hi']}] | {b['game_elo']} [{b['game_elo_lo']}, "
-                         f"{b['game_elo_hi']}] | {gap:+.0f} [{gap - Z90 * sd:+.0f}, "
-                         f"{gap + Z90 * sd:+.0f}] | {'yes' if abs(gap) <= Z90 * sd else 'no'} |")
-        if zs:
-            w = 1 / np.square(sds)
-            mean, se = float(np.sum(w * gaps) / np.sum(w)), float(1 / np.sqrt(np.sum(w)))
-            pooled = sum(zs) / np.sqrt(len(zs))
-            lines += ["", f"Over the {len(zs)} players, {other} reads {mean:+.0f} Elo "
-                      f"[{mean - Z90 * se:+.0f}, {mean + Z90 * se:+.0f}] against {base} "
-                      f"(inverse-variance mean, 90%); pooled z = {pooled:+.2f} (|z| < "
-                      f"{Z90:.2f} nine times in ten when the ladders agree)."]
-    return "\n".join(lines)
 
 
 def shard(text: str) -> tuple[int, int]:

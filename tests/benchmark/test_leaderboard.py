@@ -10,7 +10,7 @@ from scipy import stats
 
 import benchmark
 from lib.benchmark.core.elo import Z
-from lib.benchmark.games.ladder_map import LadderMap, Reading, fit_map, map_json
+from lib.benchmark.core.ladder_map import LadderMap, Reading, fit_map, map_json
 from lib.benchmark.leaderboard import board
 from lib.benchmark.leaderboard.board import Entry, LadderPart, _limits, dagger, ranked
 from lib.files import sha256_file

@@ -113,3 +113,31 @@ def test_a_shallow_engine_s_prediction_covers_its_game_elo_or_says_it_is_unlike(
         assert "unlike every fitted family" in predicted["note"]
     else:
         assert predicted["lo"] <= measured <= predicted["hi"], (predicted, measured)
+
+
+def test_no_predicted_game_elo_falls_as_accuracy_rises_at_a_fixed_blunder_rate() -> None:
+    """The committed fit weighs every feature as chess says it must: at any fixed blunder
+    (and best-move) rate, a higher accuracy never predicts a lower game Elo; and its features
+    can be told apart on the players it was fitted on."""
+    fit = family_fit.read(ROOT / "game_elo_fit.json")
+    assert family_fit.against_chess(fit) == []
+    for blunder in (0.01, 0.05, 0.15, 0.4):
+        for best in (0.05, 0.3, 0.6):
+            means = []
+            for accuracy in np.linspace(30, 99, 70):
+                metrics = {"accuracy": (accuracy,) * 3, "best_move_rate": (best,) * 3,
+                           "grade_blunder": (blunder,) * 3, "grade_mistake": (0.1,) * 3}
+                x, x_sd = family_fit.features_of(metrics, fit.features)
+                means.append(fit.mean_sd(x, x_sd)[0])
+            assert np.all(np.diff(means) >= 0), (blunder, best)
+
+
+def test_the_selection_refuses_features_that_cannot_be_told_apart() -> None:
+    """Accuracy and the blunder rate move together over the validation players (r below
+    -0.95): a fit on both is refused, whatever its held-out score."""
+    from bench.family_fit import DATA, load
+
+    players = load(DATA, "ladder.csv")
+    why = family_fit.unidentifiable(players, ("accuracy", "grade_blunder"))
+    assert why is not None and "not identified" in why
+    assert family_fit.unidentifiable(players, ("accuracy",)) is None

@@ -40,3 +40,24 @@ def test_update_replaces_the_game_columns_of_the_rows_whose_play_runs_are_found(
     assert float(new["game_elo_sd"]) > 0 and new["game_elo"] != float(row["game_elo"])
     assert {k: v for k, v in new.items() if not k.startswith("game")} == \
         {k: v for k, v in row.items() if not k.startswith("game")}
+
+
+def test_update_adds_a_row_for_a_ladder_the_player_had_none_on(tmp_path: Path) -> None:
+    """A map player's run on the 17.1 ladder joins the table with its ladder.csv row's static
+    columns; a player the table has no row of gets its static columns empty."""
+    table = [r for r in read_table(DATA) if r["ladder"] == "ladder.csv"]
+    row = next(r for r in table if r["player"] == "toga2:depth=1,random=85")
+    play = json.loads(PLAY.read_text())
+    folder = tmp_path / "ladder@stockfish-17.1"
+    folder.mkdir()
+    for spec in (row["player"], "toga2:depth=1,random=70"):
+        label = f"{SERVED}/{spec}__standard"
+        (folder / f"{slug(file_name(Kind.PLAY, label))}__0123456789.json").write_text(
+            json.dumps(play))
+    rows, added = updated(table, tmp_path)
+    assert added == 2 and len(rows) == len(table) + 2
+    known, new = rows[-2:]
+    assert known["ladder"] == new["ladder"] == "ladder@stockfish-17.1.csv"
+    assert known["accuracy"] == row["accuracy"] and known["family"] == "fruit"
+    assert new["player"] == "toga2:depth=1,random=70" and new["accuracy"] == ""
+    assert new["games"] == known["games"] == play["conditions"]["standard"]["games"]

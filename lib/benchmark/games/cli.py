@@ -21,6 +21,7 @@ from lib.benchmark.core.cli import (
     model_label,
 )
 from lib.benchmark.core.header import Kind, file_name
+from lib.benchmark.core.ladder_map import REFERENCE_ENGINE
 from lib.benchmark.core.players import is_baseline, make_player
 from lib.benchmark.core.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.core.questions import load_questions
@@ -45,7 +46,6 @@ from lib.benchmark.games.game import (
     rule_of,
 )
 from lib.benchmark.games.ladder import (
-    REFERENCE_ENGINE,
     RUNG_SPACING,
     Ladder,
     Rung,

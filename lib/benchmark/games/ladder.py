@@ -259,12 +259,6 @@ class Ladder:
     __hash__ = None  # type: ignore[assignment]
 
 
-# The reference scale every published game Elo is on: the ladder of Stockfish 17.1, which
-# every OS reproduces bit for bit through the pinned portable build (Debian 13's native 17.1
-# searches the same). Runs on Stockfish 15.1's ladder (ladder.csv) are converted to it by the
-# measured map (ladder_map.json); runs on any other ladder stay apart.
-REFERENCE_ENGINE = "Stockfish 17.1"
-
 def engine_slug(engine: str) -> str:
     """A file-name form of an engine's name: 'Stockfish 17.1' -> 'stockfish-17.1'."""
     return re.sub(r"[^a-z0-9.]+", "-", engine.lower()).strip("-.") or "engine"

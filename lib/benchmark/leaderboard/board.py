@@ -27,11 +27,10 @@ import numpy as np
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
 from lib.benchmark.core.elo import LEVEL, Z
 from lib.benchmark.core.header import Kind, read_result
+from lib.benchmark.core.ladder_map import MAP_FILE, REFERENCE_ENGINE, LadderMap, load_map
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.results import elo_text, load_results
 from lib.benchmark.core.scoring import SUMMARY_METRICS, illegal_text, metric_digits
-from lib.benchmark.games.ladder import REFERENCE_ENGINE
-from lib.benchmark.games.ladder_map import MAP_FILE, LadderMap, load_map
 from lib.benchmark.leaderboard.paired import PairedPart, joint_draws, paired_part
 from lib.benchmark.leaderboard.ranking import Rank, Shared, ranks, ranks_of_draws
 from lib.errors import DataError
@@ -80,8 +79,9 @@ class LadderPart:
 
 ZERO_RUNG = "random"  # the spec's name of the current ladders' zero: the random mover at 0
 EARLIER = "earlier ladders"  # the table of play runs rated on a ladder with another zero, or
-# on another engine's ladder (measured across engines, the ladders disagree: players of other
-# families read higher on the Stockfish 17.1 ladder than on 15.1's; docs/games-and-ladder.md)
+# on an engine's ladder the map does not convert from (across engines the ladders disagree:
+# players of other families read higher on the Stockfish 17.1 ladder than on 15.1's;
+# docs/games-and-ladder.md, one reference scale)
 
 
 def ladder_zero(ladder: dict[str, Any]) -> str:
@@ -492,12 +492,15 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
            f"{LEVEL:.0%} intervals).", "", DAGGER_RULE + ".", "",
            "![Elo](leaderboard.png)", ""]
     sections = (
-        ("games", "Game Elo against the calibrated ladder (Elo above a random mover)",
+        ("games", "Game Elo against the calibrated ladder (Elo above a random mover, on the "
+         "reference scale: the Stockfish 17.1 ladder's; \"converted\": read on Stockfish "
+         "15.1's ladder and shown through the measured map, its interval widened by the "
+         "map's error)",
          ["model", "condition (protocol)", "games", "W/D/L", "cost per game"]),
         (EARLIER, "Game Elo on an earlier ladder (another zero) or another engine's ladder "
-         "(measured with players of other families, its scale is not the one above: "
-         "docs/games-and-ladder.md, one scale across engines): not comparable with "
-         "the game Elos above, and not ranked",
+         "that no measured map converts (its scale is not the one above: "
+         "docs/games-and-ladder.md, one reference scale): not comparable with the game "
+         "Elos above, and not ranked",
          ["model", "condition (protocol); the ladder", "games", "W/D/L", "cost per game"]),
         ("puzzles", "Puzzle Elo, adaptive whole lines (Lichess puzzle-rating scale)",
          ["model", "run", "puzzles", "solved/alternative/failed", "by Lichess's rule"]),

@@ -29,6 +29,7 @@ METRIC = "accuracy"
 # A fit without a scale was made on the first ladder, before its rungs were re-measured.
 PREVIOUS_SCALE = "the first ladder's UCI_Elo-anchored, CCRL-Blitz-like scale"
 CURRENT_SCALE = "Elo above a random mover (ladder.csv)"
+REFERENCE_SCALE = "Elo above a random mover on the reference ladder (Stockfish 17.1)"
 TRANSFORMS = ("linear", "log-gap", "logit")  # x = accuracy, ln(100 - accuracy), or
 # ln(accuracy / (100 - accuracy))
 EDGE = 1e-3  # accuracy is kept this far inside 0 and 100, where the logs are finite

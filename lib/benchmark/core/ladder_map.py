@@ -31,6 +31,12 @@ from lib.errors import DataError, FitError
 
 MAP_FILE = "ladder_map.json"  # beside the ladders: the committed map
 
+# The reference scale every published game Elo is on: the ladder of Stockfish 17.1, which
+# every OS reproduces bit for bit through the pinned portable build (Debian 13's native 17.1
+# searches the same). Runs on Stockfish 15.1's ladder (ladder.csv) are converted to it by the
+# measured map (ladder_map.json); runs on any other ladder stay apart.
+REFERENCE_ENGINE = "Stockfish 17.1"
+
 
 @dataclass(frozen=True)
 class Reading:
