@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
 import sqlite3
 import sys
@@ -60,6 +61,16 @@ def evaluated(db: Path) -> int:
             return conn.execute("SELECT COUNT(*) FROM evals").fetchone()[0]
     except sqlite3.OperationalError:
         return 0
+
+
+def first_questions(folder: Path, n: int) -> Path:
+    """A questions file of the first `n` rows of the committed questions.csv, in `folder`."""
+    with open(ROOT / "questions.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))[:n + 1]
+    path = folder / "q.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle, lineterminator="\n").writerows(rows)
+    return path
 
 
 def unzstd(path: Path) -> bytes:

@@ -19,7 +19,7 @@ from lib.benchmark.core.chat import ChatConfig, OpenAIModel, key_for
 from lib.benchmark.core.model import InfraError, Request
 from lib.errors import ConfigError
 from tests.benchmark.chatserver import PREFLIGHT, ChatServer, Response
-from tests.conftest import ROOT
+from tests.conftest import ROOT, first_questions
 
 SECRET = "sk-test-CAPTURED-7777"
 
@@ -27,12 +27,7 @@ SECRET = "sk-test-CAPTURED-7777"
 @pytest.fixture()
 def questions(tmp_path: Path) -> Path:
     """The first 12 rows of the committed questions.csv."""
-    with open(ROOT / "questions.csv", newline="", encoding="utf-8") as handle:
-        rows = list(csv.reader(handle))[:13]
-    path = tmp_path / "q.csv"
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        csv.writer(handle, lineterminator="\n").writerows(rows)
-    return path
+    return first_questions(tmp_path, 12)
 
 
 def _first_legal(fen: str) -> str:

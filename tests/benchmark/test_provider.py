@@ -4,11 +4,16 @@ content parts, reasoning fields and context-length 400s. Each test holds the res
 against the provider's: billed = charged, no prompt bought twice, overspend within its bound.
 """
 
-import csv
 import hashlib
 import io
 import json
+import os
 import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -32,7 +37,7 @@ from lib.benchmark.core.protocols import GameProtocol
 from lib.benchmark.games import game
 from lib.kvstore import JsonStore, MemoryStore
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
-from tests.conftest import MONTHLY, ROOT, unzstd
+from tests.conftest import MONTHLY, ROOT, first_questions, unzstd
 
 PRICE = 0.01  # what the provider bills a completed reply
 
@@ -40,12 +45,7 @@ PRICE = 0.01  # what the provider bills a completed reply
 @pytest.fixture()
 def questions(tmp_path: Path) -> Path:
     """The first 40 rows of the committed questions.csv."""
-    with open(ROOT / "questions.csv", newline="", encoding="utf-8") as handle:
-        rows = list(csv.reader(handle))[:41]
-    path = tmp_path / "q.csv"
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        csv.writer(handle, lineterminator="\n").writerows(rows)
-    return path
+    return first_questions(tmp_path, 40)
 
 
 def _fen(body: dict) -> str:
@@ -71,6 +71,12 @@ def _result(out: Path, kind: str = "static") -> dict:
     return json.loads(path.read_text())
 
 
+def _books(out: Path, line: int = -1) -> dict:
+    """An invocation's books from the run's ledger (the last one by default)."""
+    [path] = (out / "books").glob("static__*.jsonl") or (out / "books").glob("*.jsonl")
+    return json.loads(path.read_text().splitlines()[line])
+
+
 def _asked(server: ChatServer) -> list[str]:
     """The requests of questions (not the preflight), as the provider's books key them."""
     return [k for k in server.bought if "FEN" in k]
@@ -92,8 +98,8 @@ def test_an_unreadable_reply_is_charged_and_asked_again_once(questions: Path,
     assert code == 3 and result["stopped"].startswith("stopped on budget")
     assert per_prompt == 2  # once, then once again, never --retries + 1 times
     assert money == pytest.approx(0.05)
-    assert result["usage"]["this_run"]["cost"] == pytest.approx(money)  # billed = charged
-    assert result["usage"]["this_run"]["unreadable_replies"] == 4
+    assert _books(tmp_path)["cost"] == pytest.approx(money)  # billed = charged
+    assert _books(tmp_path)["unreadable_replies"] == 4
 
 
 def test_content_parts_and_reasoning_are_read_and_every_reply_charged(
@@ -117,7 +123,7 @@ def test_content_parts_and_reasoning_are_read_and_every_reply_charged(
         billed, money = server.billed, server.money
     result = _result(tmp_path)
     assert code == 0 and result["legal_rate"] == 1.0
-    this_run = result["usage"]["this_run"]
+    this_run = _books(tmp_path)
     assert this_run["replies_completed"] == billed == 1 + 2 * 6
     assert this_run["unreadable_replies"] == 6
     # Billed = charged: the HTML replies report no cost and are charged at the dearest reply
@@ -149,8 +155,8 @@ def test_max_cost_reserves_before_sending_and_keeps_what_it_bought(questions: Pa
         done = _result(tmp_path)
         bought = server.bought
     assert spent <= 0.1 + 1e-9  # the reservation is the dearest reply: no overspend here
-    assert first["usage"]["this_run"]["cost"] == pytest.approx(spent)
-    assert answered == first["usage"]["this_run"]["replies_completed"] - 1  # all but preflight
+    assert _books(tmp_path, 0)["cost"] == pytest.approx(spent)
+    assert answered == _books(tmp_path, 0)["replies_completed"] - 1  # all but preflight
     assert first["stopped"].startswith("stopped on budget")
     assert max(bought[k] for k in bought if "FEN" in k) == 1  # nothing bought twice
     assert done["asked"] == 40 and done["complete"]
@@ -171,7 +177,7 @@ def test_max_cost_with_a_price_reserves_max_tokens(questions: Path, tmp_path: Pa
                      "--max-tokens", "100", "--concurrency", "4", "--max-cost", "1.0")
         assert benchmark.main(argv) == 3
         result = _result(tmp_path)
-    this_run = result["usage"]["this_run"]
+    this_run = _books(tmp_path)
     assert this_run["cost"] <= 1.0 and result["stopped"].startswith("stopped on budget")
     assert this_run["cost"] + 0.3 > 1.0 - 0.12  # it stopped only when little was left
 
@@ -414,7 +420,7 @@ def test_a_timed_out_attempt_counts_as_possibly_billed(questions: Path,
                                     "--timeout", "0.5", "--concurrency", "1"))
         server.stopping.wait(2.0)  # the abandoned generations complete and are billed
         billed = server.billed
-    this_run = _result(tmp_path)["usage"]["this_run"]
+    this_run = _books(tmp_path)
     assert code == 0 and this_run["aborted_attempts"] == 3
     assert this_run["replies_completed"] + this_run["aborted_attempts"] == billed
 
@@ -525,3 +531,50 @@ def test_reasoning_effort_is_sent_named_and_counted(questions: Path, tmp_path: P
                                     reasoning_effort="low"))
     body = hosted.body(Request(messages=({"role": "user", "content": "hi"},)))
     assert body["reasoning"] == {"effort": "low"} and "reasoning_effort" not in body
+
+
+def _stored(cache: Path) -> int:
+    """Answers committed to a run's cache so far (0 before its table exists)."""
+    try:
+        with sqlite3.connect(cache, timeout=0.1) as db:
+            return db.execute("SELECT count(*) FROM answers").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_a_run_interrupted_and_resumed_is_the_undisturbed_run_byte_for_byte(
+        questions: Path, tmp_path: Path) -> None:
+    """Ctrl-C midway through a run at 8 requests in flight, answered slowly and out of
+    order, then the same command: the result is the bytes of a run at 1 in flight that was
+    never interrupted, and no prompt was bought twice (the ledger says what each bought)."""
+    rng = random.Random(3)
+
+    def slow(body: dict) -> Response:
+        return Response(_legal(body).text, delay=rng.uniform(0.05, 0.3))
+    with ChatServer(lambda fen, n: Response(), on_body=slow, price=PRICE) as server:
+        calm = _argv(server.base_url, questions, tmp_path / "calm", "--concurrency", "1")
+        assert benchmark.main(calm) == 0
+        calm_billed = server.billed
+        argv = _argv(server.base_url, questions, tmp_path / "cut", "--concurrency", "8")
+        proc = subprocess.Popen([sys.executable, str(ROOT / "benchmark.py"), *argv],
+                                stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        deadline = time.monotonic() + 120
+        while _stored(tmp_path / "cut" / "cache.db") < 12 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+        assert benchmark.main(argv) == 0
+        cut_prompts = [k for k in server.bought if "FEN" in k]
+    calm_json = next((tmp_path / "calm").glob("static__*.json"))
+    cut_json = tmp_path / "cut" / calm_json.name
+    assert cut_json.read_bytes() == calm_json.read_bytes()
+    assert cut_json.with_suffix(".md").read_bytes() == calm_json.with_suffix(".md").read_bytes()
+    # The ledger: the interrupted invocation and the resumed one, together all the provider
+    # billed for this run directory; each prompt bought once here (and once for calm's).
+    ledger = [json.loads(x) for x in next((tmp_path / "cut" / "books").glob("*.jsonl")).open()]
+    assert len(ledger) == 2
+    assert sum(x["replies_completed"] for x in ledger) == server.billed - calm_billed
+    assert max(server.bought[k] for k in cut_prompts) == 2

@@ -422,7 +422,7 @@ class OpenAIModel:
             raise _Problem(str(exc), True, charged=amount if cost is None else cost) \
                 from None
         cost = self._budget.cost_of(reply.cost, reply.prompt_tokens, reply.completion_tokens)
-        self._budget.settle(amount, cost, completed=True)
+        self._budget.settle(amount, cost, completed=True, latency_s=reply.latency_s)
         if cost is None and self._budget.limit is not None:
             raise FatalInfraError("--max-cost needs each answer's cost: the server reported "
                                   "no cost and no tokens to price (or give --price IN,OUT)")

@@ -11,9 +11,13 @@ stopped on it and may spend as much again.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 
@@ -79,8 +83,10 @@ def summary(answers: Iterable[Mapping[str, Any]], price: Price | None, moves: in
         "cost_source": "+".join(sources) or None,
         # Answers that took a request and whose cost is unknown.
         "cost_unknown_answers": sum(1 for (c, _), n in zip(costs, took, strict=True)
-                                    if c is None and n),
-        "latency_s": round(sum(float(a.get("latency_s") or 0) for a in rows), 1)}
+                                    if c is None and n)}
+    # No latency here: it measures when a reply was bought, so a resumed run's result would
+    # differ from an undisturbed one's. Each answer's is in the traces, each invocation's
+    # total in the run's ledger.
     for unit, n in (("answer", len(rows)), ("move", moves), ("game", games)):
         if n:
             out[f"per_{unit}"] = {"requests": round(requests / n, 2),
@@ -100,12 +106,37 @@ class Books:
     aborted: int = 0  # attempts given up on before a reply: possibly billed, not charged
     cost: float = 0.0  # what was charged for the completed replies
     unknown_cost: int = 0  # completed replies whose cost could not be known
+    latency_s: float = 0.0  # the readable replies' latencies, summed
 
     def as_dict(self) -> dict[str, Any]:
-        """The books as a result records them (`usage.this_run`)."""
+        """The books as the run's ledger records them (one line per invocation)."""
         return {"requests_sent": self.sent, "replies_completed": self.completed,
                 "unreadable_replies": self.unreadable, "aborted_attempts": self.aborted,
-                "cost": round(self.cost, 6), "cost_unknown_replies": self.unknown_cost}
+                "cost": round(self.cost, 6), "cost_unknown_replies": self.unknown_cost,
+                "latency_s": round(self.latency_s, 1)}
+
+
+def record_books(out: Path, name: str, books: Books) -> Path:
+    """Append this invocation's books to the run's ledger, OUT/books/NAME.jsonl (one line an
+    invocation, with its time): a result stays the same bytes however many invocations and
+    interruptions made it, and the ledger says what each of them bought."""
+    path = out / "books" / f"{name}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = {"at": datetime.now(UTC).isoformat(timespec="seconds"), **books.as_dict()}
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    return path
+
+
+def books_text(books: Books) -> str:
+    """This invocation's purchases in a line, as the terminal shows them."""
+    b = books.as_dict()
+    return (f"this invocation: {b['requests_sent']} requests sent, "
+            f"{b['replies_completed']} replies completed ({b['unreadable_replies']} "
+            f"unreadable), {b['aborted_attempts']} given up on (possibly billed), "
+            f"{b['cost']:.4f} charged")
 
 
 EPSILON = 1e-9  # sums of prices in floating point: a budget met exactly is not passed
@@ -159,7 +190,7 @@ class Budget:
             return True
 
     def settle(self, amount: float, cost: float | None, completed: bool,
-               readable: bool = True) -> None:
+               readable: bool = True, latency_s: float = 0.0) -> None:
         """Release a reservation and charge what the request cost: a completed reply its
         cost (unknown: its reservation), an attempt given up on nothing (it is counted)."""
         with self._lock:
@@ -169,6 +200,7 @@ class Budget:
                 return
             self.books.completed += 1
             self.books.unreadable += not readable
+            self.books.latency_s += latency_s
             if cost is None:
                 self.books.unknown_cost += 1
                 cost = amount

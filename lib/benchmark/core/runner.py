@@ -30,6 +30,10 @@ from lib.kvstore import JsonStore
 log = logging.getLogger(__name__)
 
 BREAKER = 5  # this many questions failing in a row for infrastructure reasons stop a run
+# When a run stops (Ctrl-C, the breaker, a failure every request would repeat), requests in
+# flight get this long to complete and be stored; those still out are left (the process
+# ends), and a provider that bills a request when it completes may bill them.
+GRACE_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,7 @@ def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache:
     results: queue.SimpleQueue[tuple[tuple[Question, str], Reply | None, Any]] = \
         queue.SimpleQueue()
     stop = threading.Event()
+    flying = _InFlight()
 
     def work() -> None:
         while not stop.is_set():
@@ -110,24 +115,31 @@ def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache:
                 job = jobs.get_nowait()
             except queue.Empty:
                 return
-            try:
-                reply = player.answer(*job)
-            except BudgetSpent:
-                results.put((job, None, None))  # not asked; the others drain as quickly
-                continue
-            except FatalInfraError as exc:
-                results.put((job, None, exc))  # raised by the main thread
-                return
-            except InfraError as exc:
-                results.put((job, None, str(exc)))
-                continue
-            except Exception as exc:  # noqa: BLE001 - handed to the main thread, raised there
-                results.put((job, None, exc))
-                return
-            # Stored here, the moment it arrives: whatever stops the run, it was bought.
-            cache.put(cache_key(player, template, *job), asdict(reply))
-            cache.commit()
-            results.put((job, reply, None))
+            with flying:
+                _one(job)
+
+    def _one(job: tuple[Question, str]) -> None:
+        """Ask one question and hand on what came back (stored first when it is a reply)."""
+        try:
+            reply = player.answer(*job)
+        except BudgetSpent:
+            results.put((job, None, None))  # not asked; the others drain as quickly
+            return
+        except FatalInfraError as exc:
+            stop.set()
+            results.put((job, None, exc))  # raised by the main thread
+            return
+        except InfraError as exc:
+            results.put((job, None, str(exc)))
+            return
+        except Exception as exc:  # noqa: BLE001 - handed to the main thread, raised there
+            stop.set()
+            results.put((job, None, exc))
+            return
+        # Stored here, the moment it arrives: whatever stops the run, it was bought.
+        cache.put(cache_key(player, template, *job), asdict(reply))
+        cache.commit()
+        results.put((job, reply, None))
 
     for _ in range(workers):
         threading.Thread(target=work, daemon=True, name="ask").start()
@@ -147,6 +159,31 @@ def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache:
                                   f"infrastructure reasons (last: {error})")
     finally:
         stop.set()
+        # However the run ends (Ctrl-C included), requests in flight get a moment to
+        # complete and be stored: a reply the provider completes is bought.
+        flying.settle(GRACE_S)
+
+
+class _InFlight:
+    """How many requests are in flight, and waiting (bounded) until none is."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._cond = threading.Condition()
+
+    def __enter__(self) -> None:
+        with self._cond:
+            self._count += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._cond:
+            self._count -= 1
+            self._cond.notify_all()
+
+    def settle(self, seconds: float) -> None:
+        """Wait until no request is in flight, at most `seconds`."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._count == 0, timeout=seconds)
 
 
 def trace_record(outcome: Outcome, item: dict[str, Any]) -> str:

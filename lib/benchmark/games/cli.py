@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from lib import fingerprint
-from lib.benchmark.core import btd
+from lib.benchmark.core import btd, cost
 from lib.benchmark.core.cli import (
     HELD_OUT_GAMES,
     LADDER_GAMES,
@@ -262,6 +262,9 @@ def play_command(args: argparse.Namespace) -> int:
                             getattr(args, "price", None))
     paths = write_session(args.out, name, result, session, ladders)
     print(session_summary(result.as_dict()))
+    if session.books is not None:
+        paths.append(cost.record_books(args.out, name, session.books))
+        print(f"  {cost.books_text(session.books)}")
     print("wrote " + ", ".join(str(p) for p in paths))
     if result.stopped:
         log.error("%s", result.stopped)

@@ -9,8 +9,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
+from lib.benchmark.core.cost import Books
 from lib.benchmark.core.model import FatalInfraError, InfraError
 from lib.benchmark.core.players import Player, budget_of, make_player
 from lib.benchmark.core.progress import Progress
@@ -102,7 +102,7 @@ class Session:
 
     games: dict[str, list[Game]] = field(default_factory=dict)
     stopped: str | None = None  # why the run stopped before its stop rule (the budget)
-    books: dict[str, Any] | None = None  # a model's purchases this invocation (cost.Books)
+    books: Books | None = None  # a model's purchases this invocation (its ledger's line)
 
     def rated(self, condition: str) -> list[Game]:
         """The condition's finished games."""
@@ -174,7 +174,7 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
         progress.finish()
     finally:
         if budget is not None:
-            session.books = budget.books.as_dict()
+            session.books = budget.books
         progress.close()
         games_db.close()
         cache.close()

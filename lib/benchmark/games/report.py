@@ -180,10 +180,7 @@ def usage(session: Session, price: Price | None) -> dict[str, Any]:
     attempts = [a for record, white in rated for a in record.attempts
                 if a["side"] == ("white" if white else "black")]
     moves = sum(a["move"] is not None for a in attempts)
-    out = cost.summary(attempts, price, moves, len(rated))
-    if session.books is not None:
-        out["this_run"] = session.books  # what this invocation bought, aborted games' too
-    return out
+    return cost.summary(attempts, price, moves, len(rated))
 
 
 def _limited(condition: dict[str, Any]) -> str:

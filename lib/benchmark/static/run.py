@@ -109,6 +109,10 @@ def run_static(config: StaticConfig, chat: ChatConfig | None) -> int:
     budget = budget_of(player)
     try:
         items, replies, halted = _ask(config, player, questions, name)
+    except BaseException:
+        if budget is not None and budget.books.sent:  # what an interrupted run bought
+            cost.record_books(config.out, name, budget.books)
+        raise
     finally:
         player.close()
     result = _result(config, player.id, settings, digest, items, {q.id: q for q in questions})
@@ -116,8 +120,6 @@ def run_static(config: StaticConfig, chat: ChatConfig | None) -> int:
     stopped = halted or (budget.note() if budget is not None and budget.exhausted and (
         len(items) < len(questions) or result.infra) else None)
     usage = cost.summary(replies, config.price)
-    if budget is not None:
-        usage["this_run"] = budget.books.as_dict()
     result = replace(result, usage=usage, stopped=stopped,
                      complete=result.complete and stopped is None)
     result.write(config.out / f"{name}.json")
@@ -125,7 +127,12 @@ def run_static(config: StaticConfig, chat: ChatConfig | None) -> int:
     with atomic_write(config.out / f"{name}.md") as handle:
         handle.write(markdown_report(report))
     print(summary_table(report))
-    print(f"wrote {config.out / (name + '.json')}, {name}.md and traces/{name}.jsonl")
+    books = ""
+    if budget is not None:
+        cost.record_books(config.out, name, budget.books)
+        print(f"  {cost.books_text(budget.books)}")
+        books = f" and books/{name}.jsonl"
+    print(f"wrote {config.out / (name + '.json')}, {name}.md, traces/{name}.jsonl{books}")
     if result.stopped:
         log.error("%s: %d of %d questions answered", result.stopped, len(items),
                   len(questions))
