@@ -85,7 +85,7 @@ def add_chat_args(p: argparse.ArgumentParser) -> None:
                    help="retries of 429, 5xx, timeouts and dropped connections, each logged "
                    "(default 6); a completed reply that cannot be read is charged and asked "
                    "again once only, and a timed-out attempt is counted as possibly billed "
-                   "(usage.this_run.aborted_attempts)")
+                   "(the run's ledger, books/RUN.jsonl)")
     p.add_argument("--retry-wait", type=positive_float, default=1.0,
                    help="base seconds of the exponential backoff with jitter (default 1)")
     p.add_argument("--price", type=price_arg, default=None, metavar="IN,OUT",
