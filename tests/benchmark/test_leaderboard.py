@@ -238,3 +238,43 @@ def test_a_models_protocols_are_listed_side_by_side_with_their_cost(tmp_path: Pa
     assert [r[5] for r in rows] == ["0.0123", "-"]  # cost per game; unknown shown as -
     by_model = md.split("## By model")[1].split("##")[0]
     assert "| model-a |" in by_model and "| model-a (chat) |" in by_model
+
+
+def test_every_player_rated_on_both_ladders_is_held_by_its_converted_interval() -> None:
+    """The committed map (ladder_map.json) against the committed readings: each player rated
+    on both ladders has its Stockfish 17.1 reading inside the interval its Stockfish 15.1
+    reading converts to; and the map was fitted on at least 6 strengths x 2 families with at
+    least 100 games each."""
+    from bench.ladder_map import readings
+    from bench.validation_players import DATA
+    from lib.benchmark.core.btd import Z90
+    from lib.benchmark.core.ladder_map import load_map
+
+    conv = load_map(ROOT / "ladder_map.json")
+    assert conv is not None
+    found = readings(DATA)
+    assert len(found) >= 12 and len({r.family for r in found}) >= 2
+    for r in found:
+        elo = conv.convert_elo({"mean": r.x, "lo": r.x - Z90 * r.x_sd,
+                                "hi": r.x + Z90 * r.x_sd, "kind": "interval"})
+        assert elo["lo"] <= r.y <= elo["hi"], (r, elo)
+    inside = [x["inside"] for x in conv.loo]
+    assert 0.85 <= sum(inside) / len(inside) <= 0.95
+
+
+def test_a_real_run_on_the_old_ladder_is_listed_converted(tmp_path: Path,
+                                                          stockfish: str) -> None:
+    """A play run on ladder.csv (Stockfish 15.1) joins the reference scale's table through
+    the committed map: leaderboard.json lists it converted."""
+    from lib.engine import engine_identity
+
+    if engine_identity(stockfish) != "Stockfish 15.1":
+        pytest.skip("ladder.csv's games need Stockfish 15.1 (Debian 12's)")
+    assert benchmark.main(["play", "--model", "random", "--ladder", str(ROOT / "ladder.csv"),
+                           "--max-games", "2", "--ply-cap", "12", "--out", str(tmp_path),
+                           "--stockfish", stockfish]) == 0
+    assert benchmark.main(["leaderboard", "--results", str(tmp_path), "--questions",
+                           str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
+    rows = json.loads((tmp_path / "leaderboard.json").read_text())["rows"]
+    [row] = [r for r in rows if r["model"] == "random"]
+    assert row["converted"] and row["scale"].startswith("game Elo, reference ladder")

@@ -578,3 +578,21 @@ def test_a_run_interrupted_and_resumed_is_the_undisturbed_run_byte_for_byte(
     assert len(ledger) == 2
     assert sum(x["replies_completed"] for x in ledger) == server.billed - calm_billed
     assert max(server.bought[k] for k in cut_prompts) == 2
+
+
+def test_a_refused_response_format_is_asked_as_text_even_with_no_retries(
+        questions: Path, tmp_path: Path) -> None:
+    """A server without structured output refuses response_format (HTTP 400 naming it): the
+    same request goes again as text, which spends no retry (--retries 0 still answers)."""
+    def answer(body: dict) -> Response:
+        if "response_format" in body:
+            return Response(status=400, raw=b'{"error": {"message": "response_format is not '
+                            b'supported by this model"}}')
+        return _legal(body)
+    with ChatServer(lambda fen, n: Response(), on_body=answer) as server:
+        code = benchmark.main(_argv(server.base_url, questions, tmp_path, "--limit", "4",
+                                    "--retries", "0", "--response-format", "json",
+                                    "--concurrency", "1"))
+        formats = ["response_format" in b for b in server.bodies if "FEN" in json.dumps(b)]
+    assert code == 0 and _result(tmp_path)["legal_rate"] == 1.0
+    assert formats == [True, False, False, False, False]  # refused once, then text only

@@ -176,7 +176,7 @@ class _Problem(Exception):
     def __init__(self, reason: str, retry: bool, response: requests.Response | None = None,
                  busy: bool = False, settled: bool = True, aborted: bool = False,
                  fatal: bool | None = None, context: bool = False,
-                 charged: float | None = None) -> None:
+                 charged: float | None = None, format_refused: bool = False) -> None:
         super().__init__(reason)
         self.retry = retry
         self.response = response  # a retryable status's response (for Retry-After)
@@ -188,6 +188,7 @@ class _Problem(Exception):
         self.fatal = (not retry) if fatal is None else fatal
         self.context = context  # an HTTP 400 saying the request does not fit the context
         self.charged = charged  # an unreadable completed reply: what it was charged
+        self.format_refused = format_refused  # an HTTP 400 refusing response_format
 
 
 class _Unreadable(Exception):
@@ -443,7 +444,8 @@ class OpenAIModel:
                                 f"context ({said})", False, fatal=False, context=True)
             if "response_format" in body and (kind is Refusal.UNSUPPORTED
                                               or FORMAT_RE.search(text)):
-                return _Problem("response_format refused", True, fatal=False)
+                return _Problem("response_format refused", True, fatal=False,
+                                format_refused=True)
             if kind is Refusal.UNSUPPORTED:
                 return _Problem(f"HTTP 400 from {url}: a parameter the server does not "
                                 f"support ({said})", False)
@@ -524,16 +526,16 @@ class OpenAIModel:
         spent = _Spent()
         for attempt in range(1, retries + 2):
             try:
-                return spent.onto(self._attempt(body, start, attempt))
+                reply = self._attempt(body, start, attempt)
             except _Problem as problem:
                 spent.count(problem)
                 if not problem.settled:
                     raise InfraError(str(problem)) from None
                 if problem.context:
                     raise ContextTooLong(str(problem)) from None
-                if str(problem) == "response_format refused":
-                    body = self._without_format(body, url=self.url_of(body))
-                    continue  # the same request as text: no retry spent
+                if problem.format_refused:  # the same request as text, no retry spent
+                    return spent.onto(self._ask(self._without_format(body), label, retries,
+                                                only_busy), None)
                 if problem.fatal or (only_busy and not problem.busy):
                     raise FatalInfraError(str(problem)) from None
                 if not problem.retry or spent.unreadable > MALFORMED_RETRIES:
@@ -547,14 +549,17 @@ class OpenAIModel:
                 log.warning("%s: %s; retry %d of %d in %.1f s", label, problem, attempt,
                             retries, wait)
                 time.sleep(wait)
+            else:
+                return spent.onto(reply, self._budget.cost_of(
+                    reply.cost, reply.prompt_tokens, reply.completion_tokens))
         raise InfraError(f"no reply after {retries + 1} attempts")
 
-    def _without_format(self, body: dict[str, Any], url: str) -> dict[str, Any]:
+    def _without_format(self, body: dict[str, Any]) -> dict[str, Any]:
         """The body without response_format, which the server refused; from here on every
         request is asked as text (a server that lacks it lacks it for every request)."""
         if not self.format_refused:
             log.warning("%s refused response_format (HTTP 400 naming it): answers are read "
-                        "as text from here on", url)
+                        "as text from here on", self.url)
         self.format_refused = True
         return {k: v for k, v in body.items() if k != "response_format"}
 
@@ -589,13 +594,16 @@ class _Spent:
             self.unreadable += 1
             self.cost += problem.charged
 
-    def onto(self, reply: Reply) -> Reply:
-        """The reply with what its failed attempts cost."""
+    def onto(self, reply: Reply, own: float | None) -> Reply:
+        """The reply with what its failed attempts cost (`own`: the reply's own cost, the
+        provider's or at --price; None: unknown, or already counted in the reply)."""
         if not (self.unreadable or self.aborted):
             return reply
-        cost = self.cost + (reply.cost or 0.0) if self.unreadable else reply.cost
-        return replace(reply, cost=cost, unreadable=self.unreadable,
-                       aborted_attempts=self.aborted)
+        cost = reply.cost
+        if self.unreadable:
+            cost = self.cost + (own if own is not None else reply.cost or 0.0)
+        return replace(reply, cost=cost, unreadable=reply.unreadable + self.unreadable,
+                       aborted_attempts=reply.aborted_attempts + self.aborted)
 
 
 def _text(content: Any) -> str:
