@@ -84,8 +84,10 @@ class ChatServer:
     def __init__(self, script: Script, preflight: Response | None = OK,
                  single_slot: bool = False,
                  on_body: Callable[[dict], Response] | None = None,
-                 price: float | None = None, bill_abandoned: bool = False) -> None:
+                 price: float | None = None, bill_abandoned: bool = False,
+                 streams: bool = False) -> None:
         self.script = script
+        self.streams = streams  # a request with "stream": true is answered by events
         self.price = price  # billed per completed reply, and reported as usage.cost
         self.bill_abandoned = bill_abandoned  # a reply whose client left is billed too
         self.billed = 0  # replies billed
@@ -195,6 +197,10 @@ class ChatServer:
                     json.dumps(completion).encode()
                 if reply.status == 200:
                     self._bill(body)
+                if server.streams and body.get("stream") and reply.status == 200 \
+                        and reply.raw is None:
+                    self._events(body, choice, completion.get("usage"))
+                    return
                 try:
                     self.send_response(reply.status)
                     for key, value in reply.headers.items():
@@ -209,9 +215,55 @@ class ChatServer:
 
             def _abandoned(self, body: dict, reply: Response) -> None:
                 """The client left while the reply was made: billed all the same where the
-                provider bills a generation when it completes."""
-                if server.bill_abandoned and reply.status == 200 and not server.stopping.is_set():
+                provider bills a generation when it completes, unless it was streamed (the
+                generation stops with the connection)."""
+                streamed = server.streams and body.get("stream")
+                if server.bill_abandoned and reply.status == 200 and not streamed \
+                        and not server.stopping.is_set():
                     self._bill(body)
+
+            def _events(self, body: dict, choice: dict, usage: dict | None) -> None:
+                """The reply as server-sent events: the text in three pieces, the reasoning
+                and each tool call's arguments in two, then the finish and the usage."""
+                def pieces(text: str, n: int) -> list[str]:
+                    k = max(1, -(-len(text) // n))
+                    return [text[i:i + k] for i in range(0, len(text), k)] or [""]
+                events: list[dict] = []
+                if "text" in choice:
+                    events += [{"choices": [{"index": 0, "text": t}]}
+                               for t in pieces(choice["text"], 3)]
+                else:
+                    message = choice["message"]
+                    content = message.get("content") or ""
+                    if isinstance(content, list):
+                        content = "".join(part["text"] for part in content)
+                    for r in pieces(message.get("reasoning_content") or "", 2):
+                        events.append({"choices": [{"index": 0, "delta": {
+                            "reasoning_content": r}}]})
+                    events += [{"choices": [{"index": 0, "delta": {"content": t}}]}
+                               for t in pieces(content, 3)]
+                    for i, call in enumerate(message.get("tool_calls") or []):
+                        args = pieces(call["function"]["arguments"], 2)
+                        events.append({"choices": [{"index": 0, "delta": {"tool_calls": [{
+                            "index": i, "id": call["id"], "type": "function", "function": {
+                                "name": call["function"]["name"], "arguments": args[0]}}]}}]})
+                        events += [{"choices": [{"index": 0, "delta": {"tool_calls": [{
+                            "index": i, "function": {"arguments": a}}]}}]} for a in args[1:]]
+                events.append({"choices": [{"index": 0, "delta": {},
+                                            "finish_reason": choice["finish_reason"]}]})
+                if usage and (body.get("stream_options") or {}).get("include_usage"):
+                    events.append({"choices": [], "usage": usage})
+                payload = "".join(f"data: {json.dumps(e)}\n\n" for e in events)
+                payload += "data: [DONE]\n\n"
+                data = payload.encode()
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True

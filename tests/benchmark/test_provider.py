@@ -179,7 +179,9 @@ def test_max_cost_with_a_price_reserves_max_tokens(questions: Path, tmp_path: Pa
         result = _result(tmp_path)
     this_run = _books(tmp_path)
     assert this_run["cost"] <= 1.0 and result["stopped"].startswith("stopped on budget")
-    assert this_run["cost"] + 0.3 > 1.0 - 0.12  # it stopped only when little was left
+    # Reserved at their max_tokens, requests stopped with a reservation's worth or more left
+    # unspent (a reply costs 0.12 here), which a budget charged per reply would have used.
+    assert result["asked"] < (1.0 - 0.012) / 0.12
 
 
 def test_a_chat_game_that_outgrows_the_context_is_trimmed_and_goes_on(
@@ -596,3 +598,69 @@ def test_a_refused_response_format_is_asked_as_text_even_with_no_retries(
         formats = ["response_format" in b for b in server.bodies if "FEN" in json.dumps(b)]
     assert code == 0 and _result(tmp_path)["legal_rate"] == 1.0
     assert formats == [True, False, False, False, False]  # refused once, then text only
+
+
+def test_streamed_replies_are_read_whole_and_an_abort_stops_the_billing(
+        questions: Path, tmp_path: Path) -> None:
+    """A server that streams: requests stream, the events add up to the answer (content
+    parts, reasoning, usage from the last event), and an attempt given up on is not billed,
+    since the generation stops with the connection (a non-streamed one would be: finding
+    10)."""
+    seen: set[str] = set()
+
+    def answer(body: dict) -> Response:
+        assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+        fen = _fen(body)
+        first = fen not in seen
+        seen.add(fen)
+        return Response(_legal(body).text, parts=True, reasoning="Weighing the options.",
+                        delay=1.5 if first else 0.0)
+    with ChatServer(lambda fen, n: Response(), on_body=answer, price=PRICE,
+                    bill_abandoned=True, streams=True) as server:
+        code = benchmark.main(_argv(server.base_url, questions, tmp_path, "--limit", "3",
+                                    "--timeout", "0.5", "--concurrency", "1"))
+        server.stopping.wait(2.0)
+        billed = server.billed
+    result, books = _result(tmp_path), _books(tmp_path)
+    assert code == 0 and result["legal_rate"] == 1.0
+    assert books["aborted_attempts"] == 3 and books["replies_completed"] == billed == 4
+    assert result["usage"]["cost"] == pytest.approx(3 * PRICE)
+    trace = [json.loads(line) for line in next((tmp_path / "traces").glob("*.jsonl")).open()]
+    assert {t["reasoning"] for t in trace} == {"Weighing the options."}
+
+
+def test_a_streamed_tools_turn_adds_up_its_calls(tmp_path: Path, stockfish: str) -> None:
+    """Tool calls streamed in pieces (the arguments split across events) are the calls."""
+    def tools(body: dict) -> Response:
+        last = body["messages"][-1]
+        if last["role"] != "tool":
+            return Response("", tool_calls=[{"id": "b", "type": "function", "function": {
+                "name": "get_board", "arguments": "{}"}}])
+        board = chess.Board(FEN_RE.search(last["content"]).group(1))
+        move = sorted(m.uci() for m in board.legal_moves)[0]
+        return Response("", tool_calls=[{"id": "m", "type": "function", "function": {
+            "name": "make_move", "arguments": json.dumps({"move": move})}}])
+    with ChatServer(lambda fen, n: Response(), on_body=tools, streams=True) as server:
+        assert benchmark.main(["play", "--model", "m", "--base-url", server.base_url,
+                               "--protocol", "tools", "--max-games", "2", "--ply-cap", "12",
+                               "--out", str(tmp_path), "--stockfish", stockfish]) == 0
+    usage = _result(tmp_path, "play")["usage"]
+    assert usage["per_move"]["requests"] == 2.0 and usage["per_move"]["tool_calls"] == 2.0
+
+
+def test_a_server_that_refuses_streaming_is_asked_in_one_piece(questions: Path,
+                                                              tmp_path: Path) -> None:
+    """HTTP 400 naming `stream`: the request goes again unstreamed, spending no retry, and
+    no later request streams."""
+    def answer(body: dict) -> Response:
+        if body.get("stream"):
+            return Response(status=400, raw=b'{"error": {"message": "Unsupported parameter: '
+                            b'stream"}}')
+        return _legal(body)
+    with ChatServer(lambda fen, n: Response(), on_body=answer) as server:
+        code = benchmark.main(_argv(server.base_url, questions, tmp_path, "--limit", "3",
+                                    "--retries", "0", "--concurrency", "1"))
+        streamed = [bool(b.get("stream")) for b in server.bodies]
+    # The preflight streamed (this server answers it in one piece), the first question's
+    # streamed request was refused, and nothing streamed after.
+    assert code == 0 and streamed == [True, True, False, False, False]

@@ -63,7 +63,7 @@ RETRY_AFTER_CAP_S = 120  # a server asking us to wait longer than this fails the
 PROVIDER_KEYS = {"openrouter.ai": "OPENROUTER_API_KEY", "api.openai.com": "OPENAI_API_KEY"}
 # Request fields that options set: --extra may not change what the traces say was asked.
 RESERVED = ("model", "messages", "prompt", "max_tokens", "temperature", "stop", "stream", "n",
-            "tools", "response_format")
+            "tools", "response_format", "stream_options")
 DEFAULT_MAX_TOKENS = 1024
 # With --reasoning-effort, the default --max-tokens: room for the reasoning before the answer
 # (a reply cut off before it commits to a move is still a failed answer, counted as truncated).
@@ -92,6 +92,7 @@ UNSUPPORTED_RE = re.compile(r"unsupported[_ ](?:parameter|value)|not supported|u
                             r"permitted|does not support", re.IGNORECASE)
 FORMAT_RE = re.compile(r"response_format|json_schema|json schema|structured output",
                        re.IGNORECASE)
+STREAM_RE = re.compile(r"\bstream(?:ing|_options)?\b", re.IGNORECASE)
 
 
 class Refusal(StrEnum):
@@ -176,7 +177,8 @@ class _Problem(Exception):
     def __init__(self, reason: str, retry: bool, response: requests.Response | None = None,
                  busy: bool = False, settled: bool = True, aborted: bool = False,
                  fatal: bool | None = None, context: bool = False,
-                 charged: float | None = None, format_refused: bool = False) -> None:
+                 charged: float | None = None, format_refused: bool = False,
+                 stream_refused: bool = False) -> None:
         super().__init__(reason)
         self.retry = retry
         self.response = response  # a retryable status's response (for Retry-After)
@@ -189,6 +191,7 @@ class _Problem(Exception):
         self.context = context  # an HTTP 400 saying the request does not fit the context
         self.charged = charged  # an unreadable completed reply: what it was charged
         self.format_refused = format_refused  # an HTTP 400 refusing response_format
+        self.stream_refused = stream_refused  # an HTTP 400 refusing `stream`
 
 
 class _Unreadable(Exception):
@@ -286,6 +289,10 @@ class OpenAIModel:
         self.completions_url = config.base_url.rstrip("/") + "/completions"
         # The server refused response_format (a 400 naming it): answers are read as text.
         self.format_refused = False
+        # Requests stream (so that an attempt given up on stops the provider's generation,
+        # and its billing) until the server refuses `stream`; a server that answers a
+        # streamed request in one piece is read as it answers.
+        self.streaming = True
         self._budget = Budget(config.max_cost, config.price)
         self._sessions: queue.SimpleQueue[requests.Session] = queue.SimpleQueue()
         self._queue = _Queue()
@@ -307,6 +314,9 @@ class OpenAIModel:
                                 "max_tokens": request.max_tokens or self.config.max_tokens}
         if self.config.stop:
             body["stop"] = list(self.config.stop)
+        if self.streaming:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}  # the last event's usage
         if self.config.reasoning_effort and request.answer:
             if (urlparse(self.config.base_url).hostname or "") in NESTED_REASONING:
                 body["reasoning"] = {"effort": self.config.reasoning_effort}
@@ -348,9 +358,11 @@ class OpenAIModel:
                 # No read timeout of its own: a request queued behind ours at a one-slot
                 # server is silent for longer than --timeout, legitimately; the queue-aware
                 # clock below bounds it, and closes its socket when the time is up.
-                box["response"] = session.post(url, json=body, headers=self._headers(),
-                                               timeout=(min(self.config.timeout_s, 30.0),
-                                                        None), allow_redirects=False)
+                response = session.post(url, json=body, headers=self._headers(),
+                                        timeout=(min(self.config.timeout_s, 30.0), None),
+                                        allow_redirects=False, stream=True)
+                _ = response.content  # the whole body (an event stream) read here, abortable
+                box["response"] = response
                 self._sessions.put(session)
             except requests.RequestException as exc:
                 box["error"] = exc
@@ -442,6 +454,8 @@ class OpenAIModel:
             if kind is Refusal.CONTEXT:
                 return _Problem(f"HTTP 400 from {url}: the request does not fit the model's "
                                 f"context ({said})", False, fatal=False, context=True)
+            if body.get("stream") and STREAM_RE.search(text):
+                return _Problem("stream refused", True, fatal=False, stream_refused=True)
             if "response_format" in body and (kind is Refusal.UNSUPPORTED
                                               or FORMAT_RE.search(text)):
                 return _Problem("response_format refused", True, fatal=False,
@@ -471,9 +485,12 @@ class OpenAIModel:
 
     def _reply(self, response: requests.Response, start: float, attempts: int,
                url: str) -> Reply:
-        """The completion of a 200; _Unreadable when the body is not one."""
+        """The completion of a 200 (in one piece, or an event stream); _Unreadable when the
+        body is not one."""
         try:
-            data = response.json()
+            kind = response.headers.get("Content-Type", "")
+            data = from_events(response.text) if kind.startswith("text/event-stream") \
+                else response.json()
         except ValueError:
             kind = response.headers.get("Content-Type", "no content type").split(";")[0]
             raise _Unreadable(f"{url} answered {kind}, not JSON: is --base-url the API's "
@@ -533,9 +550,10 @@ class OpenAIModel:
                     raise InfraError(str(problem)) from None
                 if problem.context:
                     raise ContextTooLong(str(problem)) from None
-                if problem.format_refused:  # the same request as text, no retry spent
-                    return spent.onto(self._ask(self._without_format(body), label, retries,
-                                                only_busy), None)
+                if problem.format_refused or problem.stream_refused:  # no retry spent
+                    again = self._without_format(body) if problem.format_refused \
+                        else self._without_stream(body)
+                    return spent.onto(self._ask(again, label, retries, only_busy), None)
                 if problem.fatal or (only_busy and not problem.busy):
                     raise FatalInfraError(str(problem)) from None
                 if not problem.retry or spent.unreadable > MALFORMED_RETRIES:
@@ -562,6 +580,15 @@ class OpenAIModel:
                         "as text from here on", self.url)
         self.format_refused = True
         return {k: v for k, v in body.items() if k != "response_format"}
+
+    def _without_stream(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The body without `stream`, which the server refused; never streamed again."""
+        if self.streaming:
+            log.warning("%s refused streamed requests (HTTP 400 naming stream): requests go "
+                        "in one piece from here on (an attempt given up on may be billed)",
+                        self.url)
+        self.streaming = False
+        return {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
 
     def preflight(self) -> Reply:
         """One small request before a run; FatalInfraError with one clear line when the
@@ -604,6 +631,60 @@ class _Spent:
             cost = self.cost + (own if own is not None else reply.cost or 0.0)
         return replace(reply, cost=cost, unreadable=reply.unreadable + self.unreadable,
                        aborted_attempts=reply.aborted_attempts + self.aborted)
+
+
+def from_events(text: str) -> dict[str, Any]:
+    """A streamed completion (server-sent events) as the one-piece completion it adds up to:
+    the first choice's content (text parts joined), reasoning, tool calls (their argument
+    pieces joined by index) and finish reason, and the usage of the event that carries it.
+    ValueError when an event is not JSON or the stream holds no choice."""
+    usage: dict[str, Any] | None = None
+    content, reasoning, finish, completion = [], [], None, False
+    calls: dict[int, dict[str, Any]] = {}
+    for line in text.splitlines():
+        if not line.startswith("data:"):
+            continue
+        payload = line[5:].strip()
+        if payload == "[DONE]":
+            break
+        event = json.loads(payload)
+        usage = event.get("usage") or usage
+        for choice in event.get("choices") or []:
+            if choice.get("index", 0) != 0:
+                continue
+            finish = choice.get("finish_reason") or finish
+            if "text" in choice:
+                completion = True
+                content.append(choice.get("text") or "")
+                continue
+            delta = choice.get("delta") or {}
+            content.append(_text(delta.get("content")))
+            reasoning.append(_text(delta.get("reasoning_content") or delta.get("reasoning")))
+            for call in delta.get("tool_calls") or []:
+                _add_call(calls.setdefault(int(call.get("index", 0)), {
+                    "id": "", "type": "function", "function": {"name": "", "arguments": ""}}),
+                    call)
+    if finish is None and not any(content) and not calls:
+        raise ValueError("the event stream holds no choice")
+    first: dict[str, Any] = {"index": 0, "finish_reason": finish}
+    if completion:
+        first["text"] = "".join(content)
+    else:
+        first["message"] = {"role": "assistant", "content": "".join(content),
+                            "reasoning_content": "".join(reasoning) or None,
+                            "tool_calls": [calls[i] for i in sorted(calls)] or None}
+    return {"choices": [first], "usage": usage}
+
+
+def _add_call(entry: dict[str, Any], piece: dict[str, Any]) -> None:
+    """One streamed piece of a tool call added to the call it belongs to."""
+    if piece.get("id"):
+        entry["id"] = piece["id"]
+    function = piece.get("function") or {}
+    if function.get("name"):
+        entry["function"]["name"] = function["name"]
+    if function.get("arguments"):
+        entry["function"]["arguments"] += function["arguments"]
 
 
 def _text(content: Any) -> str:
