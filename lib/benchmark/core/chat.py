@@ -4,7 +4,9 @@ Works with OpenAI, OpenRouter, vLLM, Ollama and llama.cpp servers, and reads eve
 they send: content as a string or a list of text parts, `reasoning` / `reasoning_content`,
 `usage.cost`, `usage.completion_tokens_details.reasoning_tokens`, or no usage at all. Retries
 429, 5xx, timeouts and dropped connections, and a completed reply that cannot be read at most
-once (it is charged: the provider billed it); each retry is logged. Built on requests (pinned
+once (it is charged: the provider billed it); each retry is logged. Requests stream, so an
+attempt given up on stops the provider's generation (from_events reads the events whole); a
+server that answers in one piece is read as such. Built on requests (pinned
 already, and the abort below needs its urllib3 connections): an OpenAI SDK would bring its own
 retry loop and hide the attempts the provider may bill. urllib3's `Retry`
 is the policy (which statuses, how many attempts, exponential backoff with a cap and jitter,
