@@ -152,16 +152,18 @@ def ladder171_block(root: Path = ROOT) -> str:
 
 
 def validation_block(root: Path = ROOT) -> str:
-    """The validation players: family, game Elo on ladder.csv, static scores, and what the
-    fit on the other families predicted for each."""
-    from bench.family_fit import load
+    """The validation players: family, game Elo on the reference scale, static scores, and
+    what the fit on the other families predicted for each."""
+    from bench.family_fit import REFERENCE_TABLE, load
 
     # The committed fit keeps its own leave-one-family-out check: read, not recomputed.
     fit = json.loads((root / "game_elo_fit.json").read_text(encoding="utf-8"))
     lofo = {x["name"]: x for x in fit["leave_one_family_out"]}
-    players = [p for p in load(root / "validation_players.csv") if p.family != "rungs"]
-    lines = ["| player | family | game Elo by play (90%) | accuracy | best-move rate | blunder "
-             "rate | predicted, its family left out (90%) |", "|---|---|---|---|---|---|---|"]
+    players = [p for p in load(root / "validation_players.csv", REFERENCE_TABLE)
+               if p.family != "rungs"]
+    lines = ["| player | family | game Elo, reference scale (90%) | accuracy | best-move rate "
+             "| blunder rate | predicted, its family left out (90%) |",
+             "|---|---|---|---|---|---|---|"]
     for p in players:
         x = lofo[p.name]
         shown = "unlike every fitted family" if x["unlike"] else \
@@ -173,20 +175,35 @@ def validation_block(root: Path = ROOT) -> str:
 
 
 def familyfit_block(root: Path = ROOT) -> str:
-    """Each candidate feature set's leave-one-family-out table, and the committed fit."""
-    from bench.family_fit import load, table
-    from lib.benchmark.static.family_fit import FEATURE_SETS, leave_one_family_out
+    """Each candidate feature set's leave-one-family-out table (or why it was refused), and
+    the committed fit."""
+    from bench.family_fit import REFERENCE_TABLE, load, table
+    from lib.benchmark.static.family_fit import (
+        FEATURE_SETS,
+        against_chess,
+        fit_families,
+        leave_one_family_out,
+        unidentifiable,
+    )
 
-    players = load(root / "validation_players.csv")
+    players = load(root / "validation_players.csv", REFERENCE_TABLE)
     fit = json.loads((root / "game_elo_fit.json").read_text(encoding="utf-8"))
-    parts = [table(f, leave_one_family_out(players, f)) for f in FEATURE_SETS]
+    parts = []
+    for features in FEATURE_SETS:
+        why = unidentifiable(players, features)
+        if why is None:
+            wrong = against_chess(fit_families(players, features))
+            why = f"{', '.join(wrong)} weighed against chess" if wrong else None
+        parts.append(f"features: {' + '.join(features)}: refused, {why}" if why
+                     else table(features, leave_one_family_out(players, features)))
     coef = ", ".join(f"{c:.0f}" for c in fit["coef"])
     text = (f"The committed fit (`game_elo_fit.json`) uses {' + '.join(fit['features'])} (as "
             f"log-odds), chosen by the smallest leave-one-family-out interval score (each "
-            f"family weighed alike): {fit['n']} "
+            f"family weighed alike) among the admissible feature sets: {fit['n']} "
             f"players of {len(fit['families'])} families ({', '.join(fit['families'])}), "
             f"coefficients {coef} (intercept first), spread within a family "
-            f"{fit['residual_sd']:.0f} Elo and between families {fit['family_sd']:.0f}.")
+            f"{fit['residual_sd']:.0f} Elo and between families {fit['family_sd']:.0f}; on "
+            f"{fit['scale']}.")
     return "\n\n".join([*parts, "\n".join(textwrap.wrap(text, 95))])
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from bench.ladder_map import SOURCE, TARGET
-from bench.validation_players import read_table
+from bench.validation_players import MAP_DATA, read_table
 from lib.benchmark.core.ladder_map import MAP_FILE, load_map
 from lib.benchmark.static.family_fit import (
     FEATURE_SETS,
@@ -50,8 +50,9 @@ REFERENCE_TABLE = "reference"  # the rows of the players' game Elos on the refer
 
 def load(path: Path, ladder: str = "ladder.csv") -> list[Rated]:
     """The table's players with their game Elos on `ladder`; REFERENCE_TABLE: on the
-    reference scale, measured on the 17.1 ladder where the table has that reading, else the
-    ladder.csv reading converted by the committed map (its error added)."""
+    reference scale, measured on the 17.1 ladder where there is that reading (the table's,
+    or the map's players'), else the ladder.csv reading converted by the committed map (its
+    error added)."""
     rows = read_table(path)
     if ladder != REFERENCE_TABLE:
         return [_rated(r, float(r["game_elo"]), float(r["game_elo_sd"]))
@@ -60,7 +61,9 @@ def load(path: Path, ladder: str = "ladder.csv") -> list[Rated]:
     if conv is None:
         raise SystemExit(f"no {MAP_FILE}: fit the map first (python -m bench.ladder_map "
                          f"--write {MAP_FILE}), or give --ladder ladder.csv")
-    measured = {r["player"]: r for r in rows if r["ladder"] == TARGET}
+    # Measured on the reference ladder: the cross-ladder rows, and the map's players.
+    extra = read_table(MAP_DATA) if MAP_DATA.exists() else []
+    measured = {r["player"]: r for r in [*rows, *extra] if r["ladder"] == TARGET}
     out = []
     for r in (r for r in rows if r["ladder"] == SOURCE and r["accuracy"]):  # static known
         if r["player"] in measured:

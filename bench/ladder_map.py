@@ -1,8 +1,8 @@
 """The map from Stockfish 15.1's ladder to the reference ladder, fitted and checked.
 
-Reads the validation table (validation_players.csv), takes the players rated on both ladders
-with at least MAP_GAMES games on each whose moves do not depend on the ladder's engine
-(engines of other families; Stockfish's softmax players are left out), fits the map of
+Reads the map's players (ladder_map_players.csv: engines of other families, whose moves do
+not depend on the ladder's engine), takes those rated on both ladders with at least MAP_GAMES
+games on each, fits the map of
 lib/benchmark/games/ladder_map.py, and checks it leaving one player out at a time: 85-95% of
 the held-out players' reference readings should fall inside their mapped 90% intervals.
 With --write it writes the committed map (ladder_map.json) the leaderboard converts by.
@@ -10,7 +10,7 @@ With --write it writes the committed map (ladder_map.json) the leaderboard conve
     python -m bench.validation_players run --map --ladder ladder.csv --stockfish <15.1>
     python -m bench.validation_players run --map --ladder ladder@stockfish-17.1.csv \\
         --stockfish <a 17.1 build>
-    python -m bench.validation_players table --update --write validation_players.csv
+    python -m bench.validation_players map-table
     python -m bench.ladder_map --write ladder_map.json
 """
 
@@ -20,7 +20,7 @@ import argparse
 import json
 from pathlib import Path
 
-from bench.validation_players import DATA, MAP_GAMES, read_table
+from bench.validation_players import MAP_DATA, MAP_GAMES, read_table
 from lib.benchmark.core.ladder_map import (
     MAP_FILE,
     Reading,
@@ -54,7 +54,7 @@ def readings(path: Path, min_games: int = MAP_GAMES) -> list[Reading]:
 def main() -> None:
     """Fit, check, print; optionally write the map."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--data", type=Path, default=DATA)
+    p.add_argument("--data", type=Path, default=MAP_DATA)
     p.add_argument("--min-games", type=int, default=MAP_GAMES)
     p.add_argument("--write", type=Path, default=None,
                    help=f"write the map here (the committed one is {MAP_FILE})")

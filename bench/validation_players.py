@@ -12,6 +12,7 @@ it stopped. `table` gathers the results into the committed data file.
     python -m bench.validation_players run --cross               # the cross-ladder players
         --ladder ladder@stockfish-17.1.csv --stockfish <a Stockfish 17.1 build>
     python -m bench.validation_players run --map --ladder L --stockfish S  # the map's players
+    python -m bench.validation_players map-table                # ladder_map_players.csv
     python -m bench.validation_players table --write validation_players.csv
     python -m bench.validation_players table --update --write validation_players.csv
 """
@@ -41,6 +42,7 @@ from lib.files import atomic_write
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "validation"
 DATA = ROOT / "validation_players.csv"
+MAP_DATA = ROOT / "ladder_map_players.csv"  # the map's players: game Elos on both ladders
 MAX_GAMES = 60
 MAP_GAMES = 100  # games per player and ladder of the map between the ladders
 
@@ -272,6 +274,36 @@ def table_command(args: argparse.Namespace) -> None:
         print(f"wrote {args.write}")
 
 
+MAP_FIELDS = ("player", "family", "ladder", "game_elo", "game_elo_lo", "game_elo_hi",
+              "game_elo_sd", "games")
+
+
+def map_rows(out: Path) -> list[dict[str, Any]]:
+    """The map's players' play runs in `out`, a row per player and ladder directory."""
+    found = []
+    for ladder_dir in sorted(d for d in out.iterdir() if d.is_dir()) if out.exists() else []:
+        for player in (p for p in PLAYERS if p.map):
+            try:
+                play = latest(ladder_dir, Kind.PLAY, f"{SERVED}/{player.spec}__standard")
+            except SystemExit:
+                continue
+            found.append({"player": player.spec, "family": player.family,
+                          "ladder": f"{ladder_dir.name}.csv", **game_columns(play)})
+    return found
+
+
+def map_command(args: argparse.Namespace) -> None:
+    """Write the map's players' game Elos on both ladders (the committed MAP_DATA)."""
+    found = map_rows(args.out)
+    if not found:
+        raise SystemExit(f"no play runs of the map's players in {args.out}: run `run --map`")
+    with atomic_write(args.write) as handle:
+        writer = csv.DictWriter(handle, fieldnames=MAP_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(found)
+    print(f"wrote {len(found)} rows to {args.write}")
+
+
 def read_table(path: Path) -> list[dict[str, str]]:
     """The committed table's rows."""
     with path.open(encoding="utf-8", newline="") as handle:
@@ -319,6 +351,11 @@ def main() -> None:
     t.add_argument("--write", type=Path, default=None,
                    help=f"write the table as CSV (the committed one is {DATA.name})")
     t.set_defaults(handler=table_command)
+    m = sub.add_parser("map-table", help="the map's players' game Elos on both ladders")
+    m.add_argument("--out", type=Path, default=OUT)
+    m.add_argument("--write", type=Path, default=MAP_DATA,
+                   help=f"where (default the committed {MAP_DATA.name})")
+    m.set_defaults(handler=map_command)
     args = p.parse_args()
     sys.exit(run_cli(lambda: args.handler(args)))
 

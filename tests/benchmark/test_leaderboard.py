@@ -246,13 +246,13 @@ def test_every_player_rated_on_both_ladders_is_held_by_its_converted_interval() 
     reading converts to; and the map was fitted on at least 6 strengths x 2 families with at
     least 100 games each."""
     from bench.ladder_map import readings
-    from bench.validation_players import DATA
+    from bench.validation_players import MAP_DATA
     from lib.benchmark.core.btd import Z90
     from lib.benchmark.core.ladder_map import load_map
 
     conv = load_map(ROOT / "ladder_map.json")
     assert conv is not None
-    found = readings(DATA)
+    found = readings(MAP_DATA)
     assert len(found) >= 12 and len({r.family for r in found}) >= 2
     for r in found:
         elo = conv.convert_elo({"mean": r.x, "lo": r.x - Z90 * r.x_sd,

@@ -99,16 +99,15 @@ def test_a_shallow_engine_s_prediction_covers_its_game_elo_or_says_it_is_unlike(
     """The players whose game Elo the rungs' line missed by 360-420: the static report's
     predicted game Elo now covers the rating `play` measured (validation_players.csv), or
     says the player is unlike every fitted family."""
-    import csv
-
     import benchmark
+    from bench.family_fit import DATA, REFERENCE_TABLE, load
 
     assert benchmark.main(["--model", spec, "--out", str(tmp_path), "--bootstrap", "100",
                            "--questions", str(ROOT / "questions.csv")]) == 0
     predicted = json.loads(next(tmp_path.glob("*.json")).read_text())["elo"]["predicted_game"]
-    with (ROOT / "validation_players.csv").open(newline="") as handle:
-        [measured] = [float(r["game_elo"]) for r in csv.DictReader(handle)
-                      if r["player"] == spec and r["ladder"] == "ladder.csv"]
+    # Its game Elo on the fit's scale, the reference ladder's (measured there, or its
+    # ladder.csv rating through the map).
+    [measured] = [p.elo for p in load(DATA, REFERENCE_TABLE) if p.name == spec]
     if predicted["kind"] != INTERVAL:
         assert "unlike every fitted family" in predicted["note"]
     else:
