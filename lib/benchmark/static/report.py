@@ -49,7 +49,7 @@ def summary_table(result: dict[str, Any]) -> str:
         f"{k} {v}" for k, v in result["illegal"].items()))
     for kind, label in (("puzzle", "first-move puzzle Elo (Lichess puzzle rating scale)"),
                         ("human", "human-calibrated Elo (Lichess game rating scale)"),
-                        ("predicted_game", "predicted game Elo (the ladder's scale)")):
+                        ("predicted_game", "predicted game Elo (the reference ladder's scale)")):
         e = result["elo"].get(kind)
         if e:
             note = f"  [{e['note']}]" if e.get("note") else ""
