@@ -27,12 +27,21 @@ def run_name(label: str, key: list[Any]) -> str:
     return slug(label) + "__" + digest
 
 
+# What the leaderboard writes beside the results: read by people and programs, never a run.
+LEADERBOARD_FILES = ("leaderboard.json",)
+
+
+def result_files(out: Path) -> list[Path]:
+    """The JSON files of a results directory that may be runs (not the leaderboard's rows)."""
+    return sorted(p for p in out.glob("*.json") if p.name not in LEADERBOARD_FILES)
+
+
 def load_results(out: Path, digest: str) -> list[dict[str, Any]]:
     """The complete, scored runs on the questions file with this digest; every other JSON
     file is skipped with a warning saying why."""
     results = []
     skipped: dict[str, int] = {}
-    for path in sorted(out.glob("*.json")):
+    for path in result_files(out):
         try:
             data = read_result(path)
         except DataError as exc:

@@ -29,7 +29,7 @@ from lib.benchmark.core.elo import LEVEL, Z
 from lib.benchmark.core.header import Kind, read_result
 from lib.benchmark.core.ladder_map import MAP_FILE, REFERENCE_ENGINE, LadderMap, load_map
 from lib.benchmark.core.questions import Question, load_questions
-from lib.benchmark.core.results import elo_text, load_results
+from lib.benchmark.core.results import elo_text, load_results, result_files
 from lib.benchmark.core.scoring import SUMMARY_METRICS, illegal_text, metric_digits
 from lib.benchmark.leaderboard.paired import PairedPart, joint_draws, paired_part
 from lib.benchmark.leaderboard.ranking import Rank, Shared, ranks, ranks_of_draws
@@ -222,7 +222,7 @@ def _kind_files(out: Path) -> dict[str, list[dict[str, Any]]]:
     """The JSON results of `play`, `puzzles` and `worldmodel` in a directory."""
     found: dict[str, list[dict[str, Any]]] = {"games": [], "puzzles": [], "worldmodel": []}
     table_of = {Kind.PLAY: "games", Kind.PUZZLES: "puzzles", Kind.WORLDMODEL: "worldmodel"}
-    for path in sorted(out.glob("*.json")):
+    for path in result_files(out):
         try:
             data = read_result(path, tuple(table_of))
         except DataError:
