@@ -72,7 +72,12 @@ class Reply:
     reasoning: str | None = None  # the reasoning text, where the server returns it
     aborted_attempts: int = 0  # attempts given up on (timeouts): the provider may bill them
     unreadable: int = 0  # completed replies that could not be read (charged, asked again)
-    trimmed: int = 0  # chat: earlier exchanges left out so that the request fits
+
+    @classmethod
+    def stored(cls, data: dict[str, Any]) -> Reply:
+        """A reply as the answer cache stored it, by this version or another (fields it does
+        not know are left out, fields it lacks take their defaults)."""
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
 class Model(Protocol):

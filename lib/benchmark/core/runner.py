@@ -69,7 +69,7 @@ def ask_all(player: Player, template: str, render: Callable[[Question], str],
         prompt = render(question)
         hit = cached_answer(cache, cache_key(player, template, question, prompt), player)
         if hit is not None:
-            yield Outcome(question, prompt, Reply(**hit), None, cached=True)
+            yield Outcome(question, prompt, Reply.stored(hit), None, cached=True)
         else:
             todo.append((question, prompt))
     if not todo:

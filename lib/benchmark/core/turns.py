@@ -112,7 +112,7 @@ def _door(side: Side, game_key: str, board: chess.Board, sans: list[str],
         key = move_key(side, game_key, board, sans, attempt, digested)
         hit = cached_answer(cache, key, side.player)
         if hit is not None:
-            return Reply(**hit), True
+            return Reply.stored(hit), True
         try:
             reply = send()
         except (FatalInfraError, ContextTooLong):
