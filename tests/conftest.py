@@ -63,6 +63,16 @@ def evaluated(db: Path) -> int:
         return 0
 
 
+def stored_answers(cache: Path) -> int:
+    """Answers committed to a run's cache so far (0 before its table exists, or while a
+    writer holds the lock)."""
+    try:
+        with sqlite3.connect(cache, timeout=0.1) as db:
+            return int(db.execute("SELECT count(*) FROM answers").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
 def first_questions(folder: Path, n: int) -> Path:
     """A questions file of the first `n` rows of the committed questions.csv, in `folder`."""
     with open(ROOT / "questions.csv", newline="", encoding="utf-8") as handle:

@@ -19,7 +19,7 @@ from lib.benchmark.core.chat import ChatConfig, OpenAIModel, key_for
 from lib.benchmark.core.model import InfraError, Request
 from lib.errors import ConfigError
 from tests.benchmark.chatserver import PREFLIGHT, ChatServer, Response
-from tests.conftest import ROOT, first_questions
+from tests.conftest import ROOT, first_questions, stored_answers
 
 SECRET = "sk-test-CAPTURED-7777"
 
@@ -38,16 +38,6 @@ def _argv(url: str, questions: Path, out: Path, *extra: str) -> list[str]:
     return ["--model", "local/model", "--base-url", url, "--questions", str(questions),
             "--out", str(out), "--retries", "1", "--retry-wait", "0.01", "--timeout", "1",
             "--bootstrap", "50", *extra]
-
-
-def _stored(cache: Path) -> int:
-    """Answers committed to a run's cache so far (0 before its table exists, or while a
-    writer holds the lock)."""
-    try:
-        with sqlite3.connect(cache, timeout=0.1) as db:
-            return db.execute("SELECT count(*) FROM answers").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
 
 
 def _closed_port() -> int:
@@ -316,7 +306,7 @@ def test_ctrl_c_against_a_silent_server_is_quick_and_keeps_answers(questions: Pa
                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         # Three answers stored and the next requests hanging: a condition, never a time.
         deadline = time.monotonic() + 60
-        while (sum(server.calls.values()) < 6 or _stored(tmp_path / "cache.db") < 3) \
+        while (sum(server.calls.values()) < 6 or stored_answers(tmp_path / "cache.db") < 3) \
                 and time.monotonic() < deadline:
             time.sleep(0.1)
         start = time.monotonic()

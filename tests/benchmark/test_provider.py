@@ -10,10 +10,10 @@ import json
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -37,7 +37,7 @@ from lib.benchmark.core.protocols import GameProtocol
 from lib.benchmark.games import game
 from lib.kvstore import JsonStore, MemoryStore
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
-from tests.conftest import MONTHLY, ROOT, first_questions, unzstd
+from tests.conftest import MONTHLY, ROOT, first_questions, stored_answers, unzstd
 
 PRICE = 0.01  # what the provider bills a completed reply
 
@@ -377,21 +377,28 @@ def _keys(cache: JsonStore) -> list[str]:
     return [r[0] for r in cache.conn.execute("SELECT key FROM answers")]
 
 
-def test_tools_counts_every_request_once(tmp_path: Path, stockfish: str) -> None:
-    """Finding 9. get_board, then one reply with an illegal and a legal make_move: two
-    requests a move, each counted once with its cost, however many answers a reply gave."""
+def _tools_player(moves: Callable[[chess.Board], list[str]]) -> Callable[[dict], Response]:
+    """A tools player: get_board first, then one reply calling make_move with each of
+    `moves(board)`."""
     def tools(body: dict) -> Response:
         last = body["messages"][-1]
         if last["role"] != "tool":
             return Response("", tool_calls=[{"id": "b", "type": "function", "function": {
                 "name": "get_board", "arguments": "{}"}}])
         board = chess.Board(FEN_RE.search(last["content"]).group(1))
-        legal = sorted(m.uci() for m in board.legal_moves)[0]
-        calls = [{"id": f"c{i}", "type": "function", "function": {
+        return Response("", tool_calls=[{"id": f"c{i}", "type": "function", "function": {
             "name": "make_move", "arguments": json.dumps({"move": m})}}
-            for i, m in enumerate(["Kxe8" if board.turn else "Kxe1", legal])]
-        return Response("", tool_calls=calls)
-    with ChatServer(lambda fen, n: Response(), on_body=tools, price=PRICE) as server:
+            for i, m in enumerate(moves(board))])
+    return tools
+
+
+def test_tools_counts_every_request_once(tmp_path: Path, stockfish: str) -> None:
+    """Finding 9. get_board, then one reply with an illegal and a legal make_move: two
+    requests a move, each counted once with its cost, however many answers a reply gave."""
+    def moves(board: chess.Board) -> list[str]:  # an illegal king capture, then a legal move
+        return ["Kxe8" if board.turn else "Kxe1", sorted(m.uci() for m in board.legal_moves)[0]]
+    with ChatServer(lambda fen, n: Response(), on_body=_tools_player(moves),
+                    price=PRICE) as server:
         argv = ["play", "--model", "m", "--base-url", server.base_url, "--protocol", "tools",
                 "--max-games", "2", "--ply-cap", "20", "--out", str(tmp_path),
                 "--stockfish", stockfish]
@@ -535,15 +542,6 @@ def test_reasoning_effort_is_sent_named_and_counted(questions: Path, tmp_path: P
     assert body["reasoning"] == {"effort": "low"} and "reasoning_effort" not in body
 
 
-def _stored(cache: Path) -> int:
-    """Answers committed to a run's cache so far (0 before its table exists)."""
-    try:
-        with sqlite3.connect(cache, timeout=0.1) as db:
-            return db.execute("SELECT count(*) FROM answers").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
-
-
 def test_a_run_interrupted_and_resumed_is_the_undisturbed_run_byte_for_byte(
         questions: Path, tmp_path: Path) -> None:
     """Ctrl-C midway through a run at 8 requests in flight, answered slowly and out of
@@ -563,7 +561,7 @@ def test_a_run_interrupted_and_resumed_is_the_undisturbed_run_byte_for_byte(
                                 start_new_session=True,
                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 120
-        while _stored(tmp_path / "cut" / "cache.db") < 12 and time.monotonic() < deadline:
+        while stored_answers(tmp_path / "cut" / "cache.db") < 12 and time.monotonic() < deadline:
             time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=30)
@@ -631,16 +629,10 @@ def test_streamed_replies_are_read_whole_and_an_abort_stops_the_billing(
 
 def test_a_streamed_tools_turn_adds_up_its_calls(tmp_path: Path, stockfish: str) -> None:
     """Tool calls streamed in pieces (the arguments split across events) are the calls."""
-    def tools(body: dict) -> Response:
-        last = body["messages"][-1]
-        if last["role"] != "tool":
-            return Response("", tool_calls=[{"id": "b", "type": "function", "function": {
-                "name": "get_board", "arguments": "{}"}}])
-        board = chess.Board(FEN_RE.search(last["content"]).group(1))
-        move = sorted(m.uci() for m in board.legal_moves)[0]
-        return Response("", tool_calls=[{"id": "m", "type": "function", "function": {
-            "name": "make_move", "arguments": json.dumps({"move": move})}}])
-    with ChatServer(lambda fen, n: Response(), on_body=tools, streams=True) as server:
+    def moves(board: chess.Board) -> list[str]:
+        return [sorted(m.uci() for m in board.legal_moves)[0]]
+    with ChatServer(lambda fen, n: Response(), on_body=_tools_player(moves),
+                    streams=True) as server:
         assert benchmark.main(["play", "--model", "m", "--base-url", server.base_url,
                                "--protocol", "tools", "--max-games", "2", "--ply-cap", "12",
                                "--out", str(tmp_path), "--stockfish", stockfish]) == 0
