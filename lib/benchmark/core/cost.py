@@ -180,12 +180,11 @@ class Budget:
     def reserve(self, amount: float) -> bool:
         """Hold `amount` for a request about to be sent; False when the budget cannot."""
         with self._lock:
-            self.books.sent += 1
             if self.limit is not None and \
                     self.spent + self.reserved + amount > self.limit + EPSILON:
-                self.books.sent -= 1
                 self.refused = True
                 return False
+            self.books.sent += 1
             self.reserved += amount
             return True
 

@@ -27,6 +27,7 @@ import numpy as np
 from scipy import optimize
 
 from lib.benchmark.core.btd import Z90
+from lib.benchmark.core.elo import ABOVE, BELOW, INTERVAL, Estimate
 from lib.errors import DataError, FitError
 
 MAP_FILE = "ladder_map.json"  # beside the ladders: the committed map
@@ -70,22 +71,21 @@ class LadderMap:
     def convert_elo(self, elo: dict[str, Any]) -> dict[str, Any]:
         """A result's Elo (mean, 90% lo and hi, kind, text) converted, its interval widened
         by the map's error; a bound stays a bound, moved out by the map's error."""
-        kind = elo.get("kind", "interval")
-        if kind == "interval" and None not in (elo.get("mean"), elo.get("lo"), elo.get("hi")):
+        kind = elo.get("kind", INTERVAL)
+        if kind == INTERVAL and None not in (elo.get("mean"), elo.get("lo"), elo.get("hi")):
             sd = (float(elo["hi"]) - float(elo["lo"])) / (2 * Z90)
             mean, out_sd = self.convert(float(elo["mean"]), sd)
-            lo, hi = round(mean - Z90 * out_sd), round(mean + Z90 * out_sd)
-            return {**elo, "mean": round(mean), "lo": lo, "hi": hi,
-                    "text": f"{round(mean)}  90% [{lo}, {hi}]"}
-        if kind == "below" and elo.get("hi") is not None:
+            est = Estimate(mean, mean - Z90 * out_sd, mean + Z90 * out_sd, 0, "")
+        elif kind == BELOW and elo.get("hi") is not None:
             mean, sd = self.convert(float(elo["hi"]), 0.0)
-            bound = round(mean + Z90 * sd)
-            return {**elo, "hi": bound, "text": f"below ~{bound}"}
-        if kind == "above" and elo.get("lo") is not None:
+            est = Estimate(np.nan, -np.inf, mean + Z90 * sd, 0, "", kind=BELOW)
+        elif kind == ABOVE and elo.get("lo") is not None:
             mean, sd = self.convert(float(elo["lo"]), 0.0)
-            bound = round(mean - Z90 * sd)
-            return {**elo, "lo": bound, "text": f"above ~{bound}"}
-        return dict(elo)
+            est = Estimate(np.nan, mean - Z90 * sd, np.inf, 0, "", kind=ABOVE)
+        else:
+            return dict(elo)
+        shown = est.as_dict()  # the project's rounding and text
+        return {**elo, **{k: shown[k] for k in ("mean", "lo", "hi", "text")}}
 
 
 def _nll(params: np.ndarray, r: list[Reading]) -> float:

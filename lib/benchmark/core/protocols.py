@@ -166,13 +166,11 @@ def chat_message(board: chess.Board, moves: str, last: str | None, first: bool,
     return "\n".join(lines)
 
 
-def chat_messages(exchanges: list[tuple[str, str]], message: str,
-                  history: int = 0) -> list[dict[str, Any]]:
-    """The conversation sent for one turn: the earlier (user, assistant) exchanges, the last
-    `history` of them when capped (0: all), then the new user message."""
-    kept = exchanges[-history:] if history else exchanges
+def chat_messages(exchanges: list[tuple[str, str]], message: str) -> list[dict[str, Any]]:
+    """The conversation sent for one turn: the earlier (user, assistant) exchanges it keeps
+    (Chat.ask chooses them), then the new user message."""
     messages: list[dict[str, Any]] = []
-    for user, assistant in kept:
+    for user, assistant in exchanges:
         messages += [{"role": "user", "content": user},
                      {"role": "assistant", "content": assistant}]
     messages.append({"role": "user", "content": message})
