@@ -18,6 +18,7 @@ from lib.benchmark.core.chat import (
     parse_extra,
 )
 from lib.benchmark.core.cost import price_arg
+from lib.benchmark.core.inspect_model import is_inspect
 from lib.benchmark.core.players import BASELINE_SPECS
 from lib.benchmark.core.protocols import GameProtocol
 from lib.cli import (
@@ -46,18 +47,23 @@ def default_puzzles() -> Path:
 def add_model_arg(p: argparse.ArgumentParser, extra: str = "") -> None:
     """--model: a model at the endpoint or a baseline, every spec named with its defaults."""
     p.add_argument("--model", required=True, metavar="MODEL",
-                   help="a model name at --base-url (e.g. openai/gpt-4o), or a baseline: "
-                   f"{BASELINE_SPECS}{extra}")
+                   help="a model name at --base-url (e.g. openai/gpt-4o); "
+                   "'inspect:PROVIDER/MODEL' for any model Inspect's model API asks (e.g. "
+                   "inspect:anthropic/claude-sonnet-4-0, with that provider's own key "
+                   f"variable); or a baseline: {BASELINE_SPECS}{extra}")
 
 
 def add_chat_args(p: argparse.ArgumentParser) -> None:
     """Options of the endpoint and its requests, shared by every subcommand that asks."""
-    p.add_argument("--base-url", default=OPENROUTER,
-                   help=f"OpenAI-compatible API base URL (default {OPENROUTER})")
+    p.add_argument("--base-url", default=None,
+                   help=f"OpenAI-compatible API base URL (default {OPENROUTER}); with "
+                   "--model inspect:..., the provider's address (default: Inspect's, from "
+                   "the provider's own variable such as OPENAI_BASE_URL)")
     p.add_argument("--api-key-env", default=None, metavar="VAR",
                    help="environment variable holding the API key, sent to --base-url "
                    "whatever it is (default: OPENROUTER_API_KEY for openrouter.ai, "
-                   "OPENAI_API_KEY for api.openai.com, no key for any other host)")
+                   "OPENAI_API_KEY for api.openai.com, no key for any other host; with "
+                   "--model inspect:..., the provider's own variable, as Inspect reads it)")
     p.add_argument("--temperature", type=non_negative_float, default=0.0,
                    help="sampling temperature (default 0)")
     p.add_argument("--max-tokens", type=positive_int, default=None,
@@ -151,11 +157,18 @@ def chat_config(args: argparse.Namespace, slots: int | None = None,
                 budgeted: bool = True) -> ChatConfig:
     """The endpoint's settings; `slots`: requests in flight (default --concurrency);
     `budgeted`: the mode stops cleanly on --max-cost (else it refuses the option)."""
-    check_base_url(args.base_url)
+    through_inspect = is_inspect(args.model)
+    base_url = args.base_url or ("" if through_inspect else OPENROUTER)
+    if base_url:
+        check_base_url(base_url)
     if args.max_cost is not None and not budgeted:
         raise ConfigError("--max-cost: this mode does not stop on a budget yet (run and play "
                           "do); its cost is still reported")
-    key, source = key_for(args.base_url, args.api_key_env, dict(os.environ))
+    if through_inspect:  # Inspect reads the provider's own key unless --api-key-env names one
+        key, source = key_for(base_url, args.api_key_env, dict(os.environ)) \
+            if args.api_key_env else (None, None)
+    else:
+        key, source = key_for(base_url, args.api_key_env, dict(os.environ))
     try:
         extra = parse_extra(args.extra)
     except ValueError as exc:
@@ -164,7 +177,7 @@ def chat_config(args: argparse.Namespace, slots: int | None = None,
     if effort and {"reasoning", "reasoning_effort"} & set(extra):
         raise ConfigError("--reasoning-effort and a reasoning field in --extra: give one")
     max_tokens = args.max_tokens or (REASONING_MAX_TOKENS if effort else DEFAULT_MAX_TOKENS)
-    return ChatConfig(base_url=args.base_url, model=args.model, api_key=key, key_source=source,
+    return ChatConfig(base_url=base_url, model=args.model, api_key=key, key_source=source,
                       temperature=args.temperature, max_tokens=max_tokens,
                       reasoning_effort=effort,
                       system=args.system, stop=tuple(args.stop), extra=extra,

@@ -20,6 +20,7 @@ import chess.engine
 
 from lib.benchmark.core.chat import ChatConfig, OpenAIModel
 from lib.benchmark.core.cost import Budget
+from lib.benchmark.core.inspect_model import backend, is_inspect
 from lib.benchmark.core.model import Model, Reply, Request
 from lib.benchmark.core.questions import Question
 from lib.engine import (
@@ -336,8 +337,9 @@ class ChatPlayer:
         self.answered_by = self.model.endpoint
         self.id = _chat_id(config, self.model.endpoint)
         # Ids under which earlier versions cached this player's answers (the endpoint as
-        # written): looked up after the id, so an upgrade buys nothing again.
-        legacy = _chat_id(config, config.endpoint_as_written)
+        # written): looked up after the id, so an upgrade buys nothing again. Only the HTTP
+        # backend had them.
+        legacy = _chat_id(config, config.endpoint_as_written) if model is None else self.id
         self.aliases: tuple[str, ...] = (legacy,) if legacy != self.id else ()
 
     def answer(self, question: Question, prompt: str) -> Reply:
@@ -498,6 +500,8 @@ def make_player(spec: str, chat: ChatConfig | None, stockfish: str | None, seed:
         return _family(spec, name, options, seed, workers)
     if chat is None:
         raise PlayerError(f"{spec!r} is not a baseline player and no endpoint is configured")
+    if is_inspect(spec):  # asked through Inspect's model API, with its provider's variables
+        return ChatPlayer(chat, model=backend(spec, chat))
     return ChatPlayer(chat)
 
 

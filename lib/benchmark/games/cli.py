@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,9 @@ from lib.benchmark.core.cli import (
 )
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.ladder_map import REFERENCE_ENGINE
-from lib.benchmark.core.players import is_baseline, make_player
+from lib.benchmark.core.players import Player, is_baseline, make_player
 from lib.benchmark.core.protocols import CHAT_WINDOW, GameProtocol
-from lib.benchmark.core.questions import load_questions
+from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.turns import RETRIES, Condition
 from lib.benchmark.games import book, design, held_out
@@ -61,8 +62,9 @@ from lib.benchmark.games.ladder import (
 )
 from lib.benchmark.games.ladder_prior import prior_from
 from lib.benchmark.games.play import BREAKER as GAMES_BREAKER
-from lib.benchmark.games.play import CONDITIONS, PlayConfig, play
+from lib.benchmark.games.play import CONDITIONS, PlayConfig, Session, play
 from lib.benchmark.games.report import session_result, session_summary, write_session
+from lib.benchmark.games.result import GamesResult
 from lib.benchmark.games.sampler import MAX_GAMES, PRIOR, TARGET, SamplerConfig
 from lib.cli import (
     add_engine_args,
@@ -179,15 +181,42 @@ def add_play_parser(commands: Any) -> None:
     p.set_defaults(handler=play_command)
 
 
-def play_command(args: argparse.Namespace) -> int:
-    """Play the games, rate them, write PGN, traces, report and figures; the exit status."""
-    # Among the builds found, one the reference ladder serves (or --ladder's engine).
+@dataclass(frozen=True)
+class PlaySetup:
+    """Everything `play` needs, built from its options (the CLI's and the Inspect task's)."""
+
+    player: Player  # the model or baseline rated
+    ladders: dict[str, Ladder]  # each condition's ladder
+    questions: list[Question]  # the mid-game starts' source (empty without midgame)
+    config: PlayConfig  # how the games are played and scheduled
+    settings: EngineSettings  # the rungs' and the judge's engine
+    sampler: SamplerConfig  # the stop rule and the Elo's model
+    shown: dict[str, Any]  # the settings as the result records them
+    name: str  # the run's file name
+
+
+def play_engine(args: argparse.Namespace) -> EngineSettings:
+    """The rungs' engine: among the builds found, one the reference ladder serves (or
+    --ladder's); without --ladder, sets it to the ladder this engine's searches match."""
     prefer = ladder_engine(args.ladder) if args.ladder is not None and args.ladder.exists() \
         else REFERENCE_ENGINE
     settings = EngineSettings(find_stockfish(args.stockfish, prefer=prefer))
+    if args.ladder is None:
+        args.ladder = ladder_of(LADDER, engine_identity(settings.path), settings.path)
+    return settings
+
+
+def sampler_of(args: argparse.Namespace, ladder: Ladder) -> SamplerConfig:
+    """The stop rule and the Elo's model: the ladder's rungs and --prior, --target,
+    --max-games."""
+    return SamplerConfig(tuple(ladder.elos), ladder.nu, btd.Prior(*args.prior), args.target,
+                         args.max_games, tuple(map(tuple, ladder.cov)))
+
+
+def play_setup(args: argparse.Namespace) -> PlaySetup:
+    """The engine, ladders, player and schedule that `args` ask for."""
+    settings = play_engine(args)
     engine = engine_identity(settings.path)
-    if args.ladder is None:  # the ladder this engine's searches match, among those here
-        args.ladder = ladder_of(LADDER, engine, settings.path)
     ladder = load_ladder(args.ladder)
     recorded = fingerprint.read(fingerprint_path(args.ladder))
     check_engine(args.ladder, ladder, engine, settings.path, recorded)
@@ -212,8 +241,7 @@ def play_command(args: argparse.Namespace) -> int:
     chat = None if is_baseline(args.model) else chat_config(args)
     # A Stockfish baseline plays on the rungs' build: one engine, one scale.
     player = make_player(args.model, chat, settings.path, args.seed, args.concurrency)
-    sampler = SamplerConfig(tuple(ladder.elos), ladder.nu, btd.Prior(*args.prior),
-                            args.target, args.max_games, tuple(map(tuple, ladder.cov)))
+    sampler = sampler_of(args, ladder)
     openings = () if args.no_book or Condition.STANDARD not in args.conditions else tuple(
         o.start() for o in book.load_book(args.book))
     chat_history = args.chat_history if args.protocol == GameProtocol.CHAT else 0
@@ -223,47 +251,57 @@ def play_command(args: argparse.Namespace) -> int:
                         args.ply_cap, args.concurrency, args.seed, openings, args.breaker,
                         args.protocol, chat_history,
                         () if legacy else (ladder.engine, rule.name))
-    settings_shown = {"conditions": list(args.conditions), "prompt": config.template,
-                      "protocol": str(args.protocol), "chat_history": chat_history,
-                      "response_format": getattr(args, "response_format", "text"),
-                      # A model's request settings (its reasoning effort only when given:
-                      # absent from the names of runs made before the option).
-                      "request": None if chat is None else {
-                          "temperature": chat.temperature, "max_tokens": chat.max_tokens,
-                          "extra": chat.extra, **({"reasoning_effort": chat.reasoning_effort}
-                                                  if chat.reasoning_effort else {})},
-                      "legal_moves": args.legal_moves, "illegal_retries": args.illegal_retries,
-                      "ply_cap": args.ply_cap, "target": args.target,
-                      "max_games": args.max_games, "prior": list(args.prior),
-                      "concurrency": args.concurrency, "seed": args.seed,
-                      "ladder_sha256": sha256_file(args.ladder),
-                      "condition_ladders_sha256": {
-                          c: sha256_file(condition_path(args.ladder, c))
-                          for c in args.conditions if ladders[c] is not ladder},
-                      "book_sha256": sha256_file(args.book) if openings else None,
-                      "answered_by": player.answered_by,
-                      # The build that played the rungs, as it names itself: its searches
-                      # match the ladder's fingerprint, whatever the name.
-                      "rungs_engine": engine}
+    shown = {"conditions": list(args.conditions), "prompt": config.template,
+             "protocol": str(args.protocol), "chat_history": chat_history,
+             "response_format": getattr(args, "response_format", "text"),
+             # A model's request settings (its reasoning effort only when given: absent from
+             # the names of runs made before the option).
+             "request": None if chat is None else {
+                 "temperature": chat.temperature, "max_tokens": chat.max_tokens,
+                 "extra": chat.extra, **({"reasoning_effort": chat.reasoning_effort}
+                                         if chat.reasoning_effort else {})},
+             "legal_moves": args.legal_moves, "illegal_retries": args.illegal_retries,
+             "ply_cap": args.ply_cap, "target": args.target,
+             "max_games": args.max_games, "prior": list(args.prior),
+             "concurrency": args.concurrency, "seed": args.seed,
+             "ladder_sha256": sha256_file(args.ladder),
+             "condition_ladders_sha256": {
+                 c: sha256_file(condition_path(args.ladder, c))
+                 for c in args.conditions if ladders[c] is not ladder},
+             "book_sha256": sha256_file(args.book) if openings else None,
+             "answered_by": player.answered_by,
+             # The build that played the rungs, as it names itself: its searches match the
+             # ladder's fingerprint, whatever the name.
+             "rungs_engine": engine}
     label = f"{model_label(args)}__{'-'.join(args.conditions)}" + (
         "" if args.protocol == GameProtocol.FEN else f"__{args.protocol}")
-    name = run_name(file_name(Kind.PLAY, label),
-                    [player.id, settings_shown])
-    try:
-        session = play(player, ladders, questions, config,
-                       args.store or args.out / "games.db", settings)
-    finally:
-        player.close()
+    name = run_name(file_name(Kind.PLAY, label), [player.id, shown])
+    return PlaySetup(player, ladders, questions, config, settings, sampler, shown, name)
+
+
+def play_result(args: argparse.Namespace, setup: PlaySetup, session: Session) -> GamesResult:
+    """The rated result of a session played as `setup` says."""
     # Mid-game starts come from the questions file: the leaderboard compares them only with
     # runs on the same file.
-    result = session_result(model_label(args), player.id, settings_shown, session, ladders, sampler,
-                            args.seed, args.mcmc,
-                            sha256_file(args.questions) if questions else None,
-                            getattr(args, "price", None))
-    paths = write_session(args.out, name, result, session, ladders)
+    return session_result(model_label(args), setup.player.id, setup.shown, session,
+                          setup.ladders, setup.sampler, args.seed, args.mcmc,
+                          sha256_file(args.questions) if setup.questions else None,
+                          getattr(args, "price", None))
+
+
+def play_command(args: argparse.Namespace) -> int:
+    """Play the games, rate them, write PGN, traces, report and figures; the exit status."""
+    setup = play_setup(args)
+    try:
+        session = play(setup.player, setup.ladders, setup.questions, setup.config,
+                       args.store or args.out / "games.db", setup.settings)
+    finally:
+        setup.player.close()
+    result = play_result(args, setup, session)
+    paths = write_session(args.out, setup.name, result, session, setup.ladders)
     print(session_summary(result.as_dict()))
     if session.books is not None:
-        paths.append(cost.record_books(args.out, name, session.books))
+        paths.append(cost.record_books(args.out, setup.name, session.books))
         print(f"  {cost.books_text(session.books)}")
     print("wrote " + ", ".join(str(p) for p in paths))
     if result.stopped:

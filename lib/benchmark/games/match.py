@@ -44,6 +44,7 @@ class GameJob:
     start: Start
     ply_cap: int
     rule: Adjudication = RULE  # the adjudication rule: the ladder's
+    rung: int = -1  # a rated player's game: the ladder index of its opponent
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ class GamePool:
         try:
             with Engine(self.engine) as judge:
                 while (job := self._jobs.get()) is not None:
-                    self._done.put(_play(job, judge, self.games, self.cache))
+                    self._done.put(play_one(job, judge, self.games, self.cache))
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread
             self._done.put(exc)
 
@@ -173,7 +174,9 @@ def play_job(judge: Engine, job: GameJob) -> tuple[GameRecord | None, str | None
         return None, str(exc)
 
 
-def _play(job: GameJob, judge: Engine, games: JsonStore, cache: JsonStore) -> Played:
+def play_one(job: GameJob, judge: Engine, games: JsonStore, cache: JsonStore) -> Played:
+    """One game judged on `judge`, its answers through `cache`, stored in `games` when it
+    ends (an aborted game is not stored: a rerun plays it)."""
     try:
         record = play_game(job.key, job.white, job.black, job.start,
                            FullJudge(judge, job.rule), cache, job.ply_cap)

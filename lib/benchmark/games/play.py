@@ -6,9 +6,10 @@ import hashlib
 import json
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 from lib.benchmark.core.cost import Books
 from lib.benchmark.core.model import FatalInfraError, InfraError
@@ -27,7 +28,7 @@ from lib.benchmark.games.game import (
     standard_start,
 )
 from lib.benchmark.games.ladder import Ladder
-from lib.benchmark.games.match import GameJob, GamePool
+from lib.benchmark.games.match import GameJob, GamePool, Played
 from lib.benchmark.games.sampler import (
     SamplerConfig,
     finished,
@@ -130,10 +131,28 @@ def start_for(condition: str, index: int, seed: int, mid: list[Start],
     return mid[(index // 2) % len(mid)]
 
 
+class Pool(Protocol):
+    """Where a batch of games is played: `match.GamePool` (worker threads), or the samples
+    of the Inspect task."""
+
+    def __enter__(self) -> Pool: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def play(self, jobs: list[GameJob],
+             preflight: Callable[[], None] | None = None) -> Iterator[Played]:
+        """Outcomes of all jobs, as they finish."""
+        ...
+
+
+PoolFactory = Callable[[JsonStore, JsonStore, EngineSettings, int], Pool]
+
+
 def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
-         config: PlayConfig, store: Path, settings: EngineSettings) -> Session:
+         config: PlayConfig, store: Path, settings: EngineSettings,
+         pools: PoolFactory = GamePool) -> Session:
     """Play each condition's adaptive schedule to its stop (resuming stored games) against
-    that condition's ladder."""
+    that condition's ladder; `pools` makes where the games are played."""
     mid = midgame_starts(questions, config.seed)
     if Condition.MIDGAME in config.conditions and not mid:
         raise ConfigError("no game positions in the questions file for mid-game starts")
@@ -153,7 +172,7 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
     preflight = _once(player)
     budget = budget_of(player)
     try:
-        with GamePool(games_db, cache, settings, config.concurrency) as pool:
+        with pools(games_db, cache, settings, config.concurrency) as pool:
             later = len(config.conditions) - 1  # conditions after this one
             for condition in config.conditions:
                 ladder = ladders[condition]
@@ -195,7 +214,7 @@ def _once(player: Player) -> Callable[[], None]:
 
 
 def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[Start],
-               config: PlayConfig, name: str, pool: GamePool, progress: Progress,
+               config: PlayConfig, name: str, pool: Pool, progress: Progress,
                preflight: Callable[[], None], later: int
                ) -> tuple[list[Game], bool | InfraError]:
     """One condition's games (`name`: the session's key prefix and the condition; `later`:
@@ -232,7 +251,7 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
             key = game_key(name, config.seed, *ident, repeats[ident])
             repeats[ident] += 1
             jobs.append(GameJob(key, *((me, them) if model_white else (them, me)), start,
-                                config.ply_cap, rule_of(ladder.adjudication)))
+                                config.ply_cap, rule_of(ladder.adjudication), rung))
             meta[key] = Game(condition, index, rung, model_white, None)
         try:
             for played in pool.play(jobs, preflight):

@@ -84,22 +84,25 @@ def add_parser(commands: Any) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     """Build the run's settings from the options and run it; the exit status."""
-    if args.protocol != GameProtocol.FEN:
-        if is_baseline(args.model):
-            raise ConfigError(f"--protocol {args.protocol}: a baseline reads the board, not a "
-                              "prompt; serve it ('benchmark.py serve') and ask it as the model "
-                              "'served/SPEC' to use a protocol")
-        if args.prompt != "fen":
-            raise ConfigError(f"--prompt {args.prompt} is a template of the fen protocol, not "
-                              f"of --protocol {args.protocol}")
+    if args.protocol != GameProtocol.FEN and is_baseline(args.model):
+        raise ConfigError(f"--protocol {args.protocol}: a baseline reads the board, not a "
+                          "prompt; serve it ('benchmark.py serve') and ask it as the model "
+                          "'served/SPEC' to use a protocol")
     chat = None if is_baseline(args.model) else chat_config(args)
+    return run_static(static_config(args), chat)
+
+
+def static_config(args: argparse.Namespace) -> StaticConfig:
+    """The run's settings from its options."""
+    if args.protocol != GameProtocol.FEN and args.prompt != "fen":
+        raise ConfigError(f"--prompt {args.prompt} is a template of the fen protocol, not "
+                          f"of --protocol {args.protocol}")
     template = template_name(args.prompt) if args.protocol == GameProtocol.FEN \
         else VERSIONS[args.protocol]
-    config = StaticConfig(
+    return StaticConfig(
         model=model_label(args), questions=args.questions, template=template,
         split=args.split, filters=args.filter, limit=args.limit, seed=args.seed,
         bootstrap=args.bootstrap, mcmc=args.mcmc, game_fit=args.game_fit, out=args.out,
         cache=args.cache, no_cache=args.no_cache, concurrency=args.concurrency,
         breaker=args.breaker, cluster=cluster_of(args), stockfish=args.stockfish,
         protocol=args.protocol, price=args.price)
-    return run_static(config, chat)

@@ -79,8 +79,9 @@ class StaticConfig:
         return self.cache or self.out / "cache.db"
 
 
-def run_static(config: StaticConfig, chat: ChatConfig | None) -> int:
-    """Ask, score, estimate and write the results of one run; the exit status."""
+def static_questions(config: StaticConfig) -> list[Question]:
+    """The questions a run asks: its split, filters and seeded limit (game positions only
+    under blind); ConfigError when none is left."""
     questions = load_questions(config.questions)
     if config.protocol == GameProtocol.BLIND:  # blind needs the moves that led to a position
         kept = [q for q in questions if q.history]
@@ -93,6 +94,12 @@ def run_static(config: StaticConfig, chat: ChatConfig | None) -> int:
         raise ConfigError("no question matches --split/--filter" + (
             " among game positions (blind asks only those)"
             if config.protocol == GameProtocol.BLIND else ""))
+    return questions
+
+
+def run_static(config: StaticConfig, chat: ChatConfig | None) -> int:
+    """Ask, score, estimate and write the results of one run; the exit status."""
+    questions = static_questions(config)
     ensure_writable_dir(config.out, "--out")
     settings = _settings(config, chat)
     digest = sha256_file(config.questions)

@@ -1,0 +1,319 @@
+"""The model layer's second backend: any model Inspect's model API can ask (`--model
+inspect:PROVIDER/MODEL`, and the active model of the chess_eval tasks inside `inspect eval`).
+
+Inspect owns the transport here: the provider's client, its key variables
+(`<PROVIDER>_API_KEY`, `<SERVICE>_BASE_URL` for `openai-api/<service>/...`), its retries of
+429, 5xx and dropped connections. This file turns our `Request` into Inspect's messages,
+tools and generation config, and Inspect's output into our `Reply`, and keeps the money rules
+of `model.py`: --max-cost reserves before a request is sent and every completed reply is
+charged (the provider's `total_cost`, else at --price). Inspect's model API is asynchronous
+and our modes call from worker threads, so every request runs on one event loop: the eval's
+own inside `inspect eval` (so that each request lands in its sample's transcript), else a
+private loop on a daemon thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import threading
+import time
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any
+
+from lib.benchmark.core.chat import (
+    PREFLIGHT_PROMPT,
+    RESPONSE_FORMAT,
+    ChatConfig,
+    Refusal,
+    canonical_endpoint,
+    refusal_of,
+)
+from lib.benchmark.core.cost import Budget
+from lib.benchmark.core.model import (
+    BudgetSpent,
+    ContextTooLong,
+    FatalInfraError,
+    InfraError,
+    Reply,
+    Request,
+)
+from lib.errors import ConfigError
+
+PREFIX = "inspect:"  # --model inspect:PROVIDER/MODEL
+# Inspect's stop reasons as the OpenAI-compatible finish reasons our parsing reads.
+FINISH = {"stop": "stop", "max_tokens": "length", "model_length": "length",
+          "tool_calls": "tool_calls", "content_filter": "content_filter"}
+FATAL_STATUS = (401, 403, 404)  # a bad key, model or address: every request would repeat it
+SLACK_S = 30.0  # beyond Inspect's own timeout, before a request is given up on here
+
+
+def is_inspect(spec: str) -> bool:
+    """Whether --model names a model asked through Inspect (inspect:PROVIDER/MODEL)."""
+    return spec.startswith(PREFIX)
+
+
+@dataclass(frozen=True)
+class Active:
+    """The model of the `inspect eval` running this code: its requests run on the eval's
+    loop, in a sample's context (so each lands in that sample's transcript)."""
+
+    model: Any  # inspect_ai.model.Model, the eval's --model
+    loop: asyncio.AbstractEventLoop  # the eval's event loop
+    context: contextvars.Context  # the sample's context, for requests from other threads
+
+
+# Set by the chess_eval tasks in each sample (and so in the threads it starts through
+# anyio): --model inspect:<the eval's model> then means that model, on that loop.
+ACTIVE: contextvars.ContextVar[Active | None] = contextvars.ContextVar("chess_eval_active",
+                                                                     default=None)
+
+
+def backend(spec: str, config: ChatConfig) -> InspectModel:
+    """The backend of --model inspect:PROVIDER/MODEL: the eval's own model inside a chess_eval
+    task, else one Inspect makes from the provider's variables."""
+    active = ACTIVE.get()
+    if active is not None and spec == PREFIX + str(active.model):
+        return InspectModel(active.model, config, active.loop, active.context)
+    return InspectModel(load_model(spec, config.base_url or None, config.api_key), config)
+
+
+def load_model(spec: str, base_url: str | None, api_key: str | None) -> Any:
+    """Inspect's model for `inspect:PROVIDER/MODEL` (its key and base URL from the provider's
+    own variables unless given); ConfigError with one line when Inspect cannot make it."""
+    name = spec[len(PREFIX):]
+    if "/" not in name:
+        raise ConfigError(f"--model {spec}: expected inspect:PROVIDER/MODEL, e.g. "
+                          "inspect:openai/gpt-4o-mini or inspect:openai-api/SERVICE/MODEL")
+    try:
+        from inspect_ai.model import get_model
+    except ImportError as exc:  # the venv predates inspect-ai in requirements.txt
+        raise ConfigError(f"--model {spec}: inspect-ai is not installed (make setup)") from exc
+    try:
+        return get_model(name, base_url=base_url, api_key=api_key)
+    # Inspect's providers raise what their SDKs raise for a missing key, package or model
+    # (PrerequisiteError, ValueError, the SDK's own errors): each is one line for the user.
+    except Exception as exc:  # noqa: BLE001
+        raise ConfigError(f"--model {spec}: {_line(exc)}") from None
+
+
+class _Loop:
+    """A private event loop on a daemon thread: where requests run outside `inspect eval`."""
+
+    _lock = threading.Lock()
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def get(cls) -> asyncio.AbstractEventLoop:
+        with cls._lock:
+            if cls._loop is None:
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, daemon=True,
+                                 name="inspect-loop").start()
+                cls._loop = loop
+            return cls._loop
+
+
+class InspectModel:
+    """A model of Inspect's model API as a `model.Model`. Thread-safe: any thread may ask;
+    the request runs on `loop` (the eval's, or a private one)."""
+
+    def __init__(self, model: Any, config: ChatConfig,
+                 loop: asyncio.AbstractEventLoop | None = None,
+                 context: contextvars.Context | None = None) -> None:
+        self.model = model
+        self.config = config
+        self._loop = loop
+        self._context = context
+        self._budget = Budget(config.max_cost, config.price)
+
+    @property
+    def endpoint(self) -> str:
+        """Whose answers these are: Inspect's provider and the address it asks (the same
+        provider at two servers is two endpoints), or --endpoint-id."""
+        if self.config.endpoint_id:
+            return f"id:{self.config.endpoint_id}"
+        provider = str(self.model)[: -len(self.model.name) - 1]
+        base_url = getattr(self.model.api, "base_url", None)
+        return f"inspect:{provider}" + (f"@{canonical_endpoint(base_url)}" if base_url else "")
+
+    @property
+    def budget(self) -> Budget:
+        """--max-cost and the books of this invocation."""
+        return self._budget
+
+    def generate(self, request: Request, label: str = "request") -> Reply:
+        """The model's reply through Inspect; our errors for its failures."""
+        messages = _messages(request, self.config.system)
+        max_tokens = request.max_tokens or self.config.max_tokens
+        amount = self._budget.estimate(len(json.dumps(list(request.messages)))
+                                       + len(request.prompt or ""), max_tokens)
+        if not self._budget.reserve(amount):
+            raise BudgetSpent(self._budget.note())
+        start = time.perf_counter()
+        try:
+            output = self._run(messages, _tools(request), self._config(request, max_tokens))
+        except BaseException:
+            self._budget.release(amount)
+            raise
+        reply = _reply(output, round(time.perf_counter() - start, 3))
+        cost = self._budget.cost_of(reply.cost, reply.prompt_tokens, reply.completion_tokens)
+        self._budget.settle(amount, cost, completed=True, latency_s=reply.latency_s)
+        if cost is None and self._budget.limit is not None:
+            raise FatalInfraError("--max-cost needs each answer's cost: Inspect reported no "
+                                  "cost and no tokens to price (give --price IN,OUT)")
+        return reply
+
+    def preflight(self) -> Reply:
+        """One small request before a run; FatalInfraError with one line when it fails."""
+        try:
+            return self.generate(Request(messages=({"role": "user",
+                                                    "content": PREFLIGHT_PROMPT},),
+                                         max_tokens=16, answer=False), "preflight")
+        except InfraError as exc:
+            raise FatalInfraError(f"preflight request to {self.model} failed: {exc}") \
+                from None
+
+    def _config(self, request: Request, max_tokens: int) -> Any:
+        from inspect_ai.model import GenerateConfig, ResponseSchema
+        from inspect_ai.util import JSONSchema
+
+        schema = None
+        if self.config.json_answers and request.answer and not request.tools:
+            spec = RESPONSE_FORMAT["json_schema"]
+            schema = ResponseSchema(name=spec["name"], strict=spec["strict"],
+                                    json_schema=JSONSchema.model_validate(spec["schema"]))
+        return GenerateConfig(
+            temperature=self.config.temperature, max_tokens=max_tokens,
+            stop_seqs=list(self.config.stop) or None, max_retries=self.config.retries,
+            attempt_timeout=round(self.config.timeout_s), timeout=round(self._bound()),
+            reasoning_effort=self.config.reasoning_effort if request.answer else None,
+            response_schema=schema, extra_body=self.config.extra or None)
+
+    def _bound(self) -> float:
+        """Seconds one request may take, every retry and backoff included."""
+        return (self.config.timeout_s + self.config.backoff_cap_s) * (self.config.retries + 1)
+
+    def _run(self, messages: list[Any], tools: list[Any], config: Any) -> Any:
+        """Inspect's output for one generation, run on the loop and waited for (bounded)."""
+        loop = self._loop or _Loop.get()
+        # The request runs in the caller's context when the caller is in a sample (a game's
+        # sample), else in the context the model was made in (a run's worker threads).
+        context = contextvars.copy_context() if ACTIVE.get() is not None or \
+            self._context is None else self._context.copy()
+        future: Future[Any] = context.run(
+            asyncio.run_coroutine_threadsafe,
+            self.model.generate(messages, tools=tools, config=config), loop)
+        try:
+            return future.result(timeout=self._bound() + SLACK_S)
+        except FutureTimeout:
+            future.cancel()
+            raise InfraError(f"{self.model}: no reply within {self._bound() + SLACK_S:g} s") \
+                from None
+        except (KeyboardInterrupt, SystemExit):
+            future.cancel()
+            raise
+        # Inspect raises what the provider's SDK raises once its retries are spent (openai's,
+        # anthropic's, google's, tenacity's RetryError...): read by their HTTP status.
+        except Exception as exc:  # noqa: BLE001
+            raise _error(exc, str(self.model)) from None
+
+
+def _error(exc: BaseException, model: str) -> InfraError:
+    """Our error for what Inspect raised: fatal for a bad key, model or address, or a
+    parameter the provider refuses; ContextTooLong for a request too long; else InfraError."""
+    last = getattr(exc, "last_attempt", None)  # tenacity's RetryError: the last failure
+    if last is not None and last.exception() is not None:
+        exc = last.exception()
+    status = getattr(exc, "status_code", None)
+    said = _line(exc)
+    if status in FATAL_STATUS:
+        return FatalInfraError(f"HTTP {status} from {model}: {said}")
+    if status == 400:
+        kind = refusal_of(said)
+        if kind is Refusal.CONTEXT:
+            return ContextTooLong(f"{model}: the request does not fit the context ({said})")
+        if kind is Refusal.UNSUPPORTED:
+            return FatalInfraError(f"HTTP 400 from {model}: a parameter the provider does not "
+                                   f"support ({said})")
+    return InfraError(f"{model}: {said}")
+
+
+def _line(exc: BaseException) -> str:
+    """An exception as one short line."""
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+
+
+def _messages(request: Request, system: str | None) -> list[Any]:
+    """Our request's conversation as Inspect's chat messages."""
+    from inspect_ai.model import (
+        ChatMessageAssistant,
+        ChatMessageSystem,
+        ChatMessageTool,
+        ChatMessageUser,
+    )
+    from inspect_ai.tool import ToolCall
+
+    out: list[Any] = [ChatMessageSystem(content=system)] if system else []
+    if request.prompt is not None:  # text to complete: Inspect asks every model by chat
+        return [*out, ChatMessageUser(content=request.prompt)]
+    names: dict[str, str] = {}  # tool call id -> the function it called
+    for m in request.messages:
+        role, content = m["role"], m.get("content") or ""
+        if role == "assistant":
+            calls = [ToolCall(id=c["id"], function=c["function"]["name"],
+                              arguments=_arguments(c["function"]["arguments"]))
+                     for c in m.get("tool_calls") or []]
+            names.update({c.id: c.function for c in calls})
+            out.append(ChatMessageAssistant(content=content, tool_calls=calls or None))
+        elif role == "tool":
+            out.append(ChatMessageTool(content=content, tool_call_id=m["tool_call_id"],
+                                       function=names.get(m["tool_call_id"])))
+        elif role == "system":
+            out.append(ChatMessageSystem(content=content))
+        else:
+            out.append(ChatMessageUser(content=content))
+    return out
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    """A tool call's arguments as Inspect keeps them (a dict); malformed JSON as its text."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {"raw": text}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def _tools(request: Request) -> list[Any]:
+    """Our OpenAI-style tool definitions as Inspect's ToolInfo."""
+    from inspect_ai.tool import ToolInfo
+
+    return [ToolInfo.model_validate({k: v for k, v in t["function"].items()
+                                     if k in ("name", "description", "parameters")})
+            for t in request.tools]
+
+
+def _reply(output: Any, latency_s: float) -> Reply:
+    """Inspect's output as our Reply; ContextTooLong when the provider said the request does
+    not fit (Inspect turns that 400 into an output with stop reason model_length)."""
+    if output.stop_reason == "model_length" and output.error:
+        raise ContextTooLong(f"{output.model}: {' '.join(str(output.error).split())[:200]}")
+    usage = output.usage
+    message = output.message
+    calls = [{"id": c.id, "name": c.function, "arguments": json.dumps(c.arguments)}
+             for c in (message.tool_calls or [])] if output.choices else []
+    reasoning = [part.reasoning for part in message.content
+                 if getattr(part, "type", None) == "reasoning"] \
+        if output.choices and isinstance(message.content, list) else []
+    return Reply(text=output.completion or "",
+                 prompt_tokens=usage.input_tokens if usage else None,
+                 completion_tokens=usage.output_tokens if usage else None,
+                 reasoning_tokens=usage.reasoning_tokens if usage else None,
+                 cost=usage.total_cost if usage else None, latency_s=latency_s,
+                 finish_reason=FINISH.get(output.stop_reason, output.stop_reason),
+                 tool_calls=calls or None, reasoning="\n".join(reasoning) or None)
+

@@ -1,0 +1,93 @@
+"""chess_eval/static: the static test, one sample per question, scored by the product's own
+parsing and grading, its metrics by the product's own aggregate (the same 90% intervals as
+`benchmark.py run`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import GenerateConfig
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
+from inspect_ai.solver import TaskState, generate
+
+from lib.benchmark.core.answers import Category
+from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS
+from lib.benchmark.core.cli import ROOT
+from lib.benchmark.core.inspect_model import FINISH
+from lib.benchmark.core.prompts import TEMPLATES
+from lib.benchmark.core.protocols import PGN_MAX_TOKENS, GameProtocol
+from lib.benchmark.core.questions import Question, load_questions
+from lib.benchmark.core.scoring import Item, aggregate, score_item
+from lib.benchmark.inspect_eval.sample import mode_args
+from lib.benchmark.static import cli
+from lib.benchmark.static.run import static_questions
+
+METRICS = ("accuracy", "legal_rate", "acpl", "best_move_rate")  # each with _lo and _hi
+
+
+def static_task(limit: int | None, split: str, protocol: str, prompt: str, seed: int,
+                questions: str | None) -> Task:
+    """The static test as an Inspect task: the questions `benchmark.py run` would ask with
+    the same options, their prompts, and its grading."""
+    argv = ["--model", "inspect:eval", "--split", split, "--protocol", protocol, "--prompt",
+            prompt, "--seed", str(seed), "--questions", questions or str(ROOT / "questions.csv")]
+    config = cli.static_config(mode_args(cli.add_parser, "run", argv + (
+        ["--limit", str(limit)] if limit else [])))
+    chosen = static_questions(config)
+    render = TEMPLATES[config.template]
+    pgn = config.protocol == GameProtocol.PGN
+    samples = [Sample(id=q.id, input=render(q), target=max(q.expected, key=q.expected.get),
+                      metadata={"source": q.source, "elo_bucket": q.elo_bucket,
+                                "phase": q.phase}) for q in chosen]
+    return Task(dataset=MemoryDataset(samples, name="chess_eval static"),
+                solver=generate(),
+                scorer=static_scorer(str(config.questions), pgn),
+                metrics=[static_metrics(seed, config.bootstrap)],
+                config=GenerateConfig(temperature=0.0,
+                                      max_tokens=PGN_MAX_TOKENS if pgn else DEFAULT_MAX_TOKENS),
+                metadata={"chess_eval": "static", "template": config.template,
+                          "questions": str(config.questions), "split": split, "limit": limit,
+                          "seed": seed, "protocol": str(config.protocol)})
+
+
+@scorer(metrics=[])
+def static_scorer(questions: str, pgn: bool) -> Scorer:
+    """Each answer parsed and graded as `benchmark.py run` grades it (the item in the score's
+    metadata)."""
+    by_id: dict[str, Question] = {q.id: q for q in load_questions(Path(questions))}
+
+    async def score(state: TaskState, target: Target) -> Score:
+        output = state.output
+        item = score_item(by_id[str(state.sample_id)], output.completion, None,
+                          state.input_text, FINISH.get(output.stop_reason), pgn)
+        return Score(value={"legal": float(item.category == Category.LEGAL),
+                            "accuracy": item.accuracy or 0.0, "best": float(bool(item.best))},
+                     answer=item.move, explanation=item.detail,
+                     metadata={"item": item.as_dict()})
+    return score
+
+
+def item_of(data: dict[str, Any]) -> Item:
+    """An item from its JSON form (the score's metadata, the results file)."""
+    return Item(**{**data, "category": Category(data["category"])})
+
+
+@metric
+def static_metrics(seed: int = 0, bootstrap: int = 1000) -> Metric:
+    """accuracy, legal_rate, acpl and best_move_rate, each with its 90% interval (_lo, _hi),
+    and n: the product's aggregate over the items in id order, as `benchmark.py run`."""
+    def compute(scores: list[SampleScore]) -> Any:
+        items = sorted((item_of(s.score.metadata["item"]) for s in scores
+                        if s.score.metadata), key=lambda i: i.id)
+        figures = aggregate(items, seed, bootstrap)
+        out: dict[str, float | None] = {"n": figures["n"]}
+        for name in METRICS:
+            part = figures.get(name)
+            if part:
+                out.update({name: part["value"], f"{name}_lo": part["lo"],
+                            f"{name}_hi": part["hi"]})
+        return out
+    return compute
