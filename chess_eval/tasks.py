@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
+from lib.benchmark.core.cli import ROOT
+from lib.benchmark.inspect_eval.games import games_task
 from lib.benchmark.inspect_eval.static import static_task
+from lib.benchmark.inspect_eval.whole import whole_task
+from lib.benchmark.puzzles import cli as puzzles_cli
+from lib.benchmark.worldmodel import cli as worldmodel_cli
 
 
 @task
@@ -14,3 +19,32 @@ def static(limit: int | None = None, split: str = "all", protocol: str = "fen",
     """The static test: one move per position of questions.csv (or a seeded `limit` of them),
     scored by accuracy, legal rate, ACPL and best-move rate with 90% intervals."""
     return static_task(limit, split, protocol, prompt, seed, questions)
+
+
+@task
+def games(protocol: str = "fen", max_games: int | None = None, target: float | None = None,
+          ladder: str | None = None, concurrency: int = 2, seed: int = 0,
+          condition: str = "standard") -> Task:
+    """Games against the reference ladder, rated as `benchmark.py play` rates them (its
+    sampler, estimator and stop rule): elo, elo_lo and elo_hi (90%, the ladder's error
+    included), each game one sample."""
+    return games_task(protocol, max_games, target, ladder, concurrency, seed, condition)
+
+
+@task
+def puzzles(max_puzzles: int | None = None, target: float | None = None, seed: int = 0,
+            out: str | None = None) -> Task:
+    """Whole Lichess puzzle lines chosen adaptively, as `benchmark.py puzzles` plays them:
+    puzzle_elo with its 90% interval (Lichess puzzle ratings), one sample for the run."""
+    argv = ["--seed", str(seed)] + (["--max-puzzles", str(max_puzzles)] if max_puzzles
+                                    else []) + (["--target", str(target)] if target else [])
+    return whole_task("puzzles", puzzles_cli.add_parser, argv, out)
+
+
+@task
+def worldmodel(limit: int | None = None, seed: int = 0, out: str | None = None) -> Task:
+    """The world-model tests of `benchmark.py worldmodel` (self-consistency, mirror
+    symmetry, temperature): the world-model score and its parts, one sample for the run."""
+    argv = ["--seed", str(seed), "--questions", str(ROOT / "questions.csv")] + (
+        ["--limit", str(limit)] if limit else [])
+    return whole_task("worldmodel", worldmodel_cli.add_parser, argv, out)

@@ -1,0 +1,260 @@
+"""chess_eval/games: games against the reference ladder with `play`'s own sampler, estimator
+and stop rule, each game one sample.
+
+Inspect runs a fixed set of samples at once; `play` picks each batch of games from the games
+so far and stops on its target. Here `play` itself runs (on a driver thread, started by the
+first sample) with a pool that hands the schedule's n-th game to sample n: sample n waits for
+its game, plays it on a worker thread (its requests in its own transcript) and hands the
+outcome back to the schedule. Samples past the stop get no game (scored NaN, left out of the
+metrics). Inspect starts samples in order, so every game the schedule waits for has a sample.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextvars
+import math
+import queue
+import re
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import GenerateConfig
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import store
+
+from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS
+from lib.benchmark.core.cli import ROOT
+from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition
+from lib.benchmark.games import cli
+from lib.benchmark.games.game import WHITE_SCORE, GameRecord, pgn
+from lib.benchmark.games.ladder import load_ladder
+from lib.benchmark.games.match import GameJob, Played, play_one
+from lib.benchmark.games.play import Game, play
+from lib.benchmark.games.report import condition_report
+from lib.benchmark.inspect_eval.sample import activate, in_thread, mode_args
+from lib.engine import Engine, EngineSettings
+from lib.kvstore import JsonStore
+
+NOT_PLAYED = "not played: the stop rule was met before this game"
+
+
+class Dispatch:
+    """play()'s pool inside Inspect: the schedule's n-th game goes to sample n (0-based)."""
+
+    def __init__(self, samples: int) -> None:
+        self.samples = samples
+        self._lock = threading.Lock()
+        self._slots: dict[int, Future[GameJob | None]] = {}
+        self._handed = 0
+        self._done: queue.SimpleQueue[Played | BaseException] = queue.SimpleQueue()
+        self.games: JsonStore | None = None
+        self.cache: JsonStore | None = None
+        self.settings: EngineSettings | None = None
+
+    def pool(self, games: JsonStore, cache: JsonStore, settings: EngineSettings,
+             size: int) -> Dispatch:
+        """play()'s pool factory: the stores and the judge's engine of this session."""
+        self.games, self.cache, self.settings = games, cache, settings
+        return self
+
+    def __enter__(self) -> Dispatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def slot(self, n: int) -> Future[GameJob | None]:
+        """Sample n's game, once the schedule has asked for it (None: never)."""
+        with self._lock:
+            return self._slots.setdefault(n, Future())
+
+    def play(self, jobs: list[GameJob],
+             preflight: Callable[[], None] | None = None) -> Iterator[Played]:
+        """Hand each job to its sample; their outcomes as they finish. (No preflight: Inspect
+        has made the eval's model already.)"""
+        for job in jobs:
+            with self._lock:
+                n, self._handed = self._handed, self._handed + 1
+            if n >= self.samples:  # past the dataset: an aborted game, which play counts
+                self._done.put(Played(job, None, "no sample left for this game", False))
+            else:
+                self.slot(n).set_result(job)
+        for _ in jobs:
+            item = self._done.get()
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    def run(self, job: GameJob) -> Played:
+        """Play one game on this thread (a sample's), judged by an engine of its own."""
+        assert self.games is not None and self.cache is not None and self.settings is not None
+        hit = self.games.get(job.key)
+        try:
+            if hit is not None:
+                played = Played(job, GameRecord(**hit), None, stored=True)
+            else:
+                with Engine(self.settings) as judge:
+                    played = play_one(job, judge, self.games, self.cache)
+        except BaseException as exc:
+            self._done.put(exc)  # the schedule stops with it
+            raise
+        self._done.put(played)
+        return played
+
+    def close(self, error: BaseException | None) -> None:
+        """The schedule has ended: every sample still waiting gets no game (or the error)."""
+        for n in range(self.samples):
+            slot = self.slot(n)
+            if not slot.done():
+                if error is None:
+                    slot.set_result(None)
+                else:
+                    slot.set_exception(error)
+
+
+class GamesRun:
+    """One eval's schedule: `play` on a driver thread, over a Dispatch."""
+
+    def __init__(self, argv: list[str], samples: int) -> None:
+        self.argv = argv
+        self.dispatch = Dispatch(samples)
+        self._lock = threading.Lock()
+        self._started = False
+        self._dir = tempfile.TemporaryDirectory(prefix="chess_eval_games_")
+
+    def start(self, spec: str) -> None:
+        """Start the schedule once, in the calling sample's context (the model's)."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        context = contextvars.copy_context()
+        threading.Thread(target=context.run, args=(self._drive, spec), daemon=True,
+                         name="chess_eval-games").start()
+
+    def _drive(self, spec: str) -> None:
+        error: BaseException | None = None
+        try:
+            args = play_args(self.argv + ["--model", spec, "--out", self._dir.name])
+            setup = cli.play_setup(args)
+            play(setup.player, setup.ladders, setup.questions, setup.config,
+                 Path(self._dir.name) / "games.db", setup.settings, pools=self.dispatch.pool)
+        except BaseException as exc:  # noqa: BLE001 - every waiting sample fails with it
+            error = exc
+        finally:
+            self.dispatch.close(error)
+
+
+def play_args(argv: list[str]) -> argparse.Namespace:
+    """`benchmark.py play ARGV`'s options."""
+    return mode_args(cli.add_play_parser, "play", argv)
+
+
+def games_task(protocol: str, max_games: int | None, target: float | None,
+               ladder: str | None, concurrency: int, seed: int, condition: str) -> Task:
+    """Games against the ladder as an Inspect task: `play`'s options and schedule."""
+    argv = ["--protocol", protocol, "--concurrency", str(concurrency), "--seed", str(seed),
+            "--conditions", condition, "--questions", str(ROOT / "questions.csv")]
+    argv += ["--max-games", str(max_games)] if max_games else []
+    argv += ["--target", str(target)] if target else []
+    argv += ["--ladder", ladder] if ladder else []
+    args = play_args(argv + ["--model", "inspect:eval"])
+    cli.play_engine(args)  # the ladder the engine found serves, checked now (one line)
+    argv += [] if ladder else ["--ladder", str(args.ladder)]
+    # play stops a condition at 2 x max_games games, aborted ones included.
+    samples = 2 * args.max_games
+    run = GamesRun(argv, samples)
+    dataset = MemoryDataset([Sample(id=n + 1, input=f"game {n + 1} against the ladder")
+                             for n in range(samples)], name="chess_eval games")
+    return Task(dataset=dataset, solver=game_solver(run), scorer=game_scorer(),
+                metrics=[games_metrics(argv)],
+                config=GenerateConfig(temperature=0.0, max_tokens=DEFAULT_MAX_TOKENS),
+                metadata={"chess_eval": "games", "argv": argv})
+
+
+@solver
+def game_solver(run: GamesRun) -> Solver:
+    """Sample n plays the schedule's n-th game, or none once the stop rule is met."""
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        n = int(state.sample_id) - 1
+        run.start(activate())
+        job = await _wait(run.dispatch.slot(n))
+        if job is None:
+            store().set("game", None)
+            return state
+        played = await in_thread(run.dispatch.run, job)
+        store().set("game", {"index": n, "rung": job.rung,
+                             "model_white": job.white.template != ENGINE_TEMPLATE,
+                             "record": played.record.as_dict() if played.record else None,
+                             "aborted": played.aborted})
+        return state
+    return solve
+
+
+async def _wait(slot: Future[GameJob | None]) -> GameJob | None:
+    """The slot's game, awaited on the eval's loop."""
+    return await asyncio.wrap_future(slot)
+
+
+@scorer(metrics=[])
+def game_scorer() -> Scorer:
+    """The model's score in its game (1, 0.5, 0; none when it was aborted; NaN, left out,
+    when no game was played), the game in the metadata and its PGN as the answer."""
+    async def score(state: TaskState, target: Target) -> Score:
+        game = store().get("game")
+        if game is None:
+            return Score(value=math.nan, explanation=NOT_PLAYED, metadata={"game": None})
+        record = game["record"]
+        if record is None:  # unrated, but counted (a mapping is never left out as NaN)
+            return Score(value={"score": None}, explanation=f"aborted: {game['aborted']}",
+                         metadata={"game": game})
+        white = WHITE_SCORE[record["result"]]
+        return Score(value={"score": white if game["model_white"] else 1 - white},
+                     answer=pgn(GameRecord(**record), {}),
+                     explanation=f"{record['result']} {record['termination']}" + (
+                         f" (forfeit: {record['forfeit']})" if record["forfeit"] else ""),
+                     metadata={"game": game})
+    return score
+
+
+def games_of(scores: list[SampleScore], condition: str) -> list[Game]:
+    """The games in the scores' metadata, in schedule order."""
+    games = []
+    for s in scores:
+        g = (s.score.metadata or {}).get("game")
+        if g:
+            games.append(Game(Condition(condition), g["index"], g["rung"], g["model_white"],
+                              GameRecord(**g["record"]) if g["record"] else None,
+                              g["aborted"]))
+    return sorted(games, key=lambda g: g.index)
+
+
+@metric
+def games_metrics(argv: list[str]) -> Metric:
+    """elo, elo_lo, elo_hi (90%, the ladder's error included), games, aborted and forfeits by
+    reason: `play`'s own estimate of the games in the scores."""
+    def compute(scores: list[SampleScore]) -> Any:
+        args = play_args(argv + ["--model", "inspect:eval"])
+        ladder = load_ladder(Path(args.ladder))
+        games = games_of(scores, args.conditions[0])
+        report = condition_report(games, ladder, cli.sampler_of(args, ladder), args.seed,
+                                  args.mcmc)
+        elo = report["elo"]
+        out: dict[str, float | None] = {"elo": elo["mean"], "elo_lo": elo["lo"],
+                                        "elo_hi": elo["hi"], "games": report["games"],
+                                        "aborted": report["aborted"]}
+        reasons = Counter(re.sub(r"\W+", "_", f["reason"]).strip("_")
+                          for f in report["forfeits"])
+        out.update({f"forfeits_{reason}": n for reason, n in sorted(reasons.items())})
+        return out
+    return compute
