@@ -136,7 +136,7 @@ class InspectModel:
         provider at two servers is two endpoints), or --endpoint-id."""
         if self.config.endpoint_id:
             return f"id:{self.config.endpoint_id}"
-        provider = str(self.model)[: -len(self.model.name) - 1]
+        provider = str(self.model).split("/")[0]
         base_url = getattr(self.model.api, "base_url", None)
         return f"inspect:{provider}" + (f"@{canonical_endpoint(base_url)}" if base_url else "")
 
@@ -159,7 +159,7 @@ class InspectModel:
         except BaseException:
             self._budget.release(amount)
             raise
-        reply = _reply(output, round(time.perf_counter() - start, 3))
+        reply = reply_of(output, round(time.perf_counter() - start, 3))
         cost = self._budget.cost_of(reply.cost, reply.prompt_tokens, reply.completion_tokens)
         self._budget.settle(amount, cost, completed=True, latency_s=reply.latency_s)
         if cost is None and self._budget.limit is not None:
@@ -297,7 +297,7 @@ def _tools(request: Request) -> list[Any]:
             for t in request.tools]
 
 
-def _reply(output: Any, latency_s: float) -> Reply:
+def reply_of(output: Any, latency_s: float) -> Reply:
     """Inspect's output as our Reply; ContextTooLong when the provider said the request does
     not fit (Inspect turns that 400 into an output with stop reason model_length)."""
     if output.stop_reason == "model_length" and output.error:

@@ -213,8 +213,9 @@ def sampler_of(args: argparse.Namespace, ladder: Ladder) -> SamplerConfig:
                          args.max_games, tuple(map(tuple, ladder.cov)))
 
 
-def play_setup(args: argparse.Namespace) -> PlaySetup:
-    """The engine, ladders, player and schedule that `args` ask for."""
+def play_setup(args: argparse.Namespace, player: Player | None = None) -> PlaySetup:
+    """The engine, ladders, player and schedule that `args` ask for; `player`: a model
+    already made (an Inspect log's, its games in the store), else --model's."""
     settings = play_engine(args)
     engine = engine_identity(settings.path)
     ladder = load_ladder(args.ladder)
@@ -240,7 +241,8 @@ def play_setup(args: argparse.Namespace) -> PlaySetup:
                           f"{args.protocol} there is none (tools has get_legal_moves)")
     chat = None if is_baseline(args.model) else chat_config(args)
     # A Stockfish baseline plays on the rungs' build: one engine, one scale.
-    player = make_player(args.model, chat, settings.path, args.seed, args.concurrency)
+    player = player or make_player(args.model, chat, settings.path, args.seed,
+                                   args.concurrency)
     sampler = sampler_of(args, ladder)
     openings = () if args.no_book or Condition.STANDARD not in args.conditions else tuple(
         o.start() for o in book.load_book(args.book))
@@ -289,9 +291,10 @@ def play_result(args: argparse.Namespace, setup: PlaySetup, session: Session) ->
                           getattr(args, "price", None))
 
 
-def play_command(args: argparse.Namespace) -> int:
-    """Play the games, rate them, write PGN, traces, report and figures; the exit status."""
-    setup = play_setup(args)
+def play_command(args: argparse.Namespace, player: Player | None = None) -> int:
+    """Play the games, rate them, write PGN, traces, report and figures; the exit status.
+    `player`: as play_setup's."""
+    setup = play_setup(args, player)
     try:
         session = play(setup.player, setup.ladders, setup.questions, setup.config,
                        args.store or args.out / "games.db", setup.settings)

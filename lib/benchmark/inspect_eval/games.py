@@ -41,7 +41,13 @@ from lib.benchmark.games.ladder import load_ladder
 from lib.benchmark.games.match import GameJob, Played, play_one
 from lib.benchmark.games.play import Game, play
 from lib.benchmark.games.report import condition_report
-from lib.benchmark.inspect_eval.sample import activate, in_thread, mode_args
+from lib.benchmark.inspect_eval.sample import (
+    activate,
+    endpoint,
+    in_thread,
+    mode_args,
+    request_argv,
+)
 from lib.engine import Engine, EngineSettings
 from lib.kvstore import JsonStore
 
@@ -132,20 +138,20 @@ class GamesRun:
         self._started = False
         self._dir = tempfile.TemporaryDirectory(prefix="chess_eval_games_")
 
-    def start(self, spec: str) -> None:
+    def start(self, model: list[str]) -> None:
         """Start the schedule once, in the calling sample's context (the model's)."""
         with self._lock:
             if self._started:
                 return
             self._started = True
         context = contextvars.copy_context()
-        threading.Thread(target=context.run, args=(self._drive, spec), daemon=True,
+        threading.Thread(target=context.run, args=(self._drive, model), daemon=True,
                          name="chess_eval-games").start()
 
-    def _drive(self, spec: str) -> None:
+    def _drive(self, model: list[str]) -> None:
         error: BaseException | None = None
         try:
-            args = play_args(self.argv + ["--model", spec, "--out", self._dir.name])
+            args = play_args(self.argv + model + ["--out", self._dir.name])
             setup = cli.play_setup(args)
             play(setup.player, setup.ladders, setup.questions, setup.config,
                  Path(self._dir.name) / "games.db", setup.settings, pools=self.dispatch.pool)
@@ -193,7 +199,8 @@ def game_solver(run: GamesRun) -> Solver:
             store().set("game", None)
             return state
         played = await in_thread(run.dispatch.run, job)
-        store().set("game", {"index": n, "rung": job.rung,
+        store().set("game", {"index": n, "rung": job.rung, "endpoint": endpoint(),
+                             "request": request_argv(),
                              "model_white": job.white.template != ENGINE_TEMPLATE,
                              "record": played.record.as_dict() if played.record else None,
                              "aborted": played.aborted})

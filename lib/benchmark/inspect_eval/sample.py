@@ -11,8 +11,10 @@ from typing import Any, TypeVar
 
 import anyio
 from inspect_ai.model import get_model
+from inspect_ai.model._generate_config import active_generate_config
 
-from lib.benchmark.core.inspect_model import ACTIVE, PREFIX, Active
+from lib.benchmark.core.chat import ChatConfig
+from lib.benchmark.core.inspect_model import ACTIVE, PREFIX, Active, InspectModel
 from lib.errors import ConfigError
 
 T = TypeVar("T")
@@ -34,12 +36,26 @@ def mode_args(add_parser: Callable[[Any], None], command: str,
     return parser.parse_args([command, *argv])
 
 
-def activate() -> str:
+def activate() -> list[str]:
     """Make the eval's model the one `--model inspect:<it>` means in this sample (and in the
-    threads it starts); its --model spec."""
+    threads it starts); the CLI options that ask it as the eval does."""
     model = get_model()
     ACTIVE.set(Active(model, asyncio.get_running_loop(), contextvars.copy_context()))
-    return PREFIX + str(model)
+    return ["--model", PREFIX + str(model), *request_argv()]
+
+
+def request_argv() -> list[str]:
+    """The eval's temperature and max_tokens (the task's, unless the eval set others) as the
+    CLI's options, so the player's identity and requests are the eval's."""
+    config = active_generate_config()
+    argv = [] if config.temperature is None else ["--temperature", repr(config.temperature)]
+    return argv + ([] if config.max_tokens is None else ["--max-tokens",
+                                                          str(config.max_tokens)])
+
+
+def endpoint() -> str:
+    """The eval's model as the model layer names its endpoint (provider and address)."""
+    return InspectModel(get_model(), ChatConfig(base_url="", model="")).endpoint
 
 
 async def in_thread(fn: Callable[..., T], *args: Any) -> T:

@@ -21,7 +21,7 @@ from lib.benchmark.core.prompts import TEMPLATES
 from lib.benchmark.core.protocols import PGN_MAX_TOKENS, GameProtocol
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.scoring import Item, aggregate, score_item
-from lib.benchmark.inspect_eval.sample import mode_args
+from lib.benchmark.inspect_eval.sample import endpoint, mode_args, request_argv
 from lib.benchmark.static import cli
 from lib.benchmark.static.run import static_questions
 
@@ -32,10 +32,11 @@ def static_task(limit: int | None, split: str, protocol: str, prompt: str, seed:
                 questions: str | None) -> Task:
     """The static test as an Inspect task: the questions `benchmark.py run` would ask with
     the same options, their prompts, and its grading."""
-    argv = ["--model", "inspect:eval", "--split", split, "--protocol", protocol, "--prompt",
-            prompt, "--seed", str(seed), "--questions", questions or str(ROOT / "questions.csv")]
-    config = cli.static_config(mode_args(cli.add_parser, "run", argv + (
-        ["--limit", str(limit)] if limit else [])))
+    argv = ["--split", split, "--protocol", protocol, "--prompt", prompt, "--seed", str(seed),
+            "--questions", questions or str(ROOT / "questions.csv")]
+    argv += ["--limit", str(limit)] if limit else []
+    config = cli.static_config(mode_args(cli.add_parser, "run", argv + ["--model",
+                                                                        "inspect:eval"]))
     chosen = static_questions(config)
     render = TEMPLATES[config.template]
     pgn = config.protocol == GameProtocol.PGN
@@ -48,9 +49,7 @@ def static_task(limit: int | None, split: str, protocol: str, prompt: str, seed:
                 metrics=[static_metrics(seed, config.bootstrap)],
                 config=GenerateConfig(temperature=0.0,
                                       max_tokens=PGN_MAX_TOKENS if pgn else DEFAULT_MAX_TOKENS),
-                metadata={"chess_eval": "static", "template": config.template,
-                          "questions": str(config.questions), "split": split, "limit": limit,
-                          "seed": seed, "protocol": str(config.protocol)})
+                metadata={"chess_eval": "static", "argv": argv})
 
 
 @scorer(metrics=[])
@@ -66,7 +65,8 @@ def static_scorer(questions: str, pgn: bool) -> Scorer:
         return Score(value={"legal": float(item.category == Category.LEGAL),
                             "accuracy": item.accuracy or 0.0, "best": float(bool(item.best))},
                      answer=item.move, explanation=item.detail,
-                     metadata={"item": item.as_dict()})
+                     metadata={"item": item.as_dict(), "endpoint": endpoint(),
+                               "request": request_argv()})
     return score
 
 

@@ -62,10 +62,10 @@ def run_solver(mode: str, add_parser: Callable[[Any], None], argv: list[str],
                out: str | None) -> Solver:
     """Run the mode's handler on a worker thread, asking the eval's model."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        spec = activate()
+        model = activate()
         with tempfile.TemporaryDirectory(prefix=f"chess_eval_{mode}_") as scratch:
             folder = Path(out or scratch)
-            args = mode_args(add_parser, mode, argv + ["--model", spec, "--out", str(folder)])
+            args = mode_args(add_parser, mode, argv + model + ["--out", str(folder)])
             before = set(folder.glob(f"{mode}__*.json"))
             status = await in_thread(args.handler, args)
             written = sorted(set(folder.glob(f"{mode}__*.json")) - before) or \
@@ -75,6 +75,7 @@ def run_solver(mode: str, add_parser: Callable[[Any], None], argv: list[str],
             raise RunFailed(f"benchmark.py {mode} ended with exit status {status}: "
                             f"{result.get('incomplete_reason') or 'incomplete'}")
         store().set("result", result)
+        store().set("file", written[-1].name)
         return state
     return solve
 
@@ -86,7 +87,7 @@ def run_scorer() -> Scorer:
         result = store().get("result")
         return Score(value={"complete": float(bool(result["complete"]))},
                      explanation=f"{result['kind']} run of {result['model']}",
-                     metadata={"result": result})
+                     metadata={"result": result, "file": store().get("file")})
     return score
 
 

@@ -32,7 +32,8 @@ def add_parser(commands: Any) -> None:
         "answers by type. Writes leaderboard.md, .svg, .png and leaderboard-worldmodel.png.")
     p.add_argument("--results", type=Path, default=Path("results"),
                    help="results directory to rank; the leaderboard's files are written "
-                   "there too (default results)")
+                   "there too (default results). The chess_eval tasks' Inspect logs in it "
+                   "(inspect eval ... --log-dir results) are read back as result files first")
     p.add_argument("--out", dest="results", type=Path, action=Renamed, new="--results")
     _selection_options(p)
     p.set_defaults(handler=leaderboard_command)
@@ -50,8 +51,21 @@ def _selection_options(p: argparse.ArgumentParser) -> None:
                    help="seed of the random mover and the rank draws (default 0)")
 
 
+def inspect_logs(results: Path) -> None:
+    """Read back the chess_eval tasks' Inspect logs under the results folder (each once) as
+    the CLI's result files, so runs made in Inspect are ranked with the others."""
+    if not results.is_dir() or next(results.rglob("*.eval"), None) is None:
+        return  # Inspect is only imported when there is a log to read
+    from lib.benchmark.inspect_eval.logs import read_logs
+
+    for path in read_logs(results):
+        if path.suffix == ".json" and path.parent == results:
+            print(f"read back from an Inspect log: {path}")
+
+
 def leaderboard_command(args: argparse.Namespace) -> None:
     """Rank every complete result in --results; print where the files went."""
+    inspect_logs(args.results)
     floor = floor_figures(load_questions(args.questions), args.seed)
     puzzles = args.puzzles or default_puzzles()
     for path in leaderboard(args.results, args.questions, puzzles, floor, args.seed):
@@ -68,7 +82,9 @@ def add_report_parser(commands: Any) -> None:
                     "ladder.html, and a page per run with its strata, taxonomy, posterior "
                     "and a viewer for every game and puzzle line.")
     p.add_argument("--results", type=Path, default=Path("results"),
-                   help="results directory to read (default results)")
+                   help="results directory to read (default results); the chess_eval tasks' "
+                   "Inspect logs in it (inspect eval ... --log-dir results) are read back as "
+                   "result files first")
     p.add_argument("--out", type=Path, default=Path("site"),
                    help="directory the site is written to (default site)")
     p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv",
@@ -88,6 +104,7 @@ def report_command(args: argparse.Namespace) -> None:
         raise DataError(f"--out {args.out} is a file, not a directory")
     if not args.ladder.is_file():
         raise DataError(f"--ladder {args.ladder}: no such file")
+    inspect_logs(args.results)
     floor = floor_figures(load_questions(args.questions), args.seed)
     inputs = SiteInputs(args.results, args.questions, args.puzzles or default_puzzles(),
                         args.ladder, floor, args.seed)

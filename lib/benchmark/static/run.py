@@ -97,14 +97,16 @@ def static_questions(config: StaticConfig) -> list[Question]:
     return questions
 
 
-def run_static(config: StaticConfig, chat: ChatConfig | None) -> int:
-    """Ask, score, estimate and write the results of one run; the exit status."""
+def run_static(config: StaticConfig, chat: ChatConfig | None,
+               player: Player | None = None) -> int:
+    """Ask, score, estimate and write the results of one run; the exit status. `player`: a
+    model already made (an Inspect log's, its answers in the cache), else --model's."""
     questions = static_questions(config)
     ensure_writable_dir(config.out, "--out")
     settings = _settings(config, chat)
     digest = sha256_file(config.questions)
-    player: Player = make_player(config.model, chat, config.stockfish, config.seed,
-                                 config.cluster.workers)
+    player = player or make_player(config.model, chat, config.stockfish, config.seed,
+                                   config.cluster.workers)
     if config.protocol == GameProtocol.PGN and isinstance(player, ChatPlayer):
         player = Completing(player, PGN_MAX_TOKENS)
     settings["answered_by"] = player.answered_by  # the endpoint, or the engine and version

@@ -1,0 +1,173 @@
+"""An Inspect log of a chess_eval task read back as the CLI's result files, so a run made in
+Inspect is ranked with the others (`leaderboard` and `report` read the logs under their
+--results folder).
+
+Each log is resumed, not re-scored by other code: the CLI's own run is started with a model
+that answers nothing, over a cache (static) or a games store (games) filled from the log, so
+every answer or game comes from the log and the files are the ones the CLI writes. A log of
+puzzles or worldmodel holds the CLI's own result, which is written as it is.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.log import EvalLog, read_eval_log
+
+from lib.benchmark.core.cli import chat_config
+from lib.benchmark.core.cost import Budget
+from lib.benchmark.core.inspect_model import PREFIX, reply_of
+from lib.benchmark.core.model import InfraError, Reply, Request
+from lib.benchmark.core.players import ChatPlayer
+from lib.benchmark.core.questions import load_questions
+from lib.benchmark.core.runner import cache_key
+from lib.benchmark.games import cli as games_cli
+from lib.benchmark.inspect_eval.games import play_args
+from lib.benchmark.inspect_eval.sample import mode_args
+from lib.benchmark.static import cli as static_cli
+from lib.errors import DataError
+from lib.files import write_json
+from lib.kvstore import JsonStore
+
+log = logging.getLogger(__name__)
+
+DONE = ".inspect_logs"  # in the results folder: the logs already read back, one a line
+
+
+class LoggedModel:
+    """The model of an Inspect log, by the endpoint the eval recorded: it answers nothing
+    (every answer comes from the log; one missing is an error)."""
+
+    def __init__(self, endpoint: str) -> None:
+        self._endpoint = endpoint
+        self._budget = Budget(None, None)
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint the eval's model had."""
+        return self._endpoint
+
+    @property
+    def budget(self) -> Budget:
+        """Nothing to spend: nothing is bought."""
+        return self._budget
+
+    def generate(self, request: Request, label: str = "request") -> Reply:
+        """Never answers: the log lacks this request."""
+        raise InfraError(f"the Inspect log holds no answer for {label}")
+
+    def preflight(self) -> Reply:
+        """Never asked when the log holds every answer."""
+        raise InfraError("the Inspect log does not hold every answer of the run")
+
+
+def read_logs(results: Path) -> list[Path]:
+    """Read back every chess_eval log under `results` not read before; the files written.
+    A log that is not a chess_eval task's, or that did not finish, is left out with a note."""
+    done_file = results / DONE
+    done = set(done_file.read_text(encoding="utf-8").split("\n")) if done_file.exists() \
+        else set()
+    written: list[Path] = []
+    for path in sorted(results.rglob("*.eval")):
+        name = str(path.relative_to(results))
+        if name in done:
+            continue
+        try:
+            written += read_log(path, results)
+        except DataError as exc:
+            log.warning("leaving out the Inspect log %s", exc)
+            continue
+        with done_file.open("a", encoding="utf-8") as handle:
+            handle.write(name + "\n")
+    return written
+
+
+def read_log(path: Path, results: Path) -> list[Path]:
+    """One log's result files, written to `results`; DataError when it cannot be."""
+    try:
+        eval_log = read_eval_log(str(path))
+    except Exception as exc:  # noqa: BLE001 - Inspect's reader raises what its format does
+        raise DataError(f"{path}: not a readable Inspect log ({exc})") from None
+    meta = eval_log.eval.metadata or {}
+    mode = meta.get("chess_eval")
+    if mode is None:
+        raise DataError(f"{path}: not a chess_eval task's log ({eval_log.eval.task})")
+    if "argv" not in meta:
+        raise DataError(f"{path}: a chess_eval log of an earlier version (no options)")
+    if eval_log.status != "success" or not eval_log.samples:
+        raise DataError(f"{path}: the eval did not finish ({eval_log.status})")
+    before = set(results.rglob("*"))
+    with tempfile.TemporaryDirectory(prefix="chess_eval_log_") as scratch:
+        if mode == "static":
+            _static(eval_log, results, Path(scratch))
+        elif mode == "games":
+            _games(eval_log, results, Path(scratch))
+        else:
+            _whole(eval_log, results)
+    return sorted(p for p in set(results.rglob("*")) - before if p.is_file())
+
+
+def _scores(eval_log: EvalLog) -> list[dict[str, Any]]:
+    """Each sample's score metadata."""
+    out = []
+    for sample in eval_log.samples or []:
+        for score in (sample.scores or {}).values():
+            out.append(score.metadata or {})
+    return out
+
+
+def _model(eval_log: EvalLog, first: dict[str, Any]) -> list[str]:
+    """The CLI's options for the log's model, asked as the eval asked it."""
+    return ["--model", PREFIX + eval_log.eval.model, *first.get("request", [])]
+
+
+def _static(eval_log: EvalLog, results: Path, scratch: Path) -> None:
+    """The static run, every answer from the log's samples."""
+    first = _scores(eval_log)[0]
+    args = mode_args(static_cli.add_parser, "run", eval_log.eval.metadata["argv"]
+                     + _model(eval_log, first)
+                     + ["--out", str(results), "--cache", str(scratch / "cache.db")])
+    config = static_cli.static_config(args)
+    chat = chat_config(args)
+    player = ChatPlayer(chat, model=LoggedModel(first["endpoint"]))
+    questions = {q.id: q for q in load_questions(config.questions)}
+    cache = JsonStore(scratch / "cache.db", "answers")
+    try:
+        for sample in eval_log.samples or []:
+            question = questions[str(sample.id)]
+            prompt = sample.input if isinstance(sample.input, str) else ""
+            cache.put(cache_key(player, config.template, question, prompt),
+                      asdict(reply_of(sample.output, 0.0)))
+        cache.commit()
+    finally:
+        cache.close()
+    static_cli.run_static(config, chat, player)
+
+
+def _games(eval_log: EvalLog, results: Path, scratch: Path) -> None:
+    """The play run, every game from the log's samples (the schedule finds each stored)."""
+    played = [m["game"] for m in _scores(eval_log) if m.get("game")]
+    if not played:
+        raise DataError("the games log holds no game")
+    args = play_args(eval_log.eval.metadata["argv"] + _model(eval_log, played[0])
+                               + ["--out", str(results), "--store", str(scratch / "games.db")])
+    store = JsonStore(scratch / "games.db", "games")
+    try:
+        for game in played:
+            if game["record"] is not None:
+                store.put(game["record"]["key"], game["record"])
+        store.commit()
+    finally:
+        store.close()
+    player = ChatPlayer(chat_config(args), model=LoggedModel(played[0]["endpoint"]))
+    games_cli.play_command(args, player)
+
+
+def _whole(eval_log: EvalLog, results: Path) -> None:
+    """The puzzles or worldmodel run's own result file, as the run wrote it."""
+    meta = _scores(eval_log)[0]
+    write_json(results / meta["file"], meta["result"])
