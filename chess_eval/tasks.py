@@ -24,11 +24,12 @@ def static(limit: int | None = None, split: str = "all", protocol: str = "fen",
 @task
 def games(protocol: str = "fen", max_games: int | None = None, target: float | None = None,
           ladder: str | None = None, concurrency: int = 2, seed: int = 0,
-          condition: str = "standard") -> Task:
+          condition: str = "standard", endpoint_id: str | None = None) -> Task:
     """Games against the reference ladder, rated as `benchmark.py play` rates them (its
     sampler, estimator and stop rule): elo, elo_lo and elo_hi (90%, the ladder's error
     included), each game one sample."""
-    return games_task(protocol, max_games, target, ladder, concurrency, seed, condition)
+    return games_task(protocol, max_games, target, ladder, concurrency, seed, condition,
+                      endpoint_id)
 
 
 @task

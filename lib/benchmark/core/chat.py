@@ -78,7 +78,7 @@ MALFORMED_RETRIES = 1  # a completed reply that cannot be read is asked again at
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0:0:0:0:0:0:0:1")
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # --response-format json: the answer as {"move": "..."} by the API's JSON schema.
-RESPONSE_FORMAT = {"type": "json_schema", "json_schema": {
+RESPONSE_FORMAT: dict[str, Any] = {"type": "json_schema", "json_schema": {
     "name": "move", "strict": True, "schema": {
         "type": "object", "properties": {"move": {"type": "string"}},
         "required": ["move"], "additionalProperties": False}}}

@@ -22,7 +22,7 @@ import time
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from lib.benchmark.core.chat import (
     PREFLIGHT_PROMPT,
@@ -190,7 +190,7 @@ class InspectModel:
             temperature=self.config.temperature, max_tokens=max_tokens,
             stop_seqs=list(self.config.stop) or None, max_retries=self.config.retries,
             attempt_timeout=round(self.config.timeout_s), timeout=round(self._bound()),
-            reasoning_effort=self.config.reasoning_effort if request.answer else None,
+            reasoning_effort=cast(Any, self.config.reasoning_effort) if request.answer else None,
             response_schema=schema, extra_body=self.config.extra or None)
 
     def _bound(self) -> float:

@@ -43,7 +43,6 @@ from lib.benchmark.games.play import Game, play
 from lib.benchmark.games.report import condition_report
 from lib.benchmark.inspect_eval.sample import (
     activate,
-    endpoint,
     in_thread,
     mode_args,
     request_argv,
@@ -137,6 +136,7 @@ class GamesRun:
         self._lock = threading.Lock()
         self._started = False
         self._dir = tempfile.TemporaryDirectory(prefix="chess_eval_games_")
+        self.endpoint = ""  # the rated model's endpoint, as its games' keys hold it
 
     def start(self, model: list[str]) -> None:
         """Start the schedule once, in the calling sample's context (the model's)."""
@@ -153,6 +153,7 @@ class GamesRun:
         try:
             args = play_args(self.argv + model + ["--out", self._dir.name])
             setup = cli.play_setup(args)
+            self.endpoint = setup.player.answered_by  # set before any game is handed out
             play(setup.player, setup.ladders, setup.questions, setup.config,
                  Path(self._dir.name) / "games.db", setup.settings, pools=self.dispatch.pool)
         except BaseException as exc:  # noqa: BLE001 - every waiting sample fails with it
@@ -167,10 +168,12 @@ def play_args(argv: list[str]) -> argparse.Namespace:
 
 
 def games_task(protocol: str, max_games: int | None, target: float | None,
-               ladder: str | None, concurrency: int, seed: int, condition: str) -> Task:
+               ladder: str | None, concurrency: int, seed: int, condition: str,
+               endpoint_id: str | None) -> Task:
     """Games against the ladder as an Inspect task: `play`'s options and schedule."""
     argv = ["--protocol", protocol, "--concurrency", str(concurrency), "--seed", str(seed),
             "--conditions", condition, "--questions", str(ROOT / "questions.csv")]
+    argv += ["--endpoint-id", endpoint_id] if endpoint_id else []
     argv += ["--max-games", str(max_games)] if max_games else []
     argv += ["--target", str(target)] if target else []
     argv += ["--ladder", ladder] if ladder else []
@@ -199,7 +202,7 @@ def game_solver(run: GamesRun) -> Solver:
             store().set("game", None)
             return state
         played = await in_thread(run.dispatch.run, job)
-        store().set("game", {"index": n, "rung": job.rung, "endpoint": endpoint(),
+        store().set("game", {"index": n, "rung": job.rung, "endpoint": run.endpoint,
                              "request": request_argv(),
                              "model_white": job.white.template != ENGINE_TEMPLATE,
                              "record": played.record.as_dict() if played.record else None,

@@ -29,6 +29,7 @@ from lib.benchmark.games import cli as games_cli
 from lib.benchmark.inspect_eval.games import play_args
 from lib.benchmark.inspect_eval.sample import mode_args
 from lib.benchmark.static import cli as static_cli
+from lib.benchmark.static.run import run_static
 from lib.errors import DataError
 from lib.files import write_json
 from lib.kvstore import JsonStore
@@ -103,9 +104,9 @@ def read_log(path: Path, results: Path) -> list[Path]:
     before = set(results.rglob("*"))
     with tempfile.TemporaryDirectory(prefix="chess_eval_log_") as scratch:
         if mode == "static":
-            _static(eval_log, results, Path(scratch))
+            _static(eval_log, meta["argv"], results, Path(scratch))
         elif mode == "games":
-            _games(eval_log, results, Path(scratch))
+            _games(eval_log, meta["argv"], results, Path(scratch))
         else:
             _whole(eval_log, results)
     return sorted(p for p in set(results.rglob("*")) - before if p.is_file())
@@ -125,11 +126,10 @@ def _model(eval_log: EvalLog, first: dict[str, Any]) -> list[str]:
     return ["--model", PREFIX + eval_log.eval.model, *first.get("request", [])]
 
 
-def _static(eval_log: EvalLog, results: Path, scratch: Path) -> None:
+def _static(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path) -> None:
     """The static run, every answer from the log's samples."""
     first = _scores(eval_log)[0]
-    args = mode_args(static_cli.add_parser, "run", eval_log.eval.metadata["argv"]
-                     + _model(eval_log, first)
+    args = mode_args(static_cli.add_parser, "run", argv + _model(eval_log, first)
                      + ["--out", str(results), "--cache", str(scratch / "cache.db")])
     config = static_cli.static_config(args)
     chat = chat_config(args)
@@ -145,15 +145,15 @@ def _static(eval_log: EvalLog, results: Path, scratch: Path) -> None:
         cache.commit()
     finally:
         cache.close()
-    static_cli.run_static(config, chat, player)
+    run_static(config, chat, player)
 
 
-def _games(eval_log: EvalLog, results: Path, scratch: Path) -> None:
+def _games(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path) -> None:
     """The play run, every game from the log's samples (the schedule finds each stored)."""
     played = [m["game"] for m in _scores(eval_log) if m.get("game")]
     if not played:
         raise DataError("the games log holds no game")
-    args = play_args(eval_log.eval.metadata["argv"] + _model(eval_log, played[0])
+    args = play_args(argv + _model(eval_log, played[0])
                                + ["--out", str(results), "--store", str(scratch / "games.db")])
     store = JsonStore(scratch / "games.db", "games")
     try:

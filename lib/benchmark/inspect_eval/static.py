@@ -40,7 +40,7 @@ def static_task(limit: int | None, split: str, protocol: str, prompt: str, seed:
     chosen = static_questions(config)
     render = TEMPLATES[config.template]
     pgn = config.protocol == GameProtocol.PGN
-    samples = [Sample(id=q.id, input=render(q), target=max(q.expected, key=q.expected.get),
+    samples = [Sample(id=q.id, input=render(q), target=max(q.expected, key=lambda m: q.expected[m]),
                       metadata={"source": q.source, "elo_bucket": q.elo_bucket,
                                 "phase": q.phase}) for q in chosen]
     return Task(dataset=MemoryDataset(samples, name="chess_eval static"),

@@ -1,0 +1,247 @@
+"""chess-eval inside Inspect, offline: the four registered tasks run by name from a folder
+outside the clone against `benchmark.py serve` (and Inspect's mockllm), their numbers held
+against the CLI's on the same served player, their logs read back onto the leaderboard, and
+the CLI asking through Inspect's model API (`--model inspect:...`), its faults included."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import EvalLog, read_eval_log
+
+import benchmark
+from lib.benchmark.core.server import PlayerServer
+from tests.benchmark.chatserver import ChatServer, Response
+from tests.conftest import ROOT
+
+INSPECT = str(Path(sys.executable).parent / "inspect")
+PLAYER = "served/sjeng:depth=1"  # a player the ladder places within a few games
+MODEL = f"openai-api/local/{PLAYER}"  # Inspect's provider for an OpenAI-compatible service
+GAMES = 10  # games of each rating: the issue's small budget
+LIMIT = 24  # static questions
+# The served player's name in both ratings (else the server's port, drawn anew by each test
+# run, would be part of the player's identity and so of every game's seed).
+ENDPOINT = "served"
+
+
+@pytest.fixture(scope="module")
+def served(stockfish: str) -> Iterator[PlayerServer]:
+    """Baseline players behind the OpenAI-compatible API, on 127.0.0.1."""
+    server = PlayerServer("127.0.0.1", 0, stockfish, seed=0, slots=2)
+    threading.Thread(target=server.serve, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.close()
+
+
+def service(base_url: str) -> dict[str, str]:
+    """The environment Inspect reads for openai-api/local/...: LOCAL_BASE_URL, LOCAL_API_KEY."""
+    return {**os.environ, "LOCAL_BASE_URL": base_url, "LOCAL_API_KEY": "unused"}
+
+
+def inspect_eval(task: str, model: str, args: list[str], logs: Path, env: dict[str, str],
+                 cwd: Path) -> EvalLog:
+    """`inspect eval chess_eval/TASK` as a user runs it; its log."""
+    before = set(logs.glob("*.eval"))
+    argv = [INSPECT, "eval", f"chess_eval/{task}", "--model", model, "--log-dir", str(logs),
+            "--display", "none"]
+    for arg in args:
+        argv += ["-T", arg]
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    [log] = set(logs.glob("*.eval")) - before
+    return read_eval_log(str(log))
+
+
+def metrics(log: EvalLog) -> dict[str, float]:
+    """Every metric of a log's results, by name."""
+    assert log.results is not None
+    return {name: m.value for score in log.results.scores for name, m in score.metrics.items()}
+
+
+@pytest.fixture(scope="module")
+def logs(served: PlayerServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, EvalLog]:
+    """The four tasks run by name from a folder outside the clone, into one log folder."""
+    outside = tmp_path_factory.mktemp("elsewhere")
+    folder = tmp_path_factory.mktemp("logs")
+    env = service(served.base_url)
+    runs = {"static": [f"limit={LIMIT}"],
+            "games": [f"max_games={GAMES}", f"endpoint_id={ENDPOINT}"],
+            "puzzles": ["max_puzzles=8"], "worldmodel": ["limit=6"]}
+    return {task: inspect_eval(task, MODEL, args, folder, env, outside)
+            for task, args in runs.items()}
+
+
+def test_the_four_tasks_run_by_name_from_outside_the_clone(logs: dict[str, EvalLog]) -> None:
+    for log in logs.values():
+        assert log.status == "success"
+    static, games = metrics(logs["static"]), metrics(logs["games"])
+    for name in ("accuracy", "legal_rate", "acpl", "best_move_rate"):
+        assert static[f"{name}_lo"] <= static[name] <= static[f"{name}_hi"]
+    assert games["elo_lo"] < games["elo"] < games["elo_hi"]
+    assert games["games"] == GAMES
+    assert metrics(logs["puzzles"])["puzzles"] == 8
+    assert 0 <= metrics(logs["worldmodel"])["world_model_score"] <= 1
+    # Each played game is a sample whose transcript holds its requests and its moves.
+    played = [s for s in logs["games"].samples or []
+              if (s.scores["game_scorer"].metadata["game"] or {}).get("record")]
+    assert len(played) == GAMES
+    for sample in played:
+        requests = [e for e in sample.events if e.event == "model"]
+        assert requests and sample.scores["game_scorer"].answer.startswith("[")
+    # The one-sample runs hold every request they made too.
+    [run] = logs["worldmodel"].samples or []
+    assert sum(e.event == "model" for e in run.events) >= 6 * 6
+
+
+def test_the_static_task_gives_the_cli_s_accuracy_and_legal_rate(
+        logs: dict[str, EvalLog], served: PlayerServer, tmp_path: Path) -> None:
+    assert benchmark.main(["--model", PLAYER, "--base-url", served.base_url, "--limit",
+                           str(LIMIT), "--out", str(tmp_path)]) == 0
+    cli = json.loads(next(tmp_path.glob("static__*.json")).read_text())
+    figures = metrics(logs["static"])
+    assert figures["n"] == cli["n"] == LIMIT
+    for name in ("accuracy", "legal_rate", "acpl", "best_move_rate"):
+        interval = cli["intervals"][name]
+        assert (figures[name], figures[f"{name}_lo"], figures[f"{name}_hi"]) == \
+            (interval["value"], interval["lo"], interval["hi"])
+
+
+def test_the_games_task_and_play_rate_the_player_within_their_intervals(
+        logs: dict[str, EvalLog], served: PlayerServer, tmp_path: Path) -> None:
+    assert benchmark.main(["play", "--model", PLAYER, "--base-url", served.base_url,
+                           "--endpoint-id", ENDPOINT, "--max-games", str(GAMES), "--out",
+                           str(tmp_path)]) == 0
+    play = json.loads(next(tmp_path.glob("play__*.json")).read_text())
+    cli = play["conditions"]["standard"]
+    elo = cli["elo"]
+    assert cli["games"] == GAMES and elo["kind"] == "interval"
+    inspect = metrics(logs["games"])
+    # The difference of two independent estimates, against both half-widths combined.
+    half = math.hypot((elo["hi"] - elo["lo"]) / 2, (inspect["elo_hi"] - inspect["elo_lo"]) / 2)
+    assert abs(inspect["elo"] - elo["mean"]) <= half
+
+
+def test_the_tasks_logs_are_ranked_with_the_cli_s_results(
+        logs: dict[str, EvalLog], tmp_path: Path) -> None:
+    for log in logs.values():
+        shutil.copy(log.location, tmp_path)
+    assert benchmark.main(["leaderboard", "--results", str(tmp_path)]) == 0
+    rows = json.loads((tmp_path / "leaderboard.json").read_text())["rows"]
+    scales = {r["scale"].split(",")[0] for r in rows if r["model"] == f"inspect:{MODEL}"}
+    # The games (on the reference scale, or converted to it), the puzzle lines, the static
+    # run's scales.
+    assert {"game Elo", "puzzle Elo", "human-calibrated Elo"} <= scales, rows
+    static = json.loads(next(tmp_path.glob("static__inspect_*.json")).read_text())
+    assert static["accuracy"] == metrics(logs["static"])["accuracy"]
+    play = json.loads(next(tmp_path.glob("play__inspect_*.json")).read_text())
+    assert play["conditions"]["standard"]["elo"]["mean"] == metrics(logs["games"])["elo"]
+    assert next(tmp_path.glob("puzzles__inspect_*.json")).exists()
+    assert next(tmp_path.glob("worldmodel__inspect_*.json")).exists()
+    # Each log is read back once: a second leaderboard reads nothing again.
+    written = {p: p.stat().st_mtime_ns for p in tmp_path.glob("static__*.json")}
+    assert benchmark.main(["leaderboard", "--results", str(tmp_path)]) == 0
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.glob("static__*.json")} == written
+
+
+MOCK = """
+import sys, chess, re
+from inspect_ai import eval
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+def first_legal(input, tools, tool_choice, config):
+    fen = re.search(r"FEN\\): (\\S+ [wb] \\S+ \\S+ \\d+ \\d+)", input[-1].text).group(1)
+    output = ModelOutput.from_content("mockllm/model",
+                                      min(m.uci() for m in chess.Board(fen).legal_moves))
+    # With its usage given, mockllm counts no tokens (its tokenizer would be downloaded).
+    output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    return output
+
+model = get_model("mockllm/model", custom_outputs=first_legal)
+[log] = eval("chess_eval/static", model=model, task_args={"limit": 12},
+             log_dir=sys.argv[1], display="none")
+print(log.location)
+"""
+
+
+def test_the_static_task_scores_mockllm_s_answers_as_the_cli_grades_them(
+        tmp_path: Path) -> None:
+    script = tmp_path / "mock.py"
+    script.write_text(MOCK)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    log = read_eval_log(done.stdout.strip().splitlines()[-1])
+    assert log.status == "success", log.error
+    figures = metrics(log)
+    # Every answer is legal (the first legal move in UCI order), few are the best.
+    assert figures["legal_rate"] == 1 and figures["n"] == 12
+    assert figures["best_move_rate"] < 1 and figures["accuracy"] < 100
+
+
+def test_play_asks_through_inspect_s_model_api_with_cost(
+        served: PlayerServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in service(served.base_url).items():
+        monkeypatch.setenv(key, value)
+    # The tools protocol: tool calls and their results cross Inspect's message types.
+    assert benchmark.main(["play", "--model", f"inspect:{MODEL}", "--protocol", "tools",
+                           "--max-games", "2", "--price", "1,2", "--out",
+                           str(tmp_path)]) == 0
+    result = json.loads(next(tmp_path.glob("play__*.json")).read_text())
+    assert result["conditions"]["standard"]["games"] == 2
+    assert result["usage"]["tool_calls"] > 0 and result["usage"]["cost"] > 0
+    [books] = (json.loads(line) for line in
+               next((tmp_path / "books").glob("*.jsonl")).read_text().splitlines())
+    assert books["replies_completed"] == books["requests_sent"] > 0
+    assert books["cost"] >= result["usage"]["cost"]  # the preflight is bought too
+
+
+def test_max_cost_stops_a_run_asked_through_inspect(
+        served: PlayerServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in service(served.base_url).items():
+        monkeypatch.setenv(key, value)
+    argv = ["--model", f"inspect:{MODEL}", "--limit", "20", "--price", "10000,10000",
+            "--max-cost", "5", "--concurrency", "1", "--out", str(tmp_path)]
+    assert benchmark.main(argv) == 3
+    [books] = (json.loads(line) for line in
+               next((tmp_path / "books").glob("*.jsonl")).read_text().splitlines())
+    assert 0 < books["cost"] <= 5
+
+
+@pytest.mark.parametrize("reply, said", [
+    (Response(status=404, text="no such model"), "HTTP 404"),
+    (Response(status=500, text="boom"), "preflight"),
+    (Response(raw=b"<html>a login page</html>", headers={"Content-Type": "text/html"}),
+     "preflight"),
+])
+def test_a_failing_provider_through_inspect_fails_in_one_line(
+        reply: Response, said: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    with ChatServer(lambda fen, n: reply, preflight=reply) as server:
+        env = {**service(server.base_url), "PYTHONPATH": str(ROOT)}
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "benchmark.py"), "--model",
+             "inspect:openai-api/local/some-model", "--limit", "3", "--retries", "0",
+             "--timeout", "5", "--out", str(tmp_path)],
+            env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and said in done.stderr
+    assert not list(tmp_path.glob("*.json"))
+
+
+def test_a_bad_inspect_model_spec_is_one_line(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "--model",
+                           "inspect:no-slash", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "inspect:PROVIDER/MODEL" in done.stderr
+    assert "Traceback" not in done.stderr
