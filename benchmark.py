@@ -21,6 +21,7 @@ import argparse
 from lib.benchmark.compare import cli as compare
 from lib.benchmark.core import cli as core
 from lib.benchmark.games import cli as games
+from lib.benchmark.inspect_eval.readback import read_back
 from lib.benchmark.leaderboard import cli as leaderboard
 from lib.benchmark.puzzles import cli as puzzles
 from lib.benchmark.static import cli as static
@@ -32,6 +33,9 @@ ADDERS = (static.add_parser, games.add_play_parser, puzzles.add_parser, worldmod
           games.add_calibrate_parser, games.add_book_parser, leaderboard.add_parser,
           leaderboard.add_report_parser, compare.add_parser, core.add_serve_parser)
 DEFAULT = "run"  # the subcommand meant when none is named (with options, as --model M)
+# Commands that rank a results folder: the chess_eval tasks' Inspect logs in it are read back
+# as result files first, so runs made in Inspect are ranked with the others.
+READ_LOGS = ("leaderboard", "report")
 EPILOG = (f"Options with no subcommand mean '{DEFAULT}': 'benchmark.py --model random' is "
           f"'benchmark.py {DEFAULT} --model random'. 'benchmark.py COMMAND --help' lists a "
           "command's options. Exit status: 0 complete, 2 error, 3 written but incomplete "
@@ -73,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     status = [0]
 
     def call() -> None:
+        if args.command in READ_LOGS:
+            read_back(args.results)
         status[0] = args.handler(args) or 0
     return run_cli(call) or status[0]
 

@@ -11,9 +11,11 @@ and commit that made it, the digests of the files it was made from, and its own 
 - docs/static_vs_game.png is drawn from game_elo_fit.json on every run (cheap), and `--check`
   draws it again and compares the bytes;
 - docs/site.png and docs/report.png are screenshots of `make demo`'s site in headless
-  Chromium, made with `--screenshots` (about three minutes). `--check` cannot remake them (a
-  browser, the demo's runs): it checks that each is the recorded one and that none of the
-  files it shows (the ladder, the test set, the site's templates) has changed since.
+  Chromium, made with `--screenshots` (about three minutes), and docs/inspect_view.png of
+  Inspect's log viewer on a chess_eval/games log, made with `--inspect-view`. `--check`
+  cannot remake them (a browser, real runs): it checks that each is the recorded one and
+  that none of the files it shows (the ladder, the test set, the site's templates, the games
+  task) has changed since.
 """
 
 from __future__ import annotations
@@ -313,6 +315,11 @@ DEMO_INPUTS = ("questions.csv", "ladder.csv", "ladder_cov.csv", "game_elo_fit.js
                "lib/benchmark/leaderboard/assets")
 DEMO_DIR = "output/doc-images"
 SHOT_SIZE = (1280, 760)  # the window of a screenshot, in CSS pixels
+INSPECT_SHOT = "docs/inspect_view.png"
+# What the viewer shows of a chess_eval/games log is made from these (and Inspect's version).
+INSPECT_INPUTS = ("lib/benchmark/inspect_eval/games.py", "chess_eval/tasks.py",
+                  "requirements.txt", "ladder@stockfish-17.1.csv", "openings.csv")
+INSPECT_PLAYER = "served/sjeng:depth=1"  # a served player the ladder places in a few games
 
 
 def digest(path: Path) -> str:
@@ -393,6 +400,62 @@ def screenshots(demo: Path, root: Path = ROOT) -> None:
         browser.screenshot(root / SCREENSHOTS[1], whole=False)
 
 
+def inspect_view_shot(root: Path = ROOT) -> None:
+    """docs/inspect_view.png: Inspect's log viewer (`inspect view`) on a real chess_eval/games
+    log of a served player, in headless Chromium."""
+    import os
+    import socket
+    import threading
+    import time
+    import urllib.request
+
+    from lib.benchmark.core.server import PlayerServer
+    from lib.engine import find_stockfish
+    from tests.browser import Browser, find_chromium
+
+    executable = find_chromium()
+    if executable is None:
+        raise SystemExit("no chromium: make chromium installs Debian's (or set CHROMIUM_PATH)")
+    inspect = str(Path(sys.executable).parent / "inspect")
+    server = PlayerServer("127.0.0.1", 0, find_stockfish(None), seed=0, slots=2)
+    threading.Thread(target=server.serve, daemon=True).start()
+    with tempfile.TemporaryDirectory(prefix="chess_eval_logs_") as logs:
+        try:
+            env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": "unused"}
+            subprocess.run([inspect, "eval", "chess_eval/games", "--model",
+                            f"openai-api/local/{INSPECT_PLAYER}", "-T", "max_games=8",
+                            "-T", "endpoint_id=served", "--log-dir", logs, "--display", "none"],
+                           check=True, env=env, timeout=1800, cwd=logs)
+        finally:
+            server.shutdown()
+            server.close()
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        view = subprocess.Popen([inspect, "view", "start", "--log-dir", logs, "--host",
+                                 "127.0.0.1", "--port", str(port)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            url = f"http://127.0.0.1:{port}/"
+            for _ in range(600):  # until the viewer answers (a minute at most)
+                try:
+                    urllib.request.urlopen(url, timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            with Browser(executable, *SHOT_SIZE) as browser:
+                browser.open(url)
+                for _ in range(600):  # until the log's samples are listed
+                    if browser.js("document.body.innerText.includes('game 1 against')"):
+                        break
+                    browser.settle(0.1)
+                browser.settle(1.0)
+                browser.screenshot(root / INSPECT_SHOT, whole=False)
+        finally:
+            view.terminate()
+            view.wait(timeout=30)
+
+
 def image_record(command: str, inputs: tuple[str, ...], image: Path, earlier: object,
                  commit: str, root: Path = ROOT) -> dict[str, object]:
     """What docs/images.json says of one image: how, when and from what it was made. An image
@@ -406,7 +469,8 @@ def image_record(command: str, inputs: tuple[str, ...], image: Path, earlier: ob
     return record
 
 
-def write_images(take_screenshots: bool, root: Path = ROOT) -> list[str]:
+def write_images(take_screenshots: bool, take_inspect: bool = False,
+                 root: Path = ROOT) -> list[str]:
     """Draw the fit figure (and, when asked, the demo's screenshots) into docs/, recording
     each in docs/images.json; the names of the images written."""
     record_path = root / IMAGES_FILE
@@ -429,6 +493,12 @@ def write_images(take_screenshots: bool, root: Path = ROOT) -> list[str]:
                                          DEMO_INPUTS, root / name, records.get(name), commit,
                                          root)
         written += list(SCREENSHOTS)
+    if take_inspect:
+        inspect_view_shot(root)
+        records[INSPECT_SHOT] = image_record("python -m bench.doc_figures --inspect-view",
+                                             INSPECT_INPUTS, root / INSPECT_SHOT,
+                                             records.get(INSPECT_SHOT), commit, root)
+        written.append(INSPECT_SHOT)
     record_path.write_text(json.dumps(records, indent=1, sort_keys=True) + "\n",
                            encoding="utf-8")
     return written
@@ -490,6 +560,9 @@ def main() -> None:
     p.add_argument("--screenshots", action="store_true",
                    help="also run make demo and take docs/site.png and docs/report.png in "
                    "headless Chromium (about three minutes)")
+    p.add_argument("--inspect-view", action="store_true",
+                   help=f"also take {INSPECT_SHOT}: Inspect's log viewer on a real "
+                   "chess_eval/games log of a served player (about a minute)")
     args = p.parse_args()
     stale = []
     for page in sorted({where for where, _ in BLOCKS.values()}):
@@ -504,7 +577,7 @@ def main() -> None:
                      "(run python -m bench.doc_figures)")
         return
     print(f"rewritten: {', '.join(stale) or 'nothing'}")
-    images = write_images(args.screenshots)
+    images = write_images(args.screenshots, args.inspect_view)
     print(f"images: {', '.join(images)} (recorded in {IMAGES_FILE})")
 
 

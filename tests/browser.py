@@ -68,7 +68,10 @@ class Browser:
              "--disable-component-update", "--disable-sync", "--metrics-recording-only",
              f"--user-data-dir={self._profile}", f"--window-size={self.size[0]},{self.size[1]}",
              "about:blank"],
-            preexec_fn=fds, pass_fds=(3, 4),  # closing the rest comes after fds()
+            # fds() leaves 3 and 4 inheritable: open across exec without pass_fds, which
+            # would need them open in this process too (a shell may have closed them); every
+            # descriptor of ours is close-on-exec already.
+            preexec_fn=fds, close_fds=False,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_browser_r)
         os.close(from_browser_w)

@@ -13,10 +13,13 @@ CORE, TESTSET, BENCHMARK = "core", "testset", "benchmark"
 SHARED = "benchmark.core"
 MODES = ("static", "games", "puzzles", "worldmodel", "leaderboard", "compare")
 MODE_LAYERS = {f"benchmark.{m}" for m in MODES}
+# The modes inside another harness (Inspect's tasks): above the modes, as the entry point is.
+INSPECT = "benchmark.inspect_eval"
 # Which layers each layer may import from. Entry points count as their half's layer; the
 # leaderboard reads result files, so it too sees only the core.
 ALLOWED = {CORE: {CORE}, TESTSET: {CORE, TESTSET}, SHARED: {CORE, SHARED},
-           BENCHMARK: {CORE, SHARED, BENCHMARK, *MODE_LAYERS},
+           BENCHMARK: {CORE, SHARED, BENCHMARK, *MODE_LAYERS, INSPECT},
+           INSPECT: {CORE, SHARED, INSPECT, *MODE_LAYERS},
            **{mode: {CORE, SHARED, mode} for mode in MODE_LAYERS}}
 ENTRY_POINTS = {"generate.py": TESTSET, "print.py": TESTSET, "benchmark.py": BENCHMARK}
 
@@ -27,7 +30,7 @@ def _layer_of_module(name: str) -> str | None:
     if parts[0] != "lib":
         return None
     if len(parts) > 2 and parts[1] == BENCHMARK and f"benchmark.{parts[2]}" in (
-            MODE_LAYERS | {SHARED}):
+            MODE_LAYERS | {SHARED, INSPECT}):
         return f"benchmark.{parts[2]}"
     if len(parts) > 1 and parts[1] in (TESTSET, BENCHMARK):
         return parts[1]
@@ -93,7 +96,7 @@ def _write(root: Path, rel: str, text: str) -> None:
 def test_checker_finds_every_kind_of_violation(tmp_path: Path) -> None:
     """The checker itself: each way of breaking the rule is caught, allowed imports are not."""
     for package in ("lib", "lib/testset", "lib/benchmark",
-                    *(f"lib/benchmark/{m}" for m in ("core", *MODES))):
+                    *(f"lib/benchmark/{m}" for m in ("core", *MODES, "inspect_eval"))):
         _write(tmp_path, f"{package}/__init__.py", "")
     _write(tmp_path, "lib/engine.py", "import chess\nfrom lib.errors import X\n")
     _write(tmp_path, "lib/grading.py", "from lib.benchmark.core.scoring import f\n")
@@ -111,12 +114,16 @@ def test_checker_finds_every_kind_of_violation(tmp_path: Path) -> None:
            "from lib.benchmark.core.results import load_results\n"
            "from lib.benchmark.static.run import run_static\n")
     _write(tmp_path, "lib/benchmark/worldmodel/run.py", "from lib.benchmark import static\n")
+    _write(tmp_path, "lib/benchmark/inspect_eval/games.py",
+           "from lib.benchmark.games.play import play\nfrom lib.benchmark.core import cli\n")
+    _write(tmp_path, "lib/benchmark/compare/cli.py", "from lib.benchmark.inspect_eval import x\n")
     _write(tmp_path, "steps/06_evaluate.py", "from lib.benchmark.core.results import load\n")
     _write(tmp_path, "print.py", "from lib.testset.tree import T\n")
     _write(tmp_path, "benchmark.py", "from lib.testset import questions\n"
            "from lib.benchmark.games import cli\n")
     assert violations(tmp_path) == [
         "benchmark.py:1 imports lib.testset",
+        "lib/benchmark/compare/cli.py:1 imports lib.benchmark.inspect_eval",
         "lib/benchmark/core/chat.py:1 imports lib.testset.fetch",
         "lib/benchmark/core/runner.py:2 imports lib.benchmark.games",
         "lib/benchmark/games/play.py:2 imports lib.benchmark.puzzles",
@@ -147,4 +154,4 @@ def test_the_benchmark_has_no_flat_modules() -> None:
     packages = {p.name for p in (ROOT / "lib" / "benchmark").iterdir()
                 if (p / "__init__.py").is_file()}
     assert flat == []
-    assert packages == {"core", *MODES}
+    assert packages == {"core", *MODES, INSPECT.split(".")[1]}

@@ -245,3 +245,19 @@ def test_a_bad_inspect_model_spec_is_one_line(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "inspect:PROVIDER/MODEL" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_register_listing_names_the_registered_tasks_and_their_arguments() -> None:
+    import inspect as python_inspect
+
+    import yaml
+
+    from chess_eval import tasks
+
+    listing = yaml.safe_load((ROOT / "register" / "chess_eval" / "eval.yaml").read_text())
+    for entry in listing["tasks"]:
+        package, name = entry["name"].split("/")
+        assert package == listing["name"] == "chess_eval"
+        assert entry["args"] == list(python_inspect.signature(getattr(tasks, name)).parameters)
+        assert entry["example"].startswith(f"inspect eval {entry['name']} ")
+    assert (ROOT / listing["documentation"]).is_file()

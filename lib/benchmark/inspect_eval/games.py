@@ -37,7 +37,7 @@ from lib.benchmark.core.cli import ROOT
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition
 from lib.benchmark.games import cli
 from lib.benchmark.games.game import WHITE_SCORE, GameRecord, pgn
-from lib.benchmark.games.ladder import load_ladder
+from lib.benchmark.games.ladder import Ladder, load_ladder
 from lib.benchmark.games.match import GameJob, Played, play_one
 from lib.benchmark.games.play import Game, play
 from lib.benchmark.games.report import condition_report
@@ -137,6 +137,7 @@ class GamesRun:
         self._started = False
         self._dir = tempfile.TemporaryDirectory(prefix="chess_eval_games_")
         self.endpoint = ""  # the rated model's endpoint, as its games' keys hold it
+        self.ladder: Ladder | None = None  # the condition's ladder (its rungs' names, Elos)
 
     def start(self, model: list[str]) -> None:
         """Start the schedule once, in the calling sample's context (the model's)."""
@@ -153,7 +154,9 @@ class GamesRun:
         try:
             args = play_args(self.argv + model + ["--out", self._dir.name])
             setup = cli.play_setup(args)
-            self.endpoint = setup.player.answered_by  # set before any game is handed out
+            # Both set before any game is handed out.
+            self.endpoint = setup.player.answered_by
+            self.ladder = setup.ladders[args.conditions[0]]
             play(setup.player, setup.ladders, setup.questions, setup.config,
                  Path(self._dir.name) / "games.db", setup.settings, pools=self.dispatch.pool)
         except BaseException as exc:  # noqa: BLE001 - every waiting sample fails with it
@@ -202,8 +205,11 @@ def game_solver(run: GamesRun) -> Solver:
             store().set("game", None)
             return state
         played = await in_thread(run.dispatch.run, job)
+        assert run.ladder is not None
+        rung = run.ladder.rungs[job.rung]
         store().set("game", {"index": n, "rung": job.rung, "endpoint": run.endpoint,
-                             "request": request_argv(),
+                             "request": request_argv(), "rung_name": rung.name,
+                             "rung_elo": round(rung.elo),
                              "model_white": job.white.template != ENGINE_TEMPLATE,
                              "record": played.record.as_dict() if played.record else None,
                              "aborted": played.aborted})
@@ -229,8 +235,10 @@ def game_scorer() -> Scorer:
             return Score(value={"score": None}, explanation=f"aborted: {game['aborted']}",
                          metadata={"game": game})
         white = WHITE_SCORE[record["result"]]
+        headers = {"Round": str(game["index"] + 1), "Rung": game["rung_name"],
+                   "BlackElo" if game["model_white"] else "WhiteElo": str(game["rung_elo"])}
         return Score(value={"score": white if game["model_white"] else 1 - white},
-                     answer=pgn(GameRecord(**record), {}),
+                     answer=pgn(GameRecord(**record), headers),
                      explanation=f"{record['result']} {record['termination']}" + (
                          f" (forfeit: {record['forfeit']})" if record["forfeit"] else ""),
                      metadata={"game": game})

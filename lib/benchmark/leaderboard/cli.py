@@ -51,21 +51,8 @@ def _selection_options(p: argparse.ArgumentParser) -> None:
                    help="seed of the random mover and the rank draws (default 0)")
 
 
-def inspect_logs(results: Path) -> None:
-    """Read back the chess_eval tasks' Inspect logs under the results folder (each once) as
-    the CLI's result files, so runs made in Inspect are ranked with the others."""
-    if not results.is_dir() or next(results.rglob("*.eval"), None) is None:
-        return  # Inspect is only imported when there is a log to read
-    from lib.benchmark.inspect_eval.logs import read_logs
-
-    for path in read_logs(results):
-        if path.suffix == ".json" and path.parent == results:
-            print(f"read back from an Inspect log: {path}")
-
-
 def leaderboard_command(args: argparse.Namespace) -> None:
     """Rank every complete result in --results; print where the files went."""
-    inspect_logs(args.results)
     floor = floor_figures(load_questions(args.questions), args.seed)
     puzzles = args.puzzles or default_puzzles()
     for path in leaderboard(args.results, args.questions, puzzles, floor, args.seed):
@@ -104,7 +91,6 @@ def report_command(args: argparse.Namespace) -> None:
         raise DataError(f"--out {args.out} is a file, not a directory")
     if not args.ladder.is_file():
         raise DataError(f"--ladder {args.ladder}: no such file")
-    inspect_logs(args.results)
     floor = floor_figures(load_questions(args.questions), args.seed)
     inputs = SiteInputs(args.results, args.questions, args.puzzles or default_puzzles(),
                         args.ladder, floor, args.seed)
