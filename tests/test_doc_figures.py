@@ -69,7 +69,8 @@ def test_a_drifted_image_is_found(tmp_path: Path) -> None:
     """A copy of the repository's docs and inputs: an image changed by hand, a ladder that
     changed after a screenshot and an image nobody recorded are each named."""
     for name in (doc_figures.IMAGES_FILE, *doc_figures.DEMO_INPUTS, doc_figures.FIT_FIGURE,
-                 doc_figures.MAP_FIGURE, *doc_figures.MAP_INPUTS, *doc_figures.SCREENSHOTS):
+                 doc_figures.MAP_FIGURE, *doc_figures.MAP_INPUTS, *doc_figures.SCREENSHOTS,
+                 doc_figures.INSPECT_SHOT, *doc_figures.INSPECT_INPUTS):
         src, dst = ROOT / name, tmp_path / name
         dst.parent.mkdir(parents=True, exist_ok=True)
         if src.is_dir():
@@ -87,3 +88,9 @@ def test_a_drifted_image_is_found(tmp_path: Path) -> None:
     assert any(s.startswith(f"{doc_figures.SCREENSHOTS[0]}: made from an earlier ladder.csv")
                for s in stale)
     assert any(s.startswith(f"{doc_figures.SCREENSHOTS[1]}: not the image") for s in stale)
+    # The viewer's screenshot is made from the games task: an edit to it is found.
+    with open(tmp_path / doc_figures.INSPECT_INPUTS[0], "a", encoding="utf-8") as handle:
+        handle.write("\n")
+    assert any(s.startswith(f"{doc_figures.INSPECT_SHOT}: made from an earlier "
+                            f"{doc_figures.INSPECT_INPUTS[0]}")
+               for s in doc_figures.stale_images(tmp_path))

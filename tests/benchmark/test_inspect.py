@@ -239,12 +239,18 @@ def test_a_failing_provider_through_inspect_fails_in_one_line(
     assert not list(tmp_path.glob("*.json"))
 
 
-def test_a_bad_inspect_model_spec_is_one_line(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "--model",
-                           "inspect:no-slash", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "inspect:PROVIDER/MODEL" in done.stderr
-    assert "Traceback" not in done.stderr
+@pytest.mark.parametrize("spec, said", [
+    ("inspect:no-slash", "inspect:PROVIDER/MODEL"),
+    ("inspect:nosuchprovider/model", "not recognized"),
+    ("inspect:openai/gpt-4o-mini", "No OPENAI_API_KEY"),  # Inspect's own line, plain
+])
+def test_a_model_inspect_cannot_make_is_one_line(spec: str, said: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
+    done = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "--model", spec,
+                           "--questions", str(ROOT / "questions.csv"), "--out", str(tmp_path)],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and "[bold]" not in done.stderr
 
 
 def test_the_register_listing_names_the_registered_tasks_and_their_arguments() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import re
 import threading
 import time
 from concurrent.futures import Future
@@ -159,7 +160,11 @@ class InspectModel:
         except BaseException:
             self._budget.release(amount)
             raise
-        reply = reply_of(output, round(time.perf_counter() - start, 3))
+        try:
+            reply = reply_of(output, round(time.perf_counter() - start, 3))
+        except ContextTooLong:  # a refusal: nothing was generated, nothing is charged
+            self._budget.release(amount)
+            raise
         cost = self._budget.cost_of(reply.cost, reply.prompt_tokens, reply.completion_tokens)
         self._budget.settle(amount, cost, completed=True, latency_s=reply.latency_s)
         if cost is None and self._budget.limit is not None:
@@ -242,9 +247,13 @@ def _error(exc: BaseException, model: str) -> InfraError:
     return InfraError(f"{model}: {said}")
 
 
+# Rich's console markup, which some of Inspect's messages carry: not for a plain line.
+MARKUP = re.compile(r"\[/?(?:bold|italic|dim|red|green|blue|yellow|cyan|magenta)\]")
+
+
 def _line(exc: BaseException) -> str:
-    """An exception as one short line."""
-    return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+    """An exception as one short line, without console markup."""
+    return " ".join(MARKUP.sub("", f"{type(exc).__name__}: {exc}").split())[:300]
 
 
 def _messages(request: Request, system: str | None) -> list[Any]:

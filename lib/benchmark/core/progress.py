@@ -11,6 +11,9 @@ from tqdm import tqdm
 log = logging.getLogger(__name__)
 
 LOG_EVERY_S = 30.0  # seconds between progress lines when stderr is not a terminal
+# False: progress as log lines only, even on a terminal (inside `inspect eval`, whose display
+# owns the terminal: the chess_eval tasks set it).
+BARS = True
 
 
 ANSWER_KINDS = ("legal", "illegal", "truncated", "infra")
@@ -26,7 +29,7 @@ class Progress:
         self.kinds = kinds
         self.counts: Counter[str] = Counter()
         self.asked = 0  # answers that needed a request (the ETA's rate)
-        self.bar = tqdm(total=total, desc=desc, unit=unit, disable=None)
+        self.bar = tqdm(total=total, desc=desc, unit=unit, disable=None if BARS else True)
         self.every_s = every_s
         self.start = self.last = time.monotonic()
         self.logged = 0  # `done` at the last progress line

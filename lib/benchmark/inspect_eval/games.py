@@ -48,6 +48,7 @@ from lib.benchmark.inspect_eval.sample import (
     request_argv,
 )
 from lib.engine import Engine, EngineSettings
+from lib.errors import ConfigError
 from lib.kvstore import JsonStore
 
 NOT_PLAYED = "not played: the stop rule was met before this game"
@@ -198,6 +199,9 @@ def games_task(protocol: str, max_games: int | None, target: float | None,
 def game_solver(run: GamesRun) -> Solver:
     """Sample n plays the schedule's n-th game, or none once the stop rule is met."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if state.epoch > 1:
+            raise ConfigError("chess_eval/games plays one epoch: its schedule decides how "
+                              "many games are played (raise max_games or lower target)")
         n = int(state.sample_id) - 1
         run.start(activate())
         job = await _wait(run.dispatch.slot(n))

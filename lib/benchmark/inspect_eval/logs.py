@@ -18,7 +18,7 @@ from typing import Any
 
 from inspect_ai.log import EvalLog, read_eval_log
 
-from lib.benchmark.core.cli import chat_config
+from lib.benchmark.core.cli import ROOT, chat_config
 from lib.benchmark.core.cost import Budget
 from lib.benchmark.core.inspect_model import PREFIX, reply_of
 from lib.benchmark.core.model import InfraError, Reply, Request
@@ -102,14 +102,24 @@ def read_log(path: Path, results: Path) -> list[Path]:
     if eval_log.status != "success" or not eval_log.samples:
         raise DataError(f"{path}: the eval did not finish ({eval_log.status})")
     before = set(results.rglob("*"))
+    argv = [_here(a) for a in meta["argv"]]
     with tempfile.TemporaryDirectory(prefix="chess_eval_log_") as scratch:
         if mode == "static":
-            _static(eval_log, meta["argv"], results, Path(scratch))
+            _static(eval_log, argv, results, Path(scratch))
         elif mode == "games":
-            _games(eval_log, meta["argv"], results, Path(scratch))
+            _games(eval_log, argv, results, Path(scratch))
         else:
             _whole(eval_log, results)
     return sorted(p for p in set(results.rglob("*")) - before if p.is_file())
+
+
+def _here(arg: str) -> str:
+    """A committed file the eval named by its path on another machine (a log made in another
+    clone) as this clone's file of that name; any other argument as it is."""
+    path = Path(arg)
+    if path.is_absolute() and not path.exists() and (ROOT / path.name).is_file():
+        return str(ROOT / path.name)
+    return arg
 
 
 def _scores(eval_log: EvalLog) -> list[dict[str, Any]]:

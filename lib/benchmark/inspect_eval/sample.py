@@ -13,11 +13,14 @@ import anyio
 from inspect_ai.model import get_model
 from inspect_ai.model._generate_config import active_generate_config
 
+from lib.benchmark.core import progress
 from lib.benchmark.core.chat import ChatConfig
 from lib.benchmark.core.inspect_model import ACTIVE, PREFIX, Active, InspectModel
 from lib.errors import ConfigError
 
 T = TypeVar("T")
+
+progress.BARS = False  # Inspect's display owns the terminal: progress goes to its log
 
 
 class _Parser(argparse.ArgumentParser):
