@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import logging
 import re
 import threading
 import time
@@ -50,6 +51,7 @@ FINISH = {"stop": "stop", "max_tokens": "length", "model_length": "length",
           "tool_calls": "tool_calls", "content_filter": "content_filter"}
 FATAL_STATUS = (401, 403, 404)  # a bad key, model or address: every request would repeat it
 SLACK_S = 30.0  # beyond Inspect's own timeout, before a request is given up on here
+QUIET_LOGGERS = ("httpx", "httpx2", "httpcore")  # the HTTP clients under Inspect's providers
 
 
 def is_inspect(spec: str) -> bool:
@@ -93,6 +95,8 @@ def load_model(spec: str, base_url: str | None, api_key: str | None) -> Any:
         from inspect_ai.model import get_model
     except ImportError as exc:  # the venv predates inspect-ai in requirements.txt
         raise ConfigError(f"--model {spec}: inspect-ai is not installed (make setup)") from exc
+    for noisy in QUIET_LOGGERS:  # a line per request at INFO: the progress bar says enough
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         return get_model(name, base_url=base_url, api_key=api_key)
     # Inspect's providers raise what their SDKs raise for a missing key, package or model
