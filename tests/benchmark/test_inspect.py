@@ -267,3 +267,19 @@ def test_the_register_listing_names_the_registered_tasks_and_their_arguments() -
         assert entry["args"] == list(python_inspect.signature(getattr(tasks, name)).parameters)
         assert entry["example"].startswith(f"inspect eval {entry['name']} ")
     assert (ROOT / listing["documentation"]).is_file()
+
+
+def test_a_game_the_provider_breaks_fails_the_games_eval(tmp_path: Path) -> None:
+    refused = Response(status=400, text="the request was refused")
+    with ChatServer(lambda fen, n: refused, preflight=refused) as server:
+        argv = [INSPECT, "eval", "chess_eval/games", "--model", "openai-api/local/broken",
+                "-T", "max_games=4", "--log-dir", str(tmp_path), "--display", "none"]
+        subprocess.run(argv, cwd=tmp_path, env=service(server.base_url), capture_output=True,
+                       text=True, timeout=600)
+    [path] = tmp_path.glob("*.eval")
+    log = read_eval_log(str(path))
+    # An aborted game is an infrastructure failure: the eval fails (Inspect's default), as
+    # the CLI's play exits non-zero; nothing is rated.
+    assert log.status == "error" and log.error is not None
+    assert "aborted for infrastructure reasons" in log.error.message + log.error.traceback
+    assert log.results is None or not metrics(log).get("elo")

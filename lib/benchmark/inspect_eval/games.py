@@ -42,6 +42,7 @@ from lib.benchmark.games.match import GameJob, Played, play_one
 from lib.benchmark.games.play import Game, play
 from lib.benchmark.games.report import condition_report
 from lib.benchmark.inspect_eval.sample import (
+    RunFailed,
     activate,
     in_thread,
     mode_args,
@@ -158,8 +159,11 @@ class GamesRun:
             # Both set before any game is handed out.
             self.endpoint = setup.player.answered_by
             self.ladder = setup.ladders[args.conditions[0]]
-            play(setup.player, setup.ladders, setup.questions, setup.config,
-                 Path(self._dir.name) / "games.db", setup.settings, pools=self.dispatch.pool)
+            session = play(setup.player, setup.ladders, setup.questions, setup.config,
+                           Path(self._dir.name) / "games.db", setup.settings,
+                           pools=self.dispatch.pool)
+            if session.stopped:  # the breaker, or a failure every request would repeat
+                raise RunFailed(f"play stopped before its stop rule: {session.stopped}")
         except BaseException as exc:  # noqa: BLE001 - every waiting sample fails with it
             error = exc
         finally:
@@ -209,14 +213,16 @@ def game_solver(run: GamesRun) -> Solver:
             store().set("game", None)
             return state
         played = await in_thread(run.dispatch.run, job)
+        if played.record is None:  # unrated, as play leaves it: this sample is an error
+            raise RunFailed(f"game {n + 1} aborted for infrastructure reasons: "
+                            f"{played.aborted}")
         assert run.ladder is not None
         rung = run.ladder.rungs[job.rung]
         store().set("game", {"index": n, "rung": job.rung, "endpoint": run.endpoint,
                              "request": request_argv(), "rung_name": rung.name,
                              "rung_elo": round(rung.elo),
                              "model_white": job.white.template != ENGINE_TEMPLATE,
-                             "record": played.record.as_dict() if played.record else None,
-                             "aborted": played.aborted})
+                             "record": played.record.as_dict()})
         return state
     return solve
 
@@ -228,16 +234,13 @@ async def _wait(slot: Future[GameJob | None]) -> GameJob | None:
 
 @scorer(metrics=[])
 def game_scorer() -> Scorer:
-    """The model's score in its game (1, 0.5, 0; none when it was aborted; NaN, left out,
-    when no game was played), the game in the metadata and its PGN as the answer."""
+    """The model's score in its game (1, 0.5, 0; NaN, left out, when no game was played),
+    the game in the metadata and its PGN as the answer."""
     async def score(state: TaskState, target: Target) -> Score:
         game = store().get("game")
         if game is None:
             return Score(value=math.nan, explanation=NOT_PLAYED, metadata={"game": None})
         record = game["record"]
-        if record is None:  # unrated, but counted (a mapping is never left out as NaN)
-            return Score(value={"score": None}, explanation=f"aborted: {game['aborted']}",
-                         metadata={"game": game})
         white = WHITE_SCORE[record["result"]]
         headers = {"Round": str(game["index"] + 1), "Rung": game["rung_name"],
                    "BlackElo" if game["model_white"] else "WhiteElo": str(game["rung_elo"])}
@@ -256,15 +259,14 @@ def games_of(scores: list[SampleScore], condition: str) -> list[Game]:
         g = (s.score.metadata or {}).get("game")
         if g:
             games.append(Game(Condition(condition), g["index"], g["rung"], g["model_white"],
-                              GameRecord(**g["record"]) if g["record"] else None,
-                              g["aborted"]))
+                              GameRecord(**g["record"])))
     return sorted(games, key=lambda g: g.index)
 
 
 @metric
 def games_metrics(argv: list[str]) -> Metric:
-    """elo, elo_lo, elo_hi (90%, the ladder's error included), games, aborted and forfeits by
-    reason: `play`'s own estimate of the games in the scores."""
+    """elo, elo_lo, elo_hi (90%, the ladder's error included), games and forfeits by reason:
+    `play`'s own estimate of the games in the scores."""
     def compute(scores: list[SampleScore]) -> Any:
         args = play_args(argv + ["--model", "inspect:eval"])
         ladder = load_ladder(Path(args.ladder))
@@ -273,8 +275,7 @@ def games_metrics(argv: list[str]) -> Metric:
                                   args.mcmc)
         elo = report["elo"]
         out: dict[str, float | None] = {"elo": elo["mean"], "elo_lo": elo["lo"],
-                                        "elo_hi": elo["hi"], "games": report["games"],
-                                        "aborted": report["aborted"]}
+                                        "elo_hi": elo["hi"], "games": report["games"]}
         reasons = Counter(re.sub(r"\W+", "_", f["reason"]).strip("_")
                           for f in report["forfeits"])
         out.update({f"forfeits_{reason}": n for reason, n in sorted(reasons.items())})

@@ -16,11 +16,16 @@ from inspect_ai.model._generate_config import active_generate_config
 from lib.benchmark.core import progress
 from lib.benchmark.core.chat import ChatConfig
 from lib.benchmark.core.inspect_model import ACTIVE, PREFIX, Active, InspectModel
-from lib.errors import ConfigError
+from lib.errors import ChessEvalError, ConfigError
 
 T = TypeVar("T")
 
 progress.BARS = False  # Inspect's display owns the terminal: progress goes to its log
+
+
+class RunFailed(ChessEvalError):
+    """The mode's run ended before its end or incomplete (infrastructure failures): the
+    sample fails, and so the eval, as the CLI's run exits non-zero."""
 
 
 class _Parser(argparse.ArgumentParser):

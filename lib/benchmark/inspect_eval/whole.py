@@ -22,8 +22,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
 from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS
-from lib.benchmark.inspect_eval.sample import activate, in_thread, mode_args
-from lib.errors import ChessEvalError
+from lib.benchmark.inspect_eval.sample import RunFailed, activate, in_thread, mode_args
 
 # Each mode's headline figures: metric name -> path into its result (a last key of "value",
 # "lo" or "hi" is one end of a 90% interval, or of a 95% one where the result says so).
@@ -39,10 +38,6 @@ FIGURES: dict[str, dict[str, tuple[str, ...]]] = {
                    "mirror_agree_hi": ("symmetry", "agree", "hi"),
                    "positions": ("positions",)},
 }
-
-
-class RunFailed(ChessEvalError):
-    """The mode's run ended incomplete (infrastructure failures): no metric is given."""
 
 
 def whole_task(mode: str, add_parser: Callable[[Any], None], argv: list[str],
