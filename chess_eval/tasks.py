@@ -7,9 +7,9 @@ from inspect_ai import Task, task
 
 from lib.benchmark.core.cli import ROOT
 from lib.benchmark.inspect_eval.games import games_task
+from lib.benchmark.inspect_eval.puzzles import puzzles_task
 from lib.benchmark.inspect_eval.static import static_task
 from lib.benchmark.inspect_eval.whole import whole_task
-from lib.benchmark.puzzles import cli as puzzles_cli
 from lib.benchmark.worldmodel import cli as worldmodel_cli
 
 
@@ -33,13 +33,11 @@ def games(protocol: str = "fen", max_games: int | None = None, target: float | N
 
 
 @task
-def puzzles(max_puzzles: int | None = None, target: float | None = None, seed: int = 0,
-            out: str | None = None) -> Task:
+def puzzles(max_puzzles: int | None = None, target: float | None = None,
+            seed: int = 0) -> Task:
     """Whole Lichess puzzle lines chosen adaptively, as `benchmark.py puzzles` plays them:
-    puzzle_elo with its 90% interval (Lichess puzzle ratings), one sample for the run."""
-    argv = ["--seed", str(seed)] + (["--max-puzzles", str(max_puzzles)] if max_puzzles
-                                    else []) + (["--target", str(target)] if target else [])
-    return whole_task("puzzles", puzzles_cli.add_parser, argv, out)
+    puzzle_elo with its 90% interval (Lichess puzzle ratings), each line one sample."""
+    return puzzles_task(max_puzzles, target, seed)
 
 
 @task

@@ -99,7 +99,11 @@ def test_the_four_tasks_run_by_name_from_outside_the_clone(logs: dict[str, EvalL
     for sample in played:
         requests = [e for e in sample.events if e.event == "model"]
         assert requests and sample.scores["game_scorer"].answer.startswith("[")
-    # The one-sample runs hold every request they made too.
+    # Each puzzle line is a sample too, with its requests.
+    lines = [s for s in logs["puzzles"].samples or []
+             if s.scores["line_scorer"].metadata["line"]]
+    assert len(lines) == 8 and all(any(e.event == "model" for e in s.events) for s in lines)
+    # The one-sample run holds every request it made.
     [run] = logs["worldmodel"].samples or []
     assert sum(e.event == "model" for e in run.events) >= 6 * 6
 
@@ -146,7 +150,9 @@ def test_the_tasks_logs_are_ranked_with_the_cli_s_results(
     assert static["accuracy"] == metrics(logs["static"])["accuracy"]
     play = json.loads(next(tmp_path.glob("play__inspect_*.json")).read_text())
     assert play["conditions"]["standard"]["elo"]["mean"] == metrics(logs["games"])["elo"]
-    assert next(tmp_path.glob("puzzles__inspect_*.json")).exists()
+    puzzles = json.loads(next(tmp_path.glob("puzzles__inspect_*.json")).read_text())
+    assert puzzles["elo"]["mean"] == metrics(logs["puzzles"])["puzzle_elo"]
+    assert puzzles["n"] == 8
     assert next(tmp_path.glob("worldmodel__inspect_*.json")).exists()
     # Each log is read back once: a second leaderboard reads nothing again.
     written = {p: p.stat().st_mtime_ns for p in tmp_path.glob("static__*.json")}

@@ -12,16 +12,11 @@ metrics). Inspect starts samples in order, so every game the schedule waits for 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextvars
 import math
-import queue
 import re
-import tempfile
-import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
+from concurrent.futures import as_completed
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +37,14 @@ from lib.benchmark.games.match import GameJob, Played, play_one
 from lib.benchmark.games.play import Game, play
 from lib.benchmark.games.report import condition_report
 from lib.benchmark.inspect_eval.sample import (
+    Driver,
+    Handoff,
     RunFailed,
     activate,
-    in_thread,
     mode_args,
     request_argv,
+    take,
+    work,
 )
 from lib.engine import Engine, EngineSettings
 from lib.errors import ConfigError
@@ -56,14 +54,10 @@ NOT_PLAYED = "not played: the stop rule was met before this game"
 
 
 class Dispatch:
-    """play()'s pool inside Inspect: the schedule's n-th game goes to sample n (0-based)."""
+    """play()'s pool inside Inspect: each batch's games handed to their samples in order."""
 
     def __init__(self, samples: int) -> None:
-        self.samples = samples
-        self._lock = threading.Lock()
-        self._slots: dict[int, Future[GameJob | None]] = {}
-        self._handed = 0
-        self._done: queue.SimpleQueue[Played | BaseException] = queue.SimpleQueue()
+        self.handoff: Handoff[GameJob, Played] = Handoff(samples)
         self.games: JsonStore | None = None
         self.cache: JsonStore | None = None
         self.settings: EngineSettings | None = None
@@ -80,94 +74,50 @@ class Dispatch:
     def __exit__(self, *exc: object) -> None:
         pass
 
-    def slot(self, n: int) -> Future[GameJob | None]:
-        """Sample n's game, once the schedule has asked for it (None: never)."""
-        with self._lock:
-            return self._slots.setdefault(n, Future())
-
     def play(self, jobs: list[GameJob],
              preflight: Callable[[], None] | None = None) -> Iterator[Played]:
         """Hand each job to its sample; their outcomes as they finish. (No preflight: Inspect
         has made the eval's model already.)"""
+        handed = []
         for job in jobs:
-            with self._lock:
-                n, self._handed = self._handed, self._handed + 1
-            if n >= self.samples:  # past the dataset: an aborted game, which play counts
-                self._done.put(Played(job, None, "no sample left for this game", False))
+            result = self.handoff.give(job)
+            if result is None:  # past the dataset: an aborted game, which play counts
+                yield Played(job, None, "no sample left for this game", False)
             else:
-                self.slot(n).set_result(job)
-        for _ in jobs:
-            item = self._done.get()
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+                handed.append(result)
+        for done in as_completed(handed):
+            yield done.result()  # a sample's error stops the schedule with it
 
     def run(self, job: GameJob) -> Played:
         """Play one game on this thread (a sample's), judged by an engine of its own."""
         assert self.games is not None and self.cache is not None and self.settings is not None
         hit = self.games.get(job.key)
-        try:
-            if hit is not None:
-                played = Played(job, GameRecord(**hit), None, stored=True)
-            else:
-                with Engine(self.settings) as judge:
-                    played = play_one(job, judge, self.games, self.cache)
-        except BaseException as exc:
-            self._done.put(exc)  # the schedule stops with it
-            raise
-        self._done.put(played)
-        return played
-
-    def close(self, error: BaseException | None) -> None:
-        """The schedule has ended: every sample still waiting gets no game (or the error)."""
-        for n in range(self.samples):
-            slot = self.slot(n)
-            if not slot.done():
-                if error is None:
-                    slot.set_result(None)
-                else:
-                    slot.set_exception(error)
+        if hit is not None:
+            return Played(job, GameRecord(**hit), None, stored=True)
+        with Engine(self.settings) as judge:
+            return play_one(job, judge, self.games, self.cache)
 
 
-class GamesRun:
-    """One eval's schedule: `play` on a driver thread, over a Dispatch."""
+class GamesRun(Driver):
+    """One eval's schedule: `play` on the driver thread, over a Dispatch."""
 
     def __init__(self, argv: list[str], samples: int) -> None:
-        self.argv = argv
         self.dispatch = Dispatch(samples)
-        self._lock = threading.Lock()
-        self._started = False
-        self._dir = tempfile.TemporaryDirectory(prefix="chess_eval_games_")
+        super().__init__(argv, self.dispatch.handoff)
         self.endpoint = ""  # the rated model's endpoint, as its games' keys hold it
         self.ladder: Ladder | None = None  # the condition's ladder (its rungs' names, Elos)
 
-    def start(self, model: list[str]) -> None:
-        """Start the schedule once, in the calling sample's context (the model's)."""
-        with self._lock:
-            if self._started:
-                return
-            self._started = True
-        context = contextvars.copy_context()
-        threading.Thread(target=context.run, args=(self._drive, model), daemon=True,
-                         name="chess_eval-games").start()
-
-    def _drive(self, model: list[str]) -> None:
-        error: BaseException | None = None
-        try:
-            args = play_args(self.argv + model + ["--out", self._dir.name])
-            setup = cli.play_setup(args)
-            # Both set before any game is handed out.
-            self.endpoint = setup.player.answered_by
-            self.ladder = setup.ladders[args.conditions[0]]
-            session = play(setup.player, setup.ladders, setup.questions, setup.config,
-                           Path(self._dir.name) / "games.db", setup.settings,
-                           pools=self.dispatch.pool)
-            if session.stopped:  # the breaker, or a failure every request would repeat
-                raise RunFailed(f"play stopped before its stop rule: {session.stopped}")
-        except BaseException as exc:  # noqa: BLE001 - every waiting sample fails with it
-            error = exc
-        finally:
-            self.dispatch.close(error)
+    def drive(self, model: list[str], scratch: Path) -> None:
+        """`play` to its stop rule; RunFailed when something else stopped it."""
+        args = play_args(self.argv + model + ["--out", str(scratch)])
+        setup = cli.play_setup(args)
+        # Both set before any game is handed out.
+        self.endpoint = setup.player.answered_by
+        self.ladder = setup.ladders[args.conditions[0]]
+        session = play(setup.player, setup.ladders, setup.questions, setup.config,
+                       scratch / "games.db", setup.settings, pools=self.dispatch.pool)
+        if session.stopped:  # the breaker, or a failure every request would repeat
+            raise RunFailed(f"play stopped before its stop rule: {session.stopped}")
 
 
 def play_args(argv: list[str]) -> argparse.Namespace:
@@ -208,11 +158,11 @@ def game_solver(run: GamesRun) -> Solver:
                               "many games are played (raise max_games or lower target)")
         n = int(state.sample_id) - 1
         run.start(activate())
-        job = await _wait(run.dispatch.slot(n))
+        job = await take(run.dispatch.handoff, n)
         if job is None:
             store().set("game", None)
             return state
-        played = await in_thread(run.dispatch.run, job)
+        played = await work(run.dispatch.handoff, n, run.dispatch.run, job)
         if played.record is None:  # unrated, as play leaves it: this sample is an error
             raise RunFailed(f"game {n + 1} aborted for infrastructure reasons: "
                             f"{played.aborted}")
@@ -225,11 +175,6 @@ def game_solver(run: GamesRun) -> Solver:
                              "record": played.record.as_dict()})
         return state
     return solve
-
-
-async def _wait(slot: Future[GameJob | None]) -> GameJob | None:
-    """The slot's game, awaited on the eval's loop."""
-    return await asyncio.wrap_future(slot)
 
 
 @scorer(metrics=[])

@@ -3,9 +3,10 @@ Inspect is ranked with the others (`leaderboard` and `report` read the logs unde
 --results folder).
 
 Each log is resumed, not re-scored by other code: the CLI's own run is started with a model
-that answers nothing, over a cache (static) or a games store (games) filled from the log, so
-every answer or game comes from the log and the files are the ones the CLI writes. A log of
-puzzles or worldmodel holds the CLI's own result, which is written as it is.
+that answers nothing, over a cache (static) or a games store (games) filled from the log, or
+with the log's lines played back (puzzles), so every answer, game or line comes from the log
+and the files are the ones the CLI writes. A worldmodel log holds the CLI's own result, which
+is written as it is.
 """
 
 from __future__ import annotations
@@ -25,14 +26,20 @@ from lib.benchmark.core.model import InfraError, Reply, Request
 from lib.benchmark.core.players import ChatPlayer
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.runner import cache_key
+from lib.benchmark.core.turns import GameAborted, Side
 from lib.benchmark.games import cli as games_cli
 from lib.benchmark.inspect_eval.games import play_args
+from lib.benchmark.inspect_eval.puzzles import puzzles_args
 from lib.benchmark.inspect_eval.sample import mode_args
+from lib.benchmark.puzzles import cli as puzzles_cli
+from lib.benchmark.puzzles.line import BadPuzzle, LineResult
 from lib.benchmark.static import cli as static_cli
 from lib.benchmark.static.run import run_static
+from lib.engine import Engine
 from lib.errors import DataError
 from lib.files import write_json
 from lib.kvstore import JsonStore
+from lib.puzzledb import LinePuzzle
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +69,8 @@ class LoggedModel:
         raise InfraError(f"the Inspect log holds no answer for {label}")
 
     def preflight(self) -> Reply:
-        """Never asked when the log holds every answer."""
-        raise InfraError("the Inspect log does not hold every answer of the run")
+        """Nothing to check: the log's answers are read, none is asked."""
+        return Reply(text="")
 
 
 def read_logs(results: Path) -> list[Path]:
@@ -108,6 +115,8 @@ def read_log(path: Path, results: Path) -> list[Path]:
             _static(eval_log, argv, results, Path(scratch))
         elif mode == "games":
             _games(eval_log, argv, results, Path(scratch))
+        elif mode == "puzzles":
+            _puzzles(eval_log, argv, results, Path(scratch))
         else:
             _whole(eval_log, results)
     return sorted(p for p in set(results.rglob("*")) - before if p.is_file())
@@ -175,6 +184,30 @@ def _games(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path) -> 
         store.close()
     player = ChatPlayer(chat_config(args), model=LoggedModel(played[0]["endpoint"]))
     games_cli.play_command(args, player)
+
+
+def _puzzles(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path) -> None:
+    """The puzzle run, every line from the log's samples (the run picks them again, in the
+    same order, as each result is the same)."""
+    meta = _scores(eval_log)
+    played = [m["line"] for m in meta if m.get("line")]
+    if not played:
+        raise DataError("the puzzles log holds no line")
+    lines = {p["line"]["puzzle"]: LineResult(**p["line"]) for p in played}
+    bad = {m["bad"]["puzzle"]: m["bad"]["why"] for m in meta if m.get("bad")}
+
+    def logged(puzzle: LinePuzzle, side: Side, engine: Engine, cache: JsonStore) -> LineResult:
+        if puzzle.id in bad:
+            raise BadPuzzle(bad[puzzle.id])
+        if puzzle.id not in lines:
+            raise GameAborted(f"the Inspect log holds no line of puzzle {puzzle.id}")
+        return lines[puzzle.id]
+
+    args = puzzles_args(argv + _model(eval_log, played[0])
+                        + ["--out", str(results), "--store", str(scratch / "puzzles.db")])
+    player = ChatPlayer(chat_config(args, slots=1, budgeted=False),
+                        model=LoggedModel(played[0]["endpoint"]))
+    puzzles_cli.puzzles_command(args, player, logged)
 
 
 def _whole(eval_log: EvalLog, results: Path) -> None:

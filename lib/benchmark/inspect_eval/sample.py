@@ -6,8 +6,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextvars
+import tempfile
+import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import anyio
 from inspect_ai.model import get_model
@@ -19,6 +23,8 @@ from lib.benchmark.core.inspect_model import ACTIVE, PREFIX, Active, InspectMode
 from lib.errors import ChessEvalError, ConfigError
 
 T = TypeVar("T")
+J = TypeVar("J")
+R = TypeVar("R")
 
 progress.BARS = False  # Inspect's display owns the terminal: progress goes to its log
 
@@ -70,3 +76,104 @@ async def in_thread(fn: Callable[..., T], *args: Any) -> T:
     """`fn(*args)` on a worker thread, in this sample's context (blocking engine and model
     calls stay off the eval's loop)."""
     return await anyio.to_thread.run_sync(fn, *args)
+
+
+class Handoff(Generic[J, R]):
+    """An adaptive run's units handed to Inspect's samples: the run (on a driver thread) gives
+    its n-th job to sample n (0-based) and waits for the sample's result, so each unit is
+    played in its own sample, its requests in that sample's transcript, while the run decides
+    what comes next as the CLI's does. Inspect starts samples in order, so every job the run
+    waits on has a sample."""
+
+    def __init__(self, samples: int) -> None:
+        self.samples = samples
+        self._lock = threading.Lock()
+        self._jobs: dict[int, Future[J | None]] = {}
+        self._results: dict[int, Future[R]] = {}
+        self._given = 0
+
+    def job(self, n: int) -> Future[J | None]:
+        """Sample n's job, once the run has one for it (None: the run ended first)."""
+        with self._lock:
+            return self._jobs.setdefault(n, Future())
+
+    def result(self, n: int) -> Future[R]:
+        """Where sample n hands its result back."""
+        with self._lock:
+            return self._results.setdefault(n, Future())
+
+    def give(self, job: J) -> Future[R] | None:
+        """Hand the run's next job to its sample; where its result will be (None: the
+        dataset has no sample left for it)."""
+        with self._lock:
+            n, self._given = self._given, self._given + 1
+        if n >= self.samples:
+            return None
+        self.job(n).set_result(job)
+        return self.result(n)
+
+    def close(self, error: BaseException | None) -> None:
+        """The run has ended (called by its thread): every sample still waiting gets no job,
+        or the run's error."""
+        for n in range(self.samples):
+            slot = self.job(n)
+            if slot.done():
+                continue
+            if error is None:
+                slot.set_result(None)
+            else:
+                slot.set_exception(error)
+
+
+async def take(handoff: Handoff[J, Any], n: int) -> J | None:
+    """Sample n's job from the run, awaited on the eval's loop."""
+    return await asyncio.wrap_future(handoff.job(n))
+
+
+async def work(handoff: Handoff[Any, R], n: int, fn: Callable[..., R], *args: Any) -> R:
+    """`fn(*args)` on a worker thread for sample n, its result (or error) handed back to the
+    run, and returned (or raised) here too."""
+    result = handoff.result(n)
+    try:
+        value = await in_thread(fn, *args)
+    except BaseException as exc:
+        result.set_exception(exc)
+        raise
+    result.set_result(value)
+    return value
+
+
+class Driver:
+    """A CLI run driven on a thread of its own beside the samples (the first sample starts
+    it, in its context: the eval's model), handing its units out through a Handoff. When the
+    run ends, the samples still waiting get no unit, or its error."""
+
+    def __init__(self, argv: list[str], handoff: Handoff[Any, Any]) -> None:
+        self.argv = argv  # the CLI's options of the run, but --model and --out
+        self.handoff = handoff
+        self._lock = threading.Lock()
+        self._started = False
+        self._scratch = tempfile.TemporaryDirectory(prefix="chess_eval_")  # the run's --out
+
+    def start(self, model: list[str]) -> None:
+        """Start the run once, with the eval's model (`activate()`'s options)."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        context = contextvars.copy_context()
+        threading.Thread(target=context.run, args=(self._main, model), daemon=True,
+                         name="chess_eval-driver").start()
+
+    def _main(self, model: list[str]) -> None:
+        error: BaseException | None = None
+        try:
+            self.drive(model, Path(self._scratch.name))
+        except BaseException as exc:  # noqa: BLE001 - every waiting sample fails with it
+            error = exc
+        finally:
+            self.handoff.close(error)
+
+    def drive(self, model: list[str], scratch: Path) -> None:
+        """The run itself, writing its files under `scratch`."""
+        raise NotImplementedError

@@ -1,4 +1,4 @@
-"""chess_eval/puzzles and chess_eval/worldmodel: the mode's whole run as one sample.
+"""chess_eval/worldmodel: the mode's whole run as one sample.
 
 The run is the CLI's own handler (`benchmark.py puzzles` or `worldmodel`), asking the eval's
 model: its every request lands in the sample's transcript, and the result it writes (the
@@ -27,8 +27,6 @@ from lib.benchmark.inspect_eval.sample import RunFailed, activate, in_thread, mo
 # Each mode's headline figures: metric name -> path into its result (a last key of "value",
 # "lo" or "hi" is one end of a 90% interval, or of a 95% one where the result says so).
 FIGURES: dict[str, dict[str, tuple[str, ...]]] = {
-    "puzzles": {"puzzle_elo": ("elo", "mean"), "puzzle_elo_lo": ("elo", "lo"),
-                "puzzle_elo_hi": ("elo", "hi"), "puzzles": ("n",), "solved": ("solved",)},
     "worldmodel": {"world_model_score": ("score", "score"), "illegal_rate_t0": ("t0", "rate"),
                    "b_in_a": ("self_consistency", "b_in_a", "value"),
                    "b_in_a_lo": ("self_consistency", "b_in_a", "lo"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,20 @@ from lib.benchmark.core.cli import (
     model_label,
 )
 from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.players import is_baseline, make_player
+from lib.benchmark.core.players import Player, is_baseline, make_player
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.runner import BREAKER
 from lib.benchmark.puzzles.line import RULES as PUZZLE_RULES
 from lib.benchmark.puzzles.line import TEMPLATE as PUZZLE_TEMPLATE
-from lib.benchmark.puzzles.run import POOL, PuzzleConfig, run_puzzles, run_result, write_run
+from lib.benchmark.puzzles.line import play_line
+from lib.benchmark.puzzles.run import (
+    POOL,
+    LinePlayer,
+    PuzzleConfig,
+    run_puzzles,
+    run_result,
+    write_run,
+)
 from lib.benchmark.puzzles.run import summary as puzzle_summary
 from lib.benchmark.puzzles.sampler import MAX_PUZZLES
 from lib.benchmark.puzzles.sampler import TARGET as PUZZLE_TARGET
@@ -38,7 +47,7 @@ from lib.files import (
     ensure_writable_dir,
     sha256_file,
 )
-from lib.puzzledb import read_puzzles
+from lib.puzzledb import LinePuzzle, read_puzzles
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +87,22 @@ def add_parser(commands: Any) -> None:
     p.set_defaults(handler=puzzles_command)
 
 
-def puzzles_command(args: argparse.Namespace) -> int:
-    """Run the adaptive puzzle sequence; write the JSON, markdown report and figure."""
+@dataclass(frozen=True)
+class PuzzlesSetup:
+    """Everything a puzzle run needs, built from its options (the CLI's and the Inspect
+    task's)."""
+
+    player: Player  # the model or baseline rated
+    puzzles: list[LinePuzzle]  # the pool the sampler draws from
+    config: PuzzleConfig  # the stop rule and the seed
+    settings: EngineSettings  # the engine that plays the opponent's replies and judges
+    shown: dict[str, Any]  # the settings as the result records them
+    name: str  # the run's file name
+
+
+def puzzles_setup(args: argparse.Namespace, player: Player | None = None) -> PuzzlesSetup:
+    """The pool, engine, player and stop rule that `args` ask for; `player`: a model already
+    made (an Inspect log's), else --model's."""
     path = args.puzzles or default_puzzles()
     if not path.exists():
         raise ConfigError(f"--puzzles: {path} does not exist")
@@ -94,7 +117,7 @@ def puzzles_command(args: argparse.Namespace) -> int:
     settings = EngineSettings(find_stockfish(args.stockfish))
     ensure_writable_dir(args.out, "--out")
     chat = None if is_baseline(args.model) else chat_config(args, slots=1, budgeted=False)
-    player = make_player(args.model, chat, args.stockfish, args.seed, 1)
+    player = player or make_player(args.model, chat, args.stockfish, args.seed, 1)
     digest = sha256_file(path)
     shown = {"puzzles": str(path), "puzzles_sha256": digest, "target": args.target,
              "max_puzzles": args.max_puzzles, "seed": args.seed, "prompt": PUZZLE_TEMPLATE,
@@ -103,14 +126,22 @@ def puzzles_command(args: argparse.Namespace) -> int:
     name = run_name(file_name(Kind.PUZZLES, model_label(args)),
                     [player.id, {k: v for k, v in shown.items() if k != "puzzles"}])
     config = PuzzleConfig(args.target, args.max_puzzles, args.seed, args.breaker)
+    return PuzzlesSetup(player, puzzles, config, settings, shown, name)
+
+
+def puzzles_command(args: argparse.Namespace, player: Player | None = None,
+                    lines: LinePlayer = play_line) -> int:
+    """Run the adaptive puzzle sequence; write the JSON, markdown report and figure.
+    `player`, `lines`: as puzzles_setup's and run_puzzles'."""
+    setup = puzzles_setup(args, player)
     try:
-        session = run_puzzles(player, puzzles, config, args.store or args.out / "puzzles.db",
-                              settings)
+        session = run_puzzles(setup.player, setup.puzzles, setup.config,
+                              args.store or args.out / "puzzles.db", setup.settings, lines)
     finally:
-        player.close()
-    result = run_result(model_label(args), player.id, shown, session, args.mcmc, args.seed,
-                        args.price)
-    paths = write_run(args.out, name, result)
+        setup.player.close()
+    result = run_result(model_label(args), setup.player.id, setup.shown, session, args.mcmc,
+                        args.seed, args.price)
+    paths = write_run(args.out, setup.name, result)
     print(puzzle_summary(result.as_dict()))
     print("wrote " + ", ".join(str(p) for p in paths))
     if not result.complete:

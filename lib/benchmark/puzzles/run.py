@@ -7,6 +7,7 @@ import hashlib
 import json
 import logging
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,9 +93,14 @@ def estimate(lines: list[LineResult], mcmc: bool = False, seed: int = 0,
                                                                                    solved)
 
 
+# How one line is played: `line.play_line`, or the Inspect task's (a sample plays it).
+LinePlayer = Callable[[LinePuzzle, Side, Engine, JsonStore], LineResult]
+
+
 def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig, store: Path,
-                settings: EngineSettings) -> PuzzleSession:
-    """Play the adaptive sequence to its stop, reusing stored lines and answers."""
+                settings: EngineSettings, lines: LinePlayer = play_line) -> PuzzleSession:
+    """Play the adaptive sequence to its stop, reusing stored lines and answers; `lines`
+    plays each line."""
     lines_db, cache = JsonStore(store, "puzzles"), JsonStore(store, "answers")
     ident = json.dumps([player.id, TEMPLATE, RULES])  # all that changes how lines are played
     prefix = hashlib.sha256(ident.encode()).hexdigest()[:12]
@@ -126,7 +132,7 @@ def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig,
                         player.preflight()
                         checked = True
                     try:
-                        line = play_line(puzzle, side, engine, cache)
+                        line = lines(puzzle, side, engine, cache)
                     except BadPuzzle as exc:
                         log.warning("skipping %s", exc)
                         session.bad.append(puzzle.id)

@@ -1,0 +1,160 @@
+"""chess_eval/puzzles: whole Lichess puzzle lines chosen adaptively, as `benchmark.py puzzles`
+chooses and plays them (its sampler, its rules, its estimate), each line one sample.
+
+The run itself runs on a driver thread; each line it picks is handed to the next sample,
+which plays it (its requests in its own transcript) and hands the result back before the run
+picks the next: lines are played one after another, as the CLI plays them. Samples past the
+stop get no line (scored NaN, left out of the metrics).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import GenerateConfig
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import store
+
+from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS
+from lib.benchmark.core.cli import default_puzzles
+from lib.benchmark.core.turns import GameAborted, Side
+from lib.benchmark.inspect_eval.sample import (
+    Driver,
+    Handoff,
+    RunFailed,
+    activate,
+    mode_args,
+    request_argv,
+    take,
+    work,
+)
+from lib.benchmark.puzzles import cli
+from lib.benchmark.puzzles.line import ALTERNATIVE, SOLVED, BadPuzzle, LineResult, play_line
+from lib.benchmark.puzzles.run import estimate, run_puzzles
+from lib.engine import Engine
+from lib.kvstore import JsonStore
+from lib.puzzledb import LinePuzzle
+
+Line = tuple[LinePuzzle, Side, Engine, JsonStore]  # what play_line is given
+
+
+class LinesRun(Driver):
+    """One eval's puzzle run: `run_puzzles` on the driver thread, each line to a sample."""
+
+    def __init__(self, argv: list[str], samples: int) -> None:
+        self.lines: Handoff[Line, LineResult] = Handoff(samples)
+        super().__init__(argv, self.lines)
+        self.endpoint = ""  # the rated model's endpoint (read back, its id is rebuilt)
+
+    def drive(self, model: list[str], scratch: Path) -> None:
+        """The CLI's run to its stop."""
+        args = puzzles_args(self.argv + model + ["--out", str(scratch)])
+        setup = cli.puzzles_setup(args)
+        self.endpoint = setup.player.answered_by  # before any line is handed out
+        run_puzzles(setup.player, setup.puzzles, setup.config, scratch / "puzzles.db",
+                    setup.settings, self.play)
+
+    def play(self, puzzle: LinePuzzle, side: Side, engine: Engine,
+             cache: JsonStore) -> LineResult:
+        """The line, played by the next sample (while this thread waits, the engine is the
+        sample's alone)."""
+        result = self.lines.give((puzzle, side, engine, cache))
+        if result is None:
+            raise GameAborted("no sample left for this puzzle")
+        return result.result()
+
+
+def puzzles_args(argv: list[str]) -> Any:
+    """`benchmark.py puzzles ARGV`'s options."""
+    return mode_args(cli.add_parser, "puzzles", argv)
+
+
+def puzzles_task(max_puzzles: int | None, target: float | None, seed: int) -> Task:
+    """Puzzle lines as an Inspect task: `benchmark.py puzzles`' options and run."""
+    # The puzzle file named now, wherever the eval runs from.
+    argv = ["--seed", str(seed), "--puzzles", str(default_puzzles().resolve())]
+    argv += ["--max-puzzles", str(max_puzzles)] if max_puzzles else []
+    argv += ["--target", str(target)] if target else []
+    args = puzzles_args(argv + ["--model", "inspect:eval"])
+    # The run stops at max_puzzles rated lines; a puzzle that cannot be played takes a
+    # sample and is not rated.
+    samples = 2 * args.max_puzzles
+    run = LinesRun(argv, samples)
+    dataset = MemoryDataset([Sample(id=n + 1, input=f"puzzle {n + 1} of the adaptive run")
+                             for n in range(samples)], name="chess_eval puzzles")
+    return Task(dataset=dataset, solver=line_solver(run), scorer=line_scorer(),
+                metrics=[puzzles_metrics(argv)],
+                config=GenerateConfig(temperature=0.0, max_tokens=DEFAULT_MAX_TOKENS),
+                metadata={"chess_eval": "puzzles", "argv": argv})
+
+
+@solver
+def line_solver(run: LinesRun) -> Solver:
+    """Sample n plays the run's n-th line, or none once the run has stopped."""
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if state.epoch > 1:
+            raise RunFailed("chess_eval/puzzles plays one epoch: its run decides how many "
+                            "lines are played (raise max_puzzles or lower target)")
+        n = int(state.sample_id) - 1
+        run.start(activate())
+        job = await take(run.lines, n)
+        store().set("line", None)
+        if job is None:
+            return state
+        try:
+            line = await work(run.lines, n, play_line, *job)
+        except BadPuzzle as exc:  # its own moves are illegal: the run skips it, unrated
+            store().set("bad", {"puzzle": job[0].id, "why": str(exc)})
+            return state
+        except GameAborted as exc:  # the run leaves it out; the eval fails, as the CLI's
+            raise RunFailed(f"puzzle {job[0].id} left out for infrastructure reasons: "
+                            f"{exc}") from None
+        store().set("line", {"index": n, "endpoint": run.endpoint,
+                             "request": request_argv(), "line": line.as_dict()})
+        return state
+    return solve
+
+
+@scorer(metrics=[])
+def line_scorer() -> Scorer:
+    """Whether the line was solved (by the key or a credited alternative; NaN, left out,
+    when no line was played), the line in the metadata."""
+    async def score(state: TaskState, target: Target) -> Score:
+        played, bad = store().get("line"), store().get("bad")
+        if played is None:
+            return Score(value=math.nan, explanation=bad["why"] if bad else
+                         "not played: the run stopped before it",
+                         metadata={"line": None, "bad": bad})
+        line = LineResult(**played["line"])
+        return Score(value=float(line.solved), answer=" ".join(line.moves),
+                     explanation=f"{line.puzzle} (rating {line.rating}): {line.outcome}"
+                     + (f" ({line.reason})" if line.reason else ""),
+                     metadata={"line": played})
+    return score
+
+
+def lines_of(scores: list[SampleScore]) -> list[LineResult]:
+    """The lines in the scores' metadata, in the run's order."""
+    played = [m["line"] for s in scores if (m := s.score.metadata or {}).get("line")]
+    return [LineResult(**p["line"]) for p in sorted(played, key=lambda p: p["index"])]
+
+
+@metric
+def puzzles_metrics(argv: list[str]) -> Metric:
+    """puzzle_elo, puzzle_elo_lo, puzzle_elo_hi (90%, Lichess puzzle ratings), puzzles and
+    solved (by the key; alternative: credited alternatives): the CLI's own estimate."""
+    def compute(scores: list[SampleScore]) -> Any:
+        args = puzzles_args(argv + ["--model", "inspect:eval"])
+        lines = lines_of(scores)
+        est = estimate(lines, args.mcmc, args.seed)
+        elo = est.as_dict() if est is not None else {}
+        return {"puzzle_elo": elo.get("mean"), "puzzle_elo_lo": elo.get("lo"),
+                "puzzle_elo_hi": elo.get("hi"), "puzzles": len(lines),
+                "solved": sum(r.outcome == SOLVED for r in lines),
+                "alternative": sum(r.outcome == ALTERNATIVE for r in lines)}
+    return compute
