@@ -446,7 +446,7 @@ def inspect_view_shot(root: Path = ROOT) -> None:
             with Browser(executable, *SHOT_SIZE) as browser:
                 browser.open(url)
                 for _ in range(600):  # until the log's samples are listed
-                    if browser.js("document.body.innerText.includes('game 1 against')"):
+                    if browser.js("document.body.innerText.includes('game 1')"):
                         break
                     browser.settle(0.1)
                 browser.settle(1.0)

@@ -21,13 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task
-from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
-from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS
 from lib.benchmark.core.cli import ROOT
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition
 from lib.benchmark.games import cli
@@ -40,14 +37,13 @@ from lib.benchmark.inspect_eval.sample import (
     Driver,
     Handoff,
     RunFailed,
-    activate,
+    adaptive_task,
     mode_args,
+    next_unit,
     request_argv,
-    take,
     work,
 )
 from lib.engine import Engine, EngineSettings
-from lib.errors import ConfigError
 from lib.kvstore import JsonStore
 
 NOT_PLAYED = "not played: the stop rule was met before this game"
@@ -103,7 +99,7 @@ class GamesRun(Driver):
 
     def __init__(self, argv: list[str], samples: int) -> None:
         self.dispatch = Dispatch(samples)
-        super().__init__(argv, self.dispatch.handoff)
+        super().__init__("games", argv, self.dispatch.handoff)
         self.endpoint = ""  # the rated model's endpoint, as its games' keys hold it
         self.ladder: Ladder | None = None  # the condition's ladder (its rungs' names, Elos)
 
@@ -141,24 +137,15 @@ def games_task(protocol: str, max_games: int | None, target: float | None,
     # play stops a condition at 2 x max_games games, aborted ones included.
     samples = 2 * args.max_games
     run = GamesRun(argv, samples)
-    dataset = MemoryDataset([Sample(id=n + 1, input=f"game {n + 1} against the ladder")
-                             for n in range(samples)], name="chess_eval games")
-    return Task(dataset=dataset, solver=game_solver(run), scorer=game_scorer(),
-                metrics=[games_metrics(argv)],
-                config=GenerateConfig(temperature=0.0, max_tokens=DEFAULT_MAX_TOKENS),
-                metadata={"chess_eval": "games", "argv": argv})
+    return adaptive_task("games", run, "game", game_solver(run), game_scorer(),
+                         games_metrics(argv))
 
 
 @solver
 def game_solver(run: GamesRun) -> Solver:
     """Sample n plays the schedule's n-th game, or none once the stop rule is met."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        if state.epoch > 1:
-            raise ConfigError("chess_eval/games plays one epoch: its schedule decides how "
-                              "many games are played (raise max_games or lower target)")
-        n = int(state.sample_id) - 1
-        run.start(activate())
-        job = await take(run.dispatch.handoff, n)
+        n, job = await next_unit(run, state, "raise max_games or lower target")
         if job is None:
             store().set("game", None)
             return state

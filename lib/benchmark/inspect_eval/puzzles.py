@@ -14,23 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task
-from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
-from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS
 from lib.benchmark.core.cli import default_puzzles
 from lib.benchmark.core.turns import GameAborted, Side
 from lib.benchmark.inspect_eval.sample import (
     Driver,
     Handoff,
     RunFailed,
-    activate,
+    adaptive_task,
     mode_args,
+    next_unit,
     request_argv,
-    take,
     work,
 )
 from lib.benchmark.puzzles import cli
@@ -48,7 +45,7 @@ class LinesRun(Driver):
 
     def __init__(self, argv: list[str], samples: int) -> None:
         self.lines: Handoff[Line, LineResult] = Handoff(samples)
-        super().__init__(argv, self.lines)
+        super().__init__("puzzles", argv, self.lines)
         self.endpoint = ""  # the rated model's endpoint (read back, its id is rebuilt)
 
     def drive(self, model: list[str], scratch: Path) -> None:
@@ -85,24 +82,15 @@ def puzzles_task(max_puzzles: int | None, target: float | None, seed: int) -> Ta
     # sample and is not rated.
     samples = 2 * args.max_puzzles
     run = LinesRun(argv, samples)
-    dataset = MemoryDataset([Sample(id=n + 1, input=f"puzzle {n + 1} of the adaptive run")
-                             for n in range(samples)], name="chess_eval puzzles")
-    return Task(dataset=dataset, solver=line_solver(run), scorer=line_scorer(),
-                metrics=[puzzles_metrics(argv)],
-                config=GenerateConfig(temperature=0.0, max_tokens=DEFAULT_MAX_TOKENS),
-                metadata={"chess_eval": "puzzles", "argv": argv})
+    return adaptive_task("puzzles", run, "puzzle line", line_solver(run), line_scorer(),
+                         puzzles_metrics(argv))
 
 
 @solver
 def line_solver(run: LinesRun) -> Solver:
     """Sample n plays the run's n-th line, or none once the run has stopped."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        if state.epoch > 1:
-            raise RunFailed("chess_eval/puzzles plays one epoch: its run decides how many "
-                            "lines are played (raise max_puzzles or lower target)")
-        n = int(state.sample_id) - 1
-        run.start(activate())
-        job = await take(run.lines, n)
+        n, job = await next_unit(run, state, "raise max_puzzles or lower target")
         store().set("line", None)
         if job is None:
             return state

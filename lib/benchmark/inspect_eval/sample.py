@@ -14,11 +14,14 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import anyio
-from inspect_ai.model import get_model
+from inspect_ai import Task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.model._generate_config import active_generate_config
+from inspect_ai.solver import TaskState
 
 from lib.benchmark.core import progress
-from lib.benchmark.core.chat import ChatConfig
+from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS, ChatConfig
 from lib.benchmark.core.inspect_model import ACTIVE, PREFIX, Active, InspectModel
 from lib.errors import ChessEvalError, ConfigError
 
@@ -148,7 +151,8 @@ class Driver:
     it, in its context: the eval's model), handing its units out through a Handoff. When the
     run ends, the samples still waiting get no unit, or its error."""
 
-    def __init__(self, argv: list[str], handoff: Handoff[Any, Any]) -> None:
+    def __init__(self, mode: str, argv: list[str], handoff: Handoff[Any, Any]) -> None:
+        self.mode = mode  # the CLI's command: play, puzzles
         self.argv = argv  # the CLI's options of the run, but --model and --out
         self.handoff = handoff
         self._lock = threading.Lock()
@@ -177,3 +181,26 @@ class Driver:
     def drive(self, model: list[str], scratch: Path) -> None:
         """The run itself, writing its files under `scratch`."""
         raise NotImplementedError
+
+
+def adaptive_task(mode: str, run: Driver, unit: str, solver: Any, scorer: Any,
+                  metric: Any) -> Task:
+    """An adaptive run as a task: a sample for each unit it may play ("UNIT n"), the run's
+    options in the log (for reading it back), the CLI's generation defaults."""
+    dataset = MemoryDataset([Sample(id=n + 1, input=f"{unit} {n + 1}")
+                             for n in range(run.handoff.samples)], name=f"chess_eval {mode}")
+    return Task(dataset=dataset, solver=solver, scorer=scorer, metrics=[metric],
+                config=GenerateConfig(temperature=0.0, max_tokens=DEFAULT_MAX_TOKENS),
+                metadata={"chess_eval": mode, "argv": run.argv})
+
+
+async def next_unit(run: Driver, state: TaskState, bound: str) -> tuple[int, Any]:
+    """This sample's index and the unit the run hands it (None: the run ended first),
+    starting the run with the eval's model. One epoch only: the run decides how many units
+    are played (`bound` says how to have more)."""
+    if state.epoch > 1:
+        raise RunFailed(f"chess_eval/{run.mode} plays one epoch: its run decides how many "
+                        f"are played ({bound})")
+    n = int(state.sample_id) - 1
+    run.start(activate())
+    return n, await take(run.handoff, n)
