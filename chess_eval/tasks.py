@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
-from lib.benchmark.core.cli import ROOT
 from lib.benchmark.inspect_eval.games import games_task
 from lib.benchmark.inspect_eval.puzzles import puzzles_task
 from lib.benchmark.inspect_eval.static import static_task
-from lib.benchmark.inspect_eval.whole import whole_task
-from lib.benchmark.worldmodel import cli as worldmodel_cli
+from lib.benchmark.inspect_eval.worldmodel import worldmodel_task
 
 
 @task
@@ -41,9 +39,7 @@ def puzzles(max_puzzles: int | None = None, target: float | None = None,
 
 
 @task
-def worldmodel(limit: int | None = None, seed: int = 0, out: str | None = None) -> Task:
+def worldmodel(limit: int | None = None, seed: int = 0) -> Task:
     """The world-model tests of `benchmark.py worldmodel` (self-consistency, mirror
-    symmetry, temperature): the world-model score and its parts, one sample for the run."""
-    argv = ["--seed", str(seed), "--questions", str(ROOT / "questions.csv")] + (
-        ["--limit", str(limit)] if limit else [])
-    return whole_task("worldmodel", worldmodel_cli.add_parser, argv, out)
+    symmetry, temperature): the world-model score and its parts, each position one sample."""
+    return worldmodel_task(limit, seed)

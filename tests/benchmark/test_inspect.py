@@ -103,9 +103,11 @@ def test_the_four_tasks_run_by_name_from_outside_the_clone(logs: dict[str, EvalL
     lines = [s for s in logs["puzzles"].samples or []
              if s.scores["line_scorer"].metadata["line"]]
     assert len(lines) == 8 and all(any(e.event == "model" for e in s.events) for s in lines)
-    # The one-sample run holds every request it made.
-    [run] = logs["worldmodel"].samples or []
-    assert sum(e.event == "model" for e in run.events) >= 6 * 6
+    # Each position is a sample with its prompts: the move, its mirror, two temperatures,
+    # prompt A's list (and B's choice when A listed a move).
+    positions = logs["worldmodel"].samples or []
+    assert len(positions) == 6
+    assert all(sum(e.event == "model" for e in s.events) >= 5 for s in positions)
 
 
 def test_the_static_task_gives_the_cli_s_accuracy_and_legal_rate(
@@ -153,7 +155,9 @@ def test_the_tasks_logs_are_ranked_with_the_cli_s_results(
     puzzles = json.loads(next(tmp_path.glob("puzzles__inspect_*.json")).read_text())
     assert puzzles["elo"]["mean"] == metrics(logs["puzzles"])["puzzle_elo"]
     assert puzzles["n"] == 8
-    assert next(tmp_path.glob("worldmodel__inspect_*.json")).exists()
+    worldmodel = json.loads(next(tmp_path.glob("worldmodel__inspect_*.json")).read_text())
+    assert worldmodel["score"]["score"] == metrics(logs["worldmodel"])["world_model_score"]
+    assert worldmodel["positions"] == 6
     # Each log is read back once: a second leaderboard reads nothing again.
     written = {p: p.stat().st_mtime_ns for p in tmp_path.glob("static__*.json")}
     assert benchmark.main(["leaderboard", "--results", str(tmp_path)]) == 0
@@ -289,3 +293,15 @@ def test_a_game_the_provider_breaks_fails_the_games_eval(tmp_path: Path) -> None
     assert log.status == "error" and log.error is not None
     assert "aborted for infrastructure reasons" in log.error.message + log.error.traceback
     assert log.results is None or not metrics(log).get("elo")
+
+
+def test_the_worldmodel_task_gives_the_cli_s_figures(
+        logs: dict[str, EvalLog], served: PlayerServer, tmp_path: Path) -> None:
+    assert benchmark.main(["worldmodel", "--model", PLAYER, "--base-url", served.base_url,
+                           "--limit", "6", "--out", str(tmp_path / "cli")]) == 0
+    cli = json.loads(next((tmp_path / "cli").glob("worldmodel__*.json")).read_text())
+    shutil.copy(logs["worldmodel"].location, tmp_path)
+    assert benchmark.main(["leaderboard", "--results", str(tmp_path)]) == 0
+    inspect = json.loads(next(tmp_path.glob("worldmodel__inspect_*.json")).read_text())
+    for part in ("self_consistency", "symmetry", "temperature", "t0", "score", "hypothesis"):
+        assert inspect[part] == cli[part], part

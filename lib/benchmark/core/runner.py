@@ -11,6 +11,7 @@ infrastructure failures opens the circuit breaker and stops the run.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import logging
@@ -142,7 +143,10 @@ def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache:
         results.put((job, reply, None))
 
     for _ in range(workers):
-        threading.Thread(target=work, daemon=True, name="ask").start()
+        # Each worker runs in a copy of the caller's context: a model asked inside an Inspect
+        # sample records the request in that sample's transcript.
+        threading.Thread(target=contextvars.copy_context().run, args=(work,), daemon=True,
+                         name="ask").start()
     in_a_row = 0
     try:
         for _ in range(len(todo)):

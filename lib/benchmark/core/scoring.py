@@ -61,6 +61,11 @@ class Item:
         """JSON form."""
         return asdict(self)
 
+    @classmethod
+    def stored(cls, data: dict[str, Any]) -> Item:
+        """An item from its JSON form."""
+        return cls(**{**data, "category": Category(data["category"])})
+
 
 def score_item(question: Question, answer: str | None, infra_error: str | None,
                prompt: str | None = None, finish_reason: str | None = None,

@@ -4,9 +4,8 @@ Inspect is ranked with the others (`leaderboard` and `report` read the logs unde
 
 Each log is resumed, not re-scored by other code: the CLI's own run is started with a model
 that answers nothing, over a cache (static) or a games store (games) filled from the log, or
-with the log's lines played back (puzzles), so every answer, game or line comes from the log
-and the files are the ones the CLI writes. A worldmodel log holds the CLI's own result, which
-is written as it is.
+with the log's lines played back (puzzles), or with the log's answers (worldmodel), so every
+answer, game or line comes from the log and the files are the ones the CLI writes.
 """
 
 from __future__ import annotations
@@ -31,13 +30,14 @@ from lib.benchmark.games import cli as games_cli
 from lib.benchmark.inspect_eval.games import play_args
 from lib.benchmark.inspect_eval.puzzles import puzzles_args
 from lib.benchmark.inspect_eval.sample import mode_args
+from lib.benchmark.inspect_eval.worldmodel import answers_of, worldmodel_args
 from lib.benchmark.puzzles import cli as puzzles_cli
 from lib.benchmark.puzzles.line import BadPuzzle, LineResult
 from lib.benchmark.static import cli as static_cli
 from lib.benchmark.static.run import run_static
+from lib.benchmark.worldmodel import cli as worldmodel_cli
 from lib.engine import Engine
 from lib.errors import DataError
-from lib.files import write_json
 from lib.kvstore import JsonStore
 from lib.puzzledb import LinePuzzle
 
@@ -118,7 +118,7 @@ def read_log(path: Path, results: Path) -> list[Path]:
         elif mode == "puzzles":
             _puzzles(eval_log, argv, results, Path(scratch))
         else:
-            _whole(eval_log, results)
+            _worldmodel(eval_log, argv, results, Path(scratch))
     return sorted(p for p in set(results.rglob("*")) - before if p.is_file())
 
 
@@ -210,7 +210,14 @@ def _puzzles(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path) -
     puzzles_cli.puzzles_command(args, player, logged)
 
 
-def _whole(eval_log: EvalLog, results: Path) -> None:
-    """The puzzles or worldmodel run's own result file, as the run wrote it."""
-    meta = _scores(eval_log)[0]
-    write_json(results / meta["file"], meta["result"])
+def _worldmodel(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path) -> None:
+    """The world-model run, its answers the log's samples' (merged as the CLI's run)."""
+    meta = _scores(eval_log)
+    asked = [m["answers"] for m in meta if m.get("answers")]
+    if not asked:
+        raise DataError("the worldmodel log holds no answer")
+    args = worldmodel_args(argv + _model(eval_log, asked[0])
+                           + ["--out", str(results), "--cache", str(scratch / "cache.db")])
+    player = ChatPlayer(chat_config(args, budgeted=False),
+                        model=LoggedModel(asked[0]["endpoint"]))
+    worldmodel_cli.worldmodel_command(args, player, answers_of(meta))

@@ -70,17 +70,12 @@ def static_scorer(questions: str, pgn: bool) -> Scorer:
     return score
 
 
-def item_of(data: dict[str, Any]) -> Item:
-    """An item from its JSON form (the score's metadata, the results file)."""
-    return Item(**{**data, "category": Category(data["category"])})
-
-
 @metric
 def static_metrics(seed: int = 0, bootstrap: int = 1000) -> Metric:
     """accuracy, legal_rate, acpl and best_move_rate, each with its 90% interval (_lo, _hi),
     and n: the product's aggregate over the items in id order, as `benchmark.py run`."""
     def compute(scores: list[SampleScore]) -> Any:
-        items = sorted((item_of(s.score.metadata["item"]) for s in scores
+        items = sorted((Item.stored(s.score.metadata["item"]) for s in scores
                         if s.score.metadata), key=lambda i: i.id)
         figures = aggregate(items, seed, bootstrap)
         out: dict[str, float | None] = {"n": figures["n"]}

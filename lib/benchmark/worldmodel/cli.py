@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS
+from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS, ChatConfig
 from lib.benchmark.core.cli import (
     add_breaker_arg,
     add_chat_args,
@@ -18,12 +18,12 @@ from lib.benchmark.core.cli import (
 )
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.players import Player, is_baseline, make_player
-from lib.benchmark.core.questions import load_questions, select
+from lib.benchmark.core.questions import Question, load_questions, select
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.runner import BREAKER
 from lib.benchmark.worldmodel.prompts import CHOOSE_TEMPLATE, LIST_TEMPLATE, MOVE_TEMPLATE
 from lib.benchmark.worldmodel.result import WorldModelResult
-from lib.benchmark.worldmodel.run import WorldModelConfig, ask_tests, summarise
+from lib.benchmark.worldmodel.run import Answers, WorldModelConfig, ask_tests, summarise
 from lib.benchmark.worldmodel.run import summary as wm_summary
 from lib.benchmark.worldmodel.run import write_run as write_wm
 from lib.cli import (
@@ -89,22 +89,53 @@ def add_parser(commands: Any) -> None:
     p.set_defaults(handler=worldmodel_command)
 
 
-def worldmodel_command(args: argparse.Namespace) -> int:
-    """Ask the three tests, score them, write JSON, report and figure; the exit status."""
+@dataclass
+class WorldModelSetup:
+    """Everything the world-model tests need, built from their options (the CLI's and the
+    Inspect task's)."""
+
+    questions: list[Question]  # the seeded sample of positions
+    config: WorldModelConfig  # how the tests are asked
+    players: dict[float, Player]  # the model at each temperature asked so far
+    base: Player  # at --temperature: the self-consistency and symmetry prompts' player
+    chat: ChatConfig | None  # the model's settings (None: a baseline)
+    shown: dict[str, Any]  # the settings as the result records them
+    digest: str  # the questions file's SHA-256
+    name: str  # the run's file name
+
+    def at(self, t: float) -> Player:
+        """The player at temperature t (a baseline ignores it)."""
+        if t not in self.players:
+            self.players[t] = self.base if self.chat is None else make_player(
+                self.base_spec, replace(self.chat, temperature=t), None, self.config.seed,
+                self.config.concurrency)
+        return self.players[t]
+
+    @property
+    def base_spec(self) -> str:
+        """--model."""
+        return self.chat.model if self.chat is not None else self.base.id
+
+    def close(self) -> None:
+        """Close every player."""
+        for player in {id(p): p for p in self.players.values()}.values():
+            player.close()
+
+
+def worldmodel_config(args: argparse.Namespace, baseline: bool) -> WorldModelConfig:
+    """How the tests are asked, from their options."""
+    return WorldModelConfig(args.temperatures, args.temperature, args.concurrency,
+                            args.breaker, args.seed, cluster_of(args), baseline, args.price)
+
+
+def worldmodel_setup(args: argparse.Namespace, player: Player | None = None) -> WorldModelSetup:
+    """The positions, players and settings that `args` ask for; `player`: the model already
+    made (an Inspect log's, which asks nothing), used at every temperature."""
     questions = select(load_questions(args.questions), "all", [], args.limit, args.seed)
     ensure_writable_dir(args.out, "--out")
     chat = None if is_baseline(args.model) else chat_config(args, budgeted=False)
-    base = make_player(args.model, chat, args.stockfish, args.seed, args.concurrency)
-    players: dict[float, Player] = {args.temperature: base}
-
-    def at(t: float) -> Player:
-        if t not in players:
-            players[t] = base if chat is None else make_player(
-                args.model, replace(chat, temperature=t), None, args.seed, args.concurrency)
-        return players[t]
-    config = WorldModelConfig(args.temperatures, args.temperature, args.concurrency,
-                              args.breaker, args.seed, cluster_of(args), chat is None,
-                              args.price)
+    base = player or make_player(args.model, chat, args.stockfish, args.seed, args.concurrency)
+    config = worldmodel_config(args, chat is None)
     digest = sha256_file(args.questions)
     shown = {"limit": args.limit, "seed": args.seed, "temperatures": list(args.temperatures),
              "temperature": args.temperature,
@@ -113,18 +144,35 @@ def worldmodel_command(args: argparse.Namespace) -> int:
              "templates": [MOVE_TEMPLATE, LIST_TEMPLATE, CHOOSE_TEMPLATE],
              "answered_by": base.answered_by}
     name = run_name(file_name(Kind.WORLDMODEL, model_label(args)), [base.id, shown, digest])
+    players = {args.temperature: base}
+    if player is not None:  # nothing is asked: one player stands for every temperature
+        players.update(dict.fromkeys(args.temperatures, player))
+    return WorldModelSetup(questions, config, players, base, chat, shown, digest, name)
+
+
+def worldmodel_result(args: argparse.Namespace, setup: WorldModelSetup,
+                      answers_: Answers) -> WorldModelResult:
+    """The tests' result from their answers."""
+    return WorldModelResult(
+        model=model_label(args), player=setup.base.id,
+        questions=str(args.questions), questions_sha256=setup.digest,
+        positions=len(setup.questions), settings=setup.shown,
+        **summarise(answers_, setup.config))
+
+
+def worldmodel_command(args: argparse.Namespace, player: Player | None = None,
+                       answers_: Answers | None = None) -> int:
+    """Ask the three tests, score them, write JSON, report and figure; the exit status.
+    `player` and `answers_`: a run read back (an Inspect log's), nothing asked."""
+    setup = worldmodel_setup(args, player)
     cache = JsonStore(args.cache or args.out / "cache.db", "answers")
     try:
-        answers_ = ask_tests(at, questions, cache, config)
+        if answers_ is None:
+            answers_ = ask_tests(setup.at, setup.questions, cache, setup.config)
     finally:
         cache.close()
-        for player in {id(p): p for p in players.values()}.values():
-            player.close()
-    result = WorldModelResult(
-        model=model_label(args), player=base.id,
-        questions=str(args.questions), questions_sha256=digest, positions=len(questions),
-        settings=shown, **summarise(answers_, config))
-    result, paths = write_wm(args.out, name, result)
+        setup.close()
+    result, paths = write_wm(args.out, setup.name, worldmodel_result(args, setup, answers_))
     print(wm_summary(result.as_dict()))
     print("wrote " + ", ".join(str(p) for p in paths))
     if not result.complete:

@@ -4,7 +4,7 @@ the result, report and the figure of illegal answers by type."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -137,6 +137,27 @@ def ask_tests(players: Callable[[float], Player], questions: list[Question], cac
     items = out.original + out.mirror + list(out.chosen.values()) + [
         i for t, items in out.by_temperature.items() if t != config.base for i in items]
     out.infra += sum(i.category == Category.INFRA for i in items)
+    return out
+
+
+def merged(parts: list[Answers]) -> Answers:
+    """Answers asked a few positions at a time (the Inspect task's samples) as one run's, in
+    the order ask_tests gives them (by question id), so every figure is the run's."""
+    def by_id(items: Iterable[Item]) -> list[Item]:
+        return sorted(items, key=lambda i: i.id)
+    out = Answers()
+    out.original = by_id(i for p in parts for i in p.original)
+    out.mirror = by_id(i for p in parts for i in p.mirror)
+    temperatures = parts[0].by_temperature if parts else {}
+    out.by_temperature = {t: by_id(i for p in parts for i in p.by_temperature[t])
+                          for t in temperatures}
+    out.lists = dict(sorted(((k, v) for p in parts for k, v in p.lists.items()),
+                            key=lambda kv: kv[0]))
+    out.chosen = dict(sorted(((k, v) for p in parts for k, v in p.chosen.items()),
+                             key=lambda kv: kv[0]))
+    out.infra = sum(p.infra for p in parts)
+    out.truncated_lists = sum(p.truncated_lists for p in parts)
+    out.replies = [r for p in parts for r in p.replies]
     return out
 
 
