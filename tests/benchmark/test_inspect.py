@@ -293,6 +293,11 @@ def test_a_game_the_provider_breaks_fails_the_games_eval(tmp_path: Path) -> None
     assert log.status == "error" and log.error is not None
     assert "aborted for infrastructure reasons" in log.error.message + log.error.traceback
     assert log.results is None or not metrics(log).get("elo")
+    # The leaderboard leaves such a log out (and tries it again next time).
+    benchmark.main(["leaderboard", "--results", str(tmp_path)])
+    assert not list(tmp_path.glob("play__*.json"))
+    done = tmp_path / ".inspect_logs"
+    assert not done.exists() or path.name not in done.read_text(encoding="utf-8")
 
 
 def test_the_worldmodel_task_gives_the_cli_s_figures(

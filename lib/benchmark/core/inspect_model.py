@@ -161,6 +161,10 @@ class InspectModel:
         start = time.perf_counter()
         try:
             output = self._run(messages, _tools(request), self._config(request, max_tokens))
+        except (_GivenUp, KeyboardInterrupt, SystemExit):
+            # Given up on while in flight: the provider may bill it (counted, not charged).
+            self._budget.settle(amount, None, completed=False)
+            raise
         except BaseException:
             self._budget.release(amount)
             raise
@@ -220,8 +224,8 @@ class InspectModel:
             return future.result(timeout=self._bound() + SLACK_S)
         except FutureTimeout:
             future.cancel()
-            raise InfraError(f"{self.model}: no reply within {self._bound() + SLACK_S:g} s") \
-                from None
+            raise _GivenUp(f"{self.model}: no reply within {self._bound() + SLACK_S:g} s "
+                           "(given up on: the provider may bill it)") from None
         except (KeyboardInterrupt, SystemExit):
             future.cancel()
             raise
@@ -229,6 +233,10 @@ class InspectModel:
         # anthropic's, google's, tenacity's RetryError...): read by their HTTP status.
         except Exception as exc:  # noqa: BLE001
             raise _error(exc, str(self.model)) from None
+
+
+class _GivenUp(InfraError):
+    """A request given up on while in flight (its bound ran out)."""
 
 
 def _error(exc: BaseException, model: str) -> InfraError:

@@ -37,7 +37,7 @@ from lib.benchmark.static import cli as static_cli
 from lib.benchmark.static.run import run_static
 from lib.benchmark.worldmodel import cli as worldmodel_cli
 from lib.engine import Engine
-from lib.errors import DataError
+from lib.errors import ChessEvalError, DataError
 from lib.kvstore import JsonStore
 from lib.puzzledb import LinePuzzle
 
@@ -86,8 +86,11 @@ def read_logs(results: Path) -> list[Path]:
             continue
         try:
             written += read_log(path, results)
-        except DataError as exc:
-            log.warning("leaving out the Inspect log %s", exc)
+        # A log this clone cannot read back (not a chess_eval one, unfinished, or needing
+        # what is not here, such as the engine its ladder was measured with): the others are
+        # still ranked, and a later run tries it again.
+        except ChessEvalError as exc:
+            log.warning("leaving out the Inspect log %s: %s", path.name, exc)
             continue
         with done_file.open("a", encoding="utf-8") as handle:
             handle.write(name + "\n")
@@ -99,15 +102,15 @@ def read_log(path: Path, results: Path) -> list[Path]:
     try:
         eval_log = read_eval_log(str(path))
     except Exception as exc:  # noqa: BLE001 - Inspect's reader raises what its format does
-        raise DataError(f"{path}: not a readable Inspect log ({exc})") from None
+        raise DataError(f"not a readable Inspect log ({exc})") from None
     meta = eval_log.eval.metadata or {}
     mode = meta.get("chess_eval")
     if mode is None:
-        raise DataError(f"{path}: not a chess_eval task's log ({eval_log.eval.task})")
+        raise DataError(f"not a chess_eval task's log ({eval_log.eval.task})")
     if "argv" not in meta:
-        raise DataError(f"{path}: a chess_eval log of an earlier version (no options)")
+        raise DataError("a chess_eval log of an earlier version (no options)")
     if eval_log.status != "success" or not eval_log.samples:
-        raise DataError(f"{path}: the eval did not finish ({eval_log.status})")
+        raise DataError(f"the eval did not finish ({eval_log.status})")
     before = set(results.rglob("*"))
     argv = [_here(a) for a in meta["argv"]]
     with tempfile.TemporaryDirectory(prefix="chess_eval_log_") as scratch:
