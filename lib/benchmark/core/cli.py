@@ -164,11 +164,9 @@ def chat_config(args: argparse.Namespace, slots: int | None = None,
     if args.max_cost is not None and not budgeted:
         raise ConfigError("--max-cost: this mode does not stop on a budget yet (run and play "
                           "do); its cost is still reported")
-    if through_inspect:  # Inspect reads the provider's own key unless --api-key-env names one
-        key, source = key_for(base_url, args.api_key_env, dict(os.environ)) \
-            if args.api_key_env else (None, None)
-    else:
-        key, source = key_for(base_url, args.api_key_env, dict(os.environ))
+    # Inspect reads the provider's own key unless --api-key-env names one.
+    key, source = (None, None) if through_inspect and not args.api_key_env else \
+        key_for(base_url, args.api_key_env, dict(os.environ))
     try:
         extra = parse_extra(args.extra)
     except ValueError as exc:

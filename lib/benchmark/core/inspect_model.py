@@ -62,11 +62,10 @@ def is_inspect(spec: str) -> bool:
 @dataclass(frozen=True)
 class Active:
     """The model of the `inspect eval` running this code: its requests run on the eval's
-    loop, in a sample's context (so each lands in that sample's transcript)."""
+    loop, in the asking thread's context (a sample's, so each lands in its transcript)."""
 
     model: Any  # inspect_ai.model.Model, the eval's --model
     loop: asyncio.AbstractEventLoop  # the eval's event loop
-    context: contextvars.Context  # the sample's context, for requests from other threads
 
 
 # Set by the chess_eval tasks in each sample (and so in the threads it starts through
@@ -80,7 +79,7 @@ def backend(spec: str, config: ChatConfig) -> InspectModel:
     task, else one Inspect makes from the provider's variables."""
     active = ACTIVE.get()
     if active is not None and spec == PREFIX + str(active.model):
-        return InspectModel(active.model, config, active.loop, active.context)
+        return InspectModel(active.model, config, active.loop)
     return InspectModel(load_model(spec, config.base_url or None, config.api_key), config)
 
 
@@ -105,6 +104,14 @@ def load_model(spec: str, base_url: str | None, api_key: str | None) -> Any:
         raise ConfigError(f"--model {spec}: {_line(exc)}") from None
 
 
+def endpoint_of(model: Any) -> str:
+    """An Inspect model's endpoint: its provider and the address it asks (the same provider
+    at two servers is two endpoints)."""
+    provider = str(model).split("/")[0]
+    base_url = getattr(model.api, "base_url", None)
+    return f"inspect:{provider}" + (f"@{canonical_endpoint(base_url)}" if base_url else "")
+
+
 class _Loop:
     """A private event loop on a daemon thread: where requests run outside `inspect eval`."""
 
@@ -127,23 +134,18 @@ class InspectModel:
     the request runs on `loop` (the eval's, or a private one)."""
 
     def __init__(self, model: Any, config: ChatConfig,
-                 loop: asyncio.AbstractEventLoop | None = None,
-                 context: contextvars.Context | None = None) -> None:
+                 loop: asyncio.AbstractEventLoop | None = None) -> None:
         self.model = model
         self.config = config
         self._loop = loop
-        self._context = context
         self._budget = Budget(config.max_cost, config.price)
 
     @property
     def endpoint(self) -> str:
-        """Whose answers these are: Inspect's provider and the address it asks (the same
-        provider at two servers is two endpoints), or --endpoint-id."""
+        """Whose answers these are: `endpoint_of` the model, or --endpoint-id."""
         if self.config.endpoint_id:
             return f"id:{self.config.endpoint_id}"
-        provider = str(self.model).split("/")[0]
-        base_url = getattr(self.model.api, "base_url", None)
-        return f"inspect:{provider}" + (f"@{canonical_endpoint(base_url)}" if base_url else "")
+        return endpoint_of(self.model)
 
     @property
     def budget(self) -> Budget:
@@ -213,12 +215,9 @@ class InspectModel:
     def _run(self, messages: list[Any], tools: list[Any], config: Any) -> Any:
         """Inspect's output for one generation, run on the loop and waited for (bounded)."""
         loop = self._loop or _Loop.get()
-        # The request runs in the caller's context when the caller is in a sample (a game's
-        # sample), else in the context the model was made in (a run's worker threads).
-        context = contextvars.copy_context() if ACTIVE.get() is not None or \
-            self._context is None else self._context.copy()
-        future: Future[Any] = context.run(
-            asyncio.run_coroutine_threadsafe,
+        # The request runs in the asking thread's context (a sample's, inside a task: every
+        # thread that asks there inherits its sample's context), so it lands in its transcript.
+        future: Future[Any] = asyncio.run_coroutine_threadsafe(
             self.model.generate(messages, tools=tools, config=config), loop)
         try:
             return future.result(timeout=self._bound() + SLACK_S)

@@ -21,8 +21,8 @@ from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import TaskState
 
 from lib.benchmark.core import progress
-from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS, ChatConfig
-from lib.benchmark.core.inspect_model import ACTIVE, PREFIX, Active, InspectModel
+from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS
+from lib.benchmark.core.inspect_model import ACTIVE, PREFIX, Active
 from lib.errors import ChessEvalError, ConfigError
 
 T = TypeVar("T")
@@ -57,7 +57,7 @@ def activate() -> list[str]:
     """Make the eval's model the one `--model inspect:<it>` means in this sample (and in the
     threads it starts); the CLI options that ask it as the eval does."""
     model = get_model()
-    ACTIVE.set(Active(model, asyncio.get_running_loop(), contextvars.copy_context()))
+    ACTIVE.set(Active(model, asyncio.get_running_loop()))
     return ["--model", PREFIX + str(model), *request_argv()]
 
 
@@ -68,11 +68,6 @@ def request_argv() -> list[str]:
     argv = [] if config.temperature is None else ["--temperature", repr(config.temperature)]
     return argv + ([] if config.max_tokens is None else ["--max-tokens",
                                                           str(config.max_tokens)])
-
-
-def endpoint() -> str:
-    """The eval's model as the model layer names its endpoint (provider and address)."""
-    return InspectModel(get_model(), ChatConfig(base_url="", model="")).endpoint
 
 
 async def in_thread(fn: Callable[..., T], *args: Any) -> T:

@@ -9,19 +9,19 @@ from typing import Any
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import GenerateConfig
+from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
 from lib.benchmark.core.answers import Category
 from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS
 from lib.benchmark.core.cli import ROOT
-from lib.benchmark.core.inspect_model import FINISH
+from lib.benchmark.core.inspect_model import FINISH, endpoint_of
 from lib.benchmark.core.prompts import TEMPLATES
 from lib.benchmark.core.protocols import PGN_MAX_TOKENS, GameProtocol
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.scoring import Item, aggregate, score_item
-from lib.benchmark.inspect_eval.sample import endpoint, mode_args, request_argv
+from lib.benchmark.inspect_eval.sample import mode_args, request_argv
 from lib.benchmark.static import cli
 from lib.benchmark.static.run import static_questions
 
@@ -65,7 +65,7 @@ def static_scorer(questions: str, pgn: bool) -> Scorer:
         return Score(value={"legal": float(item.category == Category.LEGAL),
                             "accuracy": item.accuracy or 0.0, "best": float(bool(item.best))},
                      answer=item.move, explanation=item.detail,
-                     metadata={"item": item.as_dict(), "endpoint": endpoint(),
+                     metadata={"item": item.as_dict(), "endpoint": endpoint_of(get_model()),
                                "request": request_argv()})
     return score
 
