@@ -190,7 +190,9 @@ class ChatServer:
                                         "completion_tokens_details": {"reasoning_tokens": 3}}
                 if server.price is not None and reply.usage is None:
                     usage = {**usage, "cost": server.price}
-                completion = {"id": "x", "object": "chat.completion", "choices": [choice]}
+                # The fields every OpenAI-compatible server sends (Inspect's client needs them).
+                completion = {"id": "x", "object": "chat.completion", "created": 0,
+                              "model": body.get("model", ""), "choices": [choice]}
                 if not reply.no_usage:
                     completion["usage"] = usage
                 payload = reply.raw if reply.raw is not None else \

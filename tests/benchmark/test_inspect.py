@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -15,13 +16,14 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import chess
 import pytest
 from inspect_ai.log import EvalLog, read_eval_log
 
 import benchmark
 from lib.benchmark.core.server import PlayerServer
-from tests.benchmark.chatserver import ChatServer, Response
-from tests.conftest import ROOT
+from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
+from tests.conftest import ROOT, first_questions
 
 INSPECT = str(Path(sys.executable).parent / "inspect")
 PLAYER = "served/sjeng:depth=1"  # a player the ladder places within a few games
@@ -310,3 +312,40 @@ def test_the_worldmodel_task_gives_the_cli_s_figures(
     inspect = json.loads(next(tmp_path.glob("worldmodel__inspect_*.json")).read_text())
     for part in ("self_consistency", "symmetry", "temperature", "t0", "score", "hypothesis"):
         assert inspect[part] == cli[part], part
+
+
+def test_a_budget_running_out_mid_flight_through_inspect_bills_what_it_charges(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The paths that cost money, through Inspect: 4 requests in flight, answered slowly and
+    out of order, --max-cost running out among them; the provider's own books (0.01 a
+    completed reply) against the ledger's, then a resume that buys no prompt twice."""
+    rng = random.Random(3)
+    USAGE = {"prompt_tokens": 100, "completion_tokens": 0, "total_tokens": 100}  # noqa: N806
+
+    def slow(body: dict) -> Response:
+        fen = FEN_RE.search(body["messages"][-1]["content"] or "")
+        move = "OK" if fen is None else min(m.uci() for m in chess.Board(fen[1]).legal_moves)
+        return Response(move, delay=rng.uniform(0.05, 0.3),
+                        usage=USAGE)
+    questions = first_questions(tmp_path, 40)
+    with ChatServer(lambda fen, n: Response(), on_body=slow, price=0.01,
+                    preflight=Response("OK", usage=USAGE)) as server:
+        for key, value in service(server.base_url).items():
+            monkeypatch.setenv(key, value)
+        # At --price 100,0 a reply of 100 prompt tokens costs 0.01, as the provider bills it.
+        argv = ["--model", "inspect:openai-api/local/m", "--questions", str(questions),
+                "--price", "100,0", "--concurrency", "4", "--bootstrap", "50", "--out",
+                str(tmp_path / "out")]
+        assert benchmark.main([*argv, "--max-cost", "0.1"]) == 3
+        first = (server.billed, server.money)
+        assert benchmark.main(argv) == 0
+        bought = dict(server.bought)
+    books = [json.loads(line) for line in
+             next((tmp_path / "out" / "books").glob("*.jsonl")).read_text().splitlines()]
+    assert books[0]["replies_completed"] == first[0]  # billed = charged
+    assert books[0]["cost"] == pytest.approx(first[1])
+    # Over the budget only by what replies in flight cost beyond their reservations.
+    assert first[1] <= 0.1 + 4 * 0.01 + 1e-9
+    assert max(bought[k] for k in bought if "FEN" in k) == 1  # no prompt bought twice
+    result = json.loads(next((tmp_path / "out").glob("static__*.json")).read_text())
+    assert result["asked"] == 40 and result["complete"]
