@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 ARGS ?=
 
-.PHONY: setup stockfish debian-stockfish engine node families chromium generate test lint bench demo
+.PHONY: setup stockfish debian-stockfish engine node families chromium maia generate test lint bench demo
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -75,6 +75,13 @@ chromium:
 	fi
 
 setup: $(VENV)/.installed stockfish
+
+# The Maia-1 nets (the `maia:net=N` players): downloaded from the Maia authors' repository at a
+# pinned commit into data/maia/ and checked by sha256 (GPL-3: never committed here). With
+# MAIA_NETS=DIR set, the nets are read from DIR instead and nothing is downloaded.
+maia: setup
+	$(PY) -c "import sys; from lib.cli import run_cli; from lib.benchmark.core.maia import \
+	fetch_all; sys.exit(run_cli(lambda: print(*fetch_all(), sep=chr(10))))"
 
 # The product in about three minutes on 2 cores, with no API key and no network: three
 # baselines on questions.csv, a short play of one against the ladder, the leaderboard and the

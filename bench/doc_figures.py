@@ -239,6 +239,74 @@ def laddermap_block(root: Path = ROOT) -> str:
     return "\n".join([*lines, "", *textwrap.wrap(text, 95)])
 
 
+def maia_block(root: Path = ROOT) -> str:
+    """The nine Maia nets' game Elos on the reference ladder, and what the static test makes
+    of them (maia_players.csv)."""
+    from bench.maia_players import read_rows
+
+    lines = ["| net | game Elo (90%) | games (distinct) | static accuracy | human-calibrated "
+             "Elo (static) | game Elo the static fit predicts |", "|---|---|---|---|---|---|"]
+    for r in read_rows(root / "maia_players.csv"):
+        lines.append(f"| maia-{r['net']} | {float(r['game_elo']):.0f} "
+                     f"[{float(r['game_elo_lo']):.0f}, {float(r['game_elo_hi']):.0f}] | "
+                     f"{r['games']} ({r['distinct']}) | {r['accuracy'] or '-'} | "
+                     f"{r['human_text'] or '-'} | {r['predicted_text'] or '-'} |")
+    return "\n".join(lines)
+
+
+def crosswalk_block(root: Path = ROOT) -> str:
+    """The anchors, the band each time control covers, and the four checks."""
+    from bench.maia_players import (
+        band_order,
+        leave_one_anchor_out,
+        read_rows,
+        static_against_bots,
+        static_fit_on_maia,
+    )
+    from lib.benchmark.core.human import load_crosswalks
+
+    walks = load_crosswalks(root)
+    lines = ["| time control | bot (net) | game Elo here (sd) | Lichess rating (sd used) | "
+             "snapshot | band covered |", "|---|---|---|---|---|---|"]
+    for w in walks:
+        for a in w.anchors:
+            lines.append(f"| {w.time_control} | {a.bot} (maia-{a.net}) | {a.reading:.0f} "
+                         f"({a.reading_sd:.0f}) | {a.rating:.0f} ({a.human_sd:.0f}) | {a.date} "
+                         f"| {w.band[0]:.0f}-{w.band[1]:.0f} |")
+    rows = read_rows(root / "maia_players.csv")
+    loo = leave_one_anchor_out(root)
+    lines += ["", "(a) Each anchor left out, its rating predicted from the others:", "",
+              "| time control | left out | rating | predicted (90%) | inside | where |",
+              "|---|---|---|---|---|---|"]
+    for x in loo:
+        if "predicted" not in x:
+            lines.append(f"| {x['time_control']} | - | - | - | - | {x['note']} |")
+            continue
+        lines.append(f"| {x['time_control']} | {x['bot']} | {x['rating']:.0f} | "
+                     f"{x['predicted']:.0f} [{x['lo']:.0f}, {x['hi']:.0f}] | "
+                     f"{'yes' if x['inside'] else 'no'} | {x['note']} |")
+    order = band_order(rows)
+    steps = ", ".join(f"{s['from']}->{s['to']} {s['gap']:+.0f} (z {s['z']:+.1f})"
+                      for s in order["steps"])
+    text = (f"(b) The readings against the nets' training bands: Spearman's rho "
+            f"{order['rho']:.2f} over {len(rows)} nets; steps {steps}; "
+            f"{order['contradictions']} step(s) down beyond 1.645 sd.")
+    lines += ["", *textwrap.wrap(text, 95), "",
+              "(c) The static test's human-calibrated Elo of each anchor net against its "
+              "bot's rating:", "", "| time control | bot | rating | static, human-calibrated "
+              "(90%) | inside |", "|---|---|---|---|---|"]
+    for x in static_against_bots(rows, root):
+        inside = "-" if x["inside"] is None else "yes" if x["inside"] else "no"
+        lines.append(f"| {x['time_control']} | {x['bot']} | {x['rating']:.0f} | "
+                     f"{x['static'] or '-'} | {inside} |")
+    fit = static_fit_on_maia(rows)
+    held = [x for x in fit if x["inside"] is not None]
+    text = (f"(d) The static-to-game fit, learned on engines, on the nets: "
+            f"{sum(x['inside'] for x in held)} of {len(held)} readings inside the interval "
+            "the fit predicts from the static test (table above).")
+    return "\n".join([*lines, "", *textwrap.wrap(text, 95)])
+
+
 def protocol_examples_block() -> str:
     """What a model is sent under each protocol, in one position (after 1. e4 e5 2. Nf3,
     the model playing Black), made by the protocols' own code."""
@@ -293,6 +361,8 @@ def neutrality_block(root: Path = ROOT) -> str:
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "ladder": ("docs/games-and-ladder.md", ladder_block),
     "ladder171": ("docs/games-and-ladder.md", ladder171_block),
+    "maia": ("docs/games-and-ladder.md", maia_block),
+    "crosswalk": ("docs/games-and-ladder.md", crosswalk_block),
     "testset": ("docs/test-set.md", testset_block),
     "validation": ("docs/validation.md", validation_block),
     "familyfit": ("docs/validation.md", familyfit_block),
@@ -308,6 +378,8 @@ FIT_FIGURE = "docs/static_vs_game.png"
 FIT_INPUTS = ("game_elo_fit.json",)
 MAP_FIGURE = "docs/ladder_map.png"
 MAP_INPUTS = ("ladder_map.json",)
+CROSSWALK_FIGURE = "docs/crosswalk.png"
+CROSSWALK_INPUTS = ("maia_players.csv", "lichess_anchors.csv")
 SCREENSHOTS = ("docs/site.png", "docs/report.png")
 # What a screenshot of the demo's site shows is made from these: a change to one changes it.
 DEMO_INPUTS = ("questions.csv", "ladder.csv", "ladder_cov.csv", "game_elo_fit.json",
@@ -377,6 +449,51 @@ def map_figure(path: Path, root: Path = ROOT) -> None:
     ax.set_ylim(0, top)
     ax.set_xlabel("game Elo on ladder.csv (Stockfish 15.1)")
     ax.set_ylabel("game Elo on the reference ladder (Stockfish 17.1)")
+    ax.legend(fontsize=8, loc="upper left")
+    save_figure(fig, path)
+
+
+def crosswalk_figure(path: Path, root: Path = ROOT) -> None:
+    """docs/crosswalk.png: the anchors' readings against their bots' ratings per time control
+    with their errors, the line each draw fits (median and 90% band) over the band the anchors
+    cover, and the nine nets' readings along the game Elo axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bench.maia_players import read_rows
+    from lib.benchmark.core.human import load_crosswalks
+    from lib.figures import save_figure
+
+    walks = load_crosswalks(root)
+    if not walks:
+        raise SystemExit("maia_players.csv / lichess_anchors.csv: no crosswalk to draw")
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    for i, w in enumerate(walks):
+        color = plt.get_cmap("tab10")(i)
+        low, high = w.band
+        xs = np.linspace(low, high, 25)
+        bands = np.array([w.predict(float(x), 0.0) for x in xs])
+        ax.plot(xs, bands[:, 0], color=color, lw=1)
+        ax.fill_between(xs, bands[:, 1], bands[:, 2], color=color, alpha=0.15)
+        ax.errorbar([a.reading for a in w.anchors], [a.rating for a in w.anchors],
+                    xerr=[btd.Z90 * a.reading_sd for a in w.anchors],
+                    yerr=[btd.Z90 * a.human_sd for a in w.anchors], fmt="o", ms=4,
+                    capsize=2, color=color, label=f"{w.time_control} ({w.snapshot})")
+        for a in w.anchors:
+            ax.annotate(a.bot, (a.reading, a.rating), textcoords="offset points",
+                        xytext=(4, -10), fontsize=7, color=color)
+    low = min(w.band[0] for w in walks)
+    high = max(w.band[1] for w in walks)
+    ax.axvspan(low, high, color="grey", alpha=0.08, label="band covered")
+    bottom = ax.get_ylim()[0]
+    for r in read_rows(root / "maia_players.csv"):
+        ax.plot(float(r["game_elo"]), bottom, "|", color="black", ms=10)
+        ax.annotate(r["net"], (float(r["game_elo"]), bottom), textcoords="offset points",
+                    xytext=(0, 8), fontsize=6, ha="center", rotation=90)
+    ax.set_xlabel("game Elo, reference ladder (Stockfish 17.1)")
+    ax.set_ylabel("Lichess rating of the bot running the net")
     ax.legend(fontsize=8, loc="upper left")
     save_figure(fig, path)
 
@@ -479,8 +596,10 @@ def write_images(take_screenshots: bool, take_inspect: bool = False,
     commit = revision()  # before any image is written: the code that makes them
     fit_figure(root / FIT_FIGURE, root)
     map_figure(root / MAP_FIGURE, root)
-    written = [FIT_FIGURE, MAP_FIGURE]
-    for name, inputs in ((FIT_FIGURE, FIT_INPUTS), (MAP_FIGURE, MAP_INPUTS)):
+    crosswalk_figure(root / CROSSWALK_FIGURE, root)
+    written = [FIT_FIGURE, MAP_FIGURE, CROSSWALK_FIGURE]
+    for name, inputs in ((FIT_FIGURE, FIT_INPUTS), (MAP_FIGURE, MAP_INPUTS),
+                         (CROSSWALK_FIGURE, CROSSWALK_INPUTS)):
         records[name] = image_record("python -m bench.doc_figures", inputs, root / name,
                                      records.get(name), commit, root)
     if take_screenshots:
@@ -525,7 +644,8 @@ def stale_images(root: Path = ROOT) -> list[str]:
             stale.append(f"{name}: made from an earlier {', '.join(changed)}; run "
                          f"{rec['command']}")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, draw in ((FIT_FIGURE, fit_figure), (MAP_FIGURE, map_figure)):
+        for name, draw in ((FIT_FIGURE, fit_figure), (MAP_FIGURE, map_figure),
+                           (CROSSWALK_FIGURE, crosswalk_figure)):
             fresh = Path(tmp) / "figure.png"
             draw(fresh, root)
             if (root / name).is_file() and fresh.read_bytes() != (root / name).read_bytes():

@@ -41,6 +41,10 @@ os.environ.setdefault("SOURCE_DATE_EPOCH", "1764028800")
 with contextlib.suppress(EngineNotFoundError):  # the tests that need an engine say so
     os.environ.setdefault("STOCKFISH_PATH", find_stockfish(None))
 
+# The Maia-1 nets: the shared folder that holds them (no download from the tests).
+MAIA = ROOT.parent / "shared" / "data" / "maia"
+os.environ.setdefault("MAIA_NETS", str(MAIA))
+
 DATA = ROOT.parent / "shared" / "data" / "lichess"
 GAMES = DATA / "games"
 PUZZLES = DATA / "puzzles"

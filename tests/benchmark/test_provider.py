@@ -162,6 +162,39 @@ def test_max_cost_reserves_before_sending_and_keeps_what_it_bought(questions: Pa
     assert done["asked"] == 40 and done["complete"]
 
 
+def test_usage_that_stops_under_max_cost_keeps_every_reply_it_bought(
+        questions: Path, tmp_path: Path) -> None:
+    """The provider stops reporting usage after its 6th reply, 4 in flight, --max-cost 5: the
+    run stops (exit 3) and every reply the provider billed is in the result and the cache,
+    so the rerun (usage back) buys no prompt twice."""
+    rng = random.Random(3)
+    replies = [0]
+    lock = __import__("threading").Lock()
+
+    def fading(body: dict) -> Response:
+        legal = _legal(body)
+        with lock:
+            replies[0] += 1
+            late = replies[0] > 6
+        return Response(legal.text, delay=rng.uniform(0.05, 0.3), no_usage=late)
+    with ChatServer(lambda fen, n: Response(), on_body=fading, preflight=Response("OK"),
+                    price=PRICE) as server:
+        argv = _argv(server.base_url, questions, tmp_path, "--limit", "20",
+                     "--concurrency", "4")
+        assert benchmark.main([*argv, "--max-cost", "5"]) == 3
+        first = _result(tmp_path)
+        billed = server.billed
+        replies[0] = -1000  # usage is reported again
+        assert benchmark.main(argv) == 0
+        bought = server.bought
+    assert first["stopped"].startswith("--max-cost needs each answer's cost")
+    assert billed > 7  # replies completed after the first without usage
+    assert _books(tmp_path, 0)["replies_completed"] == billed
+    assert _books(tmp_path, 0)["cost_unknown_replies"] == billed - 7  # 6 and the preflight
+    assert max(bought[k] for k in bought if "FEN" in k) == 1  # nothing bought twice
+    assert _result(tmp_path)["asked"] == 20
+
+
 def test_max_cost_with_a_price_reserves_max_tokens(questions: Path, tmp_path: Path) -> None:
     """--price: a request reserves its prompt and max_tokens at that price, so a budget that
     covers the reservations of two requests never lets a third start."""

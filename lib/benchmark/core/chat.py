@@ -47,6 +47,7 @@ from urllib3.util import Retry
 
 from lib.benchmark.core.cost import Budget, Price
 from lib.benchmark.core.model import (
+    UNPRICED,
     BudgetSpent,
     ContextTooLong,
     FatalInfraError,
@@ -408,6 +409,8 @@ class OpenAIModel:
     def _attempt(self, body: dict[str, Any], start: float, attempt: int) -> Reply:
         """One request; a completed reply is charged here, readable or not."""
         url = self.url_of(body)
+        if self._budget.unpriced:  # the reply that showed it was returned, and cached
+            raise FatalInfraError(UNPRICED)
         amount = self._budget.estimate(len(json.dumps(body)), int(body["max_tokens"]))
         if not self._budget.reserve(amount):
             raise BudgetSpent(self._budget.note())
@@ -438,9 +441,6 @@ class OpenAIModel:
                 from None
         cost = self._budget.cost_of(reply.cost, reply.prompt_tokens, reply.completion_tokens)
         self._budget.settle(amount, cost, completed=True, latency_s=reply.latency_s)
-        if cost is None and self._budget.limit is not None:
-            raise FatalInfraError("--max-cost needs each answer's cost: the server reported "
-                                  "no cost and no tokens to price (or give --price IN,OUT)")
         return reply
 
     def _problem(self, response: requests.Response, body: dict[str, Any],

@@ -161,6 +161,9 @@ class Budget:
         self.dearest = 0.0  # the dearest reply so far: a request's price when none is given
         self.books = Books()
         self.refused = False  # a request found no room: the run stops on budget
+        # A reply came with no cost and no tokens to price under --max-cost: it is charged at
+        # its reservation and kept (cached by its caller); no request is sent after it.
+        self.unpriced = False
         self._lock = threading.Lock()
 
     @property
@@ -202,6 +205,7 @@ class Budget:
             self.books.latency_s += latency_s
             if cost is None:
                 self.books.unknown_cost += 1
+                self.unpriced = self.limit is not None
                 cost = amount
             self.spent += cost
             self.books.cost += cost

@@ -36,6 +36,7 @@ from lib.benchmark.core.chat import (
 )
 from lib.benchmark.core.cost import Budget
 from lib.benchmark.core.model import (
+    UNPRICED,
     BudgetSpent,
     ContextTooLong,
     FatalInfraError,
@@ -156,6 +157,8 @@ class InspectModel:
         """The model's reply through Inspect; our errors for its failures."""
         messages = _messages(request, self.config.system)
         max_tokens = request.max_tokens or self.config.max_tokens
+        if self._budget.unpriced:  # the reply that showed it was returned, and cached
+            raise FatalInfraError(UNPRICED)
         amount = self._budget.estimate(len(json.dumps(list(request.messages)))
                                        + len(request.prompt or ""), max_tokens)
         if not self._budget.reserve(amount):
@@ -177,9 +180,6 @@ class InspectModel:
             raise
         cost = self._budget.cost_of(reply.cost, reply.prompt_tokens, reply.completion_tokens)
         self._budget.settle(amount, cost, completed=True, latency_s=reply.latency_s)
-        if cost is None and self._budget.limit is not None:
-            raise FatalInfraError("--max-cost needs each answer's cost: Inspect reported no "
-                                  "cost and no tokens to price (give --price IN,OUT)")
         return reply
 
     def preflight(self) -> Reply:

@@ -34,6 +34,11 @@ class FatalInfraError(InfraError):
     parameter the server does not support)."""
 
 
+# Why a run under --max-cost stops once a reply came without a cost: the budget cannot be kept.
+UNPRICED = ("--max-cost needs each answer's cost: the server reported no cost and no tokens "
+            "to price (give --price IN,OUT)")
+
+
 class BudgetSpent(InfraError):
     """--max-cost is spent (or reserved by requests in flight): no request is sent."""
 

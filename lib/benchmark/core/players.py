@@ -21,6 +21,7 @@ import chess.engine
 from lib.benchmark.core.chat import ChatConfig, OpenAIModel
 from lib.benchmark.core.cost import Budget
 from lib.benchmark.core.inspect_model import backend, is_inspect
+from lib.benchmark.core.maia import NETS, SHA256, best_move, load_net, net_path
 from lib.benchmark.core.model import Model, Reply, Request
 from lib.benchmark.core.questions import Question
 from lib.engine import (
@@ -322,6 +323,31 @@ class MixPlayer:
         self.engine.close()
 
 
+class MaiaPlayer:
+    """A Maia-1 net at one node: the policy's most likely legal move given the game so far
+    (its last eight positions), so every move is a pure function of the game and replays."""
+
+    # The input encoding and move choice (core.maia): a change that can move a move bumps it.
+    VERSION = 1
+
+    def __init__(self, net: int) -> None:
+        net_path(net)  # present and unaltered, downloaded on first use: checked up front
+        self.net = net
+        self.max_concurrency: int | None = None
+        self.answered_by = f"maia-{net}@{SHA256[net][:12]}"
+        self.id = f"maia:net={net}@{self.answered_by}/v{self.VERSION}"
+
+    def answer(self, question: Question, prompt: str) -> Reply:
+        """The net's move in the question's position (with the game's moves when known)."""
+        return Reply(text=best_move(load_net(self.net), question.board()).uci())
+
+    def preflight(self) -> None:
+        load_net(self.net)  # a file that does not parse fails here, before the first move
+
+    def close(self) -> None:
+        pass
+
+
 class ChatPlayer:
     """A model behind the model layer (an OpenAI-compatible endpoint by default): every
     protocol asks it through `generate`."""
@@ -454,7 +480,7 @@ def _options(spec: str) -> tuple[str, dict[str, int]]:
     return name, options
 
 
-BASELINES = ("random", "stockfish", "mix", "softmax", *FAMILIES)
+BASELINES = ("random", "stockfish", "mix", "softmax", "maia", *FAMILIES)
 BASELINE_SPECS = (  # what --model accepts besides a model, as every subcommand's help says
     "'random' (a uniformly random legal move); 'stockfish' (full strength, "
     f"{STOCKFISH_NODES:,} nodes a move); 'stockfish:nodes=N'; 'stockfish:elo=N' or "
@@ -463,7 +489,9 @@ BASELINE_SPECS = (  # what --model accepts besides a model, as every subcommand'
     "random move with probability P%%, else Stockfish at N nodes: the ladder's mix rungs); test "
     "players unlike the rungs: 'softmax:temp=T,nodes=N' (one of Stockfish's 5 best moves at N "
     "nodes, drawn with weight exp(cp/T)) and 'gnuchess|toga2|glaurung|sjeng:depth=D' (Debian's "
-    "engine of that name at depth D; ',random=P' mixes in random moves)")
+    "engine of that name at depth D; ',random=P' mixes in random moves); human-like players: "
+    f"'maia:net=N' (the Maia-1 net trained on Lichess players rated N to N+99, N one of "
+    f"{NETS[0]}, {NETS[1]}, ..., {NETS[-1]}, at one node)")
 
 
 def is_baseline(spec: str) -> bool:
@@ -498,6 +526,11 @@ def make_player(spec: str, chat: ChatConfig | None, stockfish: str | None, seed:
         return _softmax(spec, options, stockfish, seed, workers)
     if name in FAMILIES:
         return _family(spec, name, options, seed, workers)
+    if name == "maia":
+        if set(options) != {"net"}:
+            raise PlayerError(f"bad {spec!r}: expected maia:net=N with N one of "
+                              f"{', '.join(map(str, NETS))}")
+        return MaiaPlayer(options["net"])
     if chat is None:
         raise PlayerError(f"{spec!r} is not a baseline player and no endpoint is configured")
     if is_inspect(spec):  # asked through Inspect's model API, with its provider's variables

@@ -50,12 +50,14 @@ NO_MOVES_RE = re.compile(r"No moves have been played yet from (?:the initial pos
                          r"(?:start )?position (\S+ [wb] \S+ \S+ \d+ \d+))\.")
 
 
-def question_from(fen: str) -> Question:
-    """A question holding only a FEN, as the server knows it (its id is the FEN, so a mixed
-    player's coin is seeded per position)."""
+def question_from(board: chess.Board) -> Question:
+    """The position the request describes, with the moves that led to it where the request
+    lists them (its id is the FEN, so a mixed player's coin is seeded per position)."""
+    fen = board.fen()
     return Question(id=fen, fen=fen, expected={}, source=SERVED, elo_bucket="", phase="",
                     type="", color="", history="", played_move="", played_elo=None,
-                    rating=None, solution="", themes="", private=False)
+                    rating=None, solution="", themes="", private=False,
+                    chess960=board.chess960, position=board)
 
 
 @dataclass
@@ -73,7 +75,7 @@ class Served:
 
     def move(self, board: chess.Board) -> str:
         """The player's reply text (UCI) to the position."""
-        question = question_from(board.fen())
+        question = question_from(board)
         if not isinstance(self.player, EnginePlayer):
             return self.player.answer(question, "").text
         engine = self.engines.get()
@@ -240,11 +242,24 @@ def _completion(model: str, prompt: str, text: str) -> dict[str, Any]:
 def _board(prompt: str, blindspot: bool, chess960: bool = False) -> chess.Board | None:
     """The position a chat prompt describes: its FEN, else its move list; None for neither."""
     found = FEN_RE.search(prompt)
-    if found:
-        return chess.Board(found.group(1), chess960=chess960)
     moves = MOVES_RE.search(prompt) or NO_MOVES_RE.search(prompt)
+    if found:
+        board = chess.Board(found.group(1), chess960=chess960)
+        # The moves that led to it, where the prompt lists them: a player that reads the
+        # game's history (Maia, an engine's repetitions) sees what it would see in-process.
+        try:
+            played = _moves_board(moves, False, chess960) if moves else None
+        except ChessEvalError:
+            played = None
+        return played if played is not None and played.fen() == board.fen() else board
     if moves is None:
         return None
+    return _moves_board(moves, blindspot, chess960)
+
+
+def _moves_board(moves: re.Match[str], blindspot: bool, chess960: bool) -> chess.Board:
+    """The position at the end of a prompt's move list; ChessEvalError where it does not
+    parse."""
     fen = moves.group(1)
     movetext = moves.group(2) if moves.re is MOVES_RE else ""
     if blindspot:  # loses track: the last move of the list never reached its board

@@ -17,6 +17,7 @@ from lib.benchmark.core.bootstrap import percentile_interval, resample
 from lib.benchmark.core.cost import Price
 from lib.benchmark.core.elo import INTERVAL, LEVEL
 from lib.benchmark.core.header import Kind, write_result
+from lib.benchmark.core.human import committed_block, human_text
 from lib.benchmark.core.scoring import truncation_hint
 from lib.benchmark.core.turns import Condition
 from lib.benchmark.games.figures import figures
@@ -263,6 +264,7 @@ def markdown(result: dict[str, Any]) -> str:
             verdict = "significant" if cmp["significant"] else "not significant"
             lines.append(f"- {cmp['a']} - {cmp['b']}: {cmp['gap']:+d} Elo "
                          f"[{cmp['lo']}, {cmp['hi']}], {verdict}")
+    lines += human_markdown(result.get("human"))
     tax = result["taxonomy"]
     rate = tax["illegal_rate"]
     lines += ["", f"Answers: {tax['attempts']} attempts, {tax['legal']} legal; illegal: "
@@ -285,6 +287,22 @@ def markdown(result: dict[str, Any]) -> str:
             lines.append(f"- forfeit in {f['game']}: {f['reason']}")
         lines.append("")
     return "\n".join(lines)
+
+
+def human_markdown(block: dict[str, Any] | None) -> list[str]:
+    """The standard game Elo on Lichess's scale: a table per time control, or nothing."""
+    if not block:
+        return []
+    scale = "" if block["scale"] == "reference" else f" ({block['scale']})"
+    lines = ["", f"What it means to a chess player{scale}: the Maia nets that play on Lichess "
+             "as bots anchor the reference scale to their ratings, only inside the band they "
+             "cover (docs/games-and-ladder.md).", "",
+             "| time control | Lichess | band covered (game Elo) | anchors | snapshot |",
+             "|---|---|---|---|---|"]
+    for tc in block["time_controls"]:
+        lines.append(f"| {tc['time_control']} | {tc['text']} | {tc['band'][0]}-{tc['band'][1]} "
+                     f"| {', '.join(tc['anchors'])} | {tc['snapshot']} |")
+    return lines
 
 
 def _num(x: float | None) -> str:
@@ -316,7 +334,9 @@ def session_result(model: str, player_id: str, settings: dict[str, Any], session
         complete=not any(c["aborted"] for c in conditions.values()) and not session.stopped,
         conditions=conditions, comparisons=compare(conditions), taxonomy=taxonomy(session),
         acpl=acpl(session), usage=usage(session, price), questions_sha256=questions_sha256,
-        protocol=settings.get("protocol", "fen"), stopped=session.stopped)
+        protocol=settings.get("protocol", "fen"), stopped=session.stopped,
+        human=committed_block(conditions[Condition.STANDARD]["elo"], ladder.engine)
+        if Condition.STANDARD in conditions else None)
 
 
 def session_summary(result: dict[str, Any]) -> str:
@@ -341,6 +361,8 @@ def session_summary(result: dict[str, Any]) -> str:
         f"{c} {tax.get(c, 0)}" for c in FAILED_ANSWERS))
     if result["usage"].get("requests"):
         lines.append(f"  cost: {cost.text(result['usage'])}")
+    if human := human_text(result.get("human")):
+        lines.append(f"  human scale: {human}")
     if result.get("stopped"):
         lines.append(f"  {result['stopped']}")
     hint = truncation_hint(tax[Category.TRUNCATED], tax["attempts"], None)

@@ -29,6 +29,9 @@ class GamesResult:
     questions_sha256: str | None  # the questions file of mid-game starts (None: no midgame)
     protocol: str = "fen"  # how the model was asked (core.protocols)
     stopped: str | None = None  # why the run stopped before its stop rule (--max-cost)
+    # The standard game Elo on Lichess's scale per time control, where the crosswalk's anchors
+    # place it (core.human); None on a ladder outside the reference scale or with no anchors.
+    human: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""

@@ -26,6 +26,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
 from lib.benchmark.core.cli import ROOT
+from lib.benchmark.core.human import committed_block
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition
 from lib.benchmark.games import cli
 from lib.benchmark.games.game import WHITE_SCORE, GameRecord, pgn
@@ -198,7 +199,9 @@ def games_of(scores: list[SampleScore], condition: str) -> list[Game]:
 @metric
 def games_metrics(argv: list[str]) -> Metric:
     """elo, elo_lo, elo_hi (90%, the ladder's error included), games and forfeits by reason:
-    `play`'s own estimate of the games in the scores."""
+    `play`'s own estimate of the games in the scores; lichess_TC, _lo, _hi per time control
+    where the Maia anchors place it (inside their band: a value and interval; below or above
+    it: only the bound, the nearest anchor's rating; elsewhere none)."""
     def compute(scores: list[SampleScore]) -> Any:
         args = play_args(argv + ["--model", "inspect:eval"])
         ladder = load_ladder(Path(args.ladder))
@@ -211,5 +214,9 @@ def games_metrics(argv: list[str]) -> Metric:
         reasons = Counter(re.sub(r"\W+", "_", f["reason"]).strip("_")
                           for f in report["forfeits"])
         out.update({f"forfeits_{reason}": n for reason, n in sorted(reasons.items())})
+        human = committed_block(elo, ladder.engine) or {"time_controls": []}
+        for tc in human["time_controls"]:
+            name = f"lichess_{tc['time_control']}"
+            out |= {name: tc["value"], f"{name}_lo": tc["lo"], f"{name}_hi": tc["hi"]}
         return out
     return compute

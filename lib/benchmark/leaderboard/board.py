@@ -27,6 +27,13 @@ import numpy as np
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
 from lib.benchmark.core.elo import LEVEL, Z
 from lib.benchmark.core.header import Kind, read_result
+from lib.benchmark.core.human import (
+    Crosswalk,
+    TimeControl,
+    human_block,
+    human_text,
+    load_crosswalks,
+)
 from lib.benchmark.core.ladder_map import MAP_FILE, REFERENCE_ENGINE, LadderMap, load_map
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.results import elo_text, load_results, result_files
@@ -40,7 +47,8 @@ from lib.files import atomic_write, sha256_file
 log = logging.getLogger(__name__)
 
 # The committed map from Stockfish 15.1's ladder to the reference ladder.
-MAP_PATH = Path(__file__).resolve().parents[3] / MAP_FILE
+ROOT = Path(__file__).resolve().parents[3]  # the committed map, anchors and readings
+MAP_PATH = ROOT / MAP_FILE
 DAGGER_N = 30  # lichess-bench: fewer observations than this are low confidence ...
 DAGGER_HALF_95 = 100.0  # ... and so is a 95% interval wider than +-this
 Z95 = 1.959964
@@ -65,6 +73,8 @@ class Entry:
     protocol: str = "fen"  # how the model was asked (a model's protocols side by side)
     converted: bool = False  # a game Elo read on another ladder, shown through the map
     cost: float | None = None  # what the run cost (a play run: per game)
+    # A game Elo on Lichess's scale per time control, where the anchors place it (core.human).
+    human: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -249,9 +259,11 @@ def _read_as_table(data: dict[str, Any]) -> None:
 
 
 def game_entries(results: list[dict[str, Any]], digest: str,
-                 ladder_map: LadderMap | None = None) -> list[Entry]:
+                 ladder_map: LadderMap | None = None,
+                 crosswalks: list[Crosswalk] | None = None) -> list[Entry]:
     """One entry per complete condition of every play run (mid-game starts only on the same
-    questions file); a run the map converts, on the reference scale."""
+    questions file); a run the map converts, on the reference scale; with `crosswalks`, its
+    place on Lichess's scale as a last cell (blitz) and in `human` (every time control)."""
     out = []
     for r in results:
         for name, c in r["conditions"].items():
@@ -278,11 +290,24 @@ def game_entries(results: list[dict[str, Any]], digest: str,
                 # shared part, so its draws are independent of the other runs'.
                 elo, part = ladder_map.convert_elo(elo), None
                 label = f"{label}; converted from {ladder_map.source}"
-            out.append(Entry(r["model"], label, elo, c["games"],
-                             (str(c["games"]), f"{c['w']}/{c['d']}/{c['l']}",
-                              money(per_game.get("cost"))), part, protocol=protocol,
-                             converted=converted, cost=per_game.get("cost")))
+            cells: tuple[str, ...] = (str(c["games"]), f"{c['w']}/{c['d']}/{c['l']}",
+                                      money(per_game.get("cost")))
+            block = None if crosswalks is None else human_block(
+                elo, REFERENCE_ENGINE, crosswalks, None)
+            if crosswalks is not None:
+                cells += (_blitz(block),)
+            out.append(Entry(r["model"], label, elo, c["games"], cells, part,
+                             protocol=protocol, converted=converted,
+                             cost=per_game.get("cost"), human=block))
     return out
+
+
+def _blitz(block: dict[str, Any] | None) -> str:
+    """The blitz placement, short: '~1,450 [1,350, 1,560]', 'below maia-1100's level
+    (~1,417)', or '-' where there is none."""
+    found = [tc for tc in (block or {}).get("time_controls", [])
+             if tc["time_control"] == TimeControl.BLITZ]
+    return found[0]["text"].replace("Lichess blitz ", "") if found else "-"
 
 
 def puzzle_entries(results: list[dict[str, Any]], digest: str) -> list[Entry]:
@@ -406,7 +431,7 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
     conv = load_map(MAP_PATH)
     tables = {
         "games": game_entries([r for r in games if not apart(r, primary, conv)], digest,
-                              conv),
+                              conv, load_crosswalks(ROOT)),
         EARLIER: [replace(e, label=f"{e.label}; {apart(r, primary, conv)}")
                   for r in games if apart(r, primary, conv)
                   for e in game_entries([r], digest)],
@@ -422,7 +447,7 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
 
 
 ROW_FIELDS = ("model", "protocol", "scale", "label", "elo", "lo", "hi", "kind", "text",
-              "converted", "games", "cost")
+              "converted", "games", "cost", "human")
 SCALES = {"games": "game Elo, reference ladder (Stockfish 17.1)",
           EARLIER: "game Elo, another ladder (not ranked)",
           "puzzles": "puzzle Elo, whole lines", "human": "human-calibrated Elo",
@@ -441,7 +466,7 @@ def board_rows(board: Board) -> list[dict[str, Any]]:
                          "label": e.label, "elo": e.elo.get("mean"), "lo": e.elo.get("lo"),
                          "hi": e.elo.get("hi"), "kind": e.elo.get("kind"),
                          "text": e.elo.get("text"), "converted": e.converted, "games": e.n,
-                         "cost": e.cost})
+                         "cost": e.cost, "human": human_text(e.human)})
     return rows
 
 
@@ -496,7 +521,8 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
          "reference scale: the Stockfish 17.1 ladder's; \"converted\": read on Stockfish "
          "15.1's ladder and shown through the measured map, its interval widened by the "
          "map's error)",
-         ["model", "condition (protocol)", "games", "W/D/L", "cost per game"]),
+         ["model", "condition (protocol)", "games", "W/D/L", "cost per game",
+          "Lichess blitz"]),
         (EARLIER, "Game Elo on an earlier ladder (another zero) or another engine's ladder "
          "that no measured map converts (its scale is not the one above: "
          "docs/games-and-ladder.md, one reference scale): not comparable with the game "

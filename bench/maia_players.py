@@ -1,0 +1,298 @@
+"""Maia-1 nets rated on the ladders, through the path a language model takes.
+
+Each of the nine nets (`maia:net=1100` ... `maia:net=1900`) is served by `benchmark.py serve`
+as the model 'served/maia:net=N' on 127.0.0.1 and rated by `benchmark.py play` (and, with
+--static, run through the static test), exactly as the validation players are. Runs resume
+through their caches. `table` gathers the readings into the committed table and `games` the
+games they rest on.
+
+    python -m bench.maia_players run                     # the reference ladder
+    python -m bench.maia_players run --ladder ladder.csv --stockfish /usr/games/stockfish
+    python -m bench.maia_players static                  # the static test (all questions)
+    python -m bench.maia_players table                   # maia_players.csv
+    python -m bench.maia_players games                   # maia_games.csv.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import io
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import chess.pgn
+from scipy import stats
+
+import benchmark
+from bench.validation_players import (
+    Player,
+    game_columns,
+    latest,
+    run_player,
+    serving,
+)
+from lib.benchmark.core.header import Kind, file_name
+from lib.benchmark.core.human import Crosswalk, load_crosswalks
+from lib.benchmark.core.maia import NETS
+from lib.benchmark.core.results import slug
+from lib.benchmark.core.server import SERVED
+from lib.cli import run_cli
+from lib.files import atomic_write
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "results" / "maia"
+REFERENCE = ROOT / "ladder@stockfish-17.1.csv"  # the reference ladder (Stockfish 17.1)
+DATA = ROOT / "maia_players.csv"
+GAMES = ROOT / "maia_games.csv.gz"
+# Games per net and ladder. The reference ladder's rungs near the nets' strength (2,100-2,400)
+# are known to about +-32 Elo (one sd); a reading from n games has an sd of about 420/sqrt(n)
+# Elo there, so 200 games bring the reading's error to the ladder's own (42 in all, against a
+# floor of 32 that no number of games passes): more games would buy little.
+MAX_GAMES = 200
+FIELDS = ("player", "net", "ladder", "game_elo", "game_elo_lo", "game_elo_hi", "game_elo_sd",
+          "games", "distinct", "accuracy", "human_elo", "human_lo", "human_hi", "human_text",
+          "predicted_elo", "predicted_lo", "predicted_hi", "predicted_text")
+
+
+def spec(net: int) -> str:
+    """The baseline spec of a net."""
+    return f"maia:net={net}"
+
+
+def run_command(args: argparse.Namespace) -> None:
+    """Rate the nets (resumable), a share of them with --shard."""
+    ladder = args.ladder or REFERENCE
+    out = args.out / ladder.stem
+    nets = args.nets[args.shard[0]::args.shard[1]]
+    with serving(args.stockfish) as server:
+        for n, net in enumerate(nets, start=1):
+            print(f"[{n}/{len(nets)}] {spec(net)} on {ladder.name}", flush=True)
+            run_player(Player(spec(net), "maia"), server.base_url, ladder, args.stockfish,
+                       out, static=False, max_games=args.max_games, target=1.0)
+
+
+def static_command(args: argparse.Namespace) -> None:
+    """Run the nets through the static test (every question), served as a model is."""
+    out = args.out / REFERENCE.stem  # the static test does not depend on the ladder
+    with serving(None) as server:
+        for net in args.nets:
+            model = f"{SERVED}/{spec(net)}"
+            status = benchmark.main(["--model", model, "--base-url", server.base_url,
+                                     "--endpoint-id", SERVED, "--out", str(out),
+                                     "--bootstrap", "300"])
+            if status != 0:
+                raise SystemExit(f"static run of {model} ended with status {status}")
+
+
+def table_rows(out: Path) -> list[dict[str, Any]]:
+    """One row per net and ladder rated in `out`."""
+    found = []
+    for ladder_dir in sorted(d for d in out.iterdir() if d.is_dir()) if out.exists() else []:
+        for net in NETS:
+            try:
+                play = latest(ladder_dir, Kind.PLAY, f"{SERVED}/{spec(net)}__standard")
+            except SystemExit:
+                continue
+            found.append({"player": spec(net), "net": net, "ladder": f"{ladder_dir.name}.csv",
+                          **game_columns(play),
+                          "distinct": play["conditions"]["standard"].get("distinct", ""),
+                          **static_columns_of(out, net)})
+    return found
+
+
+def static_columns_of(out: Path, net: int) -> dict[str, Any]:
+    """A net's static run in `out` (any ladder's folder): its accuracy, its human-calibrated
+    Elo (Lichess game-rating scale) and the game Elo the static fit predicts; none where it
+    has not run."""
+    for ladder_dir in sorted(d for d in out.iterdir() if d.is_dir()):
+        try:
+            static = latest(ladder_dir, Kind.STATIC, f"{SERVED}/{spec(net)}__fen@1__all")
+        except SystemExit:
+            continue
+        row: dict[str, Any] = {"accuracy": round(static["accuracy"], 3)}
+        for name, key in (("human", "human"), ("predicted", "predicted_game")):
+            elo = static["elo"].get(key) or {}
+            row |= {f"{name}_elo": elo.get("mean"), f"{name}_lo": elo.get("lo"),
+                    f"{name}_hi": elo.get("hi"), f"{name}_text": elo.get("text", "")}
+        return row
+    return {}
+
+
+def table_command(args: argparse.Namespace) -> None:
+    """Print the nets' readings; write them as the committed table."""
+    found = table_rows(args.out)
+    if not found:
+        raise SystemExit(f"no Maia play runs in {args.out}: run `run` first")
+    for row in found:
+        print(f"{row['player']:<14} {row['ladder']:<28} {row['game_elo']:7.1f} "
+              f"[{row['game_elo_lo']:.0f}, {row['game_elo_hi']:.0f}] {row['games']} games")
+    with atomic_write(args.write) as handle:
+        writer = csv.DictWriter(handle, fieldnames=FIELDS, lineterminator="\n",
+                                extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(found)
+    print(f"wrote {args.write}")
+
+
+GAME_FIELDS = ("player", "ladder", "round", "white", "black", "result", "start", "moves")
+
+
+def game_rows(out: Path) -> list[dict[str, str]]:
+    """Every game of the nets' play runs in `out`, from each run's PGN."""
+    found = []
+    for row in table_rows(out):
+        ladder_dir = out / row["ladder"].removesuffix(".csv")
+        label = slug(file_name(Kind.PLAY, f"{SERVED}/{spec(row['net'])}__standard"))
+        pgn = sorted(ladder_dir.glob(f"{label}__*.pgn"), key=lambda p: p.stat().st_mtime)
+        if not pgn:
+            continue
+        text = io.StringIO(pgn[-1].read_text())
+        while (game := chess.pgn.read_game(text)) is not None:
+            found.append({"player": row["player"], "ladder": row["ladder"],
+                          "round": game.headers.get("Round", ""),
+                          "white": game.headers.get("White", ""),
+                          "black": game.headers.get("Black", ""),
+                          "result": game.headers.get("Result", ""),
+                          "start": game.headers.get("FEN", chess.STARTING_FEN),
+                          "moves": " ".join(m.uci() for m in game.mainline_moves())})
+    return found
+
+
+def games_command(args: argparse.Namespace) -> None:
+    """Write the games the readings rest on (gzip, fixed mtime: the same games, the same
+    bytes)."""
+    found = game_rows(args.out)
+    if not found:
+        raise SystemExit(f"no Maia games in {args.out}: run `run` first")
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=GAME_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(found)
+    with atomic_write(args.write, "wb") as handle, \
+            gzip.GzipFile(fileobj=handle, mode="wb", mtime=0) as zipped:
+        zipped.write(text.getvalue().encode())
+    print(f"wrote {len(found)} games to {args.write}")
+
+
+def read_rows(path: Path = DATA) -> list[dict[str, str]]:
+    """The committed table's rows on the reference ladder, by net."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["ladder"] == f"{REFERENCE.stem}.csv"]
+    return sorted(rows, key=lambda r: int(r["net"]))
+
+
+def leave_one_anchor_out(root: Path = ROOT) -> list[dict[str, Any]]:
+    """(a) Each anchor's Lichess rating predicted from the other anchors of its time control
+    (a line needs two: a time control with two anchors has nothing to leave out)."""
+    found = []
+    for walk in load_crosswalks(root):
+        if len(walk.anchors) < 3:
+            found.append({"time_control": walk.time_control.value, "bot": "-",
+                          "note": f"{len(walk.anchors)} anchors: none to leave out"})
+            continue
+        for i, anchor in enumerate(walk.anchors):
+            rest = Crosswalk(walk.time_control, walk.anchors[:i] + walk.anchors[i + 1:])
+            mid, lo, hi = rest.predict(anchor.reading, anchor.reading_sd)
+            low, high = rest.band
+            found.append({"time_control": walk.time_control.value, "bot": anchor.bot,
+                          "rating": anchor.rating, "predicted": mid, "lo": lo, "hi": hi,
+                          "inside": lo <= anchor.rating <= hi,
+                          "note": "inside the others' band" if low <= anchor.reading <= high
+                          else "outside the others' band (extrapolated)"})
+    return found
+
+
+def band_order(rows: list[dict[str, str]]) -> dict[str, Any]:
+    """(b) Whether the readings rise with the nets' training bands: Spearman's rho, and each
+    step down from one band to the next with its z (a step down beyond 1.645 sd of the two
+    readings' errors would contradict the order)."""
+    nets = [int(r["net"]) for r in rows]
+    elos = [float(r["game_elo"]) for r in rows]
+    sds = [float(r["game_elo_sd"]) for r in rows]
+    rho = float(stats.spearmanr(nets, elos).statistic) if len(rows) > 2 else float("nan")
+    steps = [{"from": nets[i], "to": nets[i + 1], "gap": elos[i + 1] - elos[i],
+              "z": (elos[i + 1] - elos[i]) / math.hypot(sds[i], sds[i + 1])}
+             for i in range(len(rows) - 1)]
+    return {"rho": rho, "steps": steps,
+            "contradictions": sum(s["z"] < -1.645 for s in steps)}
+
+
+def static_against_bots(rows: list[dict[str, str]], root: Path = ROOT) -> list[dict[str, Any]]:
+    """(c) Each anchor net's human-calibrated Elo (static test) against its bot's rating in
+    each time control: inside the static interval or not."""
+    by_net = {int(r["net"]): r for r in rows}
+    found = []
+    for walk in load_crosswalks(root):
+        for anchor in walk.anchors:
+            row = by_net.get(anchor.net, {})
+            lo, hi = row.get("human_lo") or "", row.get("human_hi") or ""
+            inside = None if "" in (lo, hi) else float(lo) <= anchor.rating <= float(hi)
+            found.append({"time_control": walk.time_control.value, "bot": anchor.bot,
+                          "net": anchor.net, "rating": anchor.rating,
+                          "static": row.get("human_text", ""), "inside": inside})
+    return found
+
+
+def static_fit_on_maia(rows: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """(d) The game Elo the static fit predicts for each net against its reading."""
+    found = []
+    for row in rows:
+        lo, hi = row.get("predicted_lo") or "", row.get("predicted_hi") or ""
+        inside = None if "" in (lo, hi) else float(lo) <= float(row["game_elo"]) <= float(hi)
+        found.append({"net": int(row["net"]), "game_elo": float(row["game_elo"]),
+                      "predicted": row.get("predicted_text", ""), "inside": inside})
+    return found
+
+
+def validate_command(args: argparse.Namespace) -> None:
+    """Print the four checks of the crosswalk and the nets."""
+    rows = read_rows()
+    for name, value in (("(a) leave one anchor out", leave_one_anchor_out()),
+                        ("(b) readings by training band", band_order(rows)),
+                        ("(c) static human-calibrated Elo against the bots",
+                         static_against_bots(rows)),
+                        ("(d) the static fit on Maia", static_fit_on_maia(rows))):
+        print(name)
+        print(json.dumps(value, indent=1, default=str))
+
+
+def main() -> None:
+    """Parse and dispatch."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="rate the nets (resumable)")
+    r.add_argument("--ladder", type=Path, default=None,
+                   help=f"the ladder (default the reference ladder, {REFERENCE.name})")
+    r.add_argument("--stockfish", default=None, help="the rungs' Stockfish")
+    r.add_argument("--nets", type=int, nargs="+", default=list(NETS), choices=NETS)
+    r.add_argument("--max-games", type=int, default=MAX_GAMES,
+                   help=f"games per net (default {MAX_GAMES}: the ladder's own error there)")
+    r.add_argument("--shard", type=lambda t: tuple(map(int, t.split("/"))), default=(0, 1),
+                   help="I/N: every Nth net from the Ith (N processes use N cores)")
+    r.add_argument("--out", type=Path, default=OUT)
+    r.set_defaults(handler=run_command)
+    s = sub.add_parser("static", help="the static test of the nets (resumable)")
+    s.add_argument("--nets", type=int, nargs="+", default=list(NETS), choices=NETS)
+    s.add_argument("--out", type=Path, default=OUT)
+    s.set_defaults(handler=static_command)
+    t = sub.add_parser("table", help=f"the readings as {DATA.name}")
+    t.add_argument("--out", type=Path, default=OUT)
+    t.add_argument("--write", type=Path, default=DATA)
+    t.set_defaults(handler=table_command)
+    v = sub.add_parser("validate", help="the crosswalk's and the nets' checks")
+    v.set_defaults(handler=validate_command)
+    g = sub.add_parser("games", help=f"the games as {GAMES.name}")
+    g.add_argument("--out", type=Path, default=OUT)
+    g.add_argument("--write", type=Path, default=GAMES)
+    g.set_defaults(handler=games_command)
+    args = p.parse_args()
+    sys.exit(run_cli(lambda: args.handler(args)))
+
+
+if __name__ == "__main__":
+    main()
