@@ -10,6 +10,7 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -611,6 +612,48 @@ def test_a_run_interrupted_and_resumed_is_the_undisturbed_run_byte_for_byte(
     assert len(ledger) == 2
     assert sum(x["replies_completed"] for x in ledger) == server.billed - calm_billed
     assert max(server.bought[k] for k in cut_prompts) == 2
+
+
+def _model_answers(store: Path) -> int:
+    """The model's replies in a games store (the rungs' moves are stored there too)."""
+    try:
+        with sqlite3.connect(store, timeout=0.1) as db:
+            return int(db.execute("SELECT count(*) FROM answers WHERE key LIKE 'm@%'")
+                       .fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_ctrl_c_in_play_stores_the_replies_in_flight_and_writes_the_ledger(
+        tmp_path: Path, stockfish: str) -> None:
+    """SIGINT to `play` with 4 games in flight, each reply 1.5 s: the replies in flight land
+    and are stored, none is sent after the signal, the ledger says what was bought (exit 130);
+    the provider billed exactly what the games store holds, and the resume buys none again."""
+    def slow(body: dict) -> Response:
+        return Response(_legal(body).text, delay=1.5)
+    with ChatServer(lambda fen, n: Response(), on_body=slow, price=PRICE) as server:
+        argv = ["play", "--model", "m", "--base-url", server.base_url, "--retries", "0",
+                "--out", str(tmp_path), "--concurrency", "4", "--max-games", "4",
+                "--ply-cap", "12", "--stockfish", stockfish, "--ladder", "ladder.csv"]
+        proc = subprocess.Popen([sys.executable, str(ROOT / "benchmark.py"), *argv],
+                                stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        deadline = time.monotonic() + 120
+        while _model_answers(tmp_path / "games.db") < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the next requests are in flight
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        billed, stored = server.billed, _model_answers(tmp_path / "games.db")
+        [ledger] = (tmp_path / "books").glob("play__*.jsonl")
+        books = json.loads(ledger.read_text().splitlines()[-1])
+        assert benchmark.main(argv) == 0
+        bought = server.bought
+    assert stored == billed - 1 > 4  # all but the preflight, the ones in flight included
+    assert books["replies_completed"] == billed and books["requests_sent"] == billed
+    assert max(bought[k] for k in bought if "FEN" in k) == 1  # the resume bought none again
 
 
 def test_a_refused_response_format_is_asked_as_text_even_with_no_retries(

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from lib.benchmark.core.inflight import GRACE_S, InFlight, Stopping
 from lib.benchmark.core.model import BudgetSpent, FatalInfraError, InfraError, Reply
 from lib.benchmark.core.players import EnginePlayer, Player, cached_answer
 from lib.benchmark.core.questions import Question
@@ -31,10 +32,6 @@ from lib.kvstore import JsonStore
 log = logging.getLogger(__name__)
 
 BREAKER = 5  # this many questions failing in a row for infrastructure reasons stop a run
-# When a run stops (Ctrl-C, the breaker, a failure every request would repeat), requests in
-# flight get this long to complete and be stored; those still out are left (the process
-# ends), and a provider that bills a request when it completes may bill them.
-GRACE_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -108,7 +105,7 @@ def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache:
     results: queue.SimpleQueue[tuple[tuple[Question, str], Reply | None, Any]] = \
         queue.SimpleQueue()
     stop = threading.Event()
-    flying = _InFlight()
+    flying = InFlight()
 
     def work() -> None:
         while not stop.is_set():
@@ -116,8 +113,11 @@ def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache:
                 job = jobs.get_nowait()
             except queue.Empty:
                 return
-            with flying:
-                _one(job)
+            try:
+                with flying.request():
+                    _one(job)
+            except Stopping:  # the run stopped while this job waited: it is not asked
+                return
 
     def _one(job: tuple[Question, str]) -> None:
         """Ask one question and hand on what came back (stored first when it is a reply)."""
@@ -166,28 +166,6 @@ def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache:
         # However the run ends (Ctrl-C included), requests in flight get a moment to
         # complete and be stored: a reply the provider completes is bought.
         flying.settle(GRACE_S)
-
-
-class _InFlight:
-    """How many requests are in flight, and waiting (bounded) until none is."""
-
-    def __init__(self) -> None:
-        self._count = 0
-        self._cond = threading.Condition()
-
-    def __enter__(self) -> None:
-        with self._cond:
-            self._count += 1
-
-    def __exit__(self, *exc: object) -> None:
-        with self._cond:
-            self._count -= 1
-            self._cond.notify_all()
-
-    def settle(self, seconds: float) -> None:
-        """Wait until no request is in flight, at most `seconds`."""
-        with self._cond:
-            self._cond.wait_for(lambda: self._count == 0, timeout=seconds)
 
 
 def trace_record(outcome: Outcome, item: dict[str, Any]) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 import chess
 
+from lib.benchmark.core.inflight import InFlight
 from lib.benchmark.core.model import ContextTooLong, FatalInfraError, InfraError, Reply
 from lib.benchmark.core.players import Player, cached_answer
 from lib.benchmark.core.protocols import (
@@ -102,6 +103,10 @@ def move_key(side: Side, game_key: str, board: chess.Board, sans: list[str], att
     return f"{side.player.id}|{version}|{game_key}|{board.fen()}|{history}|{attempt}|{text}"
 
 
+# The games' requests in flight: `play` lets them land (and be stored) when it stops.
+REQUESTS = InFlight()
+
+
 def _door(side: Side, game_key: str, board: chess.Board, sans: list[str],
           cache: Store) -> Callable[[int, str, Callable[[], Reply]], tuple[Reply, bool]]:
     """Every request of a turn goes through here: the cached reply under its key, or the
@@ -114,13 +119,14 @@ def _door(side: Side, game_key: str, board: chess.Board, sans: list[str],
         if hit is not None:
             return Reply.stored(hit), True
         try:
-            reply = send()
+            with REQUESTS.request():  # counted until stored: a stopping run waits for it
+                reply = send()
+                cache.put(key, asdict(reply))
+                cache.commit()
         except (FatalInfraError, ContextTooLong):
             raise
         except InfraError as exc:
             raise GameAborted(str(exc)) from exc
-        cache.put(key, asdict(reply))
-        cache.commit()
         return reply, False
     return door
 

@@ -23,7 +23,7 @@ from lib.benchmark.core.cli import (
 )
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.ladder_map import REFERENCE_ENGINE
-from lib.benchmark.core.players import Player, is_baseline, make_player
+from lib.benchmark.core.players import Player, budget_of, is_baseline, make_player
 from lib.benchmark.core.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.results import run_name
@@ -298,6 +298,13 @@ def play_command(args: argparse.Namespace, player: Player | None = None) -> int:
     try:
         session = play(setup.player, setup.ladders, setup.questions, setup.config,
                        args.store or args.out / "games.db", setup.settings)
+    except BaseException:
+        # Ctrl-C or a crash (the requests in flight landed in `play`): what this invocation
+        # bought goes to the run's ledger.
+        budget = budget_of(setup.player)
+        if budget is not None and budget.books.sent:
+            cost.record_books(args.out, setup.name, budget.books)
+        raise
     finally:
         setup.player.close()
     result = play_result(args, setup, session)

@@ -18,7 +18,7 @@ from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.core.protocols import template as protocol_template
 from lib.benchmark.core.questions import Question
-from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start
+from lib.benchmark.core.turns import ENGINE_TEMPLATE, REQUESTS, Condition, Side, Start
 from lib.benchmark.games.game import (
     WHITE_SCORE,
     GameRecord,
@@ -171,6 +171,7 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
     prefix = hashlib.sha256(ident.encode()).hexdigest()[:12]
     preflight = _once(player)
     budget = budget_of(player)
+    REQUESTS.reopen()  # an earlier run in this process may have closed the door
     try:
         with pools(games_db, cache, settings, config.concurrency) as pool:
             later = len(config.conditions) - 1  # conditions after this one
@@ -191,6 +192,11 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
                     session.stopped = budget.note()
                     break
         progress.finish()
+    except BaseException:
+        # Ctrl-C, or a failure: the requests in flight land and are stored before the stores
+        # close, and none is sent after them.
+        REQUESTS.settle()
+        raise
     finally:
         if budget is not None:
             session.books = budget.books
