@@ -161,8 +161,8 @@ class Budget:
         self.dearest = 0.0  # the dearest reply so far: a request's price when none is given
         self.books = Books()
         self.refused = False  # a request found no room: the run stops on budget
-        # A reply came with no cost and no tokens to price under --max-cost: it is charged at
-        # its reservation and kept (cached by its caller); no request is sent after it.
+        # A readable reply came with no cost and no tokens to price under --max-cost: it is
+        # charged at its reservation and kept (cached by its caller); no request follows it.
         self.unpriced = False
         self._lock = threading.Lock()
 
@@ -205,7 +205,9 @@ class Budget:
             self.books.latency_s += latency_s
             if cost is None:
                 self.books.unknown_cost += 1
-                self.unpriced = self.limit is not None
+                # An answer with no usage: the provider does not report it (an unreadable
+                # reply has none by nature, and is charged at its reservation).
+                self.unpriced |= self.limit is not None and readable
                 cost = amount
             self.spent += cost
             self.books.cost += cost
