@@ -349,3 +349,25 @@ def test_a_budget_running_out_mid_flight_through_inspect_bills_what_it_charges(
     assert max(bought[k] for k in bought if "FEN" in k) == 1  # no prompt bought twice
     result = json.loads(next((tmp_path / "out").glob("static__*.json")).read_text())
     assert result["asked"] == 40 and result["complete"]
+
+
+def test_both_backends_reserve_all_a_request_sends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tools turn with a system prompt, under --price: the Inspect backend holds what the
+    HTTP backend holds for the same request (the system prompt and tools included)."""
+    from lib.benchmark.core import protocols
+    from lib.benchmark.core.chat import ChatConfig, OpenAIModel
+    from lib.benchmark.core.cost import price_arg
+    from lib.benchmark.core.inspect_model import backend
+    from lib.benchmark.core.model import Request
+
+    for key, value in service("http://127.0.0.1:9/v1").items():
+        monkeypatch.setenv(key, value)
+    config = ChatConfig(model="m", base_url="http://127.0.0.1:9/v1", api_key="unused",
+                        system="You are a careful chess player. " * 20, max_tokens=200,
+                        price=price_arg("1,2"), max_cost=5.0)
+    request = Request(messages=({"role": "user", "content": "Your move."},),
+                      tools=tuple(protocols.TOOLS))
+    http = OpenAIModel(config)
+    through_inspect = backend(f"inspect:{MODEL}", config)
+    held = http.reservation(http.body(request))
+    assert through_inspect.reservation(request) >= 0.9 * held

@@ -338,6 +338,10 @@ class OpenAIModel:
             body["response_format"] = RESPONSE_FORMAT
         return body
 
+    def reservation(self, body: dict[str, Any]) -> float:
+        """What --max-cost holds for a request: its whole body and its max_tokens."""
+        return self._budget.estimate(len(json.dumps(body)), int(body["max_tokens"]))
+
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
         if self.config.api_key:
@@ -411,7 +415,7 @@ class OpenAIModel:
         url = self.url_of(body)
         if self._budget.unpriced:  # the reply that showed it was returned, and cached
             raise FatalInfraError(UNPRICED)
-        amount = self._budget.estimate(len(json.dumps(body)), int(body["max_tokens"]))
+        amount = self.reservation(body)
         if not self._budget.reserve(amount):
             raise BudgetSpent(self._budget.note())
         try:

@@ -153,14 +153,21 @@ class InspectModel:
         """--max-cost and the books of this invocation."""
         return self._budget
 
+    def reservation(self, request: Request) -> float:
+        """What --max-cost holds for a request: all it sends (the system prompt, the messages
+        or prompt, the tools) and its max_tokens, as the HTTP backend counts its body."""
+        sent = {"system": self.config.system, "messages": list(request.messages),
+                "prompt": request.prompt, "tools": list(request.tools)}
+        return self._budget.estimate(len(json.dumps(sent)),
+                                     request.max_tokens or self.config.max_tokens)
+
     def generate(self, request: Request, label: str = "request") -> Reply:
         """The model's reply through Inspect; our errors for its failures."""
         messages = _messages(request, self.config.system)
         max_tokens = request.max_tokens or self.config.max_tokens
         if self._budget.unpriced:  # the reply that showed it was returned, and cached
             raise FatalInfraError(UNPRICED)
-        amount = self._budget.estimate(len(json.dumps(list(request.messages)))
-                                       + len(request.prompt or ""), max_tokens)
+        amount = self.reservation(request)
         if not self._budget.reserve(amount):
             raise BudgetSpent(self._budget.note())
         start = time.perf_counter()
