@@ -187,6 +187,7 @@ class ChatServer:
                           **({"text": reply.text} if "prompt" in body
                              else {"message": message})}
                 usage = reply.usage or {"prompt_tokens": 50, "completion_tokens": 5,
+                                        "total_tokens": 55,
                                         "completion_tokens_details": {"reasoning_tokens": 3}}
                 if server.price is not None and reply.usage is None:
                     usage = {**usage, "cost": server.price}

@@ -426,6 +426,46 @@ def _tools_player(moves: Callable[[chess.Board], list[str]]) -> Callable[[dict],
     return tools
 
 
+@pytest.mark.parametrize("backend", ["http", "inspect"])
+def test_malformed_tool_json_is_judged_alike_by_both_backends(
+        backend: str, tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """make_move with arguments that are not JSON: through either backend the model is told
+    its arguments are not JSON, quoting them, and the move is asked again."""
+    broken = '{"move": "e2e4"'
+    seen: set[str] = set()
+
+    def tools(body: dict) -> Response:
+        last = body["messages"][-1]
+        if last["role"] != "tool":
+            return Response("", tool_calls=[{"id": "b", "type": "function", "function": {
+                "name": "get_board", "arguments": "{}"}}])
+        fen = FEN_RE.search(last["content"])
+        if fen is None:  # the feedback on a malformed call: ask for the board again
+            return Response("", tool_calls=[{"id": "b2", "type": "function", "function": {
+                "name": "get_board", "arguments": "{}"}}])
+        board = chess.Board(fen.group(1))
+        if board.fen() not in seen:
+            seen.add(board.fen())
+            return Response("", tool_calls=[{"id": "m", "type": "function", "function": {
+                "name": "make_move", "arguments": broken}}])
+        move = sorted(m.uci() for m in board.legal_moves)[0]
+        return Response("", tool_calls=[{"id": "m2", "type": "function", "function": {
+            "name": "make_move", "arguments": json.dumps({"move": move})}}])
+    with ChatServer(lambda fen, n: Response(), on_body=tools, price=PRICE) as server:
+        model = ["--model", "m", "--base-url", server.base_url]
+        if backend == "inspect":
+            monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
+            monkeypatch.setenv("LOCAL_API_KEY", "unused")
+            model = ["--model", "inspect:openai-api/local/m"]
+        argv = ["play", *model, "--protocol", "tools", "--max-games", "1", "--ply-cap", "4",
+                "--out", str(tmp_path), "--stockfish", stockfish, "--ladder", "ladder.csv"]
+        assert benchmark.main(argv) == 0
+        told = [m["content"] for b in server.bodies for m in b.get("messages", [])
+                if m.get("role") == "tool" and "make_move" in str(m.get("content"))]
+    assert told and all("make_move's arguments are not JSON" in t and "e2e4" in t
+                        for t in told), told
+
+
 def test_tools_counts_every_request_once(tmp_path: Path, stockfish: str) -> None:
     """Finding 9. get_board, then one reply with an illegal and a legal make_move: two
     requests a move, each counted once with its cost, however many answers a reply gave."""

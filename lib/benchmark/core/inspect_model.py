@@ -324,6 +324,21 @@ def _tools(request: Request) -> list[Any]:
             for t in request.tools]
 
 
+# How Inspect quotes the arguments it could not parse (model/_call_tools.py).
+PARSE_ERROR_RE = re.compile(r"arguments:\n\n(.*?)\n\n(?:\(arguments middle-truncated.*?\)\n\n)?"
+                            r"Error details:", re.S)
+
+
+def _written_arguments(call: Any) -> str:
+    """A tool call's arguments as text: where Inspect could not parse them, the text the model
+    wrote (its parse error quotes it), so the protocol judges it as it judges the HTTP
+    backend's raw arguments."""
+    if call.parse_error:
+        found = PARSE_ERROR_RE.search(call.parse_error)
+        return found.group(1) if found else str(call.parse_error)
+    return json.dumps(call.arguments)
+
+
 def reply_of(output: Any, latency_s: float) -> Reply:
     """Inspect's output as our Reply; ContextTooLong when the provider said the request does
     not fit (Inspect turns that 400 into an output with stop reason model_length)."""
@@ -331,7 +346,7 @@ def reply_of(output: Any, latency_s: float) -> Reply:
         raise ContextTooLong(f"{output.model}: {' '.join(str(output.error).split())[:200]}")
     usage = output.usage
     message = output.message
-    calls = [{"id": c.id, "name": c.function, "arguments": json.dumps(c.arguments)}
+    calls = [{"id": c.id, "name": c.function, "arguments": _written_arguments(c)}
              for c in (message.tool_calls or [])] if output.choices else []
     reasoning = [part.reasoning for part in message.content
                  if getattr(part, "type", None) == "reasoning"] \
