@@ -371,3 +371,37 @@ def test_both_backends_reserve_all_a_request_sends(monkeypatch: pytest.MonkeyPat
     through_inspect = backend(f"inspect:{MODEL}", config)
     held = http.reservation(http.body(request))
     assert through_inspect.reservation(request) >= 0.9 * held
+
+
+def test_a_log_with_an_errored_sample_is_read_back_with_it_missing(tmp_path: Path) -> None:
+    """A static eval that tolerates one failed sample (--fail-on-error 0.1, as the docs
+    suggest) logs success with one errored sample: leaderboard and report read it back with
+    that question missing (the run incomplete), and never crash."""
+    refused: list[str] = []
+
+    def answer(body: dict) -> Response:
+        fen = FEN_RE.search(body["messages"][-1]["content"]).group(1)
+        if not refused or refused[0] == fen:
+            refused[:1] = [fen]
+            return Response(status=400, text="this request is refused")
+        return Response(f"Final answer: {min(m.uci() for m in chess.Board(fen).legal_moves)}")
+    logs = tmp_path / "results"
+    with ChatServer(lambda fen, n: Response(), on_body=answer) as server:
+        argv = [INSPECT, "eval", "chess_eval/static", "--model", "openai-api/local/m",
+                "--log-dir", str(logs), "--display", "none", "--fail-on-error", "0.1",
+                "--max-retries", "0", "-T", "limit=12"]
+        done = subprocess.run(argv, cwd=tmp_path, env=service(server.base_url),
+                              capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    [log] = logs.glob("*.eval")
+    eval_log = read_eval_log(str(log))
+    assert eval_log.status == "success"
+    assert sum(s.error is not None for s in eval_log.samples) == 1
+    assert benchmark.main(["run", "--model", "random", "--limit", "12", "--out",
+                           str(logs)]) == 0  # a complete run to rank beside it
+    for command in (["leaderboard", "--results", str(logs)],
+                    ["report", "--results", str(logs), "--out", str(tmp_path / "site")]):
+        assert benchmark.main(command) == 0
+    [static] = logs.glob("static__inspect_*.json")
+    result = json.loads(static.read_text())
+    assert result["n"] == 11 and result["infra"] == 1 and not result["complete"]

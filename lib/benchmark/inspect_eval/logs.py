@@ -149,8 +149,12 @@ def _model(eval_log: EvalLog, first: dict[str, Any]) -> list[str]:
 
 
 def _static(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path) -> None:
-    """The static run, every answer from the log's samples."""
-    first = _scores(eval_log)[0]
+    """The static run, every answer from the log's samples (one the log lacks, because its
+    sample errored or hit a limit, is an infrastructure failure: the run is incomplete)."""
+    scores = _scores(eval_log)
+    if not scores:
+        raise DataError("the static log holds no scored sample")
+    first = scores[0]
     args = mode_args(static_cli.add_parser, "run", argv + _model(eval_log, first)
                      + ["--out", str(results), "--cache", str(scratch / "cache.db")])
     config = static_cli.static_config(args)
@@ -160,6 +164,9 @@ def _static(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path) ->
     cache = JsonStore(scratch / "cache.db", "answers")
     try:
         for sample in eval_log.samples or []:
+            if sample.error is not None or sample.limit is not None \
+                    or not sample.output.choices:
+                continue  # errored or cut off by a limit: a question the log did not answer
             question = questions[str(sample.id)]
             prompt = sample.input if isinstance(sample.input, str) else ""
             cache.put(cache_key(player, config.template, question, prompt),
