@@ -7,6 +7,7 @@ from inspect_ai import Task, task
 
 from lib.benchmark.inspect_eval.games import games_task
 from lib.benchmark.inspect_eval.puzzles import puzzles_task
+from lib.benchmark.inspect_eval.sample import build
 from lib.benchmark.inspect_eval.static import static_task
 from lib.benchmark.inspect_eval.worldmodel import worldmodel_task
 
@@ -16,7 +17,7 @@ def static(limit: int | None = None, split: str = "all", protocol: str = "fen",
            prompt: str = "fen", seed: int = 0, questions: str | None = None) -> Task:
     """The static test: one move per position of questions.csv (or a seeded `limit` of them),
     scored by accuracy, legal rate, ACPL and best-move rate with 90% intervals."""
-    return static_task(limit, split, protocol, prompt, seed, questions)
+    return build("static", static_task, limit, split, protocol, prompt, seed, questions)
 
 
 @task
@@ -26,8 +27,8 @@ def games(protocol: str = "fen", max_games: int | None = None, target: float | N
     """Games against the reference ladder, rated as `benchmark.py play` rates them (its
     sampler, estimator and stop rule): elo, elo_lo and elo_hi (90%, the ladder's error
     included), each game one sample."""
-    return games_task(protocol, max_games, target, ladder, concurrency, seed, condition,
-                      endpoint_id)
+    return build("games", games_task, protocol, max_games, target, ladder, concurrency, seed,
+                 condition, endpoint_id)
 
 
 @task
@@ -35,11 +36,11 @@ def puzzles(max_puzzles: int | None = None, target: float | None = None,
             seed: int = 0) -> Task:
     """Whole Lichess puzzle lines chosen adaptively, as `benchmark.py puzzles` plays them:
     puzzle_elo with its 90% interval (Lichess puzzle ratings), each line one sample."""
-    return puzzles_task(max_puzzles, target, seed)
+    return build("puzzles", puzzles_task, max_puzzles, target, seed)
 
 
 @task
 def worldmodel(limit: int | None = None, seed: int = 0) -> Task:
     """The world-model tests of `benchmark.py worldmodel` (self-consistency, mirror
     symmetry, temperature): the world-model score and its parts, each position one sample."""
-    return worldmodel_task(limit, seed)
+    return build("worldmodel", worldmodel_task, limit, seed)

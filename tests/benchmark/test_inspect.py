@@ -405,3 +405,23 @@ def test_a_log_with_an_errored_sample_is_read_back_with_it_missing(tmp_path: Pat
     [static] = logs.glob("static__inspect_*.json")
     result = json.loads(static.read_text())
     assert result["n"] == 11 and result["infra"] == 1 and not result["complete"]
+
+
+@pytest.mark.parametrize("task, arg, said", [
+    ("static", "limit=0", "--limit: must be >= 1"),
+    ("games", "max_games=0", "--max-games: must be >= 1"),
+    ("games", "condition=standard,chess960", "one start condition an eval"),
+    ("games", "ladder=nope.csv", "ladder=nope.csv: no such file"),
+    ("puzzles", "max_puzzles=0", "--max-puzzles: must be >= 1"),
+    ("worldmodel", "limit=0", "--limit: must be >= 1"),
+])
+def test_a_bad_task_argument_is_refused_in_one_line_before_any_request(
+        task: str, arg: str, said: str, tmp_path: Path) -> None:
+    """-T checked as the CLI checks the same option, when the task is built: no sample runs,
+    no traceback."""
+    done = subprocess.run([INSPECT, "eval", f"chess_eval/{task}", "--model", "mockllm/model",
+                           "-T", arg, "--log-dir", str(tmp_path)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    shown = done.stdout + done.stderr
+    assert done.returncode != 0 and said in " ".join(shown.split()), shown
+    assert "Traceback" not in shown and not list(tmp_path.glob("*.eval"))

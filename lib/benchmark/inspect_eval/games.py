@@ -45,6 +45,7 @@ from lib.benchmark.inspect_eval.sample import (
     work,
 )
 from lib.engine import Engine, EngineSettings
+from lib.errors import ConfigError
 from lib.kvstore import JsonStore
 
 NOT_PLAYED = "not played: the stop rule was met before this game"
@@ -126,15 +127,20 @@ def games_task(protocol: str, max_games: int | None, target: float | None,
                ladder: str | None, concurrency: int, seed: int, condition: str,
                endpoint_id: str | None) -> Task:
     """Games against the ladder as an Inspect task: `play`'s options and schedule."""
+    if not isinstance(condition, str):  # -T condition=a,b arrives as a list
+        raise ConfigError(f"condition={','.join(map(str, condition))}: one start condition "
+                          "an eval (run one eval per condition)")
     argv = ["--protocol", protocol, "--concurrency", str(concurrency), "--seed", str(seed),
             "--conditions", condition, "--questions", str(ROOT / "questions.csv")]
     argv += ["--endpoint-id", endpoint_id] if endpoint_id else []
-    argv += ["--max-games", str(max_games)] if max_games else []
-    argv += ["--target", str(target)] if target else []
-    argv += ["--ladder", ladder] if ladder else []
+    argv += ["--max-games", str(max_games)] if max_games is not None else []
+    argv += ["--target", str(target)] if target is not None else []
+    argv += ["--ladder", ladder] if ladder is not None else []
     args = play_args(argv + ["--model", "inspect:eval"])
+    if not Path(args.ladder).is_file():
+        raise ConfigError(f"ladder={ladder}: no such file")
     cli.play_engine(args)  # the ladder the engine found serves, checked now (one line)
-    argv += [] if ladder else ["--ladder", str(args.ladder)]
+    argv += [] if ladder is not None else ["--ladder", str(args.ladder)]
     # play stops a condition at 2 x max_games games, aborted ones included.
     samples = 2 * args.max_games
     run = GamesRun(argv, samples)

@@ -75,8 +75,8 @@ def puzzles_task(max_puzzles: int | None, target: float | None, seed: int) -> Ta
     """Puzzle lines as an Inspect task: `benchmark.py puzzles`' options and run."""
     # The puzzle file named now, wherever the eval runs from.
     argv = ["--seed", str(seed), "--puzzles", str(default_puzzles().resolve())]
-    argv += ["--max-puzzles", str(max_puzzles)] if max_puzzles else []
-    argv += ["--target", str(target)] if target else []
+    argv += ["--max-puzzles", str(max_puzzles)] if max_puzzles is not None else []
+    argv += ["--target", str(target)] if target is not None else []
     args = puzzles_args(argv + ["--model", "inspect:eval"])
     # The run stops at max_puzzles rated lines; a puzzle that cannot be played takes a
     # sample and is not rated.

@@ -44,6 +44,17 @@ class _Parser(argparse.ArgumentParser):
         raise ConfigError(f"{self.prog}: {message}")
 
 
+def build(name: str, make: Callable[..., Any], *args: Any) -> Any:
+    """The task `make(*args)` builds from its -T arguments; a bad argument is refused before
+    any request, in one line (Inspect prints a PrerequisiteError's message alone)."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    try:
+        return make(*args)
+    except ChessEvalError as exc:
+        raise PrerequisiteError(f"chess_eval/{name}: {exc}") from None
+
+
 def mode_args(add_parser: Callable[[Any], None], command: str,
               argv: list[str]) -> argparse.Namespace:
     """`benchmark.py COMMAND ARGV`'s options, parsed by that command's own parser (the same

@@ -34,7 +34,7 @@ def static_task(limit: int | None, split: str, protocol: str, prompt: str, seed:
     the same options, their prompts, and its grading."""
     argv = ["--split", split, "--protocol", protocol, "--prompt", prompt, "--seed", str(seed),
             "--questions", questions or str(ROOT / "questions.csv")]
-    argv += ["--limit", str(limit)] if limit else []
+    argv += ["--limit", str(limit)] if limit is not None else []
     config = cli.static_config(mode_args(cli.add_parser, "run", argv + ["--model",
                                                                         "inspect:eval"]))
     chosen = static_questions(config)

@@ -83,7 +83,7 @@ def worldmodel_task(limit: int | None, seed: int) -> Task:
     """The world-model tests as an Inspect task: the positions `benchmark.py worldmodel`
     asks with the same options, one sample each."""
     argv = ["--seed", str(seed), "--questions", str(ROOT / "questions.csv")]
-    argv += ["--limit", str(limit)] if limit else []
+    argv += ["--limit", str(limit)] if limit is not None else []
     args = worldmodel_args(argv + ["--model", "inspect:eval"])
     chosen = select(load_questions(args.questions), "all", [], args.limit, args.seed)
     run = PositionsRun(argv)
