@@ -114,6 +114,11 @@ def test_a_new_snapshot_is_a_data_change(tmp_path: Path,
 
 PLAYERS = {"random": Placement.BELOW, "maia:net=1500": Placement.INSIDE,
            "stockfish:nodes=5000": Placement.ABOVE}
+# A few games each, the schedule started near each player's strength (--prior): enough for
+# the net's interval, and for Stockfish's to lose a game (a bound alone could straddle the band).
+GAMES = {"random": ["--max-games", "6"],
+         "stockfish:nodes=5000": ["--max-games", "20", "--prior", "2700", "200"],
+         "maia:net=1500": ["--max-games", "10", "--prior", "2000", "200"]}
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +127,7 @@ def played(tmp_path_factory: pytest.TempPathFactory, stockfish: str) -> Path:
     below the band, one inside, one above."""
     out = tmp_path_factory.mktemp("human")
     for player in PLAYERS:
-        assert benchmark.main(["play", "--model", player, "--max-games", "6", "--ladder",
+        assert benchmark.main(["play", "--model", player, *GAMES[player], "--ladder",
                                "ladder.csv", "--stockfish", stockfish, "--out",
                                str(out)]) == 0
     return out
@@ -147,7 +152,7 @@ def test_every_place_shows_the_placement(played: Path, stockfish: str,
         assert blitz["text"] in report.read_text(encoding="utf-8")
     # The terminal summary (a rerun answers from the games store).
     capsys.readouterr()
-    assert benchmark.main(["play", "--model", "random", "--max-games", "6", "--ladder",
+    assert benchmark.main(["play", "--model", "random", *GAMES["random"], "--ladder",
                            "ladder.csv", "--stockfish", stockfish, "--out", str(played)]) == 0
     assert "human scale: below maia-1100's level (Lichess blitz ~" in capsys.readouterr().out
     assert benchmark.main(["leaderboard", "--results", str(played)]) == 0

@@ -590,6 +590,31 @@ def test_every_mode_writes_its_result_whatever_the_answers(
     assert json.loads(result.read_text())["usage"]["requests"] > 0
 
 
+def test_puzzles_stop_on_max_cost_and_resume_buying_nothing_twice(tmp_path: Path,
+                                                                   stockfish: str) -> None:
+    """puzzles under --max-cost 0.05 at 0.01 a reply: the provider bills at most 0.05, the run
+    stops cleanly (exit 3, its result says why) and its ledger equals the provider's books;
+    the same command without the budget resumes and buys no prompt twice."""
+    from tests.conftest import PUZZLES_1K
+
+    with ChatServer(lambda fen, n: Response(), on_body=_legal, price=PRICE) as server:
+        argv = ["puzzles", "--model", "m", "--base-url", server.base_url, "--out",
+                str(tmp_path), "--retries", "0", "--puzzles", str(PUZZLES_1K),
+                "--max-puzzles", "6", "--stockfish", stockfish]
+        assert benchmark.main([*argv, "--max-cost", "0.05"]) == 3
+        spent = server.money
+        first = _result(tmp_path, "puzzles")
+        assert benchmark.main(argv) == 0
+        bought = server.bought
+    assert spent <= 0.05 + 1e-9
+    assert first["stopped"].startswith("stopped on budget") and not first["complete"]
+    [ledger] = (tmp_path / "books").glob("puzzles__*.jsonl")
+    books = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert len(books) == 2 and books[0]["cost"] == pytest.approx(spent)  # billed = charged
+    assert max(bought[k] for k in bought if "FEN" in k) == 1
+    assert _result(tmp_path, "puzzles")["n"] == 6
+
+
 def test_reasoning_effort_is_sent_named_and_counted(questions: Path, tmp_path: Path) -> None:
     """--reasoning-effort: sent as OpenAI's field here (OpenRouter's nested one there), part
     of the identity and name, with room for the reasoning; its tokens counted and priced."""

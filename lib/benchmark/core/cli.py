@@ -99,7 +99,8 @@ def add_chat_args(p: argparse.ArgumentParser) -> None:
                    "cost the provider does not report (OpenRouter reports usage.cost); "
                    "reasoning tokens count as completion tokens (default: none)")
     p.add_argument("--max-cost", type=positive_float, default=None, metavar="AMOUNT",
-                   help="run and play: stop the run cleanly before this invocation spends more "
+                   help="run, play and puzzles: stop the run cleanly before this invocation "
+                   "spends more "
                    "than AMOUNT (cached answers are free). Every reply the provider completed "
                    "is charged, readable or not; a request reserves its price before it is "
                    "sent (at --price, its prompt and max_tokens; else the dearest reply so "
@@ -162,7 +163,8 @@ def chat_config(args: argparse.Namespace, slots: int | None = None,
     if base_url:
         check_base_url(base_url)
     if args.max_cost is not None and not budgeted:
-        raise ConfigError("--max-cost: this mode does not stop on a budget yet (run and play "
+        raise ConfigError("--max-cost: this mode does not stop on a budget yet (run, play and "
+                          "puzzles "
                           "do); its cost is still reported")
     # Inspect reads the provider's own key unless --api-key-env names one.
     key, source = (None, None) if through_inspect and not args.api_key_env else \

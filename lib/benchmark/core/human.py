@@ -8,8 +8,11 @@ new code). Per time control the anchors give a line
 
     lichess = a + b * reference_elo,    b >= 0 (a stronger player is never placed lower)
 
-and a run's reading is placed on it. Its interval is drawn by simulation (a fixed seed, so the
-same run always reads the same): each draw moves every anchor's reading by its error (its games
+and a run's reading is placed on it. The anchors sit within a couple of hundred Elo of each
+other, each reading +-40 or so, so they alone hardly fix b: it is drawn toward a prior of 1
+(an Elo is an Elo on both scales) with sd 0.5, weighted against the anchors' own spread.
+The interval is drawn by simulation (a fixed seed, so the same run always reads the same): each
+draw moves every anchor's reading by its error (its games
 and the ladder's), every anchor's rating by the human side's spread (the RD; drift between
 snapshots; the bots' opening books, which the net alone does not have) and the run's reading by
 its own error, fits the line and reads the run off it; the 5th and 95th percentiles are the
@@ -44,6 +47,7 @@ REFERENCE_LADDER = "ladder@stockfish-17.1.csv"  # the readings' ladder
 DRIFT_SD = 30.0  # between snapshots: maia9 classical 1816 -> 1774 in two months, maia1 +7
 BOOK_SD = 30.0  # the bots play from opening books, the net alone does not (not measured)
 RD_UNQUOTED = 60.0  # a snapshot quoted without its RD: above any established bot's (45)
+SLOPE_SD = 0.5  # the prior's spread of Lichess Elo per Elo here, about 1
 DRAWS = 4000  # simulation draws: the 5th/95th percentiles move by about 1 Elo between seeds
 SEED = 20261127
 
@@ -111,8 +115,13 @@ class Crosswalk:
         ys = y + rng.standard_normal((DRAWS, len(y))) * [a.human_sd for a in self.anchors]
         run = elo + rng.standard_normal(DRAWS) * sd
         xc = xs - xs.mean(axis=1, keepdims=True)
-        slope = np.maximum((xc * (ys - ys.mean(axis=1, keepdims=True))).sum(axis=1)
-                           / (xc ** 2).sum(axis=1), 0.0)
+        # The slope: the anchors' least squares, drawn toward a slope from the prior (one Elo
+        # is one Elo on both scales, give or take SLOPE_SD) by the weight the anchors' own
+        # spread leaves it. Three anchors a hundred or so Elo apart cannot fix it alone.
+        prior = 1.0 + rng.standard_normal(DRAWS) * SLOPE_SD
+        weight = np.mean([a.human_sd for a in self.anchors]) ** 2 / SLOPE_SD ** 2
+        slope = np.maximum(((xc * (ys - ys.mean(axis=1, keepdims=True))).sum(axis=1)
+                            + weight * prior) / ((xc ** 2).sum(axis=1) + weight), 0.0)
         placed = ys.mean(axis=1) + slope * (run - xs.mean(axis=1))
         lo, mid, hi = np.percentile(placed, [5, 50, 95])
         return float(mid), float(lo), float(hi)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lib.benchmark.core import cost
 from lib.benchmark.core.cli import (
     STEP04_PUZZLES,
     add_breaker_arg,
@@ -18,7 +19,7 @@ from lib.benchmark.core.cli import (
     model_label,
 )
 from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.players import Player, is_baseline, make_player
+from lib.benchmark.core.players import Player, budget_of, is_baseline, make_player
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.runner import BREAKER
 from lib.benchmark.puzzles.line import RULES as PUZZLE_RULES
@@ -116,7 +117,7 @@ def puzzles_setup(args: argparse.Namespace, player: Player | None = None) -> Puz
                  "model)", path, rows - bad, len(puzzles))
     settings = EngineSettings(find_stockfish(args.stockfish))
     ensure_writable_dir(args.out, "--out")
-    chat = None if is_baseline(args.model) else chat_config(args, slots=1, budgeted=False)
+    chat = None if is_baseline(args.model) else chat_config(args, slots=1)
     player = player or make_player(args.model, chat, args.stockfish, args.seed, 1)
     digest = sha256_file(path)
     shown = {"puzzles": str(path), "puzzles_sha256": digest, "target": args.target,
@@ -134,16 +135,27 @@ def puzzles_command(args: argparse.Namespace, player: Player | None = None,
     """Run the adaptive puzzle sequence; write the JSON, markdown report and figure.
     `player`, `lines`: as puzzles_setup's and run_puzzles'."""
     setup = puzzles_setup(args, player)
+    budget = budget_of(setup.player)
     try:
         session = run_puzzles(setup.player, setup.puzzles, setup.config,
                               args.store or args.out / "puzzles.db", setup.settings, lines)
+    except BaseException:
+        if budget is not None and budget.books.sent:  # what an interrupted run bought
+            cost.record_books(args.out, setup.name, budget.books)
+        raise
     finally:
         setup.player.close()
     result = run_result(model_label(args), setup.player.id, setup.shown, session, args.mcmc,
                         args.seed, args.price)
     paths = write_run(args.out, setup.name, result)
     print(puzzle_summary(result.as_dict()))
+    if budget is not None:
+        paths.append(cost.record_books(args.out, setup.name, budget.books))
+        print(f"  {cost.books_text(budget.books)}")
     print("wrote " + ", ".join(str(p) for p in paths))
+    if result.stopped:
+        log.error("%s", result.stopped)
+        return Exit.INCOMPLETE
     if not result.complete:
         log.error("incomplete: %d puzzles failed for infrastructure reasons and are left out "
                   "of the estimate; run the same command again to play them", result.infra)

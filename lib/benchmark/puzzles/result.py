@@ -29,6 +29,7 @@ class PuzzlesResult:
     lines: list[dict[str, Any]]  # every line as played
     rules: str  # what counted as solved, in words
     usage: dict[str, Any] | None = None  # tokens, requests and cost: in all, per answer
+    stopped: str | None = None  # why the run stopped before its stop rule (--max-cost)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""

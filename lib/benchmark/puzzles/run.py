@@ -20,7 +20,7 @@ from lib.benchmark.core.cost import Price
 from lib.benchmark.core.elo import Estimate, puzzle_elo_laplace, puzzle_elo_mcmc
 from lib.benchmark.core.header import Kind, write_result
 from lib.benchmark.core.model import InfraError
-from lib.benchmark.core.players import Player
+from lib.benchmark.core.players import Player, budget_of
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.runner import BREAKER
 from lib.benchmark.core.turns import GameAborted, Side
@@ -73,6 +73,7 @@ class PuzzleSession:
     # Puzzles whose line could not be played for infrastructure reasons: left out of the
     # estimate, and the result is incomplete (a rerun plays them at the same point).
     infra: list[str] = field(default_factory=list)
+    stopped: str | None = None  # --max-cost stopped the run before its stop rule
 
 
 def pool_of(puzzles: list[LinePuzzle]) -> Pool:
@@ -114,6 +115,7 @@ def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig,
                         kinds=(SOLVED, FAILED, ALTERNATIVE, "infra"), unit="puzzle")
     checked = False
     in_a_row = 0
+    budget = budget_of(player)
     try:
         with Engine(settings) as engine:
             while not finished(now := estimate(session.lines), len(session.lines),
@@ -138,6 +140,11 @@ def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig,
                         session.bad.append(puzzle.id)
                         continue
                     except GameAborted as exc:
+                        if budget is not None and budget.exhausted:
+                            # Not a failure: the budget left no room for this puzzle's
+                            # requests; the same command resumes here.
+                            session.stopped = budget.note()
+                            break
                         log.warning("puzzle %s left out, not rated: %s", puzzle.id, exc)
                         session.infra.append(puzzle.id)
                         in_a_row += 1
@@ -184,7 +191,7 @@ def run_result(model: str, player_id: str, settings: dict[str, Any], session: Pu
     motifs = Counter(t for r in lines for t in r.themes)
     return PuzzlesResult(
         model=model, player=player_id, settings=settings,
-        complete=not session.infra, infra=len(session.infra),
+        complete=not session.infra and session.stopped is None, infra=len(session.infra),
         n=len(lines), solved=outcomes[SOLVED], alternative=outcomes[ALTERNATIVE],
         failed=outcomes[FAILED], mates_off_key=sum(r.mates for r in lines),
         bad_puzzles=session.bad, illegal=_illegal(lines),
@@ -196,7 +203,8 @@ def run_result(model: str, player_id: str, settings: dict[str, Any], session: Pu
               f"finds winning (winning chances >= {WIN_FLOOR}) and within {ALT_MARGIN} of "
               "the key's is credited as an alternative and ends the puzzle; an illegal answer "
               "fails it",
-        usage=cost.summary([a for r in lines for a in r.attempts], price))
+        usage=cost.summary([a for r in lines for a in r.attempts], price),
+        stopped=session.stopped)
 
 
 def summary(result: dict[str, Any]) -> str:
@@ -210,7 +218,8 @@ def summary(result: dict[str, Any]) -> str:
         f"by the first): {strict['text'] if strict else 'none'}",
         "  illegal answers: " + ", ".join(f"{k} {v}" for k, v in result["illegal"].items()),
         *([f"  cost: {cost.text(result['usage'])}"]
-          if (result.get("usage") or {}).get("requests") else [])])
+          if (result.get("usage") or {}).get("requests") else []),
+        *([f"  {result['stopped']}"] if result.get("stopped") else [])])
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -232,8 +241,8 @@ def write_run(out: Path, name: str, record: PuzzlesResult) -> list[Path]:
     result = record.as_dict()
     paths = [out / f"{name}.json", out / f"{name}.md"]
     write_result(paths[0], Kind.PUZZLES, result,
-                 None if record.complete else f"{record.infra} puzzles failed for "
-                 "infrastructure reasons")
+                 None if record.complete else record.stopped or f"{record.infra} puzzles "
+                 "failed for infrastructure reasons")
     with atomic_write(paths[1]) as handle:
         handle.write(markdown(result))
     if result["sequence"]:
