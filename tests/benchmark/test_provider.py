@@ -615,6 +615,36 @@ def test_puzzles_stop_on_max_cost_and_resume_buying_nothing_twice(tmp_path: Path
     assert _result(tmp_path, "puzzles")["n"] == 6
 
 
+def test_worldmodel_stops_on_one_budget_for_every_temperature(questions: Path,
+                                                                tmp_path: Path) -> None:
+    """worldmodel under --max-cost 0.08 at 0.01 a reply, asking at three temperatures: one
+    budget for all of them, so the provider bills at most 0.08; the run stops cleanly (exit
+    3), its ledger equals the provider's books, and with the resume it buys exactly what an
+    undisturbed run buys (no prompt twice)."""
+    def asked(server: ChatServer) -> int:
+        return sum(n for k, n in server.bought.items() if "FEN" in k)
+    with ChatServer(lambda fen, n: Response(), on_body=_legal, price=PRICE) as server:
+        def argv(out: Path) -> list[str]:
+            return ["worldmodel", "--model", "m", "--base-url", server.base_url, "--out",
+                    str(out), "--retries", "0", "--questions", str(questions), "--limit", "4",
+                    "--concurrency", "1"]
+        assert benchmark.main(argv(tmp_path / "calm")) == 0
+        calm = asked(server)
+        spent_before = server.money
+        assert benchmark.main([*argv(tmp_path / "cut"), "--max-cost", "0.08"]) == 3
+        spent = server.money - spent_before
+        first = _result(tmp_path / "cut", "worldmodel")
+        assert benchmark.main(argv(tmp_path / "cut")) == 0
+        cut = asked(server) - calm
+    assert spent <= 0.08 + 1e-9
+    assert first["stopped"].startswith("stopped on budget") and not first["complete"]
+    [ledger] = (tmp_path / "cut" / "books").glob("worldmodel__*.jsonl")
+    books = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert len(books) == 2 and books[0]["cost"] == pytest.approx(spent)
+    assert cut == calm  # nothing bought twice
+    assert _result(tmp_path / "cut", "worldmodel")["complete"]
+
+
 def test_reasoning_effort_is_sent_named_and_counted(questions: Path, tmp_path: Path) -> None:
     """--reasoning-effort: sent as OpenAI's field here (OpenRouter's nested one there), part
     of the identity and name, with room for the reasoning; its tokens counted and priced."""

@@ -286,7 +286,7 @@ class OpenAIModel:
     """An OpenAI-compatible endpoint as a `model.Model`. Thread-safe; each request runs on
     its own daemon thread, so Ctrl-C never waits on it."""
 
-    def __init__(self, config: ChatConfig) -> None:
+    def __init__(self, config: ChatConfig, budget: Budget | None = None) -> None:
         self.config = config
         self.url = config.base_url.rstrip("/") + "/chat/completions"
         self.completions_url = config.base_url.rstrip("/") + "/completions"
@@ -296,7 +296,8 @@ class OpenAIModel:
         # and its billing) until the server refuses `stream`; a server that answers a
         # streamed request in one piece is read as it answers.
         self.streaming = True
-        self._budget = Budget(config.max_cost, config.price)
+        # One invocation's budget, shared by its models (the world-model tests' temperatures).
+        self._budget = budget or Budget(config.max_cost, config.price)
         self._sessions: queue.SimpleQueue[requests.Session] = queue.SimpleQueue()
         self._queue = _Queue()
 
@@ -606,6 +607,8 @@ class OpenAIModel:
         body = self.body(request)
         try:
             return self._ask(body, "preflight", min(self.config.retries, 2), only_busy=True)
+        except BudgetSpent:
+            raise  # not the endpoint's failure: the run stops on its budget
         except InfraError as exc:
             raise FatalInfraError(f"preflight request to {self.url_of(body)} failed: {exc}") \
                 from None

@@ -99,16 +99,15 @@ def add_chat_args(p: argparse.ArgumentParser) -> None:
                    "cost the provider does not report (OpenRouter reports usage.cost); "
                    "reasoning tokens count as completion tokens (default: none)")
     p.add_argument("--max-cost", type=positive_float, default=None, metavar="AMOUNT",
-                   help="run, play and puzzles: stop the run cleanly before this invocation "
-                   "spends more "
-                   "than AMOUNT (cached answers are free). Every reply the provider completed "
-                   "is charged, readable or not; a request reserves its price before it is "
-                   "sent (at --price, its prompt and max_tokens; else the dearest reply so "
-                   "far), and none starts once spent plus reserved would pass AMOUNT, so spend "
-                   "passes it only by what replies in flight cost beyond their reservations. "
-                   "What was bought is cached the moment it arrives; the result says it "
-                   "stopped on budget and the same command resumes it, buying nothing twice "
-                   "(default: no limit)")
+                   help="stop the run cleanly before this invocation spends more than AMOUNT "
+                   "(cached answers are free). Every reply the provider completed is charged, "
+                   "readable or not; a request reserves its price before it is sent (at "
+                   "--price, its prompt and max_tokens; else the dearest reply so far), and "
+                   "none starts once spent plus reserved would pass AMOUNT, so spend passes it "
+                   "only by what replies in flight cost beyond their reservations. What was "
+                   "bought is cached the moment it arrives; the result says it stopped on "
+                   "budget and the same command resumes it, buying nothing twice (default: no "
+                   "limit)")
     p.add_argument("--response-format", choices=("text", "json"), default="text",
                    help="json: ask for {\"move\": ...} through the API's JSON schema "
                    "(response_format); a server that refuses it is asked as text, with a "
@@ -154,18 +153,12 @@ def add_breaker_arg(p: argparse.ArgumentParser, what: str, default: int) -> None
                    "the result is marked incomplete (exit 3; a rerun completes it)")
 
 
-def chat_config(args: argparse.Namespace, slots: int | None = None,
-                budgeted: bool = True) -> ChatConfig:
-    """The endpoint's settings; `slots`: requests in flight (default --concurrency);
-    `budgeted`: the mode stops cleanly on --max-cost (else it refuses the option)."""
+def chat_config(args: argparse.Namespace, slots: int | None = None) -> ChatConfig:
+    """The endpoint's settings; `slots`: requests in flight (default --concurrency)."""
     through_inspect = is_inspect(args.model)
     base_url = args.base_url or ("" if through_inspect else OPENROUTER)
     if base_url:
         check_base_url(base_url)
-    if args.max_cost is not None and not budgeted:
-        raise ConfigError("--max-cost: this mode does not stop on a budget yet (run, play and "
-                          "puzzles "
-                          "do); its cost is still reported")
     # Inspect reads the provider's own key unless --api-key-env names one.
     key, source = (None, None) if through_inspect and not args.api_key_env else \
         key_for(base_url, args.api_key_env, dict(os.environ))

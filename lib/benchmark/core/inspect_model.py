@@ -75,13 +75,14 @@ ACTIVE: contextvars.ContextVar[Active | None] = contextvars.ContextVar("chess_ev
                                                                      default=None)
 
 
-def backend(spec: str, config: ChatConfig) -> InspectModel:
+def backend(spec: str, config: ChatConfig, budget: Budget | None = None) -> InspectModel:
     """The backend of --model inspect:PROVIDER/MODEL: the eval's own model inside a chess_eval
-    task, else one Inspect makes from the provider's variables."""
+    task, else one Inspect makes from the provider's variables (`budget`: one to share)."""
     active = ACTIVE.get()
     if active is not None and spec == PREFIX + str(active.model):
-        return InspectModel(active.model, config, active.loop)
-    return InspectModel(load_model(spec, config.base_url or None, config.api_key), config)
+        return InspectModel(active.model, config, active.loop, budget)
+    return InspectModel(load_model(spec, config.base_url or None, config.api_key), config,
+                        budget=budget)
 
 
 def load_model(spec: str, base_url: str | None, api_key: str | None) -> Any:
@@ -135,11 +136,13 @@ class InspectModel:
     the request runs on `loop` (the eval's, or a private one)."""
 
     def __init__(self, model: Any, config: ChatConfig,
-                 loop: asyncio.AbstractEventLoop | None = None) -> None:
+                 loop: asyncio.AbstractEventLoop | None = None,
+                 budget: Budget | None = None) -> None:
         self.model = model
         self.config = config
         self._loop = loop
-        self._budget = Budget(config.max_cost, config.price)
+        # One invocation's budget, shared by its models (the world-model tests' temperatures).
+        self._budget = budget or Budget(config.max_cost, config.price)
 
     @property
     def endpoint(self) -> str:

@@ -500,9 +500,10 @@ def is_baseline(spec: str) -> bool:
 
 
 def make_player(spec: str, chat: ChatConfig | None, stockfish: str | None, seed: int,
-                workers: int) -> Player:
+                workers: int, budget: Budget | None = None) -> Player:
     """The player named by --model: 'random', 'stockfish[:elo=N|skill=N|nodes=N]',
-    'mix:random=P,nodes=N' (a random move with probability P%, else Stockfish), or a model."""
+    'mix:random=P,nodes=N' (a random move with probability P%, else Stockfish), or a model
+    (`budget`: an invocation's, to share with its other models)."""
     name, options = _options(spec) if is_baseline(spec) else (spec, {})
     if name == "random":
         return RandomPlayer(seed=seed)
@@ -534,8 +535,8 @@ def make_player(spec: str, chat: ChatConfig | None, stockfish: str | None, seed:
     if chat is None:
         raise PlayerError(f"{spec!r} is not a baseline player and no endpoint is configured")
     if is_inspect(spec):  # asked through Inspect's model API, with its provider's variables
-        return ChatPlayer(chat, model=backend(spec, chat))
-    return ChatPlayer(chat)
+        return ChatPlayer(chat, model=backend(spec, chat, budget))
+    return ChatPlayer(chat, model=OpenAIModel(chat, budget) if budget else None)
 
 
 def _softmax(spec: str, options: dict[str, int], stockfish: str | None, seed: int,

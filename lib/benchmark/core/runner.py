@@ -23,7 +23,7 @@ from typing import Any
 
 from lib.benchmark.core.inflight import GRACE_S, InFlight, Stopping
 from lib.benchmark.core.model import BudgetSpent, FatalInfraError, InfraError, Reply
-from lib.benchmark.core.players import EnginePlayer, Player, cached_answer
+from lib.benchmark.core.players import EnginePlayer, Player, budget_of, cached_answer
 from lib.benchmark.core.questions import Question
 from lib.cluster import ClusterSettings, EngineCluster
 from lib.engine import Engine
@@ -71,6 +71,13 @@ def ask_all(player: Player, template: str, render: Callable[[Question], str],
         else:
             todo.append((question, prompt))
     if not todo:
+        return
+    budget = budget_of(player)
+    if budget is not None and budget.exhausted:
+        # The invocation's budget is spent (by this model at another temperature, say):
+        # nothing more is asked, not even the preflight; a rerun asks these.
+        for question, prompt in todo:
+            yield Outcome(question, prompt, None, None, cached=False, unasked=True)
         return
     player.preflight()
     if cluster is not None and isinstance(player, EnginePlayer):

@@ -215,7 +215,7 @@ def _puzzles(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path) -
 
     args = puzzles_args(argv + _model(eval_log, played[0])
                         + ["--out", str(results), "--store", str(scratch / "puzzles.db")])
-    player = ChatPlayer(chat_config(args, slots=1, budgeted=False),
+    player = ChatPlayer(chat_config(args, slots=1),
                         model=LoggedModel(played[0]["endpoint"]))
     puzzles_cli.puzzles_command(args, player, logged)
 
@@ -228,6 +228,6 @@ def _worldmodel(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path
         raise DataError("the worldmodel log holds no answer")
     args = worldmodel_args(argv + _model(eval_log, asked[0])
                            + ["--out", str(results), "--cache", str(scratch / "cache.db")])
-    player = ChatPlayer(chat_config(args, budgeted=False),
+    player = ChatPlayer(chat_config(args),
                         model=LoggedModel(asked[0]["endpoint"]))
     worldmodel_cli.worldmodel_command(args, player, answers_of(meta))

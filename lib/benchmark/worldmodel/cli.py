@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from lib.benchmark.core import cost
 from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS, ChatConfig
 from lib.benchmark.core.cli import (
     add_breaker_arg,
@@ -17,7 +18,7 @@ from lib.benchmark.core.cli import (
     model_label,
 )
 from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.players import Player, is_baseline, make_player
+from lib.benchmark.core.players import Player, budget_of, is_baseline, make_player
 from lib.benchmark.core.questions import Question, load_questions, select
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.runner import BREAKER
@@ -108,7 +109,7 @@ class WorldModelSetup:
         if t not in self.players:
             self.players[t] = self.base if self.chat is None else make_player(
                 self.base_spec, replace(self.chat, temperature=t), None, self.config.seed,
-                self.config.concurrency)
+                self.config.concurrency, budget_of(self.base))
         return self.players[t]
 
     @property
@@ -133,7 +134,7 @@ def worldmodel_setup(args: argparse.Namespace, player: Player | None = None) -> 
     made (an Inspect log's, which asks nothing), used at every temperature."""
     questions = select(load_questions(args.questions), "all", [], args.limit, args.seed)
     ensure_writable_dir(args.out, "--out")
-    chat = None if is_baseline(args.model) else chat_config(args, budgeted=False)
+    chat = None if is_baseline(args.model) else chat_config(args)
     base = player or make_player(args.model, chat, args.stockfish, args.seed, args.concurrency)
     config = worldmodel_config(args, chat is None)
     digest = sha256_file(args.questions)
@@ -166,15 +167,29 @@ def worldmodel_command(args: argparse.Namespace, player: Player | None = None,
     `player` and `answers_`: a run read back (an Inspect log's), nothing asked."""
     setup = worldmodel_setup(args, player)
     cache = JsonStore(args.cache or args.out / "cache.db", "answers")
+    budget = budget_of(setup.base)  # shared by the model at every temperature
     try:
         if answers_ is None:
             answers_ = ask_tests(setup.at, setup.questions, cache, setup.config)
+    except BaseException:
+        if budget is not None and budget.books.sent:  # what an interrupted run bought
+            cost.record_books(args.out, setup.name, budget.books)
+        raise
     finally:
         cache.close()
         setup.close()
-    result, paths = write_wm(args.out, setup.name, worldmodel_result(args, setup, answers_))
+    stopped = budget.note() if budget is not None and budget.exhausted and answers_.infra \
+        else None
+    result, paths = write_wm(args.out, setup.name,
+                             replace(worldmodel_result(args, setup, answers_), stopped=stopped))
     print(wm_summary(result.as_dict()))
+    if budget is not None and budget.books.sent:
+        paths.append(cost.record_books(args.out, setup.name, budget.books))
+        print(f"  {cost.books_text(budget.books)}")
     print("wrote " + ", ".join(str(p) for p in paths))
+    if result.stopped:
+        log.error("%s: the requests it left are asked by the same command", result.stopped)
+        return Exit.INCOMPLETE
     if not result.complete:
         log.error("incomplete: %d requests failed for infrastructure reasons; run the same "
                   "command again to ask only those", result.infra)

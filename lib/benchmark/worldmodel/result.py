@@ -26,6 +26,7 @@ class WorldModelResult:
     complete: bool  # no request failed
     figure: str | None = None  # the breakdown figure's file name, once written
     usage: dict[str, Any] | None = None  # tokens, requests and cost: in all, per answer
+    stopped: str | None = None  # why the run stopped before asking everything (--max-cost)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""

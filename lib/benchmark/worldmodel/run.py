@@ -397,8 +397,8 @@ def write_run(out: Path, name: str,
     result = record.as_dict()
     paths = [out / f"{name}.json", out / f"{name}.md", png]
     write_result(paths[0], Kind.WORLDMODEL, result,
-                 None if record.complete else f"{record.infra} requests failed for "
-                 "infrastructure reasons")
+                 None if record.complete else record.stopped or f"{record.infra} requests "
+                 "failed for infrastructure reasons")
     with atomic_write(paths[1]) as handle:
         handle.write(markdown(result))
     return record, paths
