@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -425,3 +426,40 @@ def test_a_bad_task_argument_is_refused_in_one_line_before_any_request(
     shown = done.stdout + done.stderr
     assert done.returncode != 0 and said in " ".join(shown.split()), shown
     assert "Traceback" not in shown and not list(tmp_path.glob("*.eval"))
+
+
+def test_every_answer_changing_setting_is_in_the_identity(served: PlayerServer,
+                                                          tmp_path: Path) -> None:
+    """Two evals that differ only in --reasoning-effort are two runs: two result files when
+    read back, neither replacing the other."""
+    logs = tmp_path / "logs"
+    for effort in ("low", "high"):
+        done = subprocess.run([INSPECT, "eval", "chess_eval/static", "--model", MODEL,
+                               "--log-dir", str(logs), "--display", "none", "-T", "limit=4",
+                               "--reasoning-effort", effort], cwd=tmp_path,
+                              env=service(served.base_url), capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert benchmark.main(["leaderboard", "--results", str(logs)]) == 0
+    results = [json.loads(p.read_text()) for p in logs.glob("static__inspect_*.json")]
+    assert sorted(r["model"] for r in results) == [f"inspect:{MODEL} [effort=high]",
+                                                  f"inspect:{MODEL} [effort=low]"]
+
+
+def test_the_eval_s_transport_settings_are_used_as_given(tmp_path: Path) -> None:
+    """--max-retries 1 on evals whose requests all fail: a request of the world-model task
+    (asked through the product's model layer) is attempted as often as one Inspect's own
+    generate makes in the static task, not by the CLI's default of six retries."""
+    def attempts(task: str) -> int:
+        with ChatServer(lambda fen, n: Response(status=500, text="down")) as server:
+            done = subprocess.run([INSPECT, "eval", f"chess_eval/{task}", "--model",
+                                   "openai-api/local/m", "--log-dir", str(tmp_path / task),
+                                   "--display", "none", "-T", "limit=1", "--max-retries", "1",
+                                   "--timeout", "60"], cwd=tmp_path,
+                                  env=service(server.base_url), capture_output=True,
+                                  text=True, timeout=600)
+            sent = Counter(json.dumps(b, sort_keys=True) for b in server.bodies
+                           if FEN_RE.search(json.dumps(b)))
+        assert sent, done.stderr[-2000:]
+        return max(sent.values())
+    assert attempts("worldmodel") == attempts("static")

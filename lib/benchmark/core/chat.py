@@ -155,6 +155,9 @@ class ChatConfig:
     max_cost: float | None = None  # --max-cost: money this invocation may spend
     completions: bool = False  # the run asks /completions (pgn): so does the preflight
     reasoning_effort: str | None = None  # --reasoning-effort, sent as the endpoint takes it
+    # An Inspect eval's other generation settings (top_p, seed, ...): Inspect sends them; here
+    # they are part of the identity only, so two evals that differ in one never share answers.
+    generation: dict[str, Any] = field(default_factory=dict)
 
     @property
     def endpoint(self) -> str:

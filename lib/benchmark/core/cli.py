@@ -4,6 +4,7 @@ chat settings built from them, and the exit status of a run that wrote incomplet
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,9 @@ def add_chat_args(p: argparse.ArgumentParser) -> None:
                    help="a system prompt sent before every question (default: none)")
     p.add_argument("--stop", action="append", default=[], metavar="TEXT",
                    help="a stop sequence; repeatable (default: none)")
+    # An Inspect eval's generation settings beyond these options (the tasks pass them): part
+    # of the identity; Inspect sends them itself.
+    p.add_argument("--generation", default=None, help=argparse.SUPPRESS)
     p.add_argument("--extra", default=None, metavar="JSON",
                    help='extra request fields, e.g. \'{"top_p": 0.9}\'; they may not set '
                    "model, messages, prompt, max_tokens, temperature, stop, stream, n, tools or "
@@ -178,7 +182,8 @@ def chat_config(args: argparse.Namespace, slots: int | None = None) -> ChatConfi
                       slots=slots or args.concurrency, endpoint_id=args.endpoint_id,
                       completions=getattr(args, "protocol", None) == GameProtocol.PGN,
                       json_answers=args.response_format == "json", price=args.price,
-                      max_cost=args.max_cost)
+                      max_cost=args.max_cost,
+                      generation=json.loads(args.generation) if args.generation else {})
 
 
 SERVE_PORT = 8000

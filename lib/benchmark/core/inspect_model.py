@@ -131,6 +131,9 @@ class _Loop:
             return cls._loop
 
 
+EVAL_MARGIN_S = 5.0  # beyond an eval's own --timeout, before a request is given up on here
+
+
 class InspectModel:
     """A model of Inspect's model API as a `model.Model`. Thread-safe: any thread may ask;
     the request runs on `loop` (the eval's, or a private one)."""
@@ -211,15 +214,27 @@ class InspectModel:
             spec = RESPONSE_FORMAT["json_schema"]
             schema = ResponseSchema(name=spec["name"], strict=spec["strict"],
                                     json_schema=JSONSchema.model_validate(spec["schema"]))
+        # Inside an eval its own transport settings (--max-retries, --timeout, ...) apply, as
+        # given; from the CLI, ours.
+        ours = self._loop is None
         return GenerateConfig(
             temperature=self.config.temperature, max_tokens=max_tokens,
-            stop_seqs=list(self.config.stop) or None, max_retries=self.config.retries,
-            attempt_timeout=round(self.config.timeout_s), timeout=round(self._bound()),
+            stop_seqs=list(self.config.stop) or None,
+            max_retries=self.config.retries if ours else None,
+            attempt_timeout=round(self.config.timeout_s) if ours else None,
+            timeout=round(self._bound()) if ours else None,
             reasoning_effort=cast(Any, self.config.reasoning_effort) if request.answer else None,
             response_schema=schema, extra_body=self.config.extra or None)
 
     def _bound(self) -> float:
-        """Seconds one request may take, every retry and backoff included."""
+        """Seconds one request may take, every retry and backoff included: the eval's own
+        --timeout inside an eval that set one (and a moment more), else from our options."""
+        if self._loop is not None:
+            from inspect_ai.model._generate_config import active_generate_config
+
+            eval_timeout = active_generate_config().timeout
+            if eval_timeout:
+                return float(eval_timeout) + EVAL_MARGIN_S
         return (self.config.timeout_s + self.config.backoff_cap_s) * (self.config.retries + 1)
 
     def _run(self, messages: list[Any], tools: list[Any], config: Any) -> Any:

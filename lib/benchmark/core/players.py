@@ -407,6 +407,8 @@ def _chat_id(config: ChatConfig, endpoint: str) -> str:
         shown["response_format"] = "json"
     if config.reasoning_effort:
         shown["reasoning_effort"] = config.reasoning_effort
+    if config.generation:  # absent from ids made before Inspect's settings were kept
+        shown["generation"] = config.generation
     digest = hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:12]
     suffix = f"+effort={config.reasoning_effort}" if config.reasoning_effort else ""
     return f"{config.model}{suffix}@{digest}"

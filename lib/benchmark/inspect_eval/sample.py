@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextvars
+import json
 import tempfile
 import threading
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import TaskState
 
 from lib.benchmark.core import progress
-from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS
+from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS, REASONING_EFFORTS
 from lib.benchmark.core.inspect_model import ACTIVE, PREFIX, Active
 from lib.errors import ChessEvalError, ConfigError
 
@@ -72,13 +73,25 @@ def activate() -> list[str]:
     return ["--model", PREFIX + str(model), *request_argv()]
 
 
+# The eval's settings that change how a request travels, not what it answers: used as given,
+# and no part of the identity.
+TRANSPORT = frozenset({"max_retries", "timeout", "attempt_timeout", "stream_idle_timeout",
+                       "max_connections", "adaptive_connections", "batch", "cache",
+                       "extra_headers"})
+
+
 def request_argv() -> list[str]:
-    """The eval's temperature and max_tokens (the task's, unless the eval set others) as the
-    CLI's options, so the player's identity and requests are the eval's."""
+    """Every setting of the eval's that changes answers, as the CLI's options, so the
+    player's identity (and name) is the eval's: temperature and max_tokens (the task's unless
+    the eval set others), the reasoning effort, and the rest as one JSON option."""
     config = active_generate_config()
     argv = [] if config.temperature is None else ["--temperature", repr(config.temperature)]
-    return argv + ([] if config.max_tokens is None else ["--max-tokens",
-                                                          str(config.max_tokens)])
+    argv += [] if config.max_tokens is None else ["--max-tokens", str(config.max_tokens)]
+    rest = {k: v for k, v in config.model_dump(exclude_none=True, mode="json").items()
+            if k not in TRANSPORT | {"temperature", "max_tokens"}}
+    if rest.get("reasoning_effort") in REASONING_EFFORTS:
+        argv += ["--reasoning-effort", rest.pop("reasoning_effort")]
+    return argv + (["--generation", json.dumps(rest, sort_keys=True)] if rest else [])
 
 
 async def in_thread(fn: Callable[..., T], *args: Any) -> T:
