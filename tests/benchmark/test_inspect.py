@@ -139,6 +139,13 @@ def test_the_games_task_and_play_rate_the_player_within_their_intervals(
     # The difference of two independent estimates, against both half-widths combined.
     half = math.hypot((elo["hi"] - elo["lo"]) / 2, (inspect["elo_hi"] - inspect["elo_lo"]) / 2)
     assert abs(inspect["elo"] - elo["mean"]) <= half
+    # Its place on Lichess's scale per time control, as play's result gives it (far below the
+    # anchors' band: only the bound, the weakest anchor's rating; Inspect drops a None).
+    for tc in play["human"]["time_controls"]:
+        assert tc["placement"] == "below"
+        shown = {k.removeprefix(f"lichess_{tc['time_control']}"): v for k, v in inspect.items()
+                 if k.startswith(f"lichess_{tc['time_control']}")}
+        assert shown == {"_hi": tc["hi"]}
 
 
 def test_the_tasks_logs_are_ranked_with_the_cli_s_results(

@@ -137,7 +137,7 @@ def games_task(protocol: str, max_games: int | None, target: float | None,
     argv += ["--target", str(target)] if target is not None else []
     argv += ["--ladder", ladder] if ladder is not None else []
     args = play_args(argv + ["--model", "inspect:eval"])
-    if not Path(args.ladder).is_file():
+    if ladder is not None and not Path(ladder).is_file():
         raise ConfigError(f"ladder={ladder}: no such file")
     cli.play_engine(args)  # the ladder the engine found serves, checked now (one line)
     argv += [] if ladder is not None else ["--ladder", str(args.ladder)]
