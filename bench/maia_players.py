@@ -35,6 +35,7 @@ from bench.validation_players import (
     latest,
     run_player,
     serving,
+    shard,
 )
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.human import Crosswalk, load_crosswalks
@@ -272,7 +273,7 @@ def main() -> None:
     r.add_argument("--nets", type=int, nargs="+", default=list(NETS), choices=NETS)
     r.add_argument("--max-games", type=int, default=MAX_GAMES,
                    help=f"games per net (default {MAX_GAMES}: the ladder's own error there)")
-    r.add_argument("--shard", type=lambda t: tuple(map(int, t.split("/"))), default=(0, 1),
+    r.add_argument("--shard", type=shard, default=(0, 1),
                    help="I/N: every Nth net from the Ith (N processes use N cores)")
     r.add_argument("--out", type=Path, default=OUT)
     r.set_defaults(handler=run_command)

@@ -7,6 +7,7 @@ import csv
 import os
 import sqlite3
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,6 +41,10 @@ os.environ.setdefault("SOURCE_DATE_EPOCH", "1764028800")
 # clear this variable.
 with contextlib.suppress(EngineNotFoundError):  # the tests that need an engine say so
     os.environ.setdefault("STOCKFISH_PATH", find_stockfish(None))
+
+# The Inspect tasks' stores (they outlive an eval): a folder of this test session's, not the
+# user's ~/.cache.
+os.environ.setdefault("CHESS_EVAL_CACHE", tempfile.mkdtemp(prefix="chess_eval_cache_"))
 
 # The Maia-1 nets: the shared folder that holds them (no download from the tests).
 MAIA = ROOT.parent / "shared" / "data" / "maia"

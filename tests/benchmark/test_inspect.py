@@ -470,3 +470,32 @@ def test_the_eval_s_transport_settings_are_used_as_given(tmp_path: Path) -> None
         assert sent, done.stderr[-2000:]
         return max(sent.values())
     assert attempts("worldmodel") == attempts("static")
+
+
+def test_a_failed_games_eval_run_again_buys_no_reply_twice(tmp_path: Path) -> None:
+    """One request refused once (HTTP 400) fails the games eval after it paid for some
+    replies; the same command again completes, and the provider billed no prompt twice:
+    the run's stores outlive the eval."""
+    refused: list[str] = []
+
+    def answer(body: dict) -> Response:
+        fen = FEN_RE.search(body["messages"][-1]["content"]).group(1)
+        board = chess.Board(fen)
+        if len(board.move_stack) == 0 and board.fullmove_number >= 6 and not refused:
+            refused.append(fen)
+            return Response(status=400, text="this request is refused")
+        return Response(f"Final answer: {min(m.uci() for m in board.legal_moves)}")
+    argv = [INSPECT, "eval", "chess_eval/games", "--model", "openai-api/local/m", "-T",
+            "max_games=4", "-T", "ladder=ladder.csv", "--log-dir", str(tmp_path),
+            "--display", "none"]
+    with ChatServer(lambda fen, n: Response(), on_body=answer, price=0.01) as server:
+        env = service(server.base_url)
+        subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+        first_billed = server.billed
+        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=900)
+        bought = server.bought
+    assert refused and first_billed > 1, done.stderr[-2000:]
+    logs = sorted(tmp_path.glob("*.eval"))
+    assert [read_eval_log(str(p)).status for p in logs] == ["error", "success"]
+    assert max(n for k, n in bought.items() if "FEN" in k) == 1

@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextvars
+import hashlib
 import json
-import tempfile
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -165,6 +166,21 @@ async def work(handoff: Handoff[Any, R], n: int, fn: Callable[..., R], *args: An
     return value
 
 
+CACHE_ENV = "CHESS_EVAL_CACHE"  # where the tasks keep their runs' stores (default below)
+
+
+def run_dir(mode: str, argv: list[str], model: list[str]) -> Path:
+    """Where a task's run keeps its stores (answers, games, lines): a folder keyed by the
+    mode, the run's options and the model with every setting that changes its answers, under
+    $CHESS_EVAL_CACHE (default ~/.cache/chess_eval). It outlives the eval, so a rerun of the
+    same eval, or one after a failure or Ctrl-C, resumes and buys no reply again."""
+    root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "chess_eval")
+    digest = hashlib.sha256(json.dumps([mode, argv, model]).encode()).hexdigest()[:16]
+    folder = root / f"{mode}-{digest}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 class Driver:
     """A CLI run driven on a thread of its own beside the samples (the first sample starts
     it, in its context: the eval's model), handing its units out through a Handoff. When the
@@ -176,7 +192,6 @@ class Driver:
         self.handoff = handoff
         self._lock = threading.Lock()
         self._started = False
-        self._scratch = tempfile.TemporaryDirectory(prefix="chess_eval_")  # the run's --out
 
     def start(self, model: list[str]) -> None:
         """Start the run once, with the eval's model (`activate()`'s options)."""
@@ -191,14 +206,14 @@ class Driver:
     def _main(self, model: list[str]) -> None:
         error: BaseException | None = None
         try:
-            self.drive(model, Path(self._scratch.name))
+            self.drive(model, run_dir(self.mode, self.argv, model))
         except BaseException as exc:  # noqa: BLE001 - every waiting sample fails with it
             error = exc
         finally:
             self.handoff.close(error)
 
     def drive(self, model: list[str], scratch: Path) -> None:
-        """The run itself, writing its files under `scratch`."""
+        """The run itself, writing its files (and stores) under `scratch`."""
         raise NotImplementedError
 
 

@@ -11,9 +11,7 @@ CLI's own figures from them.
 from __future__ import annotations
 
 import argparse
-import tempfile
 import threading
-from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task
@@ -33,6 +31,7 @@ from lib.benchmark.inspect_eval.sample import (
     in_thread,
     mode_args,
     request_argv,
+    run_dir,
 )
 from lib.benchmark.worldmodel import cli
 from lib.benchmark.worldmodel.prompts import Listed
@@ -57,7 +56,6 @@ class PositionsRun:
     def __init__(self, argv: list[str]) -> None:
         self.argv = argv
         self._lock = threading.Lock()
-        self._scratch = tempfile.TemporaryDirectory(prefix="chess_eval_worldmodel_")
         self.setup: cli.WorldModelSetup | None = None
         self.cache: JsonStore | None = None
 
@@ -65,11 +63,12 @@ class PositionsRun:
         """The setup, made by the first sample with the eval's model."""
         with self._lock:
             if self.setup is None:
-                args = worldmodel_args(self.argv + model + ["--out", self._scratch.name])
+                folder = run_dir("worldmodel", self.argv, model)  # outlives the eval
+                args = worldmodel_args(self.argv + model + ["--out", str(folder)])
                 setup = cli.worldmodel_setup(args)
                 for t in (*args.temperatures, args.temperature):
                     setup.at(t)
-                self.cache = JsonStore(Path(self._scratch.name) / "cache.db", "answers")
+                self.cache = JsonStore(folder / "cache.db", "answers")
                 self.setup = setup
             return self.setup
 
