@@ -246,7 +246,7 @@ def maia_block(root: Path = ROOT) -> str:
 
     lines = ["| net | game Elo (90%) | games (distinct) | static accuracy | human-calibrated "
              "Elo (static) | game Elo the static fit predicts |", "|---|---|---|---|---|---|"]
-    for r in read_rows(root / "maia_players.csv"):
+    for r in read_rows(root / HUMAN / "maia_players.csv"):
         lines.append(f"| maia-{r['net']} | {float(r['game_elo']):.0f} "
                      f"[{float(r['game_elo_lo']):.0f}, {float(r['game_elo_hi']):.0f}] | "
                      f"{r['games']} ({r['distinct']}) | {r['accuracy'] or '-'} | "
@@ -265,7 +265,7 @@ def crosswalk_block(root: Path = ROOT) -> str:
     )
     from lib.benchmark.core.human import load_crosswalks
 
-    walks = load_crosswalks(root)
+    walks = load_crosswalks(root / HUMAN)
     lines = ["| time control | bot (net) | game Elo here (sd) | Lichess rating (sd used) | "
              "snapshot | band covered |", "|---|---|---|---|---|---|"]
     for w in walks:
@@ -273,8 +273,8 @@ def crosswalk_block(root: Path = ROOT) -> str:
             lines.append(f"| {w.time_control} | {a.bot} (maia-{a.net}) | {a.reading:.0f} "
                          f"({a.reading_sd:.0f}) | {a.rating:.0f} ({a.human_sd:.0f}) | {a.date} "
                          f"| {w.band[0]:.0f}-{w.band[1]:.0f} |")
-    rows = read_rows(root / "maia_players.csv")
-    loo = leave_one_anchor_out(root)
+    rows = read_rows(root / HUMAN / "maia_players.csv")
+    loo = leave_one_anchor_out(root / HUMAN)
     lines += ["", "(a) Each anchor left out, its rating predicted from the others:", "",
               "| time control | left out | rating | predicted (90%) | inside | where |",
               "|---|---|---|---|---|---|"]
@@ -295,7 +295,7 @@ def crosswalk_block(root: Path = ROOT) -> str:
               "(c) The static test's human-calibrated Elo of each anchor net against its "
               "bot's rating:", "", "| time control | bot | rating | static, human-calibrated "
               "(90%) | inside |", "|---|---|---|---|---|"]
-    for x in static_against_bots(rows, root):
+    for x in static_against_bots(rows, root / HUMAN):
         inside = "-" if x["inside"] is None else "yes" if x["inside"] else "no"
         lines.append(f"| {x['time_control']} | {x['bot']} | {x['rating']:.0f} | "
                      f"{x['static'] or '-'} | {inside} |")
@@ -379,7 +379,8 @@ FIT_INPUTS = ("game_elo_fit.json",)
 MAP_FIGURE = "docs/ladder_map.png"
 MAP_INPUTS = ("ladder_map.json",)
 CROSSWALK_FIGURE = "docs/crosswalk.png"
-CROSSWALK_INPUTS = ("maia_players.csv", "lichess_anchors.csv")
+HUMAN = "data/human"  # the crosswalk's committed data
+CROSSWALK_INPUTS = (f"{HUMAN}/maia_players.csv", f"{HUMAN}/lichess_anchors.csv")
 SCREENSHOTS = ("docs/site.png", "docs/report.png")
 # What a screenshot of the demo's site shows is made from these: a change to one changes it.
 DEMO_INPUTS = ("questions.csv", "ladder.csv", "ladder_cov.csv", "game_elo_fit.json",
@@ -466,9 +467,9 @@ def crosswalk_figure(path: Path, root: Path = ROOT) -> None:
     from lib.benchmark.core.human import load_crosswalks
     from lib.figures import save_figure
 
-    walks = load_crosswalks(root)
+    walks = load_crosswalks(root / HUMAN)
     if not walks:
-        raise SystemExit("maia_players.csv / lichess_anchors.csv: no crosswalk to draw")
+        raise SystemExit(f"{HUMAN}: no crosswalk to draw")
     fig, ax = plt.subplots(figsize=(6.4, 4.8))
     for i, w in enumerate(walks):
         color = plt.get_cmap("tab10")(i)
@@ -488,7 +489,7 @@ def crosswalk_figure(path: Path, root: Path = ROOT) -> None:
     high = max(w.band[1] for w in walks)
     ax.axvspan(low, high, color="grey", alpha=0.08, label="band covered")
     bottom = ax.get_ylim()[0]
-    for r in read_rows(root / "maia_players.csv"):
+    for r in read_rows(root / HUMAN / "maia_players.csv"):
         ax.plot(float(r["game_elo"]), bottom, "|", color="black", ms=10)
         ax.annotate(r["net"], (float(r["game_elo"]), bottom), textcoords="offset points",
                     xytext=(0, 8), fontsize=6, ha="center", rotation=90)

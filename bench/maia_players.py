@@ -9,8 +9,8 @@ games they rest on.
     python -m bench.maia_players run                     # the reference ladder
     python -m bench.maia_players run --ladder ladder.csv --stockfish /usr/games/stockfish
     python -m bench.maia_players static                  # the static test (all questions)
-    python -m bench.maia_players table                   # maia_players.csv
-    python -m bench.maia_players games                   # maia_games.csv.gz
+    python -m bench.maia_players table                   # data/human/maia_players.csv
+    python -m bench.maia_players games                   # data/human/maia_games.csv.gz
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from bench.validation_players import (
     shard,
 )
 from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.human import Crosswalk, load_crosswalks
+from lib.benchmark.core.human import HUMAN_DIR, READINGS_FILE, Crosswalk, load_crosswalks
 from lib.benchmark.core.maia import NETS
 from lib.benchmark.core.results import slug
 from lib.benchmark.core.server import SERVED
@@ -48,8 +48,8 @@ from lib.files import atomic_write
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "maia"
 REFERENCE = ROOT / "ladder@stockfish-17.1.csv"  # the reference ladder (Stockfish 17.1)
-DATA = ROOT / "maia_players.csv"
-GAMES = ROOT / "maia_games.csv.gz"
+DATA = HUMAN_DIR / READINGS_FILE  # the nets' readings: the crosswalk's committed data
+GAMES = HUMAN_DIR / "maia_games.csv.gz"  # the games they rest on
 # Games per net and ladder. The reference ladder's rungs near the nets' strength (2,100-2,400)
 # are known to about +-32 Elo (one sd); a reading from n games has an sd of about 420/sqrt(n)
 # Elo there, so 200 games bring the reading's error to the ladder's own (42 in all, against a
@@ -187,7 +187,7 @@ def read_rows(path: Path = DATA) -> list[dict[str, str]]:
     return sorted(rows, key=lambda r: int(r["net"]))
 
 
-def leave_one_anchor_out(root: Path = ROOT) -> list[dict[str, Any]]:
+def leave_one_anchor_out(root: Path = HUMAN_DIR) -> list[dict[str, Any]]:
     """(a) Each anchor's Lichess rating predicted from the other anchors of its time control
     (a line needs two: a time control with two anchors has nothing to leave out)."""
     found = []
@@ -223,7 +223,7 @@ def band_order(rows: list[dict[str, str]]) -> dict[str, Any]:
             "contradictions": sum(s["z"] < -1.645 for s in steps)}
 
 
-def static_against_bots(rows: list[dict[str, str]], root: Path = ROOT) -> list[dict[str, Any]]:
+def static_against_bots(rows: list[dict[str, str]], root: Path = HUMAN_DIR) -> list[dict[str, Any]]:
     """(c) Each anchor net's human-calibrated Elo (static test) against its bot's rating in
     each time control: inside the static interval or not."""
     by_net = {int(r["net"]): r for r in rows}

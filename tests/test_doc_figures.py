@@ -69,7 +69,8 @@ def test_a_drifted_image_is_found(tmp_path: Path) -> None:
     """A copy of the repository's docs and inputs: an image changed by hand, a ladder that
     changed after a screenshot and an image nobody recorded are each named."""
     for name in (doc_figures.IMAGES_FILE, *doc_figures.DEMO_INPUTS, doc_figures.FIT_FIGURE,
-                 doc_figures.MAP_FIGURE, *doc_figures.MAP_INPUTS, *doc_figures.SCREENSHOTS,
+                 doc_figures.MAP_FIGURE, *doc_figures.MAP_INPUTS, doc_figures.CROSSWALK_FIGURE,
+                 *doc_figures.CROSSWALK_INPUTS, *doc_figures.SCREENSHOTS,
                  doc_figures.INSPECT_SHOT, *doc_figures.INSPECT_INPUTS):
         src, dst = ROOT / name, tmp_path / name
         dst.parent.mkdir(parents=True, exist_ok=True)

@@ -13,8 +13,8 @@ import benchmark
 from lib.benchmark.core.elo import ABOVE, BELOW, INTERVAL, UNIDENTIFIED
 from lib.benchmark.core.human import (
     ANCHORS_FILE,
+    HUMAN_DIR,
     READINGS_FILE,
-    ROOT,
     Crosswalk,
     Placement,
     TimeControl,
@@ -27,7 +27,7 @@ from lib.errors import DataError
 
 @pytest.fixture(scope="module")
 def walks() -> dict[TimeControl, Crosswalk]:
-    found = {w.time_control: w for w in load_crosswalks(ROOT)}
+    found = {w.time_control: w for w in load_crosswalks()}
     assert set(found) == set(TimeControl), "the committed anchors cover every time control"
     return found
 
@@ -89,8 +89,8 @@ def test_only_the_reference_scale_or_a_mapped_one_is_placed() -> None:
 
 def test_a_new_snapshot_is_a_data_change(tmp_path: Path,
                                          walks: dict[TimeControl, Crosswalk]) -> None:
-    shutil.copy(ROOT / READINGS_FILE, tmp_path)
-    with (ROOT / ANCHORS_FILE).open(encoding="utf-8", newline="") as handle:
+    shutil.copy(HUMAN_DIR / READINGS_FILE, tmp_path)
+    with (HUMAN_DIR / ANCHORS_FILE).open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     for row in rows:
         if row["time_control"] == "blitz":

@@ -2,9 +2,9 @@
 
 Three Maia-1 nets also play on Lichess as bots (maia1 runs maia-1100, maia5 maia-1500, maia9
 maia-1900), so each has two numbers: its game Elo on the reference ladder (measured here, the
-net alone through the served path: maia_players.csv) and its bot's Lichess rating in a time
-control (a dated snapshot with its RD: lichess_anchors.csv; a newer snapshot is a new row, not
-new code). Per time control the anchors give a line
+net alone through the served path: data/human/maia_players.csv) and its bot's Lichess rating
+in a time control (a dated snapshot with its RD: data/human/lichess_anchors.csv; a newer
+snapshot is a new row, not new code). Per time control the anchors give a line
 
     lichess = a + b * reference_elo,    b >= 0 (a stronger player is never placed lower)
 
@@ -39,8 +39,9 @@ from lib.benchmark.core.elo import ABOVE, BELOW, INTERVAL
 from lib.benchmark.core.ladder_map import MAP_FILE, REFERENCE_ENGINE, LadderMap, load_map
 from lib.errors import DataError
 
-ROOT = Path(__file__).resolve().parents[3]  # where the committed files below live
-ANCHORS_FILE = "lichess_anchors.csv"  # the bots' Lichess ratings, dated (beside the ladders)
+ROOT = Path(__file__).resolve().parents[3]  # the repository: the ladders and their map
+HUMAN_DIR = ROOT / "data" / "human"  # the crosswalk's committed data: the two files below
+ANCHORS_FILE = "lichess_anchors.csv"  # the bots' Lichess ratings, dated
 READINGS_FILE = "maia_players.csv"  # the nets' game Elos (bench/maia_players.py)
 REFERENCE_LADDER = "ladder@stockfish-17.1.csv"  # the readings' ladder
 # The human side's spread beyond the RD, one sd each (Elo):
@@ -163,7 +164,7 @@ class Crosswalk:
         return block
 
 
-def load_crosswalks(folder: Path) -> list[Crosswalk]:
+def load_crosswalks(folder: Path = HUMAN_DIR) -> list[Crosswalk]:
     """The crosswalks of the committed anchors and readings in `folder` (none where either
     file is missing); DataError in one line for a file that cannot be read."""
     anchors_path, readings_path = folder / ANCHORS_FILE, folder / READINGS_FILE
@@ -221,4 +222,4 @@ def human_text(block: dict[str, Any] | None) -> str:
 
 def committed_block(elo: dict[str, Any], engine: str) -> dict[str, Any] | None:
     """human_block with the committed anchors, readings and map."""
-    return human_block(elo, engine, load_crosswalks(ROOT), load_map(ROOT / MAP_FILE))
+    return human_block(elo, engine, load_crosswalks(), load_map(ROOT / MAP_FILE))

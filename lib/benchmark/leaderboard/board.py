@@ -431,7 +431,7 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
     conv = load_map(MAP_PATH)
     tables = {
         "games": game_entries([r for r in games if not apart(r, primary, conv)], digest,
-                              conv, load_crosswalks(ROOT)),
+                              conv, load_crosswalks()),
         EARLIER: [replace(e, label=f"{e.label}; {apart(r, primary, conv)}")
                   for r in games if apart(r, primary, conv)
                   for e in game_entries([r], digest)],

@@ -25,7 +25,7 @@ import markupsafe
 
 from lib.benchmark.core import cost
 from lib.benchmark.core.elo import LEVEL
-from lib.benchmark.core.human import ROOT, load_crosswalks
+from lib.benchmark.core.human import load_crosswalks
 from lib.benchmark.core.results import elo_text
 from lib.benchmark.core.scoring import illegal_text, metric_digits
 from lib.benchmark.leaderboard.board import (
@@ -196,7 +196,7 @@ def _index(board: Board, inputs: SiteInputs, ladder: dict[str, Any]) -> dict[str
 def _human(board: Board) -> dict[str, Any]:
     """The crosswalk to Lichess's scale: the anchors' readings and the band they cover on the
     game Elo axis, each ranked game run on it, and each run's place per time control."""
-    crosswalks = load_crosswalks(ROOT)
+    crosswalks = load_crosswalks()
     if not crosswalks:
         return {}
     entries = [e for e in board.tables.get("games", []) if e.human]
