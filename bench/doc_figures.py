@@ -380,12 +380,15 @@ MAP_FIGURE = "docs/ladder_map.png"
 MAP_INPUTS = ("ladder_map.json",)
 CROSSWALK_FIGURE = "docs/crosswalk.png"
 HUMAN = "data/human"  # the crosswalk's committed data
+MAIA_FIGURE = "docs/maia_readings.png"
+MAIA_INPUTS = (f"{HUMAN}/maia_players.csv",)
 CROSSWALK_INPUTS = (f"{HUMAN}/maia_players.csv", f"{HUMAN}/lichess_anchors.csv")
 SCREENSHOTS = ("docs/site.png", "docs/report.png")
 # What a screenshot of the demo's site shows is made from these: a change to one changes it.
 DEMO_INPUTS = ("questions.csv", "ladder.csv", "ladder_cov.csv", "game_elo_fit.json",
                "openings.csv", "lib/benchmark/leaderboard/templates",
-               "lib/benchmark/leaderboard/assets")
+               "lib/benchmark/leaderboard/assets", "data/human/lichess_anchors.csv",
+               "data/human/maia_players.csv")
 DEMO_DIR = "output/doc-images"
 SHOT_SIZE = (1280, 760)  # the window of a screenshot, in CSS pixels
 INSPECT_SHOT = "docs/inspect_view.png"
@@ -499,6 +502,39 @@ def crosswalk_figure(path: Path, root: Path = ROOT) -> None:
     save_figure(fig, path)
 
 
+def maia_figure(path: Path, root: Path = ROOT) -> None:
+    """docs/maia_readings.png: each Maia net's game Elo on the reference ladder with its 90%
+    interval, against the Lichess band it was trained on (data/human/maia_players.csv)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bench.maia_players import read_rows
+    from lib.figures import save_figure
+
+    rows = read_rows(root / HUMAN / "maia_players.csv")
+    if not rows:
+        raise SystemExit(f"{HUMAN}/maia_players.csv: no reading to draw")
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    nets = [int(r["net"]) for r in rows]
+    elos = [float(r["game_elo"]) for r in rows]
+    low = [e - float(r["game_elo_lo"]) for e, r in zip(elos, rows, strict=True)]
+    high = [float(r["game_elo_hi"]) - e for e, r in zip(elos, rows, strict=True)]
+    bots = {1100: "maia1", 1500: "maia5", 1900: "maia9"}
+    colors = ["tab:orange" if n in bots else "tab:blue" for n in nets]
+    for n, e, lo, hi, c in zip(nets, elos, low, high, colors, strict=True):
+        ax.errorbar([n], [e], yerr=[[lo], [hi]], fmt="o", ms=5, capsize=3, color=c)
+        if n in bots:
+            ax.annotate(bots[n], (n, e), textcoords="offset points", xytext=(6, -3),
+                        fontsize=8, color=c)
+    ax.set_xticks(nets)
+    ax.set_xlabel("Maia-1 net: trained on Lichess players rated N to N+99")
+    ax.set_ylabel("game Elo, reference ladder (90%)")
+    ax.set_title("orange: the nets with a Lichess bot (the crosswalk's anchors)", fontsize=9)
+    save_figure(fig, path)
+
+
 def screenshots(demo: Path, root: Path = ROOT) -> None:
     """docs/site.png and docs/report.png: the demo site's index, and a play run's game viewer,
     in headless Chromium (the driver the site's tests use)."""
@@ -598,9 +634,10 @@ def write_images(take_screenshots: bool, take_inspect: bool = False,
     fit_figure(root / FIT_FIGURE, root)
     map_figure(root / MAP_FIGURE, root)
     crosswalk_figure(root / CROSSWALK_FIGURE, root)
-    written = [FIT_FIGURE, MAP_FIGURE, CROSSWALK_FIGURE]
+    maia_figure(root / MAIA_FIGURE, root)
+    written = [FIT_FIGURE, MAP_FIGURE, CROSSWALK_FIGURE, MAIA_FIGURE]
     for name, inputs in ((FIT_FIGURE, FIT_INPUTS), (MAP_FIGURE, MAP_INPUTS),
-                         (CROSSWALK_FIGURE, CROSSWALK_INPUTS)):
+                         (CROSSWALK_FIGURE, CROSSWALK_INPUTS), (MAIA_FIGURE, MAIA_INPUTS)):
         records[name] = image_record("python -m bench.doc_figures", inputs, root / name,
                                      records.get(name), commit, root)
     if take_screenshots:
@@ -646,7 +683,7 @@ def stale_images(root: Path = ROOT) -> list[str]:
                          f"{rec['command']}")
     with tempfile.TemporaryDirectory() as tmp:
         for name, draw in ((FIT_FIGURE, fit_figure), (MAP_FIGURE, map_figure),
-                           (CROSSWALK_FIGURE, crosswalk_figure)):
+                           (CROSSWALK_FIGURE, crosswalk_figure), (MAIA_FIGURE, maia_figure)):
             fresh = Path(tmp) / "figure.png"
             draw(fresh, root)
             if (root / name).is_file() and fresh.read_bytes() != (root / name).read_bytes():

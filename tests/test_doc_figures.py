@@ -70,7 +70,7 @@ def test_a_drifted_image_is_found(tmp_path: Path) -> None:
     changed after a screenshot and an image nobody recorded are each named."""
     for name in (doc_figures.IMAGES_FILE, *doc_figures.DEMO_INPUTS, doc_figures.FIT_FIGURE,
                  doc_figures.MAP_FIGURE, *doc_figures.MAP_INPUTS, doc_figures.CROSSWALK_FIGURE,
-                 *doc_figures.CROSSWALK_INPUTS, *doc_figures.SCREENSHOTS,
+                 *doc_figures.CROSSWALK_INPUTS, doc_figures.MAIA_FIGURE, *doc_figures.SCREENSHOTS,
                  doc_figures.INSPECT_SHOT, *doc_figures.INSPECT_INPUTS):
         src, dst = ROOT / name, tmp_path / name
         dst.parent.mkdir(parents=True, exist_ok=True)
