@@ -499,3 +499,48 @@ def test_a_failed_games_eval_run_again_buys_no_reply_twice(tmp_path: Path) -> No
     logs = sorted(tmp_path.glob("*.eval"))
     assert [read_eval_log(str(p)).status for p in logs] == ["error", "success"]
     assert max(n for k, n in bought.items() if "FEN" in k) == 1
+
+
+@pytest.mark.parametrize("subset", [["--sample-id", "3,5"],
+                                    ["--sample-shuffle", "--limit", "2"]])
+def test_games_run_whatever_samples_inspect_starts(subset: list[str], served: PlayerServer,
+                                                   tmp_path: Path) -> None:
+    """A subset of the games task's samples, or all in shuffled order, as eval-retry starts
+    them too: each sample takes the schedule's next game, so the eval completes with a game a
+    sample and never waits for a sample that will not start."""
+    done = subprocess.run([INSPECT, "eval", "chess_eval/games", "--model", MODEL, "-T",
+                           "max_games=4", "-T", f"endpoint_id={ENDPOINT}", "-T",
+                           "ladder=ladder.csv", *subset,
+                           "--log-dir", str(tmp_path), "--display", "none"], cwd=ROOT,
+                          env=service(served.base_url), capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    [path] = tmp_path.glob("*.eval")
+    log = read_eval_log(str(path))
+    assert log.status == "success" and len(log.samples) == 2
+    assert metrics(log)["games"] == 2
+
+
+def test_a_retried_games_sample_plays_another_game(tmp_path: Path) -> None:
+    """--retry-on-error: one request refused once fails its game's sample; the retried sample
+    takes the schedule's next game and the eval completes."""
+    refused: list[str] = []
+
+    def answer(body: dict) -> Response:
+        board = chess.Board(FEN_RE.search(body["messages"][-1]["content"]).group(1))
+        if board.fullmove_number >= 4 and not refused:
+            refused.append(board.fen())
+            return Response(status=400, text="this request is refused")
+        return Response(f"Final answer: {min(m.uci() for m in board.legal_moves)}")
+    with ChatServer(lambda fen, n: Response(), on_body=answer) as server:
+        done = subprocess.run([INSPECT, "eval", "chess_eval/games", "--model",
+                               "openai-api/local/m", "-T", "max_games=3", "-T",
+                               "ladder=ladder.csv", "--retry-on-error", "1", "--log-dir",
+                               str(tmp_path), "--display", "none"], cwd=ROOT,
+                              env=service(server.base_url), capture_output=True, text=True,
+                              timeout=600)
+    assert refused, done.stderr[-2000:]
+    [path] = tmp_path.glob("*.eval")
+    log = read_eval_log(str(path))
+    assert log.status == "success", (log.error, done.stderr[-2000:])
+    assert metrics(log)["games"] >= 3

@@ -74,17 +74,11 @@ class Dispatch:
 
     def play(self, jobs: list[GameJob],
              preflight: Callable[[], None] | None = None) -> Iterator[Played]:
-        """Hand each job to its sample; their outcomes as they finish. (No preflight: Inspect
-        has made the eval's model already.)"""
-        handed = []
-        for job in jobs:
-            result = self.handoff.give(job)
-            if result is None:  # past the dataset: an aborted game, which play counts
-                yield Played(job, None, "no sample left for this game", False)
-            else:
-                handed.append(result)
+        """Offer each job to the samples; their outcomes as they finish. (No preflight:
+        Inspect has made the eval's model already.)"""
+        handed = [self.handoff.give(job) for job in jobs]
         for done in as_completed(handed):
-            yield done.result()  # a sample's error stops the schedule with it
+            yield done.result()
 
     def run(self, job: GameJob) -> Played:
         """Play one game on this thread (a sample's), judged by an engine of its own."""
@@ -150,13 +144,15 @@ def games_task(protocol: str, max_games: int | None, target: float | None,
 
 @solver
 def game_solver(run: GamesRun) -> Solver:
-    """Sample n plays the schedule's n-th game, or none once the stop rule is met."""
+    """A sample plays the schedule's next game, or none once the stop rule is met."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        n, job = await next_unit(run, state, "raise max_games or lower target")
-        if job is None:
+        unit = await next_unit(run, state, "raise max_games or lower target")
+        if unit is None:
             store().set("game", None)
             return state
-        played = await work(run.dispatch.handoff, n, run.dispatch.run, job)
+        n, job = unit.index, unit.job
+        played = await work(unit, run.dispatch.run, job, stopped=lambda exc: Played(
+            job, None, f"its sample stopped ({type(exc).__name__}: {exc})", False))
         if played.record is None:  # unrated, as play leaves it: this sample is an error
             raise RunFailed(f"game {n + 1} aborted for infrastructure reasons: "
                             f"{played.aborted}")

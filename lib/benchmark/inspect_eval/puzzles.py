@@ -60,10 +60,7 @@ class LinesRun(Driver):
              cache: JsonStore) -> LineResult:
         """The line, played by the next sample (while this thread waits, the engine is the
         sample's alone)."""
-        result = self.lines.give((puzzle, side, engine, cache))
-        if result is None:
-            raise GameAborted("no sample left for this puzzle")
-        return result.result()
+        return self.lines.give((puzzle, side, engine, cache)).result()
 
 
 def puzzles_args(argv: list[str]) -> Any:
@@ -88,14 +85,16 @@ def puzzles_task(max_puzzles: int | None, target: float | None, seed: int) -> Ta
 
 @solver
 def line_solver(run: LinesRun) -> Solver:
-    """Sample n plays the run's n-th line, or none once the run has stopped."""
+    """A sample plays the run's next line, or none once the run has stopped."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        n, job = await next_unit(run, state, "raise max_puzzles or lower target")
+        unit = await next_unit(run, state, "raise max_puzzles or lower target")
         store().set("line", None)
-        if job is None:
+        if unit is None:
             return state
+        n, job = unit.index, unit.job
         try:
-            line = await work(run.lines, n, play_line, *job)
+            line = await work(unit, play_line, *job, stopped=lambda exc: exc if isinstance(
+                exc, (BadPuzzle, GameAborted)) else GameAborted(f"its sample stopped ({exc!r})"))
         except BadPuzzle as exc:  # its own moves are illegal: the run skips it, unrated
             store().set("bad", {"puzzle": job[0].id, "why": str(exc)})
             return state

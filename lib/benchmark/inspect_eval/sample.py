@@ -10,8 +10,10 @@ import hashlib
 import json
 import os
 import threading
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -101,68 +103,93 @@ async def in_thread(fn: Callable[..., T], *args: Any) -> T:
     return await anyio.to_thread.run_sync(fn, *args)
 
 
+@dataclass
+class Unit(Generic[J, R]):
+    """One unit of a run (a game, a puzzle line) as a sample takes it."""
+
+    index: int  # its place in the run's order (0-based): the order the metrics read
+    job: J  # what to play
+    result: Future[R]  # where the sample hands the outcome back to the run
+
+
 class Handoff(Generic[J, R]):
-    """An adaptive run's units handed to Inspect's samples: the run (on a driver thread) gives
-    its n-th job to sample n (0-based) and waits for the sample's result, so each unit is
-    played in its own sample, its requests in that sample's transcript, while the run decides
-    what comes next as the CLI's does. Inspect starts samples in order, so every job the run
-    waits on has a sample."""
+    """An adaptive run's units handed to Inspect's samples by pull: the run (on a driver
+    thread) offers each unit it decides to play, and any sample that starts takes the next
+    one, plays it in its own solver (its requests in its transcript) and hands the outcome
+    back. No sample waits for another to exist: samples may start in any order, be a
+    subset, or be retried, and a sample that starts once the run has ended takes none."""
 
     def __init__(self, samples: int) -> None:
         self.samples = samples
         self._lock = threading.Lock()
-        self._jobs: dict[int, Future[J | None]] = {}
-        self._results: dict[int, Future[R]] = {}
+        self._offered: deque[Unit[J, R]] = deque()  # offered, not yet taken
+        self._waiting: deque[Future[Unit[J, R] | None]] = deque()  # samples waiting for one
         self._given = 0
+        self._closed = False
+        self._error: BaseException | None = None
 
-    def job(self, n: int) -> Future[J | None]:
-        """Sample n's job, once the run has one for it (None: the run ended first)."""
+    def give(self, job: J) -> Future[R]:
+        """Offer the run's next job to the next sample that asks; where its outcome will be."""
         with self._lock:
-            return self._jobs.setdefault(n, Future())
+            unit: Unit[J, R] = Unit(self._given, job, Future())
+            self._given += 1
+            if self._waiting:
+                self._waiting.popleft().set_result(unit)
+            else:
+                self._offered.append(unit)
+        return unit.result
 
-    def result(self, n: int) -> Future[R]:
-        """Where sample n hands its result back."""
+    def take(self) -> Future[Unit[J, R] | None]:
+        """The next unit for a sample that starts (None once the run has ended)."""
+        slot: Future[Unit[J, R] | None] = Future()
         with self._lock:
-            return self._results.setdefault(n, Future())
-
-    def give(self, job: J) -> Future[R] | None:
-        """Hand the run's next job to its sample; where its result will be (None: the
-        dataset has no sample left for it)."""
-        with self._lock:
-            n, self._given = self._given, self._given + 1
-        if n >= self.samples:
-            return None
-        self.job(n).set_result(job)
-        return self.result(n)
+            if self._offered:
+                slot.set_result(self._offered.popleft())
+            elif self._closed:
+                if self._error is None:
+                    slot.set_result(None)
+                else:
+                    slot.set_exception(self._error)
+            else:
+                self._waiting.append(slot)
+        return slot
 
     def close(self, error: BaseException | None) -> None:
-        """The run has ended (called by its thread): every sample still waiting gets no job,
-        or the run's error."""
-        for n in range(self.samples):
-            slot = self.job(n)
-            if slot.done():
-                continue
+        """The run has ended (called by its thread): every sample waiting, and every one
+        that starts later, gets no unit, or the run's error."""
+        with self._lock:
+            self._closed, self._error = True, error
+            waiting = list(self._waiting)
+            self._waiting.clear()
+            self._offered.clear()
+        for slot in waiting:
             if error is None:
                 slot.set_result(None)
             else:
                 slot.set_exception(error)
 
 
-async def take(handoff: Handoff[J, Any], n: int) -> J | None:
-    """Sample n's job from the run, awaited on the eval's loop."""
-    return await asyncio.wrap_future(handoff.job(n))
+async def take(handoff: Handoff[J, R]) -> Unit[J, R] | None:
+    """The next unit of the run, awaited on the eval's loop."""
+    return await asyncio.wrap_future(handoff.take())
 
 
-async def work(handoff: Handoff[Any, R], n: int, fn: Callable[..., R], *args: Any) -> R:
-    """`fn(*args)` on a worker thread for sample n, its result (or error) handed back to the
-    run, and returned (or raised) here too."""
-    result = handoff.result(n)
+async def work(unit: Unit[Any, R], fn: Callable[..., R], *args: Any,
+               stopped: Callable[[BaseException], Any] | None = None) -> R:
+    """`fn(*args)` on a worker thread for this sample, its result (or error) handed back to
+    the run and returned (or raised) here too. A sample stopped midway (an error, a limit,
+    a cancellation) hands back `stopped(exc)` when given (the run's own record of a unit
+    that could not finish), so the run goes on."""
     try:
         value = await in_thread(fn, *args)
     except BaseException as exc:
-        result.set_exception(exc)
+        outcome = exc if stopped is None else stopped(exc)
+        if isinstance(outcome, BaseException):
+            unit.result.set_exception(outcome)
+        else:
+            unit.result.set_result(outcome)
         raise
-    result.set_result(value)
+    unit.result.set_result(value)
     return value
 
 
@@ -228,13 +255,12 @@ def adaptive_task(mode: str, run: Driver, unit: str, solver: Any, scorer: Any,
                 metadata={"chess_eval": mode, "argv": run.argv})
 
 
-async def next_unit(run: Driver, state: TaskState, bound: str) -> tuple[int, Any]:
-    """This sample's index and the unit the run hands it (None: the run ended first),
-    starting the run with the eval's model. One epoch only: the run decides how many units
-    are played (`bound` says how to have more)."""
+async def next_unit(run: Driver, state: TaskState, bound: str) -> Unit[Any, Any] | None:
+    """The next unit of the run for this sample (None: the run has ended), starting the run
+    with the eval's model. One epoch only: the run decides how many units are played
+    (`bound` says how to have more)."""
     if state.epoch > 1:
         raise RunFailed(f"chess_eval/{run.mode} plays one epoch: its run decides how many "
                         f"are played ({bound})")
-    n = int(state.sample_id) - 1
     run.start(activate())
-    return n, await take(run.handoff, n)
+    return await take(run.handoff)
