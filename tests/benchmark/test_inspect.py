@@ -544,3 +544,27 @@ def test_a_retried_games_sample_plays_another_game(tmp_path: Path) -> None:
     log = read_eval_log(str(path))
     assert log.status == "success", (log.error, done.stderr[-2000:])
     assert metrics(log)["games"] >= 3
+
+
+def test_worldmodel_in_two_epochs_pays_for_one(tmp_path: Path) -> None:
+    """--epochs 2: the second epoch's samples are refused (one line in the log), so the
+    provider bills no more than one epoch does."""
+    def billed(epochs: int) -> tuple[int, EvalLog]:
+        with ChatServer(lambda fen, n: Response(), on_body=_first_legal, price=0.01) as server:
+            env = {**service(server.base_url), "CHESS_EVAL_CACHE": str(tmp_path / str(epochs))}
+            subprocess.run([INSPECT, "eval", "chess_eval/worldmodel", "--model",
+                            "openai-api/local/m", "-T", "limit=1", "--epochs", str(epochs),
+                            "--log-dir", str(tmp_path / f"logs{epochs}"), "--display", "none"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+            [path] = (tmp_path / f"logs{epochs}").glob("*.eval")
+            return server.billed, read_eval_log(str(path))
+    once, _ = billed(1)
+    twice, log = billed(2)
+    assert twice <= once
+    assert log.status == "error" and "one epoch" in (log.error.message if log.error else "")
+
+
+def _first_legal(body: dict) -> Response:
+    """The first legal move in UCI order, of the position a request names."""
+    fen = FEN_RE.search(json.dumps(body)).group(1)
+    return Response(f"Final answer: {min(m.uci() for m in chess.Board(fen).legal_moves)}")

@@ -96,8 +96,12 @@ def worldmodel_task(limit: int | None, seed: int) -> Task:
 
 @solver
 def position_solver(run: PositionsRun, questions: dict[str, Question]) -> Solver:
-    """Every prompt of the three tests on this sample's position."""
+    """Every prompt of the three tests on this sample's position (one epoch: a second would
+    ask the same prompts again, some at once with the first, and pay for them twice)."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if state.epoch > 1:
+            raise RunFailed("chess_eval/worldmodel runs one epoch: its statistics come from "
+                            "one answer a prompt (raise -T limit for more positions)")
         setup = run.ready(activate())
         question = questions[str(state.sample_id)]
         part = await in_thread(ask_tests, setup.at, [question], run.cache, setup.config)
