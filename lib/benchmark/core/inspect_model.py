@@ -176,11 +176,15 @@ class InspectModel:
         amount = self.reservation(request)
         if not self._budget.reserve(amount):
             raise BudgetSpent(self._budget.note())
+        from inspect_ai.util import LimitExceededError
+
         start = time.perf_counter()
         try:
             output = self._run(messages, _tools(request), self._config(request, max_tokens))
-        except (_GivenUp, KeyboardInterrupt, SystemExit):
-            # Given up on while in flight: the provider may bill it (counted, not charged).
+        except (_GivenUp, KeyboardInterrupt, SystemExit, LimitExceededError):
+            # Given up on while in flight, or a sample limit Inspect raised once the reply was
+            # in (it keeps the reply from us): the provider may bill it (counted, not
+            # charged); the limit goes on to Inspect unchanged.
             self._budget.settle(amount, None, completed=False)
             raise
         except BaseException:
