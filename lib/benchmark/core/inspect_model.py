@@ -99,7 +99,10 @@ def load_model(spec: str, base_url: str | None, api_key: str | None) -> Any:
     for noisy in QUIET_LOGGERS:  # a line per request at INFO: the progress bar says enough
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
-        return get_model(name, base_url=base_url, api_key=api_key)
+        # Not memoized: Inspect keys its memo by the arguments, not by the provider variables
+        # (SERVICE_BASE_URL) it reads, so a second model of one name could reach the first's
+        # server.
+        return get_model(name, base_url=base_url, api_key=api_key, memoize=False)
     # Inspect's providers raise what their SDKs raise for a missing key, package or model
     # (PrerequisiteError, ValueError, the SDK's own errors): each is one line for the user.
     except Exception as exc:  # noqa: BLE001
