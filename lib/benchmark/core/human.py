@@ -217,7 +217,12 @@ def human_text(block: dict[str, Any] | None) -> str:
     """The block in one line ('Lichess blitz ~1,450 [1,350, 1,560]; ...'), '' for none."""
     if not block:
         return ""
-    return "; ".join(tc["text"] for tc in block["time_controls"])
+    places = block["time_controls"]
+    if places and all(tc["placement"] == Placement.UNPLACED for tc in places):
+        low, high = places[0]["band"]
+        return (f"Lichess: not placed (the game Elo does not settle where it falls against the "
+                f"anchors' band, {low:,}-{high:,})")
+    return "; ".join(tc["text"] for tc in places)
 
 
 def committed_block(elo: dict[str, Any], engine: str) -> dict[str, Any] | None:
