@@ -80,7 +80,7 @@ setup: $(VENV)/.installed stockfish
 # pinned commit into data/maia/ and checked by sha256 (GPL-3: never committed here). With
 # MAIA_NETS=DIR set, the nets are read from DIR instead and nothing is downloaded.
 maia: setup
-	$(PY) -c "import sys; from lib.cli import run_cli; from lib.benchmark.core.maia import \
+	$(PY) -c "import sys; from lib.cli import run_cli; from lib.benchmark.players.maia import \
 	fetch_all; sys.exit(run_cli(lambda: print(*fetch_all(), sep=chr(10))))"
 
 # The product in about three minutes on 2 cores, with no API key and no network: three

@@ -22,6 +22,7 @@ from lib.benchmark.compare import cli as compare
 from lib.benchmark.core import cli as core
 from lib.benchmark.games import cli as games
 from lib.benchmark.inspect_eval.readback import read_back
+from lib.benchmark.ladders import cli as ladders
 from lib.benchmark.leaderboard import cli as leaderboard
 from lib.benchmark.puzzles import cli as puzzles
 from lib.benchmark.static import cli as static
@@ -30,7 +31,7 @@ from lib.cli import run_cli, setup_logging
 from lib.exits import Exit
 
 ADDERS = (static.add_parser, games.add_play_parser, puzzles.add_parser, worldmodel.add_parser,
-          games.add_calibrate_parser, games.add_book_parser, leaderboard.add_parser,
+          ladders.add_calibrate_parser, ladders.add_book_parser, leaderboard.add_parser,
           leaderboard.add_report_parser, compare.add_parser, core.add_serve_parser)
 DEFAULT = "run"  # the subcommand meant when none is named (with options, as --model M)
 # Commands that rank a results folder: the chess_eval tasks' Inspect logs in it are read back

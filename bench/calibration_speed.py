@@ -30,12 +30,12 @@ import psutil
 
 from bench.judge_replay import rebuild, sample
 from bench.scaling import bench_nps
+from lib.benchmark.arena import book
+from lib.benchmark.arena.game import RULES
+from lib.benchmark.arena.ladder import default_rungs
+from lib.benchmark.arena.match import PLAYERS, GameJob, play_job
 from lib.benchmark.core.cli import LADDER_GAMES
-from lib.benchmark.games import book
-from lib.benchmark.games.calibration import CalibrationConfig, _jobs, plan, read_games
-from lib.benchmark.games.game import RULES
-from lib.benchmark.games.ladder import default_rungs
-from lib.benchmark.games.match import PLAYERS, GameJob, play_job
+from lib.benchmark.ladders.calibration import CalibrationConfig, _jobs, plan, read_games
 from lib.cli import run_cli
 from lib.cluster import ClusterSettings, EngineCluster, worker_engine
 from lib.engine import Engine, EngineSettings, engine_identity, find_stockfish

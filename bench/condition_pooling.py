@@ -20,9 +20,9 @@ import sys
 import numpy as np
 
 from bench.games_coverage import outcome
-from lib.benchmark.core import btd
 from lib.benchmark.games.pooling import pool
 from lib.benchmark.games.sampler import PRIOR
+from lib.benchmark.stats import btd
 from lib.cli import run_cli
 
 RUNG_STEP = 150.0  # exact rungs every 150 Elo

@@ -34,19 +34,19 @@ from pathlib import Path
 
 import numpy as np
 
-from lib.benchmark.core import btd
+from lib.benchmark.arena.ladder import RUNG_SPACING, load_ladder
 from lib.benchmark.core.cli import HELD_OUT_GAMES, LADDER_GAMES
 from lib.benchmark.core.header import revision
-from lib.benchmark.games import design, held_out
-from lib.benchmark.games.calibration import (
+from lib.benchmark.ladders import design, held_out
+from lib.benchmark.ladders.calibration import (
     CalibrationGame,
     fit_by_span,
     games_to_goal,
     read_games,
     usable,
 )
-from lib.benchmark.games.ladder import RUNG_SPACING, load_ladder
-from lib.benchmark.games.ladder_prior import prior_from
+from lib.benchmark.ladders.ladder_prior import prior_from
+from lib.benchmark.stats import btd
 from lib.cli import run_cli
 from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, totals
 
@@ -312,8 +312,8 @@ def protocol_examples_block() -> str:
     the model playing Black), made by the protocols' own code."""
     import chess
 
-    from lib.benchmark.core import protocols as proto
     from lib.benchmark.core import turns
+    from lib.benchmark.model import protocols as proto
 
     start = turns.Start(turns.Condition.STANDARD, "standard", chess.STARTING_FEN)
     board = chess.Board()
@@ -428,7 +428,7 @@ def map_figure(path: Path, root: Path = ROOT) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from lib.benchmark.core.ladder_map import load_map
+    from lib.benchmark.stats.ladder_map import load_map
     from lib.figures import save_figure
 
     fit = load_map(root / "ladder_map.json")

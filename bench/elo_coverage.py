@@ -21,8 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from lib.benchmark.core import elo
-from lib.benchmark.core.elo import (
+from lib.benchmark.core.questions import load_questions
+from lib.benchmark.stats import elo
+from lib.benchmark.stats.elo import (
     ABOVE,
     BELOW,
     PRIOR_MEAN,
@@ -33,7 +34,6 @@ from lib.benchmark.core.elo import (
     puzzle_elo_laplace,
     puzzle_elo_mcmc,
 )
-from lib.benchmark.core.questions import load_questions
 from lib.cli import run_cli
 from lib.grading import score_move
 

@@ -28,7 +28,6 @@ import numpy as np
 
 from bench.ladder_map import SOURCE, TARGET
 from bench.validation_players import MAP_DATA, read_table
-from lib.benchmark.core.ladder_map import MAP_FILE, load_map
 from lib.benchmark.static.family_fit import (
     FEATURE_SETS,
     Rated,
@@ -39,6 +38,7 @@ from lib.benchmark.static.family_fit import (
     unidentifiable,
 )
 from lib.benchmark.static.prediction import REFERENCE_SCALE
+from lib.benchmark.stats.ladder_map import MAP_FILE, load_map
 from lib.figures import save_figure
 from lib.files import atomic_write, sha256_file
 

@@ -17,9 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.elo_coverage import covers
-from lib.benchmark.core import btd
-from lib.benchmark.core.elo import ABOVE, BELOW, Estimate
-from lib.benchmark.games.ladder import load_ladder
+from lib.benchmark.arena.ladder import load_ladder
 from lib.benchmark.games.sampler import (
     PRIOR,
     SamplerConfig,
@@ -28,6 +26,8 @@ from lib.benchmark.games.sampler import (
     posterior,
     schedule,
 )
+from lib.benchmark.stats import btd
+from lib.benchmark.stats.elo import ABOVE, BELOW, Estimate
 from lib.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]

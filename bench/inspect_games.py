@@ -8,13 +8,19 @@ within it, nine times in ten. The games differ between the two (a rated player's
 which the Inspect model's name is part of, seeds the mix rungs' random moves), so agreement
 is the claim, not equality.
 
-    python -m bench.inspect_games                       # 3 players x 2 seeds, 30 games each
+Over several pairs it gives the mean difference (Inspect minus play) with its 90% interval
+(Student's t on the pairs' differences): an interval that holds 0 says the two read the same
+on average, not only pair by pair. Each finished pair is appended to the table (--table), and a
+rerun skips the pairs already there.
+
+    python -m bench.inspect_games                 # 2 players x 4 seeds, 100 games each
     python -m bench.inspect_games --players sjeng:depth=1 --seeds 0 --max-games 10
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import os
@@ -25,13 +31,17 @@ import threading
 from pathlib import Path
 
 from inspect_ai.log import read_eval_log
+from scipy import stats
 
 from lib.benchmark.core.server import PlayerServer
 from lib.cli import run_cli
 from lib.engine import find_stockfish
 
 ROOT = Path(__file__).resolve().parents[1]
-PLAYERS = ("sjeng:depth=1", "glaurung:depth=1", "stockfish:nodes=1")
+PLAYERS = ("sjeng:depth=1", "stockfish:nodes=1")
+TABLE = ROOT / "bench" / "inspect_games.csv"
+FIELDS = ("player", "seed", "games", "play", "play_lo", "play_hi", "play_games", "inspect",
+          "inspect_lo", "inspect_hi", "inspect_games")
 
 
 def play_rating(spec: str, base_url: str, seed: int, games: int, out: Path) -> dict:
@@ -61,41 +71,91 @@ def inspect_rating(spec: str, base_url: str, seed: int, games: int, logs: Path) 
             "games": m.get("games")}
 
 
+def read_table(path: Path) -> list[dict[str, str]]:
+    """The pairs finished so far (none when the table does not exist yet)."""
+    if not path.exists():
+        return []
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def write_table(path: Path, rows: list[dict[str, str]]) -> None:
+    """Write the table to a temporary name and rename it, so a kill leaves the old one."""
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    tmp.replace(path)
+
+
+def pair_row(spec: str, seed: int, games: int, a: dict, b: dict) -> dict[str, str]:
+    """One finished pair as a table row (empty cells where a reading is a bound)."""
+    def cell(v: object) -> str:
+        return "" if v is None else f"{float(v):.1f}"  # type: ignore[arg-type]
+    return {"player": spec, "seed": str(seed), "games": str(games),
+            "play": cell(a["mean"]), "play_lo": cell(a["lo"]), "play_hi": cell(a["hi"]),
+            "play_games": str(a["games"]), "inspect": cell(b["mean"]),
+            "inspect_lo": cell(b["lo"]), "inspect_hi": cell(b["hi"]),
+            "inspect_games": str(int(b["games"] or 0))}
+
+
+def summary(rows: list[dict[str, str]]) -> str:
+    """Pairs agreeing within their combined half-width, and the mean difference's interval."""
+    diffs, agree = [], 0
+    for r in rows:
+        if "" in (r["play"], r["inspect"], r["play_lo"], r["play_hi"], r["inspect_lo"],
+                  r["inspect_hi"]):
+            continue
+        half = math.hypot((float(r["play_hi"]) - float(r["play_lo"])) / 2,
+                          (float(r["inspect_hi"]) - float(r["inspect_lo"])) / 2)
+        d = float(r["inspect"]) - float(r["play"])
+        diffs.append(d)
+        agree += abs(d) <= half
+    lines = [f"agree within the combined 90% half-widths: {agree} of {len(diffs)}"]
+    if len(diffs) >= 2:
+        n = len(diffs)
+        mean = sum(diffs) / n
+        sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
+        half = float(stats.t.ppf(0.95, n - 1)) * sd / math.sqrt(n)
+        lines.append(f"mean difference (Inspect - play) over {n} pairs: {mean:+.0f} "
+                     f"[{mean - half:+.0f}, {mean + half:+.0f}] (90%, Student's t); "
+                     f"{'holds' if mean - half <= 0 <= mean + half else 'excludes'} 0")
+    return "\n".join(lines)
+
+
 def main() -> None:
-    """Rate each player both ways and print the agreement."""
+    """Rate each player both ways, append each pair to the table and print the agreement."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--players", nargs="+", default=list(PLAYERS),
                    help="baseline specs without commas (Inspect splits --model on them)")
-    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
-    p.add_argument("--max-games", type=int, default=30)
+    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3])
+    p.add_argument("--max-games", type=int, default=100)
+    p.add_argument("--table", type=Path, default=TABLE,
+                   help="CSV of finished pairs (resumed; default bench/inspect_games.csv)")
     args = p.parse_args()
-    server = PlayerServer("127.0.0.1", 0, find_stockfish(None), seed=0, slots=2)
-    threading.Thread(target=server.serve, daemon=True).start()
-    agree = total = 0
-    print("player               seed  play                    inspect                 "
-          "difference  combined")
-    try:
-        for spec in args.players:
-            for seed in args.seeds:
+    rows = read_table(args.table)
+    done = {(r["player"], r["seed"], r["games"]) for r in rows}
+    todo = [(spec, seed) for spec in args.players for seed in args.seeds
+            if (spec, str(seed), str(args.max_games)) not in done]
+    if todo:
+        server = PlayerServer("127.0.0.1", 0, find_stockfish(None), seed=0, slots=2)
+        threading.Thread(target=server.serve, daemon=True).start()
+        try:
+            for spec, seed in todo:
                 with tempfile.TemporaryDirectory() as tmp:
                     a = play_rating(spec, server.base_url, seed, args.max_games,
                                     Path(tmp) / "play")
                     b = inspect_rating(spec, server.base_url, seed, args.max_games,
                                        Path(tmp) / "logs")
-                if None in (a["mean"], a["lo"], a["hi"], b["mean"], b["lo"], b["hi"]):
-                    print(f"{spec:20} {seed:4}  {a} {b}  (a bound: not compared)")
-                    continue
-                half = math.hypot((a["hi"] - a["lo"]) / 2, (b["hi"] - b["lo"]) / 2)
-                diff = b["mean"] - a["mean"]
-                total += 1
-                agree += abs(diff) <= half
-                print(f"{spec:20} {seed:4}  {a['mean']:5.0f} [{a['lo']:5.0f}, {a['hi']:5.0f}]"
-                      f"   {b['mean']:5.0f} [{b['lo']:5.0f}, {b['hi']:5.0f}]   {diff:+6.0f}"
-                      f"     {half:5.0f}", flush=True)
-    finally:
-        server.shutdown()
-        server.close()
-    print(f"agree within the combined 90% half-widths: {agree} of {total}")
+                rows.append(pair_row(spec, seed, args.max_games, a, b))
+                write_table(args.table, rows)
+                print(f"{spec:20} {seed:4}  play {a['mean']} [{a['lo']}, {a['hi']}]  "
+                      f"inspect {b['mean']} [{b['lo']}, {b['hi']}]", flush=True)
+        finally:
+            server.shutdown()
+            server.close()
+    print(summary([r for r in rows if r["games"] == str(args.max_games)]))
 
 
 if __name__ == "__main__":

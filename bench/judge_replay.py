@@ -16,7 +16,7 @@ at every position, the full search only where the rule can fire). Printed:
 - each judge's searches, node budgets and wall seconds per game, and its share of all nodes;
 - the look's misses: at each margin, the positions where the look and the full eval fall on
   different sides of the decisive threshold by more than the margin (the margin in
-  lib/benchmark/games/game.py must stand clear of them).
+  lib/benchmark/arena/game.py must stand clear of them).
 
     python -m bench.judge_replay [--games 300] [--workers 2] [--adjudication 2]
 """
@@ -34,12 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from lib.benchmark.core.cli import LADDER_GAMES
-from lib.benchmark.core.players import make_player
-from lib.benchmark.core.turns import ENGINE_TEMPLATE, Side, Start
-from lib.benchmark.games import book
-from lib.benchmark.games.calibration import CalibrationGame, game_key, read_games
-from lib.benchmark.games.game import (
+from lib.benchmark.arena import book
+from lib.benchmark.arena.game import (
     DECISIVE_CP,
     PLY_CAP,
     RULE,
@@ -54,8 +50,12 @@ from lib.benchmark.games.game import (
     ScreenedJudge,
     play_game,
 )
-from lib.benchmark.games.ladder import default_rungs
-from lib.benchmark.games.match import PLAYERS, GameJob, on_worker
+from lib.benchmark.arena.ladder import default_rungs
+from lib.benchmark.arena.match import PLAYERS, GameJob, on_worker
+from lib.benchmark.core.cli import LADDER_GAMES
+from lib.benchmark.core.turns import ENGINE_TEMPLATE, Side, Start
+from lib.benchmark.ladders.calibration import CalibrationGame, game_key, read_games
+from lib.benchmark.players.player import make_player
 from lib.cli import run_cli
 from lib.cluster import ClusterSettings, EngineCluster, worker_engine
 from lib.engine import Engine, EngineSettings, engine_identity, find_stockfish

@@ -25,11 +25,8 @@ import numpy as np
 
 from bench.elo_coverage import covers
 from bench.games_coverage import outcome
-from lib.benchmark.core import btd
+from lib.benchmark.arena.ladder import Ladder, by_elo, load_ladder
 from lib.benchmark.core.cli import LADDER_GAMES
-from lib.benchmark.core.elo import ABOVE, BELOW
-from lib.benchmark.games.calibration import Usable, fit, read_games, usable
-from lib.benchmark.games.ladder import Ladder, by_elo, load_ladder
 from lib.benchmark.games.sampler import (
     PRIOR,
     SamplerConfig,
@@ -40,7 +37,10 @@ from lib.benchmark.games.sampler import (
     posterior,
     schedule,
 )
+from lib.benchmark.ladders.calibration import Usable, fit, read_games, usable
 from lib.benchmark.leaderboard.ranking import Shared, ranks
+from lib.benchmark.stats import btd
+from lib.benchmark.stats.elo import ABOVE, BELOW
 from lib.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]

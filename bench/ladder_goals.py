@@ -30,18 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.scaling import bench_nps
-from lib.benchmark.core import btd
-from lib.benchmark.core.cli import LADDER_GAMES
-from lib.benchmark.games import design
-from lib.benchmark.games.calibration import (
-    CalibrationGame,
-    fit_by_span,
-    inflation,
-    read_games,
-    usable,
-)
-from lib.benchmark.games.game import SCREEN
-from lib.benchmark.games.ladder import (
+from lib.benchmark.arena.game import SCREEN
+from lib.benchmark.arena.ladder import (
     MIX_NODES,
     RUNG_SPACING,
     Ladder,
@@ -49,6 +39,16 @@ from lib.benchmark.games.ladder import (
     load_ladder,
     pairs,
 )
+from lib.benchmark.core.cli import LADDER_GAMES
+from lib.benchmark.ladders import design
+from lib.benchmark.ladders.calibration import (
+    CalibrationGame,
+    fit_by_span,
+    inflation,
+    read_games,
+    usable,
+)
+from lib.benchmark.stats import btd
 from lib.cli import run_cli
 from lib.engine import find_stockfish
 

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 
 from bench.validation_players import MAP_DATA, MAP_GAMES, read_table
-from lib.benchmark.core.ladder_map import (
+from lib.benchmark.stats.ladder_map import (
     MAP_FILE,
     Reading,
     fit_map,

@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 
 from bench.ladder_coverage import draw_truth
-from lib.benchmark.core import btd
-from lib.benchmark.games import design
-from lib.benchmark.games.calibration import Usable, fit, planning_elos
-from lib.benchmark.games.ladder import Ladder, load_ladder, pairs
-from lib.benchmark.games.ladder_prior import SHIFT_LENGTH, prior_from, shift_cov
+from lib.benchmark.arena.ladder import Ladder, load_ladder, pairs
+from lib.benchmark.ladders import design
+from lib.benchmark.ladders.calibration import Usable, fit, planning_elos
+from lib.benchmark.ladders.ladder_prior import SHIFT_LENGTH, prior_from, shift_cov
+from lib.benchmark.stats import btd
 from lib.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from scipy.interpolate import PchipInterpolator
 
-from lib.benchmark.games.ladder import MIX_NODES, RUNG_GAP, RUNG_SPACING, Ladder, load_ladder
+from lib.benchmark.arena.ladder import MIX_NODES, RUNG_GAP, RUNG_SPACING, Ladder, load_ladder
 from lib.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -39,9 +39,9 @@ from bench.validation_players import (
 )
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.human import HUMAN_DIR, READINGS_FILE, Crosswalk, load_crosswalks
-from lib.benchmark.core.maia import NETS
 from lib.benchmark.core.results import slug
 from lib.benchmark.core.server import SERVED
+from lib.benchmark.players.maia import NETS
 from lib.cli import run_cli
 from lib.files import atomic_write
 

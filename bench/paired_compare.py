@@ -38,10 +38,10 @@ from scipy import stats
 import benchmark
 from lib.benchmark.compare.paired import ALPHA, bootstrap_p, effective_ratio
 from lib.benchmark.compare.plan import BASELINES
-from lib.benchmark.core.elo import Z, puzzle_elo_laplace
-from lib.benchmark.core.mcnemar import mcnemar
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.leaderboard.paired import PairedPart, Point, joint_draws
+from lib.benchmark.stats.elo import Z, puzzle_elo_laplace
+from lib.benchmark.stats.mcnemar import mcnemar
 from lib.cli import run_cli
 from lib.files import sha256_file, write_json
 

@@ -30,9 +30,9 @@ import benchmark
 from bench.validation_players import serving
 from lib.benchmark.compare.compare import compare_games
 from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.protocols import GameProtocol
 from lib.benchmark.core.results import slug
 from lib.benchmark.core.server import BLINDSPOT, SERVED
+from lib.benchmark.model.protocols import GameProtocol
 from lib.cli import run_cli
 from lib.errors import DataError
 from lib.files import atomic_write

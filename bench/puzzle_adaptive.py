@@ -24,8 +24,8 @@ import numpy as np
 from scipy import stats
 
 from bench.elo_coverage import covers
-from lib.benchmark.core.elo import Estimate, puzzle_elo_laplace
 from lib.benchmark.puzzles.sampler import MAX_PUZZLES, TARGET, Pool, draw, finished, pick
+from lib.benchmark.stats.elo import Estimate, puzzle_elo_laplace
 from lib.cli import run_cli
 from lib.puzzledb import read_puzzles
 

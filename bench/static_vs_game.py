@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 import benchmark
+from lib.benchmark.arena.ladder import load_ladder
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.results import slug
-from lib.benchmark.games.ladder import load_ladder
 from lib.benchmark.static.prediction import (
     METRIC,
     TRANSFORMS,

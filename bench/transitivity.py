@@ -23,15 +23,15 @@ from pathlib import Path
 import numpy as np
 
 from bench.family_fit import load
-from lib.benchmark.core.btd import Z90
-from lib.benchmark.games import book
-from lib.benchmark.games.calibration import (
+from lib.benchmark.arena import book
+from lib.benchmark.arena.ladder import Rung
+from lib.benchmark.ladders.calibration import (
     CalibrationConfig,
     CalibrationGame,
     add_games,
     read_games,
 )
-from lib.benchmark.games.ladder import Rung
+from lib.benchmark.stats.btd import Z90
 from lib.cluster import ClusterSettings
 from lib.engine import EngineSettings, engine_identity, find_stockfish
 

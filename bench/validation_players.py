@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 import benchmark
-from lib.benchmark.core.btd import Z90
+from lib.benchmark.arena.ladder import ladders_beside, load_ladder
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.results import slug
 from lib.benchmark.core.server import SERVED, PlayerServer
-from lib.benchmark.games.ladder import ladders_beside, load_ladder
+from lib.benchmark.stats.btd import Z90
 from lib.cli import run_cli
 from lib.files import atomic_write
 

@@ -22,7 +22,7 @@ import sys
 import numpy as np
 from scipy import stats
 
-from lib.benchmark.core.mcnemar import mcnemar_p
+from lib.benchmark.stats.mcnemar import mcnemar_p
 from lib.benchmark.worldmodel.stats import ALPHA, H0_RATE
 from lib.cli import run_cli
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
+from lib.benchmark.inspect_eval import options  # noqa: F401 - registers its hook
 from lib.benchmark.inspect_eval.games import games_task
 from lib.benchmark.inspect_eval.puzzles import puzzles_task
 from lib.benchmark.inspect_eval.sample import build

@@ -10,7 +10,7 @@ import pytest
 
 import benchmark
 from lib import fingerprint
-from lib.benchmark.games.ladder import fingerprint_path, ladder_of
+from lib.benchmark.arena.ladder import fingerprint_path, ladder_of
 from lib.engine import Engine, EngineSettings, engine_identity
 from tests.benchmark.test_play import write_ladder
 from tests.conftest import ROOT, fault_engine

@@ -9,18 +9,25 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 CORE, TESTSET, BENCHMARK = "core", "testset", "benchmark"
-# The benchmark's own layers: its shared core, and one sub-package per mode.
-SHARED = "benchmark.core"
-MODES = ("static", "games", "puzzles", "worldmodel", "leaderboard", "compare")
+# The benchmark's shared layers, lowest first: its statistics (on numbers only), the model
+# layer, the players, the core every mode shares (which asks players through models), and
+# the arena where two sides play (games and ladders share it).
+STATS, MODEL, PLAYERS = "benchmark.stats", "benchmark.model", "benchmark.players"
+SHARED, ARENA = "benchmark.core", "benchmark.arena"
+SHARED_LAYERS = {STATS, MODEL, PLAYERS, SHARED, ARENA}
+MODES = ("static", "games", "ladders", "puzzles", "worldmodel", "leaderboard", "compare")
 MODE_LAYERS = {f"benchmark.{m}" for m in MODES}
 # The modes inside another harness (Inspect's tasks): above the modes, as the entry point is.
 INSPECT = "benchmark.inspect_eval"
 # Which layers each layer may import from. Entry points count as their half's layer; the
-# leaderboard reads result files, so it too sees only the core.
-ALLOWED = {CORE: {CORE}, TESTSET: {CORE, TESTSET}, SHARED: {CORE, SHARED},
-           BENCHMARK: {CORE, SHARED, BENCHMARK, *MODE_LAYERS, INSPECT},
-           INSPECT: {CORE, SHARED, INSPECT, *MODE_LAYERS},
-           **{mode: {CORE, SHARED, mode} for mode in MODE_LAYERS}}
+# leaderboard reads result files, so it too sees only the shared layers.
+ALLOWED = {CORE: {CORE}, TESTSET: {CORE, TESTSET}, STATS: {CORE, STATS},
+           MODEL: {CORE, SHARED, MODEL}, PLAYERS: {CORE, SHARED, MODEL, PLAYERS},
+           SHARED: {CORE, STATS, MODEL, PLAYERS, SHARED},
+           ARENA: {CORE, *SHARED_LAYERS},
+           BENCHMARK: {CORE, *SHARED_LAYERS, BENCHMARK, *MODE_LAYERS, INSPECT},
+           INSPECT: {CORE, *SHARED_LAYERS, INSPECT, *MODE_LAYERS},
+           **{mode: {CORE, *SHARED_LAYERS, mode} for mode in MODE_LAYERS}}
 ENTRY_POINTS = {"generate.py": TESTSET, "print.py": TESTSET, "benchmark.py": BENCHMARK}
 
 
@@ -30,7 +37,7 @@ def _layer_of_module(name: str) -> str | None:
     if parts[0] != "lib":
         return None
     if len(parts) > 2 and parts[1] == BENCHMARK and f"benchmark.{parts[2]}" in (
-            MODE_LAYERS | {SHARED, INSPECT}):
+            MODE_LAYERS | SHARED_LAYERS | {INSPECT}):
         return f"benchmark.{parts[2]}"
     if len(parts) > 1 and parts[1] in (TESTSET, BENCHMARK):
         return parts[1]
@@ -96,7 +103,8 @@ def _write(root: Path, rel: str, text: str) -> None:
 def test_checker_finds_every_kind_of_violation(tmp_path: Path) -> None:
     """The checker itself: each way of breaking the rule is caught, allowed imports are not."""
     for package in ("lib", "lib/testset", "lib/benchmark",
-                    *(f"lib/benchmark/{m}" for m in ("core", *MODES, "inspect_eval"))):
+                    *(f"lib/benchmark/{m}" for m in (*(x.split(".")[1] for x in SHARED_LAYERS),
+                                                    *MODES, "inspect_eval"))):
         _write(tmp_path, f"{package}/__init__.py", "")
     _write(tmp_path, "lib/engine.py", "import chess\nfrom lib.errors import X\n")
     _write(tmp_path, "lib/grading.py", "from lib.benchmark.core.scoring import f\n")
@@ -106,6 +114,9 @@ def test_checker_finds_every_kind_of_violation(tmp_path: Path) -> None:
     _write(tmp_path, "lib/benchmark/core/chat.py", "import lib.testset.fetch\n")
     _write(tmp_path, "lib/benchmark/core/runner.py",
            "from lib.benchmark.core import chat\nfrom lib.benchmark.games import play\n")
+    _write(tmp_path, "lib/benchmark/stats/btd.py", "from lib.benchmark.core import turns\n")
+    _write(tmp_path, "lib/benchmark/model/protocols.py",
+           "from lib.benchmark.core import answers\nfrom lib.benchmark.players import player\n")
     _write(tmp_path, "lib/benchmark/games/play.py",
            "from lib.benchmark.core.turns import Side\nfrom ..puzzles import line\n")
     _write(tmp_path, "lib/benchmark/puzzles/line.py",
@@ -128,6 +139,8 @@ def test_checker_finds_every_kind_of_violation(tmp_path: Path) -> None:
         "lib/benchmark/core/runner.py:2 imports lib.benchmark.games",
         "lib/benchmark/games/play.py:2 imports lib.benchmark.puzzles",
         "lib/benchmark/leaderboard/board.py:2 imports lib.benchmark.static.run",
+        "lib/benchmark/model/protocols.py:2 imports lib.benchmark.players",
+        "lib/benchmark/stats/btd.py:1 imports lib.benchmark.core",
         "lib/benchmark/worldmodel/run.py:1 imports lib.benchmark.static",
         "lib/grading.py:1 imports lib.benchmark.core.scoring",
         "lib/phase.py:2 imports lib.testset",
@@ -149,9 +162,73 @@ def test_every_package_says_what_lives_there() -> None:
 
 
 def test_the_benchmark_has_no_flat_modules() -> None:
-    """Every module of lib/benchmark/ sits in its core or in one mode's sub-package."""
+    """Every module of lib/benchmark/ sits in a shared layer or in one mode's sub-package."""
     flat = [p.name for p in (ROOT / "lib" / "benchmark").glob("*.py") if p.name != "__init__.py"]
     packages = {p.name for p in (ROOT / "lib" / "benchmark").iterdir()
                 if (p / "__init__.py").is_file()}
     assert flat == []
-    assert packages == {"core", *MODES, INSPECT.split(".")[1]}
+    assert packages == {layer.split(".")[1] for layer in SHARED_LAYERS | {INSPECT}} | set(MODES)
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Each module of lib/ and the modules of lib/ it imports (anywhere in the file: a
+    function's import or one for type checking only counts too)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(root.glob("lib/**/*.py")):
+        rel = path.relative_to(root).with_suffix("")
+        name = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        graph[name] = set()
+        for _, module in _imported(root, path, tree):
+            if module.startswith("lib."):
+                graph[name].add(module)
+    known = set(graph)
+    # `from lib.x import y` names a module when lib/x/y.py exists, else a member of lib.x.
+    return {m: {t if t in known else t.rsplit(".", 1)[0] for t in targets} - {m}
+            for m, targets in graph.items()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import circle in the graph (its modules, in import order), by depth-first search."""
+    found, done, path = [], set(), []
+
+    def visit(module: str) -> None:
+        if module in path:
+            found.append(path[path.index(module):] + [module])
+            return
+        if module in done:
+            return
+        path.append(module)
+        for target in sorted(graph.get(module, ())):
+            visit(target)
+        path.pop()
+        done.add(module)
+    for module in sorted(graph):
+        visit(module)
+    return found
+
+
+def test_the_circle_finder_finds_a_circle(tmp_path: Path) -> None:
+    """Two modules importing each other (one only for type checking) are a circle."""
+    _write(tmp_path, "lib/__init__.py", "")
+    _write(tmp_path, "lib/a.py", "from lib.b import f\n")
+    _write(tmp_path, "lib/b.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+           "    from lib.a import g\n")
+    _write(tmp_path, "lib/c.py", "from lib import a\n")
+    assert circles(import_graph(tmp_path)) == [["lib.a", "lib.b", "lib.a"]]
+
+
+def test_the_import_graph_has_no_circle() -> None:
+    """No module of lib/ imports itself through others."""
+    graph = import_graph(ROOT)
+    assert "lib.benchmark.model.protocols" in graph
+    assert circles(graph) == []
+
+
+def test_no_package_is_a_grab_bag() -> None:
+    """No package of lib/ holds more than 3,000 lines of its own files (a newcomer reads a
+    package whole)."""
+    sizes = {str(d.relative_to(ROOT)): sum(len(f.read_text(encoding="utf-8").splitlines())
+                                           for f in d.glob("*.py"))
+             for d in [ROOT / "lib", *ROOT.glob("lib/**/")] if (d / "__init__.py").is_file()}
+    assert sizes and {d: n for d, n in sizes.items() if n > 3000} == {}

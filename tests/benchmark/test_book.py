@@ -10,7 +10,7 @@ import chess.engine
 import pytest
 
 import benchmark
-from lib.benchmark.games import book
+from lib.benchmark.arena import book
 from lib.engine import Engine, EngineSettings, score_to_cp
 from lib.errors import DataError
 from tests.conftest import MONTHLY, ROOT

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from lib.benchmark.core import btd
+from lib.benchmark.stats import btd
 from lib.errors import FitError
 
 PRIOR = btd.Prior(1500.0, 800.0)

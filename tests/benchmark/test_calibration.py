@@ -15,10 +15,10 @@ import psutil
 import pytest
 
 import benchmark
-from lib.benchmark.core import btd
+from lib.benchmark.arena.ladder import Ladder, Rung, anchor_of, load_ladder, pairs, rate
 from lib.benchmark.core.cli import LADDER_GAMES
-from lib.benchmark.games import design
-from lib.benchmark.games.calibration import (
+from lib.benchmark.ladders import design
+from lib.benchmark.ladders.calibration import (
     CalibrationGame,
     Usable,
     fit_by_span,
@@ -28,8 +28,8 @@ from lib.benchmark.games.calibration import (
     usable,
     write_games,
 )
-from lib.benchmark.games.ladder import Ladder, Rung, anchor_of, load_ladder, pairs, rate
-from lib.benchmark.games.ladder_prior import prior_from
+from lib.benchmark.ladders.ladder_prior import prior_from
+from lib.benchmark.stats import btd
 from lib.errors import DataError
 from tests.conftest import ROOT, fault_engine
 

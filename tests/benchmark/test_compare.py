@@ -12,7 +12,7 @@ from scipy import stats
 import benchmark
 from lib.benchmark.compare import paired, plan
 from lib.benchmark.compare.compare import compare, compare_games, find_run, load_run
-from lib.benchmark.core.elo import Z
+from lib.benchmark.stats.elo import Z
 from lib.errors import DataError
 from tests.conftest import PUZZLES_1K, ROOT
 

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from lib.benchmark.core import elo
-from lib.benchmark.core.elo import (
+from lib.benchmark.core.questions import load_questions
+from lib.benchmark.stats import elo
+from lib.benchmark.stats.elo import (
     ABOVE,
     BELOW,
     UNIDENTIFIED,
@@ -13,7 +14,6 @@ from lib.benchmark.core.elo import (
     puzzle_elo_mcmc,
     world_model_score,
 )
-from lib.benchmark.core.questions import load_questions
 from lib.errors import FitError
 from tests.conftest import ROOT
 

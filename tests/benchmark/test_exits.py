@@ -14,7 +14,7 @@ import chess
 import pytest
 
 import benchmark
-from lib.benchmark.games.calibration import CalibrationGame, read_games, write_games
+from lib.benchmark.ladders.calibration import CalibrationGame, read_games, write_games
 from lib.engine import engine_identity
 from lib.exits import Exit
 from tests.benchmark.chatserver import ChatServer, Response

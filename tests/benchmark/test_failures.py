@@ -15,8 +15,9 @@ import chess
 import pytest
 
 import benchmark
-from lib.benchmark.core.chat import ChatConfig, OpenAIModel, key_for
-from lib.benchmark.core.model import InfraError, Request
+from lib.benchmark.model.http_backend import HttpBackend, key_for
+from lib.benchmark.model.interface import InfraError, ModelConfig, Request
+from lib.benchmark.model.metered import Metered
 from lib.errors import ConfigError
 from tests.benchmark.chatserver import PREFLIGHT, ChatServer, Response
 from tests.conftest import ROOT, first_questions, stored_answers
@@ -337,8 +338,9 @@ def test_retry_after_is_honoured_up_to_its_cap(header: str, waits: bool, fails: 
             return Response(status=429, headers={"Retry-After": header})
         return Response("Final answer: e4")
     with ChatServer(script) as server:
-        client = OpenAIModel(ChatConfig(base_url=server.base_url, model="m", retries=2,
-                                       backoff_s=0.01, timeout_s=5, slots=1))
+        config = ModelConfig(base_url=server.base_url, model="m", retries=2, backoff_s=0.01,
+                             timeout_s=5)
+        client = Metered(HttpBackend(config), config)
         start = time.monotonic()
         if fails:
             with pytest.raises(InfraError, match="asks to wait 500 s, more than the 120 s"):
@@ -384,7 +386,7 @@ def test_an_engine_baseline_is_keyed_by_the_engine_that_answered(
         stockfish: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same spec on another build (here: the same binary reporting another version)
     is another player: its cached moves are never the first build's."""
-    from lib.benchmark.core.players import make_player
+    from lib.benchmark.players.player import make_player
     from tests.conftest import fault_engine
     other = fault_engine(tmp_path, stockfish, monkeypatch, "die", "")
     monkeypatch.setenv("FAULT_NAME", "Stockfish 17.1")

@@ -6,13 +6,14 @@ import chess
 import chess.pgn
 import pytest
 
-from lib.benchmark.core import protocols as proto
+from lib.benchmark.arena import game
+from lib.benchmark.arena.game import GameRecord
 from lib.benchmark.core import turns
-from lib.benchmark.core.chat import ChatConfig
-from lib.benchmark.core.players import ChatPlayer, StockfishPlayer
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start, take_turn
-from lib.benchmark.games import game
-from lib.benchmark.games.game import GameRecord
+from lib.benchmark.model import protocols as proto
+from lib.benchmark.model.interface import ModelConfig
+from lib.benchmark.model.protocols import VERSIONS, GameProtocol
+from lib.benchmark.players.player import ModelPlayer, StockfishPlayer
 from lib.errors import DataError
 from lib.kvstore import JsonStore, MemoryStore
 from tests.benchmark.chatserver import ChatServer, Response
@@ -110,9 +111,8 @@ def test_an_edited_game_prompt_is_asked_again(tmp_path, monkeypatch) -> None:
     """The move cache keys the prompt's text: the same turn is answered from the cache, but
     once the instruction's wording changes (same template version) the server is asked."""
     with ChatServer(lambda fen, attempt: Response("Final answer: e4")) as server:
-        config = ChatConfig(base_url=server.base_url, model="m", retries=0, timeout_s=5,
-                            slots=1)
-        side = turns.Side(ChatPlayer(config), turns.GAME_TEMPLATE)
+        config = ModelConfig(base_url=server.base_url, model="m", retries=0, timeout_s=5)
+        side = turns.Side(ModelPlayer(config), VERSIONS[GameProtocol.FEN])
         cache = JsonStore(tmp_path / "moves.db", "answers")
 
         def turn() -> list[turns.Attempt]:
@@ -166,7 +166,7 @@ def test_an_engine_rung_sees_the_game_and_avoids_a_threefold_repetition(
 def test_distinct_games_counts_a_replayed_game_once(stockfish: str) -> None:
     """Two deterministic engines from one start play the same game twice (one distinct);
     from two book openings they play two."""
-    from lib.benchmark.games.book import load_book
+    from lib.benchmark.arena.book import load_book
     from lib.benchmark.games.play import Game
     from lib.benchmark.games.report import distinct_games
     from lib.engine import Engine, EngineSettings
@@ -192,8 +192,8 @@ def _judged(stockfish: str, judge_path: str, screened: bool, key: str,
     """One engine-only game from a book opening (mix rungs, so it is decided by the judge),
     judged in full or screened by `rule`; (result, termination, plies, full searches, the
     judge's node budgets)."""
-    from lib.benchmark.core.players import MixPlayer
-    from lib.benchmark.games.book import load_book
+    from lib.benchmark.arena.book import load_book
+    from lib.benchmark.players.player import MixPlayer
     from lib.engine import Engine, EngineSettings
     from tests.conftest import ROOT
     start = load_book(ROOT / "openings.csv")[3].start()

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 import benchmark
-from lib.benchmark.core.elo import ABOVE, BELOW, INTERVAL, UNIDENTIFIED
 from lib.benchmark.core.human import (
     ANCHORS_FILE,
     HUMAN_DIR,
@@ -21,7 +20,8 @@ from lib.benchmark.core.human import (
     committed_block,
     load_crosswalks,
 )
-from lib.benchmark.core.ladder_map import REFERENCE_ENGINE
+from lib.benchmark.stats.elo import ABOVE, BELOW, INTERVAL, UNIDENTIFIED
+from lib.benchmark.stats.ladder_map import REFERENCE_ENGINE
 from lib.errors import DataError
 
 

@@ -24,7 +24,7 @@ from inspect_ai.log import EvalLog, read_eval_log
 import benchmark
 from lib.benchmark.core.server import PlayerServer
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
-from tests.conftest import ROOT, first_questions
+from tests.conftest import ROOT, first_questions, stored_answers
 
 INSPECT = str(Path(sys.executable).parent / "inspect")
 PLAYER = "served/sjeng:depth=1"  # a player the ladder places within a few games
@@ -362,23 +362,22 @@ def test_a_budget_running_out_mid_flight_through_inspect_bills_what_it_charges(
 def test_both_backends_reserve_all_a_request_sends(monkeypatch: pytest.MonkeyPatch) -> None:
     """A tools turn with a system prompt, under --price: the Inspect backend holds what the
     HTTP backend holds for the same request (the system prompt and tools included)."""
-    from lib.benchmark.core import protocols
-    from lib.benchmark.core.chat import ChatConfig, OpenAIModel
-    from lib.benchmark.core.cost import price_arg
-    from lib.benchmark.core.inspect_model import backend
-    from lib.benchmark.core.model import Request
+    from lib.benchmark.model import protocols
+    from lib.benchmark.model.cost import Budget, price_arg
+    from lib.benchmark.model.http_backend import HttpBackend
+    from lib.benchmark.model.inspect_backend import backend
+    from lib.benchmark.model.interface import ModelConfig, Request
 
     for key, value in service("http://127.0.0.1:9/v1").items():
         monkeypatch.setenv(key, value)
-    config = ChatConfig(model="m", base_url="http://127.0.0.1:9/v1", api_key="unused",
+    config = ModelConfig(model="m", base_url="http://127.0.0.1:9/v1", api_key="unused",
                         system="You are a careful chess player. " * 20, max_tokens=200,
                         price=price_arg("1,2"), max_cost=5.0)
     request = Request(messages=({"role": "user", "content": "Your move."},),
                       tools=tuple(protocols.TOOLS))
-    http = OpenAIModel(config)
-    through_inspect = backend(f"inspect:{MODEL}", config)
-    held = http.reservation(http.body(request))
-    assert through_inspect.reservation(request) >= 0.9 * held
+    budget = Budget(config.max_cost, config.price)
+    held = budget.estimate(*HttpBackend(config).size(request))
+    assert budget.estimate(*backend(f"inspect:{MODEL}", config).size(request)) >= 0.9 * held
 
 
 def test_a_log_with_an_errored_sample_is_read_back_with_it_missing(tmp_path: Path) -> None:
@@ -546,22 +545,54 @@ def test_a_retried_games_sample_plays_another_game(tmp_path: Path) -> None:
     assert metrics(log)["games"] >= 3
 
 
-def test_worldmodel_in_two_epochs_pays_for_one(tmp_path: Path) -> None:
-    """--epochs 2: the second epoch's samples are refused (one line in the log), so the
-    provider bills no more than one epoch does."""
-    def billed(epochs: int) -> tuple[int, EvalLog]:
-        with ChatServer(lambda fen, n: Response(), on_body=_first_legal, price=0.01) as server:
-            env = {**service(server.base_url), "CHESS_EVAL_CACHE": str(tmp_path / str(epochs))}
-            subprocess.run([INSPECT, "eval", "chess_eval/worldmodel", "--model",
-                            "openai-api/local/m", "-T", "limit=1", "--epochs", str(epochs),
-                            "--log-dir", str(tmp_path / f"logs{epochs}"), "--display", "none"],
-                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
-            [path] = (tmp_path / f"logs{epochs}").glob("*.eval")
-            return server.billed, read_eval_log(str(path))
-    once, _ = billed(1)
-    twice, log = billed(2)
-    assert twice <= once
-    assert log.status == "error" and "one epoch" in (log.error.message if log.error else "")
+TASK_ARGS = {"static": ["-T", "limit=2"],
+             "games": ["-T", "max_games=2", "-T", "ladder=ladder.csv"],
+             "puzzles": ["-T", "max_puzzles=2"], "worldmodel": ["-T", "limit=2"]}
+
+
+@pytest.mark.parametrize(("task", "refused"), [
+    *((task, ["--epochs", "2"]) for task in TASK_ARGS),
+    *((task, ["--message-limit", "50"]) for task in ("games", "puzzles", "worldmodel"))])
+def test_an_option_the_task_cannot_honour_is_refused_before_any_request(
+        task: str, refused: list[str], tmp_path: Path) -> None:
+    """--epochs 2 (a second epoch would replay the run, or buy every prompt again) and
+    --message-limit (the task's requests are not the sample's messages: it could never trip)
+    fail the eval in one line, and the provider bills nothing."""
+    with ChatServer(lambda fen, n: Response(), on_body=_first_legal, price=0.01) as server:
+        done = subprocess.run([INSPECT, "eval", f"chess_eval/{task}", "--model",
+                               "openai-api/local/m", *TASK_ARGS[task], *refused,
+                               "--log-dir", str(tmp_path), "--display", "none"], cwd=ROOT,
+                              env=service(server.base_url), capture_output=True, text=True,
+                              timeout=600)
+        billed = server.billed
+    [path] = tmp_path.glob("*.eval")
+    log = read_eval_log(str(path))
+    said = log.error.message if log.error else ""
+    assert log.status == "error", done.stderr[-2000:]
+    assert ("one epoch" if refused[0] == "--epochs" else "refuses --message-limit") in said
+    assert billed == 0
+
+
+def test_a_reply_a_token_limit_stops_after_is_charged_and_kept(tmp_path: Path) -> None:
+    """--token-limit: Inspect raises its limit once a reply is in, and keeps the reply from
+    its caller. Every reply the provider billed is in the run's store all the same (the
+    sample is recorded as limited, not as "not needed"), so a rerun buys none again."""
+    cache = tmp_path / "cache"
+    argv = [INSPECT, "eval", "chess_eval/games", "--model", "openai-api/local/m", "-T",
+            "max_games=2", "-T", "ladder=ladder.csv", "--token-limit", "200", "--log-dir",
+            str(tmp_path / "logs"), "--display", "none", "--fail-on-error", "1"]
+    with ChatServer(lambda fen, n: Response(), on_body=_first_legal, price=0.01) as server:
+        env = {**service(server.base_url), "CHESS_EVAL_CACHE": str(cache)}
+        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=600)
+        billed = server.billed
+    [path] = (tmp_path / "logs").glob("*.eval")
+    log = read_eval_log(str(path))
+    limited = [s for s in log.samples or [] if s.limit is not None]
+    assert limited and all(s.limit.type == "token" for s in limited), done.stderr[-2000:]
+    assert all("not played" not in (s.scores or {}).__repr__() for s in limited)
+    kept = sum(stored_answers(db) for db in cache.glob("*/*.db"))
+    assert billed > 0 and kept == billed
 
 
 def _first_legal(body: dict) -> Response:

@@ -5,8 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lib.benchmark.core import btd
-from lib.benchmark.games.ladder import (
+from lib.benchmark.arena.ladder import (
     CONDITION_TAU,
     MAX_SPAN,
     Ladder,
@@ -21,6 +20,7 @@ from lib.benchmark.games.ladder import (
     rate_in_condition,
     write_ladder,
 )
+from lib.benchmark.stats import btd
 from lib.errors import DataError
 from tests.conftest import ROOT
 

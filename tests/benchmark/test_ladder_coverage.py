@@ -3,8 +3,8 @@
 import numpy as np
 
 from bench.ladder_coverage import coverage, draw_truth, remeasure, remeasure_normal
-from lib.benchmark.games.calibration import Usable
-from lib.benchmark.games.ladder import Ladder, Rung, pairs
+from lib.benchmark.arena.ladder import Ladder, Rung, pairs
+from lib.benchmark.ladders.calibration import Usable
 
 NAMES = ["r0", "r1", "r2", "r3", "r4", "r5"]
 TRUE = [0.0, 350.0, 700.0, 1000.0, 1350.0, 1700.0]  # r0 (the random mover) is the zero

@@ -11,12 +11,11 @@ import pytest
 
 import benchmark
 from bench.ladder_prior import SCENARIOS, replay, true_new
-from lib.benchmark.core import btd
-from lib.benchmark.games import held_out
-from lib.benchmark.games.calibration import Usable, fit, read_games, usable
-from lib.benchmark.games.game import NEW_LADDER_RULE
-from lib.benchmark.games.ladder import Rung, load_ladder, pairs
-from lib.benchmark.games.ladder_prior import (
+from lib.benchmark.arena.game import NEW_LADDER_RULE
+from lib.benchmark.arena.ladder import Rung, load_ladder, pairs
+from lib.benchmark.ladders import held_out
+from lib.benchmark.ladders.calibration import Usable, fit, read_games, usable
+from lib.benchmark.ladders.ladder_prior import (
     NEW_RUNG_SD,
     RUNG_GRID,
     RUNG_SD,
@@ -24,6 +23,7 @@ from lib.benchmark.games.ladder_prior import (
     averaged,
     prior_from,
 )
+from lib.benchmark.stats import btd
 from lib.errors import DataError
 from lib.exits import Exit
 from tests.conftest import ROOT, fault_engine

@@ -9,10 +9,10 @@ import pytest
 from scipy import stats
 
 import benchmark
-from lib.benchmark.core.elo import Z
-from lib.benchmark.core.ladder_map import LadderMap, Reading, fit_map, map_json
 from lib.benchmark.leaderboard import board
 from lib.benchmark.leaderboard.board import Entry, LadderPart, _limits, dagger, ranked
+from lib.benchmark.stats.elo import Z
+from lib.benchmark.stats.ladder_map import LadderMap, Reading, fit_map, map_json
 from lib.files import sha256_file
 from tests.conftest import PUZZLES_1K, ROOT
 
@@ -248,8 +248,8 @@ def test_the_players_rated_on_both_ladders_are_held_by_their_converted_intervals
     85-95% are held."""
     from bench.ladder_map import readings
     from bench.validation_players import MAP_DATA
-    from lib.benchmark.core.btd import Z90
-    from lib.benchmark.core.ladder_map import load_map
+    from lib.benchmark.stats.btd import Z90
+    from lib.benchmark.stats.ladder_map import load_map
 
     conv = load_map(ROOT / "ladder_map.json")
     assert conv is not None

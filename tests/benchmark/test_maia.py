@@ -19,10 +19,10 @@ import pytest
 import zstandard
 
 import benchmark
-from lib.benchmark.core import maia
-from lib.benchmark.core.players import MaiaPlayer, make_player
-from lib.benchmark.core.protocols import question_of
 from lib.benchmark.core.server import PlayerServer
+from lib.benchmark.model.protocols import question_of
+from lib.benchmark.players import maia
+from lib.benchmark.players.player import MaiaPlayer, make_player
 from lib.errors import PlayerError
 from tests.conftest import MAIA, MONTHLY, PUZZLES_44K
 from tests.httpserver import FileServer

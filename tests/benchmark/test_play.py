@@ -18,8 +18,8 @@ import pytest
 
 import benchmark
 from lib import engine as engine_mod
+from lib.benchmark.arena.ladder import LADDER_FIELDS
 from lib.benchmark.games import cli as games_cli
-from lib.benchmark.games.ladder import LADDER_FIELDS
 from lib.engine import engine_identity
 from lib.exits import Exit
 from tests.benchmark.chatserver import ChatServer, Response

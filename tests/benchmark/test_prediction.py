@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lib.benchmark.core.elo import ABOVE, BELOW, INTERVAL
-from lib.benchmark.games.ladder import load_ladder
+from lib.benchmark.arena.ladder import load_ladder
 from lib.benchmark.static import family_fit, prediction
 from lib.benchmark.static.family_fit import FamilyFit
+from lib.benchmark.stats.elo import ABOVE, BELOW, INTERVAL
 from lib.files import sha256_file
 from tests.conftest import ROOT
 

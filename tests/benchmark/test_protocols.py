@@ -12,14 +12,14 @@ import chess
 import pytest
 
 import benchmark
-from lib.benchmark.core import protocols as proto
+from lib.benchmark.arena import game
 from lib.benchmark.core import turns
 from lib.benchmark.core.answers import Category
-from lib.benchmark.core.chat import ChatConfig
-from lib.benchmark.core.players import ChatPlayer
-from lib.benchmark.core.protocols import GameProtocol
 from lib.benchmark.core.questions import load_questions
-from lib.benchmark.games import game
+from lib.benchmark.model import protocols as proto
+from lib.benchmark.model.interface import ModelConfig
+from lib.benchmark.model.protocols import GameProtocol
+from lib.benchmark.players.player import ModelPlayer
 from lib.kvstore import JsonStore
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.conftest import ROOT
@@ -71,9 +71,9 @@ def _turn(protocol: GameProtocol, on_body: Callable[[dict], Response], tmp_path:
           temperature: float = 0.0) -> tuple[chess.Move | None, list, ChatServer]:
     """One turn of a model at a scripted server under `protocol`."""
     with ChatServer(lambda fen, attempt: Response(), on_body=on_body) as server:
-        config = ChatConfig(base_url=server.base_url, model="m", retries=0, timeout_s=10,
-                            slots=1, temperature=temperature)
-        side = turns.Side(ChatPlayer(config), proto.template(protocol), protocol=protocol)
+        config = ModelConfig(base_url=server.base_url, model="m", retries=0, timeout_s=10,
+                            temperature=temperature)
+        side = turns.Side(ModelPlayer(config), proto.template(protocol), protocol=protocol)
         cache = JsonStore(tmp_path / f"{protocol}.db", "answers")
         try:
             move, attempts = turns.take_turn(side, board or chess.Board(), [],

@@ -23,19 +23,13 @@ import chess.pgn
 import pytest
 
 import benchmark
-from lib.benchmark.core import protocols as proto
+from lib.benchmark.arena import game
 from lib.benchmark.core import turns
-from lib.benchmark.core.chat import (
-    ChatConfig,
-    OpenAIModel,
-    Refusal,
-    canonical_endpoint,
-    refusal_of,
-)
-from lib.benchmark.core.model import Request
-from lib.benchmark.core.players import ChatPlayer
-from lib.benchmark.core.protocols import GameProtocol
-from lib.benchmark.games import game
+from lib.benchmark.model import protocols as proto
+from lib.benchmark.model.http_backend import HttpBackend, Refusal, refusal_of
+from lib.benchmark.model.interface import ModelConfig, Request, canonical_endpoint
+from lib.benchmark.model.protocols import GameProtocol
+from lib.benchmark.players.player import ModelPlayer
 from lib.kvstore import JsonStore, MemoryStore
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
 from tests.conftest import MONTHLY, ROOT, first_questions, stored_answers, unzstd
@@ -271,9 +265,8 @@ def _prompt_chars(protocol: GameProtocol, window: int) -> int:
     def reply(body: dict) -> Response:
         return Response(f"{REASONING}\nFinal answer: {after[_fen(body)]}")
     with ChatServer(lambda fen, n: Response(), on_body=reply) as server:
-        config = ChatConfig(base_url=server.base_url, model="m", retries=0, timeout_s=10,
-                            slots=1)
-        side = turns.Side(ChatPlayer(config), proto.template(protocol, chat_history=window),
+        config = ModelConfig(base_url=server.base_url, model="m", retries=0, timeout_s=10)
+        side = turns.Side(ModelPlayer(config), proto.template(protocol, chat_history=window),
                           protocol=protocol, chat_history=window)
         board, sans, record = chess.Board(), [], []
         for move in moves:
@@ -317,9 +310,8 @@ def test_blind_retries_say_one_fixed_line(tmp_path: Path) -> None:
                     "Final answer: Bc4"])
     with ChatServer(lambda fen, n: Response(), on_body=lambda b: Response(next(answers)),
                     price=PRICE) as server:
-        config = ChatConfig(base_url=server.base_url, model="m", retries=0, timeout_s=10,
-                            slots=1)
-        side = turns.Side(ChatPlayer(config), proto.template(GameProtocol.BLIND),
+        config = ModelConfig(base_url=server.base_url, model="m", retries=0, timeout_s=10)
+        side = turns.Side(ModelPlayer(config), proto.template(GameProtocol.BLIND),
                           retries=3, protocol=GameProtocol.BLIND)
         cache = JsonStore(tmp_path / "c.db", "answers")
         sans = ["e4", "e5", "Nf3", "Nc6"]
@@ -665,7 +657,7 @@ def test_reasoning_effort_is_sent_named_and_counted(questions: Path, tmp_path: P
     assert {b["max_tokens"] for b in asked[:3]} == {16384}
     assert high["usage"]["reasoning_tokens"] == 3 * 880
     assert high["usage"]["cost"] == pytest.approx(3 * (100 * 1 + 900 * 10) / 1e6)
-    hosted = OpenAIModel(ChatConfig(base_url="https://openrouter.ai/api/v1", model="x",
+    hosted = HttpBackend(ModelConfig(base_url="https://openrouter.ai/api/v1", model="x",
                                     reasoning_effort="low"))
     body = hosted.body(Request(messages=({"role": "user", "content": "hi"},)))
     assert body["reasoning"] == {"effort": "low"} and "reasoning_effort" not in body

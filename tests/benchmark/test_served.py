@@ -12,10 +12,10 @@ import pytest
 import requests
 
 import benchmark
-from lib.benchmark.core import players
-from lib.benchmark.core.players import FAMILIES, make_player
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.server import PlayerServer
+from lib.benchmark.players import player as players
+from lib.benchmark.players.player import FAMILIES, make_player
 from lib.errors import PlayerError
 from tests.conftest import ROOT
 
@@ -129,9 +129,9 @@ def test_a_served_player_plays_games_through_the_model_path(
 
 def test_the_transitivity_notes_are_what_the_committed_games_measure() -> None:
     from bench.transitivity import GAMES, PLAYERS, checks, ratings
-    from lib.benchmark.core.btd import Z90
-    from lib.benchmark.games.calibration import read_games
     from lib.benchmark.games.report import INTRANSITIVE, Intransitive, transitivity_note
+    from lib.benchmark.ladders.calibration import read_games
+    from lib.benchmark.stats.btd import Z90
 
     measured = tuple(Intransitive(c.a, c.b, round(c.gap), round(c.gap - Z90 * c.sd),
                                   round(c.gap + Z90 * c.sd))

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 import benchmark
+from lib.benchmark.arena.ladder import load_ladder
 from lib.benchmark.core.cli import LADDER_GAMES
-from lib.benchmark.games.ladder import load_ladder
 from lib.benchmark.leaderboard import views
 from lib.benchmark.leaderboard.views import evolution, ladder_view
 from tests.benchmark.chatserver import ChatServer, Response

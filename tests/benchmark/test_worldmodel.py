@@ -11,8 +11,8 @@ import pytest
 from scipy import stats
 
 import benchmark
-from lib.benchmark.core.mcnemar import mcnemar, mcnemar_p
 from lib.benchmark.core.questions import load_questions, select
+from lib.benchmark.stats.mcnemar import mcnemar, mcnemar_p
 from lib.benchmark.worldmodel.prompts import mirrored, parse_list
 from lib.benchmark.worldmodel.stats import (
     hypothesis,

@@ -18,11 +18,11 @@ from lib.benchmark.compare.paired import (
     paired_difference,
 )
 from lib.benchmark.core.answers import Category
-from lib.benchmark.core.elo import Z
 from lib.benchmark.core.header import Kind, read_result
-from lib.benchmark.core.mcnemar import mcnemar
 from lib.benchmark.core.scoring import STRATA, UNSCORED, Item, metric_arrays
 from lib.benchmark.core.scoring import metric_digits as digits
+from lib.benchmark.stats.elo import Z
+from lib.benchmark.stats.mcnemar import mcnemar
 from lib.errors import DataError
 
 HEADLINE = ("legal_rate", "accuracy", "acpl", "best_move_rate", "puzzle_solve_rate")

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from lib.benchmark.core.bootstrap import percentile_interval, resample
-from lib.benchmark.core.elo import LEVEL
 from lib.benchmark.core.scoring import ratio
+from lib.benchmark.stats.bootstrap import percentile_interval, resample
+from lib.benchmark.stats.elo import LEVEL
 
 ALPHA = 0.05  # the verdict's two-sided level
 BOOT = 2000  # bootstrap replicates of a paired difference

@@ -19,8 +19,8 @@ from typing import Any
 from scipy import stats
 
 from lib.benchmark.compare.paired import ALPHA, effective_ratio, questions_needed
-from lib.benchmark.core import btd
 from lib.benchmark.core.cli import ROOT
+from lib.benchmark.stats import btd
 from lib.errors import DataError
 
 BASELINES = ROOT / "paired_baselines.json"

@@ -1,15 +1,12 @@
-"""The benchmark's shared core: everything more than one mode uses.
+"""The benchmark's shared core: what every mode uses.
 
-A question flows as: questions checks and samples questions.csv -> players builds the player
-(an LLM through chat's OpenAI-compatible client, Stockfish at a set strength, a random mover)
--> prompts renders a named, versioned template -> runner asks concurrently through the
-kvstore cache and makes each trace record, progress counting outcomes -> answers finds the
-committed move and classifies a failure -> scoring grades it with lib's grading and
-aggregates with bootstrap intervals, estimating Elo with elo. In a game or a puzzle line,
-turns asks for one move with retries and feedback, through the same players and parser.
-
-Rating lives here, not in lib/, because only the benchmark rates: elo (puzzle and
-human-calibrated Elo, intervals, the world-model rubric) and btd (Bradley-Terry-Davidson
-for games with draws, its posterior). results names result files and reads the static runs'
-back for the leaderboard; cli holds the options and defaults every subcommand shares.
+A question flows as: questions checks and samples questions.csv -> a player (lib.benchmark.
+players) -> prompts renders a named, versioned template -> runner asks concurrently through
+the answer cache and makes each trace record, progress counting outcomes -> answers finds
+the committed move and classifies a failure -> scoring grades it with lib's grading and
+aggregates with bootstrap intervals (lib.benchmark.stats). In a game or a puzzle line, turns
+asks for one move with retries and feedback (start: where it begins), through the same
+players, protocols (lib.benchmark.model) and parser. results names result files and reads
+the static runs' back; header, the results' common header; human, the Lichess crosswalk;
+server, baselines served over HTTP; cli, the options every subcommand shares.
 """

@@ -9,19 +9,18 @@ import os
 from pathlib import Path
 from typing import Any
 
-from lib.benchmark.core.chat import (
-    DEFAULT_MAX_TOKENS,
+from lib.benchmark.model.cost import price_arg
+from lib.benchmark.model.http_backend import (
     REASONING_EFFORTS,
     REASONING_MAX_TOKENS,
-    ChatConfig,
     check_base_url,
     key_for,
     parse_extra,
 )
-from lib.benchmark.core.cost import price_arg
-from lib.benchmark.core.inspect_model import is_inspect
-from lib.benchmark.core.players import BASELINE_SPECS
-from lib.benchmark.core.protocols import GameProtocol
+from lib.benchmark.model.inspect_backend import is_inspect
+from lib.benchmark.model.interface import DEFAULT_MAX_TOKENS, ModelConfig
+from lib.benchmark.model.protocols import GameProtocol
+from lib.benchmark.players.player import BASELINE_SPECS
 from lib.cli import (
     add_stockfish_arg,
     non_negative_float,
@@ -157,8 +156,8 @@ def add_breaker_arg(p: argparse.ArgumentParser, what: str, default: int) -> None
                    "the result is marked incomplete (exit 3; a rerun completes it)")
 
 
-def chat_config(args: argparse.Namespace, slots: int | None = None) -> ChatConfig:
-    """The endpoint's settings; `slots`: requests in flight (default --concurrency)."""
+def model_config(args: argparse.Namespace) -> ModelConfig:
+    """Where and how to ask the model --model names."""
     through_inspect = is_inspect(args.model)
     base_url = args.base_url or ("" if through_inspect else OPENROUTER)
     if base_url:
@@ -174,12 +173,12 @@ def chat_config(args: argparse.Namespace, slots: int | None = None) -> ChatConfi
     if effort and {"reasoning", "reasoning_effort"} & set(extra):
         raise ConfigError("--reasoning-effort and a reasoning field in --extra: give one")
     max_tokens = args.max_tokens or (REASONING_MAX_TOKENS if effort else DEFAULT_MAX_TOKENS)
-    return ChatConfig(base_url=base_url, model=args.model, api_key=key, key_source=source,
+    return ModelConfig(base_url=base_url, model=args.model, api_key=key, key_source=source,
                       temperature=args.temperature, max_tokens=max_tokens,
                       reasoning_effort=effort,
                       system=args.system, stop=tuple(args.stop), extra=extra,
                       timeout_s=args.timeout, retries=args.retries, backoff_s=args.retry_wait,
-                      slots=slots or args.concurrency, endpoint_id=args.endpoint_id,
+                      endpoint_id=args.endpoint_id,
                       completions=getattr(args, "protocol", None) == GameProtocol.PGN,
                       json_answers=args.response_format == "json", price=args.price,
                       max_cost=args.max_cost,

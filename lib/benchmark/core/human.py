@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from lib.benchmark.core.btd import Z90
-from lib.benchmark.core.elo import ABOVE, BELOW, INTERVAL
-from lib.benchmark.core.ladder_map import MAP_FILE, REFERENCE_ENGINE, LadderMap, load_map
+from lib.benchmark.stats.btd import Z90
+from lib.benchmark.stats.elo import ABOVE, BELOW, INTERVAL
+from lib.benchmark.stats.ladder_map import MAP_FILE, REFERENCE_ENGINE, LadderMap, load_map
 from lib.errors import DataError
 
 ROOT = Path(__file__).resolve().parents[3]  # the repository: the ladders and their map

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import chess
 
-from lib.benchmark.core import protocols
 from lib.benchmark.core.questions import Question
+from lib.benchmark.model import protocols
 
 INSTRUCTION = (
     "Reply with the single best move for the side to move, in UCI (e.g. e2e4) or SAN (e.g. "

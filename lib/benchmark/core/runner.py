@@ -21,10 +21,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from lib.benchmark.core.inflight import GRACE_S, InFlight, Stopping
-from lib.benchmark.core.model import BudgetSpent, FatalInfraError, InfraError, Reply
-from lib.benchmark.core.players import EnginePlayer, Player, budget_of, cached_answer
 from lib.benchmark.core.questions import Question
+from lib.benchmark.model.inflight import GRACE_S, InFlight, Stopping
+from lib.benchmark.model.interface import BudgetSpent, FatalInfraError, InfraError, Reply
+from lib.benchmark.model.metered import bought, store_reply
+from lib.benchmark.players.player import EnginePlayer, Player, budget_of, cached_answer
 from lib.cluster import ClusterSettings, EngineCluster
 from lib.engine import Engine
 from lib.kvstore import JsonStore
@@ -99,8 +100,7 @@ def _on_cluster(player: EnginePlayer, template: str, todo: list[tuple[Question, 
     with EngineCluster(player.engine_settings, cluster) as engines:
         jobs = [(player, question, prompt) for question, prompt in todo]
         for (_, question, prompt), reply in engines.as_completed(_answer, jobs):
-            cache.put(cache_key(player, template, question, prompt), asdict(reply))
-            cache.commit()
+            store_reply(cache, cache_key(player, template, question, prompt), reply)
             yield Outcome(question, prompt, reply, None, cached=False)
 
 
@@ -129,7 +129,10 @@ def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache:
     def _one(job: tuple[Question, str]) -> None:
         """Ask one question and hand on what came back (stored first when it is a reply)."""
         try:
-            reply = player.answer(*job)
+            # Stored the moment it arrives, on this thread: whatever stops the run, it was
+            # bought (the wrapper keeps it before any stop decision).
+            reply = bought(cache, cache_key(player, template, *job),
+                           lambda: player.answer(*job))
         except BudgetSpent:
             results.put((job, None, None))  # not asked; the others drain as quickly
             return
@@ -144,9 +147,6 @@ def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache:
             stop.set()
             results.put((job, None, exc))
             return
-        # Stored here, the moment it arrives: whatever stops the run, it was bought.
-        cache.put(cache_key(player, template, *job), asdict(reply))
-        cache.commit()
         results.put((job, reply, None))
 
     for _ in range(workers):

@@ -9,18 +9,19 @@ import chess
 import numpy as np
 from scipy import stats
 
-from lib.benchmark.core import answers, protocols
+from lib.benchmark.core import answers
 from lib.benchmark.core.answers import Category
-from lib.benchmark.core.bootstrap import percentile_interval, resample
-from lib.benchmark.core.elo import (
+from lib.benchmark.core.questions import Question
+from lib.benchmark.model import protocols
+from lib.benchmark.players.player import RandomPlayer
+from lib.benchmark.stats.bootstrap import percentile_interval, resample
+from lib.benchmark.stats.elo import (
     LEVEL,
     Estimate,
     human_elo,
     puzzle_elo_laplace,
     puzzle_elo_mcmc,
 )
-from lib.benchmark.core.players import RandomPlayer
-from lib.benchmark.core.questions import Question
 from lib.grading import ALL_GRADES, CP_LOSS_CAP, puzzle_solved, score_move
 
 # Outcomes that say nothing of the model: only infrastructure failures. A truncated answer is

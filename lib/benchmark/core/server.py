@@ -2,7 +2,7 @@
 
 `benchmark.py serve` answers for a model named 'served/SPEC', where SPEC is any baseline spec
 ('served/toga2:depth=1', 'served/softmax:temp=100,nodes=2000'), with the player's move in the
-position the request describes, whichever protocol asks (core.protocols):
+position the request describes, whichever protocol asks (model.protocols):
 - POST /v1/chat/completions: the FEN in the last user message (fen, chat), else the move list
   (blind); with tools, it calls get_board, then make_move with its move;
 - POST /v1/completions: the PGN to complete (pgn): the move, as a continuation.
@@ -30,8 +30,8 @@ from typing import Any
 import chess
 import chess.pgn
 
-from lib.benchmark.core.players import EnginePlayer, Player, is_baseline, make_player
 from lib.benchmark.core.questions import Question
+from lib.benchmark.players.player import EnginePlayer, Player, is_baseline, make_player
 from lib.engine import Engine
 from lib.errors import ChessEvalError
 

@@ -1,6 +1,6 @@
 """A player's move in a game position: the protocol's requests through one door, cached.
 
-Shared by games and puzzle lines. How a side is asked is its protocol's (core.protocols: one
+Shared by games and puzzle lines. How a side is asked is its protocol's (model.protocols: one
 object per protocol, with the request, the feedback after a failed answer and how a reply is
 read); this module owns what every protocol shares: the side, the answer cache and its key,
 and what an infrastructure failure does to the game. Replies are cached per (player, prompt
@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
-from enum import StrEnum
+from dataclasses import dataclass
 from typing import Any
 
 import chess
 
-from lib.benchmark.core.inflight import InFlight
-from lib.benchmark.core.model import ContextTooLong, FatalInfraError, InfraError, Reply
-from lib.benchmark.core.players import Player, cached_answer
-from lib.benchmark.core.protocols import (
+from lib.benchmark.core.start import Condition, Start
+from lib.benchmark.model.inflight import InFlight
+from lib.benchmark.model.interface import ContextTooLong, FatalInfraError, InfraError, Reply
+from lib.benchmark.model.metered import bought
+from lib.benchmark.model.protocols import (
     CHAT_WINDOW,
     ENGINE_TEMPLATE,
     Attempt,
@@ -30,47 +30,17 @@ from lib.benchmark.core.protocols import (
     TurnState,
     protocol_for,
 )
+from lib.benchmark.players.player import Player, cached_answer
 from lib.kvstore import Store
 
 __all__ = ["ENGINE_TEMPLATE", "RETRIES", "Attempt", "Condition", "GameAborted", "Side",
            "Start", "move_key", "take_turn"]
 
 RETRIES = 2  # illegal answers retried, each told what was wrong, before a forfeit
-GAME_TEMPLATE = "game@1"
-
-
-class Condition(StrEnum):
-    """How a game (or a puzzle line) starts."""
-
-    STANDARD = "standard"  # the initial position
-    CHESS960 = "chess960"  # a seeded Chess960 start, never the standard one
-    MIDGAME = "midgame"  # a game position of questions.csv, with the moves that led to it
-    PUZZLE = "puzzle"  # a puzzle's FEN (puzzle lines)
 
 
 class GameAborted(Exception):
     """A move could not be had for infrastructure reasons: the game is not rated."""
-
-
-@dataclass(frozen=True)
-class Start:
-    """Where a game begins."""
-
-    condition: Condition  # how the game starts
-    label: str  # the opening's name: standard, 960#N or the question id
-    fen: str
-    history: tuple[str, ...] = ()  # SAN from the initial position (mid-game starts)
-    chess960: bool = False
-
-    def board(self) -> chess.Board:
-        """The start position, with the moves that led to it when they are known."""
-        if self.history:
-            board = chess.Board()
-            for san in self.history:
-                board.push_san(san)
-            if board.fen() == self.fen:
-                return board
-        return chess.Board(self.fen, chess960=self.chess960)
 
 
 @dataclass(frozen=True)
@@ -120,9 +90,7 @@ def _door(side: Side, game_key: str, board: chess.Board, sans: list[str],
             return Reply.stored(hit), True
         try:
             with REQUESTS.request():  # counted until stored: a stopping run waits for it
-                reply = send()
-                cache.put(key, asdict(reply))
-                cache.commit()
+                reply = bought(cache, key, send)  # stored the moment it arrives
         except (FatalInfraError, ContextTooLong):
             raise
         except InfraError as exc:

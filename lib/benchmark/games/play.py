@@ -11,15 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from lib.benchmark.core.cost import Books
-from lib.benchmark.core.model import FatalInfraError, InfraError
-from lib.benchmark.core.players import Player, budget_of, make_player
-from lib.benchmark.core.progress import Progress
-from lib.benchmark.core.protocols import CHAT_WINDOW, GameProtocol
-from lib.benchmark.core.protocols import template as protocol_template
-from lib.benchmark.core.questions import Question
-from lib.benchmark.core.turns import ENGINE_TEMPLATE, REQUESTS, Condition, Side, Start
-from lib.benchmark.games.game import (
+from lib.benchmark.arena.game import (
     WHITE_SCORE,
     GameRecord,
     chess960_start,
@@ -27,8 +19,12 @@ from lib.benchmark.games.game import (
     rule_of,
     standard_start,
 )
-from lib.benchmark.games.ladder import Ladder
-from lib.benchmark.games.match import GameJob, GamePool, Played
+from lib.benchmark.arena.ladder import Ladder
+from lib.benchmark.arena.match import GameJob, GamePool, Played
+from lib.benchmark.core.progress import Progress
+from lib.benchmark.core.questions import Question
+from lib.benchmark.core.start import GAME_CONDITIONS
+from lib.benchmark.core.turns import ENGINE_TEMPLATE, REQUESTS, Condition, Side, Start
 from lib.benchmark.games.sampler import (
     SamplerConfig,
     finished,
@@ -37,13 +33,18 @@ from lib.benchmark.games.sampler import (
     posterior,
     schedule,
 )
+from lib.benchmark.model.cost import Books
+from lib.benchmark.model.interface import FatalInfraError, InfraError
+from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
+from lib.benchmark.model.protocols import template as protocol_template
+from lib.benchmark.players.player import Player, budget_of, make_player
 from lib.engine import EngineSettings
 from lib.errors import ConfigError
 from lib.kvstore import JsonStore
 
 log = logging.getLogger(__name__)
 
-CONDITIONS = (Condition.STANDARD, Condition.CHESS960, Condition.MIDGAME)  # of play
+CONDITIONS = GAME_CONDITIONS  # of play
 BREAKER = 3  # this many games in a row aborted for infrastructure reasons stop the run
 
 

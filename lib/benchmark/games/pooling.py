@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from lib.benchmark.core.btd import LEVEL
+from lib.benchmark.stats.btd import LEVEL
 
 TAU_SCALE = 300.0  # Elo: offsets between conditions of a few hundred Elo are plausible
 TAU_GRID = np.linspace(0.0, 2000.0, 401)

@@ -11,18 +11,14 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from lib.benchmark.core import cost
+from lib.benchmark.arena.game import cp_losses, pgn, rule_of
+from lib.benchmark.arena.ladder import Ladder
 from lib.benchmark.core.answers import FAILED_ANSWERS, Category
-from lib.benchmark.core.bootstrap import percentile_interval, resample
-from lib.benchmark.core.cost import Price
-from lib.benchmark.core.elo import INTERVAL, LEVEL
 from lib.benchmark.core.header import Kind, write_result
 from lib.benchmark.core.human import committed_block, human_text
 from lib.benchmark.core.scoring import truncation_hint
 from lib.benchmark.core.turns import Condition
 from lib.benchmark.games.figures import figures
-from lib.benchmark.games.game import cp_losses, pgn, rule_of
-from lib.benchmark.games.ladder import Ladder
 from lib.benchmark.games.play import Game, Session
 from lib.benchmark.games.pooling import pool
 from lib.benchmark.games.result import GamesResult
@@ -34,6 +30,10 @@ from lib.benchmark.games.sampler import (
     limited_by_ladder,
     posterior,
 )
+from lib.benchmark.model import cost
+from lib.benchmark.model.cost import Price
+from lib.benchmark.stats.bootstrap import percentile_interval, resample
+from lib.benchmark.stats.elo import INTERVAL, LEVEL
 from lib.files import atomic_write
 
 BOOT = 1000  # bootstrap replicates of the by-opening-and-colour interval

@@ -27,7 +27,7 @@ class GamesResult:
     acpl: dict[str, Any]  # the player's cp loss in its games, by the judge
     usage: dict[str, Any]  # tokens, requests, tool calls and cost: in all, per move, per game
     questions_sha256: str | None  # the questions file of mid-game starts (None: no midgame)
-    protocol: str = "fen"  # how the model was asked (core.protocols)
+    protocol: str = "fen"  # how the model was asked (model.protocols)
     stopped: str | None = None  # why the run stopped before its stop rule (--max-cost)
     # The standard game Elo on Lichess's scale per time control, where the crosswalk's anchors
     # place it (core.human); None on a ladder outside the reference scale or with no anchors.

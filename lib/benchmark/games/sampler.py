@@ -23,9 +23,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import optimize
 
-from lib.benchmark.core import btd
-from lib.benchmark.core.elo import ABOVE, BELOW, INTERVAL, ONE_SIDED, Estimate, bounded
-from lib.benchmark.games.ladder import Ladder
+from lib.benchmark.arena.ladder import Ladder
+from lib.benchmark.stats import btd
+from lib.benchmark.stats.elo import ABOVE, BELOW, INTERVAL, ONE_SIDED, Estimate, bounded
 
 PRIOR = btd.Prior(1500.0, 1000.0)  # see bench/games_coverage.py for why this wide
 REACH = 400.0  # Elos this far beyond the ladder's ends are not measured

@@ -3,6 +3,6 @@
 
 Every task calls the product's own code: the questions and their selection, the protocols,
 the grading, the ladder, play's sampler, estimator and stop rule. The eval's model is asked
-through the model layer's Inspect backend (core.inspect_model), so each request lands in its
+through the model layer's Inspect backend (model.inspect_backend), so each request lands in its
 sample's transcript.
 """

@@ -1,12 +1,14 @@
 """chess_eval/games: games against the reference ladder with `play`'s own sampler, estimator
 and stop rule, each game one sample.
 
-Inspect runs a fixed set of samples at once; `play` picks each batch of games from the games
-so far and stops on its target. Here `play` itself runs (on a driver thread, started by the
-first sample) with a pool that hands the schedule's n-th game to sample n: sample n waits for
-its game, plays it on a worker thread (its requests in its own transcript) and hands the
-outcome back to the schedule. Samples past the stop get no game (scored NaN, left out of the
-metrics). Inspect starts samples in order, so every game the schedule waits for has a sample.
+Inspect runs a fixed set of samples, in any order, a subset, retried or limited; `play` picks
+each batch of games from the games so far and stops on its target. Here `play` itself runs on
+a driver thread (started by the first sample) over a pool that offers each game it decides to
+play (sample.Handoff): a sample that starts pulls the next game offered, plays it on a worker
+thread (its requests in its own transcript) and hands the outcome back to the schedule. No
+sample waits for another to exist. Samples that start once the stop rule is met get no game
+(scored NaN, "not played", left out of the metrics); a sample stopped by an error or a limit
+hands its game back aborted, unrated, as `play` leaves one.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
+from lib.benchmark.arena.game import WHITE_SCORE, GameRecord, pgn
+from lib.benchmark.arena.ladder import Ladder, load_ladder
+from lib.benchmark.arena.match import GameJob, Played, play_one
 from lib.benchmark.core.cli import ROOT
 from lib.benchmark.core.human import committed_block
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition
 from lib.benchmark.games import cli
-from lib.benchmark.games.game import WHITE_SCORE, GameRecord, pgn
-from lib.benchmark.games.ladder import Ladder, load_ladder
-from lib.benchmark.games.match import GameJob, Played, play_one
 from lib.benchmark.games.play import Game, play
 from lib.benchmark.games.report import condition_report
 from lib.benchmark.inspect_eval.sample import (

@@ -18,11 +18,7 @@ from typing import Any
 
 from inspect_ai.log import EvalLog, read_eval_log
 
-from lib.benchmark.core.cli import ROOT, chat_config
-from lib.benchmark.core.cost import Budget
-from lib.benchmark.core.inspect_model import PREFIX, reply_of
-from lib.benchmark.core.model import InfraError, Reply, Request
-from lib.benchmark.core.players import ChatPlayer
+from lib.benchmark.core.cli import ROOT, model_config
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.runner import cache_key
 from lib.benchmark.core.turns import GameAborted, Side
@@ -31,6 +27,10 @@ from lib.benchmark.inspect_eval.games import play_args
 from lib.benchmark.inspect_eval.puzzles import puzzles_args
 from lib.benchmark.inspect_eval.sample import mode_args
 from lib.benchmark.inspect_eval.worldmodel import answers_of, worldmodel_args
+from lib.benchmark.model.cost import Budget
+from lib.benchmark.model.inspect_backend import PREFIX, reply_of
+from lib.benchmark.model.interface import InfraError, Reply, Request
+from lib.benchmark.players.player import ModelPlayer
 from lib.benchmark.puzzles import cli as puzzles_cli
 from lib.benchmark.puzzles.line import BadPuzzle, LineResult
 from lib.benchmark.static import cli as static_cli
@@ -158,8 +158,8 @@ def _static(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path) ->
     args = mode_args(static_cli.add_parser, "run", argv + _model(eval_log, first)
                      + ["--out", str(results), "--cache", str(scratch / "cache.db")])
     config = static_cli.static_config(args)
-    chat = chat_config(args)
-    player = ChatPlayer(chat, model=LoggedModel(first["endpoint"]))
+    chat = model_config(args)
+    player = ModelPlayer(chat, model=LoggedModel(first["endpoint"]))
     questions = {q.id: q for q in load_questions(config.questions)}
     cache = JsonStore(scratch / "cache.db", "answers")
     try:
@@ -192,7 +192,7 @@ def _games(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path) -> 
         store.commit()
     finally:
         store.close()
-    player = ChatPlayer(chat_config(args), model=LoggedModel(played[0]["endpoint"]))
+    player = ModelPlayer(model_config(args), model=LoggedModel(played[0]["endpoint"]))
     games_cli.play_command(args, player)
 
 
@@ -215,7 +215,7 @@ def _puzzles(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path) -
 
     args = puzzles_args(argv + _model(eval_log, played[0])
                         + ["--out", str(results), "--store", str(scratch / "puzzles.db")])
-    player = ChatPlayer(chat_config(args, slots=1),
+    player = ModelPlayer(model_config(args),
                         model=LoggedModel(played[0]["endpoint"]))
     puzzles_cli.puzzles_command(args, player, logged)
 
@@ -228,6 +228,6 @@ def _worldmodel(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path
         raise DataError("the worldmodel log holds no answer")
     args = worldmodel_args(argv + _model(eval_log, asked[0])
                            + ["--out", str(results), "--cache", str(scratch / "cache.db")])
-    player = ChatPlayer(chat_config(args),
+    player = ModelPlayer(model_config(args),
                         model=LoggedModel(asked[0]["endpoint"]))
     worldmodel_cli.worldmodel_command(args, player, answers_of(meta))

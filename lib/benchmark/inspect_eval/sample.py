@@ -22,11 +22,13 @@ from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.model._generate_config import active_generate_config
-from inspect_ai.solver import TaskState
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from lib.benchmark.core import progress
-from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS, REASONING_EFFORTS
-from lib.benchmark.core.inspect_model import ACTIVE, PREFIX, Active
+from lib.benchmark.inspect_eval.options import refused_here
+from lib.benchmark.model.http_backend import REASONING_EFFORTS
+from lib.benchmark.model.inspect_backend import ACTIVE, PREFIX, Active
+from lib.benchmark.model.interface import DEFAULT_MAX_TOKENS
 from lib.errors import ChessEvalError, ConfigError
 
 T = TypeVar("T")
@@ -255,12 +257,30 @@ def adaptive_task(mode: str, run: Driver, unit: str, solver: Any, scorer: Any,
                 metadata={"chess_eval": mode, "argv": run.argv})
 
 
+def check_options(state: TaskState, one_epoch: str) -> None:
+    """RunFailed, before any request, when the eval set an option the task refuses (read as
+    the task started), or when this sample is of a second epoch (`one_epoch` says why not)."""
+    why = refused_here()
+    if why is not None:
+        raise RunFailed(why)
+    if state.epoch > 1:
+        raise RunFailed(one_epoch)
+
+
+@solver
+def options_check(one_epoch: str) -> Solver:
+    """The static task's first solver: `check_options` before its own generate()."""
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        check_options(state, one_epoch)
+        return state
+    return solve
+
+
 async def next_unit(run: Driver, state: TaskState, bound: str) -> Unit[Any, Any] | None:
     """The next unit of the run for this sample (None: the run has ended), starting the run
-    with the eval's model. One epoch only: the run decides how many units are played
-    (`bound` says how to have more)."""
-    if state.epoch > 1:
-        raise RunFailed(f"chess_eval/{run.mode} plays one epoch: its run decides how many "
-                        f"are played ({bound})")
+    with the eval's model. An eval whose options the task refuses (options.py) fails here,
+    before any request; one epoch only (`bound` says how to have more units)."""
+    check_options(state, f"chess_eval/{run.mode} plays one epoch: its run decides how many "
+                  f"are played ({bound})")
     run.start(activate())
     return await take(run.handoff)

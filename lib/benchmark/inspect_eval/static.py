@@ -14,14 +14,14 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState, generate
 
 from lib.benchmark.core.answers import Category
-from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS
 from lib.benchmark.core.cli import ROOT
-from lib.benchmark.core.inspect_model import FINISH, endpoint_of
 from lib.benchmark.core.prompts import TEMPLATES
-from lib.benchmark.core.protocols import PGN_MAX_TOKENS, GameProtocol
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.scoring import Item, aggregate, score_item
-from lib.benchmark.inspect_eval.sample import mode_args, request_argv
+from lib.benchmark.inspect_eval.sample import mode_args, options_check, request_argv
+from lib.benchmark.model.inspect_backend import FINISH, endpoint_of
+from lib.benchmark.model.interface import DEFAULT_MAX_TOKENS
+from lib.benchmark.model.protocols import PGN_MAX_TOKENS, GameProtocol
 from lib.benchmark.static import cli
 from lib.benchmark.static.run import static_questions
 
@@ -44,7 +44,9 @@ def static_task(limit: int | None, split: str, protocol: str, prompt: str, seed:
                       metadata={"source": q.source, "elo_bucket": q.elo_bucket,
                                 "phase": q.phase}) for q in chosen]
     return Task(dataset=MemoryDataset(samples, name="chess_eval static"),
-                solver=generate(),
+                solver=[options_check("chess_eval/static runs one epoch: its figures come "
+                                      "from one answer a question (raise limit for more)"),
+                        generate()],
                 scorer=static_scorer(str(config.questions), pgn),
                 metrics=[static_metrics(seed, config.bootstrap)],
                 config=GenerateConfig(temperature=0.0,

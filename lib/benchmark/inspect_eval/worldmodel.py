@@ -21,18 +21,19 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
-from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS
 from lib.benchmark.core.cli import ROOT
 from lib.benchmark.core.questions import Question, load_questions, select
 from lib.benchmark.core.scoring import Item
 from lib.benchmark.inspect_eval.sample import (
     RunFailed,
     activate,
+    check_options,
     in_thread,
     mode_args,
     request_argv,
     run_dir,
 )
+from lib.benchmark.model.interface import DEFAULT_MAX_TOKENS
 from lib.benchmark.worldmodel import cli
 from lib.benchmark.worldmodel.prompts import Listed
 from lib.benchmark.worldmodel.run import Answers, ask_tests, merged, summarise
@@ -99,9 +100,8 @@ def position_solver(run: PositionsRun, questions: dict[str, Question]) -> Solver
     """Every prompt of the three tests on this sample's position (one epoch: a second would
     ask the same prompts again, some at once with the first, and pay for them twice)."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        if state.epoch > 1:
-            raise RunFailed("chess_eval/worldmodel runs one epoch: its statistics come from "
-                            "one answer a prompt (raise -T limit for more positions)")
+        check_options(state, "chess_eval/worldmodel runs one epoch: its statistics come "
+                      "from one answer a prompt (raise -T limit for more positions)")
         setup = run.ready(activate())
         question = questions[str(state.sample_id)]
         part = await in_thread(ask_tests, setup.at, [question], run.cache, setup.config)

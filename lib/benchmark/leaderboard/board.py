@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
-from lib.benchmark.core.elo import LEVEL, Z
 from lib.benchmark.core.header import Kind, read_result
 from lib.benchmark.core.human import (
     Crosswalk,
@@ -34,12 +33,13 @@ from lib.benchmark.core.human import (
     human_text,
     load_crosswalks,
 )
-from lib.benchmark.core.ladder_map import MAP_FILE, REFERENCE_ENGINE, LadderMap, load_map
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.results import elo_text, load_results, result_files
 from lib.benchmark.core.scoring import SUMMARY_METRICS, illegal_text, metric_digits
 from lib.benchmark.leaderboard.paired import PairedPart, joint_draws, paired_part
 from lib.benchmark.leaderboard.ranking import Rank, Shared, ranks, ranks_of_draws
+from lib.benchmark.stats.elo import LEVEL, Z
+from lib.benchmark.stats.ladder_map import MAP_FILE, REFERENCE_ENGINE, LadderMap, load_map
 from lib.errors import DataError
 from lib.figures import save_figure
 from lib.files import atomic_write, sha256_file

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from lib.benchmark.core.bootstrap import resample
-from lib.benchmark.core.elo import human_elo_replicates, puzzle_elo_replicates
 from lib.benchmark.core.questions import Question
+from lib.benchmark.stats.bootstrap import resample
+from lib.benchmark.stats.elo import human_elo_replicates, puzzle_elo_replicates
 from lib.grading import CP_LOSS_CAP, score_move
 
 MIN_COMMON = 10  # fewer shared questions than this: no pairing (the normal draws instead)

@@ -23,8 +23,6 @@ import chess.svg
 import jinja2
 import markupsafe
 
-from lib.benchmark.core import cost
-from lib.benchmark.core.elo import LEVEL
 from lib.benchmark.core.human import load_crosswalks
 from lib.benchmark.core.results import elo_text
 from lib.benchmark.core.scoring import illegal_text, metric_digits
@@ -54,6 +52,8 @@ from lib.benchmark.leaderboard.views import (
     puzzle_views,
     strata,
 )
+from lib.benchmark.model import cost
+from lib.benchmark.stats.elo import LEVEL
 from lib.files import atomic_write
 
 log = logging.getLogger(__name__)

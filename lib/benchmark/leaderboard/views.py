@@ -21,8 +21,8 @@ import chess
 import chess.pgn
 
 from lib.benchmark.core.cli import LADDER_GAMES
-from lib.benchmark.core.elo import ABOVE, BELOW
 from lib.benchmark.core.scoring import CELLS, MIN_INTERVAL_N, metric_digits
+from lib.benchmark.stats.elo import ABOVE, BELOW
 from lib.errors import DataError
 from lib.files import open_text
 

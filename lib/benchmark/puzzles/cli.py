@@ -8,20 +8,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lib.benchmark.core import cost
 from lib.benchmark.core.cli import (
     STEP04_PUZZLES,
     add_breaker_arg,
     add_chat_args,
     add_model_arg,
-    chat_config,
     default_puzzles,
+    model_config,
     model_label,
 )
 from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.players import Player, budget_of, is_baseline, make_player
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.runner import BREAKER
+from lib.benchmark.model import cost
+from lib.benchmark.players.player import Player, budget_of, is_baseline, make_player
 from lib.benchmark.puzzles.line import RULES as PUZZLE_RULES
 from lib.benchmark.puzzles.line import TEMPLATE as PUZZLE_TEMPLATE
 from lib.benchmark.puzzles.line import play_line
@@ -117,7 +117,7 @@ def puzzles_setup(args: argparse.Namespace, player: Player | None = None) -> Puz
                  "model)", path, rows - bad, len(puzzles))
     settings = EngineSettings(find_stockfish(args.stockfish))
     ensure_writable_dir(args.out, "--out")
-    chat = None if is_baseline(args.model) else chat_config(args, slots=1)
+    chat = None if is_baseline(args.model) else model_config(args)
     player = player or make_player(args.model, chat, args.stockfish, args.seed, 1)
     digest = sha256_file(path)
     shown = {"puzzles": str(path), "puzzles_sha256": digest, "target": args.target,

@@ -14,16 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from lib.benchmark.core import cost
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
-from lib.benchmark.core.cost import Price
-from lib.benchmark.core.elo import Estimate, puzzle_elo_laplace, puzzle_elo_mcmc
 from lib.benchmark.core.header import Kind, write_result
-from lib.benchmark.core.model import InfraError
-from lib.benchmark.core.players import Player, budget_of
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.runner import BREAKER
 from lib.benchmark.core.turns import GameAborted, Side
+from lib.benchmark.model import cost
+from lib.benchmark.model.cost import Price
+from lib.benchmark.model.interface import InfraError
+from lib.benchmark.players.player import Player, budget_of
 from lib.benchmark.puzzles.line import (
     ALT_MARGIN,
     ALTERNATIVE,
@@ -38,6 +37,7 @@ from lib.benchmark.puzzles.line import (
 )
 from lib.benchmark.puzzles.result import PuzzlesResult
 from lib.benchmark.puzzles.sampler import Pool, draw, finished, pick, puzzles_expected
+from lib.benchmark.stats.elo import Estimate, puzzle_elo_laplace, puzzle_elo_mcmc
 from lib.engine import Engine, EngineSettings
 from lib.figures import save_figure
 from lib.files import atomic_write

@@ -1,6 +1,6 @@
 """Which puzzle next, and when to stop: Thompson sampling on the puzzle-Elo posterior.
 
-The posterior is the static run's (core/elo.py: logistic on Lichess puzzle ratings, prior
+The posterior is the static run's (stats/elo.py: logistic on Lichess puzzle ratings, prior
 Normal(1500, 800^2)). Each step draws an Elo from it and plays an unused puzzle rated near
 the draw: among the CANDIDATES nearest, those within WINDOW of the nearest, the one whose
 motifs have been played least (so a run spreads over themes), then the nearest. A puzzle
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lib.benchmark.core.elo import INTERVAL, PRIOR_MEAN, PRIOR_SD, Estimate, puzzle_posterior
+from lib.benchmark.stats.elo import INTERVAL, PRIOR_MEAN, PRIOR_SD, Estimate, puzzle_posterior
 
 TARGET = 50.0
 MAX_PUZZLES = 400

@@ -12,13 +12,13 @@ from lib.benchmark.core.cli import (
     add_chat_args,
     add_model_arg,
     add_protocol_arg,
-    chat_config,
+    model_config,
     model_label,
 )
-from lib.benchmark.core.players import is_baseline
 from lib.benchmark.core.prompts import TEMPLATES, template_name
-from lib.benchmark.core.protocols import STATIC_PROTOCOLS, VERSIONS, GameProtocol
 from lib.benchmark.core.runner import BREAKER
+from lib.benchmark.model.protocols import STATIC_PROTOCOLS, VERSIONS, GameProtocol
+from lib.benchmark.players.player import is_baseline
 from lib.benchmark.static.run import StaticConfig, run_static
 from lib.cli import (
     Dropped,
@@ -88,7 +88,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise ConfigError(f"--protocol {args.protocol}: a baseline reads the board, not a "
                           "prompt; serve it ('benchmark.py serve') and ask it as the model "
                           "'served/SPEC' to use a protocol")
-    chat = None if is_baseline(args.model) else chat_config(args)
+    chat = None if is_baseline(args.model) else model_config(args)
     return run_static(static_config(args), chat)
 
 

@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
-from lib.benchmark.core.btd import Z90
-from lib.benchmark.core.elo import UNIDENTIFIED, Estimate, bounded
+from lib.benchmark.stats.btd import Z90
+from lib.benchmark.stats.elo import UNIDENTIFIED, Estimate, bounded
 from lib.errors import DataError
 
 KIND = "families"  # the fit file's `kind`, apart from the older one-line fit

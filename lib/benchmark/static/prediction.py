@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from lib.benchmark.core.btd import Z90
-from lib.benchmark.core.elo import BELOW, Estimate, bounded
 from lib.benchmark.static.family_fit import KIND as FAMILIES
 from lib.benchmark.static.family_fit import PROFILE, FamilyFit, from_json
 from lib.benchmark.static.family_fit import predict as predict_families
+from lib.benchmark.stats.btd import Z90
+from lib.benchmark.stats.elo import BELOW, Estimate, bounded
 from lib.errors import DataError
 
 METRIC = "accuracy"

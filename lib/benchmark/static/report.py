@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lib.benchmark.core import cost
 from lib.benchmark.core.results import elo_text
 from lib.benchmark.core.scoring import (
     MIN_INTERVAL_N,
@@ -13,6 +12,7 @@ from lib.benchmark.core.scoring import (
     illegal_text,
     truncation_hint,
 )
+from lib.benchmark.model import cost
 
 
 def status_line(result: dict[str, Any]) -> str:

@@ -46,7 +46,7 @@ class StaticResult:
     intervals: dict[str, Any]  # every metric with its 90% interval
     by: dict[str, Any]  # the metrics within each stratum
     items: list[Item]  # every question's outcome
-    protocol: str = "fen"  # how the model was asked: fen, blind or pgn (core.protocols)
+    protocol: str = "fen"  # how the model was asked: fen, blind or pgn (model.protocols)
     usage: dict[str, Any] | None = None  # tokens, requests and cost: in all and per answer
     stopped: str | None = None  # why the run stopped before its last question (--max-cost)
 

@@ -13,16 +13,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from lib.benchmark.core import cost
 from lib.benchmark.core.answers import Category
-from lib.benchmark.core.chat import ChatConfig
-from lib.benchmark.core.cost import Price
 from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.model import FatalInfraError
-from lib.benchmark.core.players import ChatPlayer, Completing, Player, budget_of, make_player
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.prompts import TEMPLATES
-from lib.benchmark.core.protocols import PGN_MAX_TOKENS, GameProtocol
 from lib.benchmark.core.questions import Question, load_questions, select
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.runner import CircuitOpen, Outcome, ask_all, trace_record
@@ -37,6 +31,11 @@ from lib.benchmark.core.scoring import (
     score_item,
     scored_count,
 )
+from lib.benchmark.model import cost
+from lib.benchmark.model.cost import Price
+from lib.benchmark.model.interface import FatalInfraError, ModelConfig
+from lib.benchmark.model.protocols import PGN_MAX_TOKENS, GameProtocol
+from lib.benchmark.players.player import Completing, ModelPlayer, Player, budget_of, make_player
 from lib.benchmark.static.prediction import load_fit, predict_result
 from lib.benchmark.static.report import markdown_report, summary_table
 from lib.benchmark.static.result import StaticResult
@@ -97,7 +96,7 @@ def static_questions(config: StaticConfig) -> list[Question]:
     return questions
 
 
-def run_static(config: StaticConfig, chat: ChatConfig | None,
+def run_static(config: StaticConfig, chat: ModelConfig | None,
                player: Player | None = None) -> int:
     """Ask, score, estimate and write the results of one run; the exit status. `player`: a
     model already made (an Inspect log's, its answers in the cache), else --model's."""
@@ -107,7 +106,7 @@ def run_static(config: StaticConfig, chat: ChatConfig | None,
     digest = sha256_file(config.questions)
     player = player or make_player(config.model, chat, config.stockfish, config.seed,
                                    config.cluster.workers)
-    if config.protocol == GameProtocol.PGN and isinstance(player, ChatPlayer):
+    if config.protocol == GameProtocol.PGN and isinstance(player, ModelPlayer):
         player = Completing(player, PGN_MAX_TOKENS)
     settings["answered_by"] = player.answered_by  # the endpoint, or the engine and version
     # The endpoint as written is recorded but not keyed: the player's id holds the canonical
@@ -154,7 +153,7 @@ def run_static(config: StaticConfig, chat: ChatConfig | None,
     return 0
 
 
-def _settings(config: StaticConfig, chat: ChatConfig | None) -> dict[str, Any]:
+def _settings(config: StaticConfig, chat: ModelConfig | None) -> dict[str, Any]:
     """Everything that changes the answers or the selection (recorded and in the name)."""
     settings: dict[str, Any] = {"prompt": config.template, "split": config.split,
                                 "filters": config.filters, "limit": config.limit,

@@ -8,20 +8,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from lib.benchmark.core import cost
-from lib.benchmark.core.chat import DEFAULT_MAX_TOKENS, ChatConfig
 from lib.benchmark.core.cli import (
     add_breaker_arg,
     add_chat_args,
     add_model_arg,
-    chat_config,
+    model_config,
     model_label,
 )
 from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.players import Player, budget_of, is_baseline, make_player
 from lib.benchmark.core.questions import Question, load_questions, select
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.runner import BREAKER
+from lib.benchmark.model import cost
+from lib.benchmark.model.interface import DEFAULT_MAX_TOKENS, ModelConfig
+from lib.benchmark.players.player import Player, budget_of, is_baseline, make_player
 from lib.benchmark.worldmodel.prompts import CHOOSE_TEMPLATE, LIST_TEMPLATE, MOVE_TEMPLATE
 from lib.benchmark.worldmodel.result import WorldModelResult
 from lib.benchmark.worldmodel.run import Answers, WorldModelConfig, ask_tests, summarise
@@ -99,7 +99,7 @@ class WorldModelSetup:
     config: WorldModelConfig  # how the tests are asked
     players: dict[float, Player]  # the model at each temperature asked so far
     base: Player  # at --temperature: the self-consistency and symmetry prompts' player
-    chat: ChatConfig | None  # the model's settings (None: a baseline)
+    chat: ModelConfig | None  # the model's settings (None: a baseline)
     shown: dict[str, Any]  # the settings as the result records them
     digest: str  # the questions file's SHA-256
     name: str  # the run's file name
@@ -134,7 +134,7 @@ def worldmodel_setup(args: argparse.Namespace, player: Player | None = None) -> 
     made (an Inspect log's, which asks nothing), used at every temperature."""
     questions = select(load_questions(args.questions), "all", [], args.limit, args.seed)
     ensure_writable_dir(args.out, "--out")
-    chat = None if is_baseline(args.model) else chat_config(args)
+    chat = None if is_baseline(args.model) else model_config(args)
     base = player or make_player(args.model, chat, args.stockfish, args.seed, args.concurrency)
     config = worldmodel_config(args, chat is None)
     digest = sha256_file(args.questions)

@@ -12,18 +12,18 @@ from typing import Any
 import chess
 import numpy as np
 
-from lib.benchmark.core import cost
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES, Category
-from lib.benchmark.core.cost import Price
-from lib.benchmark.core.elo import LEVEL
 from lib.benchmark.core.header import Kind, write_result
-from lib.benchmark.core.mcnemar import mcnemar_p
-from lib.benchmark.core.players import Player
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.prompts import TEMPLATES
 from lib.benchmark.core.questions import Question
 from lib.benchmark.core.runner import Outcome, ask_all
 from lib.benchmark.core.scoring import NOT_APPLICABLE, UNSCORED, Item, score_item
+from lib.benchmark.model import cost
+from lib.benchmark.model.cost import Price
+from lib.benchmark.players.player import Player
+from lib.benchmark.stats.elo import LEVEL
+from lib.benchmark.stats.mcnemar import mcnemar_p
 from lib.benchmark.worldmodel.prompts import (
     CHOOSE_TEMPLATE,
     LIST_TEMPLATE,

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from lib.benchmark.core.bootstrap import percentile_interval, resample
-from lib.benchmark.core.elo import LEVEL, world_model_score
+from lib.benchmark.stats.bootstrap import percentile_interval, resample
+from lib.benchmark.stats.elo import LEVEL, world_model_score
 
 H0_RATE = 0.02  # H0 (pattern matching): an illegal rate of at least 2% at T = 0 ...
 H0_INCONSISTENT = 0.05  # ... or an inconsistency rate of 5% (the rubric's "minor" line)

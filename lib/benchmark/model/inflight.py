@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from lib.benchmark.core.model import InfraError
+from lib.benchmark.model.interface import InfraError
 
 # When a run stops (Ctrl-C, the breaker, a failure every request would repeat), requests in
 # flight get this long to complete and be stored; those still out are left (the process

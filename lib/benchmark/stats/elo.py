@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import optimize, stats
 
-from lib.benchmark.core.bootstrap import percentile_interval, resample
+from lib.benchmark.stats.bootstrap import percentile_interval, resample
 from lib.errors import FitError
 
 PRIOR_MEAN = 1500.0  # Lichess's starting rating

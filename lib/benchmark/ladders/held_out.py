@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lib.benchmark.core import btd
+from lib.benchmark.arena.ladder import Ladder, Rung
 from lib.benchmark.core.turns import Condition
-from lib.benchmark.games.calibration import CalibrationGame, Usable
-from lib.benchmark.games.ladder import Ladder, Rung
+from lib.benchmark.ladders.calibration import CalibrationGame, Usable
+from lib.benchmark.stats import btd
 
 SPANS = (5, 6)  # steps apart in the rungs' order: beyond ladder.MAX_SPAN, so never planned
 

@@ -4,12 +4,15 @@ inspect:PROVIDER/MODEL`, and the active model of the chess_eval tasks inside `in
 Inspect owns the transport here: the provider's client, its key variables
 (`<PROVIDER>_API_KEY`, `<SERVICE>_BASE_URL` for `openai-api/<service>/...`), its retries of
 429, 5xx and dropped connections. This file turns our `Request` into Inspect's messages,
-tools and generation config, and Inspect's output into our `Reply`, and keeps the money rules
-of `model.py`: --max-cost reserves before a request is sent and every completed reply is
-charged (the provider's `total_cost`, else at --price). Inspect's model API is asynchronous
-and our modes call from worker threads, so every request runs on one event loop: the eval's
-own inside `inspect eval` (so that each request lands in its sample's transcript), else a
-private loop on a daemon thread.
+tools and generation config, and Inspect's output into our `Reply` (the provider's
+`total_cost` where Inspect reports one), or an `AttemptFailed`; the wrapper (metered.Metered)
+reserves, charges and keeps, as for every backend. Where an eval's --token-limit or
+--cost-limit stops a request after its reply completed, Inspect keeps that reply from its
+caller: this backend reads it from the request's own model event and hands it on
+(`LimitReached`), so it is charged and cached before the limit goes on unchanged. Inspect's
+model API is asynchronous and our modes call from worker threads, so every request runs on
+one event loop: the eval's own inside `inspect eval` (so that each request lands in its
+sample's transcript), else a private loop on a daemon thread.
 """
 
 from __future__ import annotations
@@ -26,23 +29,14 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, cast
 
-from lib.benchmark.core.chat import (
-    PREFLIGHT_PROMPT,
-    RESPONSE_FORMAT,
-    ChatConfig,
-    Refusal,
-    canonical_endpoint,
-    refusal_of,
-)
-from lib.benchmark.core.cost import Budget
-from lib.benchmark.core.model import (
-    UNPRICED,
-    BudgetSpent,
-    ContextTooLong,
-    FatalInfraError,
-    InfraError,
+from lib.benchmark.model.http_backend import PREFLIGHT_PROMPT, RESPONSE_FORMAT, Refusal, refusal_of
+from lib.benchmark.model.interface import (
+    AttemptFailed,
+    LimitReached,
+    ModelConfig,
     Reply,
     Request,
+    canonical_endpoint,
 )
 from lib.errors import ConfigError
 
@@ -75,14 +69,13 @@ ACTIVE: contextvars.ContextVar[Active | None] = contextvars.ContextVar("chess_ev
                                                                      default=None)
 
 
-def backend(spec: str, config: ChatConfig, budget: Budget | None = None) -> InspectModel:
+def backend(spec: str, config: ModelConfig) -> InspectBackend:
     """The backend of --model inspect:PROVIDER/MODEL: the eval's own model inside a chess_eval
-    task, else one Inspect makes from the provider's variables (`budget`: one to share)."""
+    task, else one Inspect makes from the provider's variables."""
     active = ACTIVE.get()
     if active is not None and spec == PREFIX + str(active.model):
-        return InspectModel(active.model, config, active.loop, budget)
-    return InspectModel(load_model(spec, config.base_url or None, config.api_key), config,
-                        budget=budget)
+        return InspectBackend(active.model, config, active.loop)
+    return InspectBackend(load_model(spec, config.base_url or None, config.api_key), config)
 
 
 def load_model(spec: str, base_url: str | None, api_key: str | None) -> Any:
@@ -137,18 +130,15 @@ class _Loop:
 EVAL_MARGIN_S = 5.0  # beyond an eval's own --timeout, before a request is given up on here
 
 
-class InspectModel:
-    """A model of Inspect's model API as a `model.Model`. Thread-safe: any thread may ask;
-    the request runs on `loop` (the eval's, or a private one)."""
+class InspectBackend:
+    """A model of Inspect's model API as a `Backend`. Thread-safe: any thread may ask; the
+    request runs on `loop` (the eval's, or a private one)."""
 
-    def __init__(self, model: Any, config: ChatConfig,
-                 loop: asyncio.AbstractEventLoop | None = None,
-                 budget: Budget | None = None) -> None:
+    def __init__(self, model: Any, config: ModelConfig,
+                 loop: asyncio.AbstractEventLoop | None = None) -> None:
         self.model = model
         self.config = config
         self._loop = loop
-        # One invocation's budget, shared by its models (the world-model tests' temperatures).
-        self._budget = budget or Budget(config.max_cost, config.price)
 
     @property
     def endpoint(self) -> str:
@@ -158,59 +148,43 @@ class InspectModel:
         return endpoint_of(self.model)
 
     @property
-    def budget(self) -> Budget:
-        """--max-cost and the books of this invocation."""
-        return self._budget
+    def retries(self) -> int:
+        """None on top of Inspect's own: its model retries 429, 5xx and dropped connections."""
+        return 0
 
-    def reservation(self, request: Request) -> float:
-        """What --max-cost holds for a request: all it sends (the system prompt, the messages
-        or prompt, the tools) and its max_tokens, as the HTTP backend counts its body."""
+    def size(self, request: Request) -> tuple[int, int]:
+        """All a request sends (the system prompt, the messages or prompt, the tools), as the
+        HTTP backend counts its body, and its max_tokens."""
         sent = {"system": self.config.system, "messages": list(request.messages),
                 "prompt": request.prompt, "tools": list(request.tools)}
-        return self._budget.estimate(len(json.dumps(sent)),
-                                     request.max_tokens or self.config.max_tokens)
+        return len(json.dumps(sent)), request.max_tokens or self.config.max_tokens
 
-    def generate(self, request: Request, label: str = "request") -> Reply:
-        """The model's reply through Inspect; our errors for its failures."""
-        messages = _messages(request, self.config.system)
-        max_tokens = request.max_tokens or self.config.max_tokens
-        if self._budget.unpriced:  # the reply that showed it was returned, and cached
-            raise FatalInfraError(UNPRICED)
-        amount = self.reservation(request)
-        if not self._budget.reserve(amount):
-            raise BudgetSpent(self._budget.note())
+    def where(self, request: Request) -> str:
+        """The model a request goes to."""
+        return str(self.model)
+
+    def preflight_request(self) -> Request:
+        """A small chat request."""
+        return Request(messages=({"role": "user", "content": PREFLIGHT_PROMPT},),
+                       max_tokens=16, answer=False)
+
+    def send(self, request: Request) -> Reply:
+        """The model's reply through Inspect (its retries included); AttemptFailed for its
+        failures; LimitReached when an eval's limit stopped the request after its reply."""
         from inspect_ai.util import LimitExceededError
 
+        messages = _messages(request, self.config.system)
+        max_tokens = request.max_tokens or self.config.max_tokens
         start = time.perf_counter()
+        seen = _Seen()
         try:
-            output = self._run(messages, _tools(request), self._config(request, max_tokens))
-        except (_GivenUp, KeyboardInterrupt, SystemExit, LimitExceededError):
-            # Given up on while in flight, or a sample limit Inspect raised once the reply was
-            # in (it keeps the reply from us): the provider may bill it (counted, not
-            # charged); the limit goes on to Inspect unchanged.
-            self._budget.settle(amount, None, completed=False)
-            raise
-        except BaseException:
-            self._budget.release(amount)
-            raise
-        try:
-            reply = reply_of(output, round(time.perf_counter() - start, 3))
-        except ContextTooLong:  # a refusal: nothing was generated, nothing is charged
-            self._budget.release(amount)
-            raise
-        cost = self._budget.cost_of(reply.cost, reply.prompt_tokens, reply.completion_tokens)
-        self._budget.settle(amount, cost, completed=True, latency_s=reply.latency_s)
-        return reply
-
-    def preflight(self) -> Reply:
-        """One small request before a run; FatalInfraError with one line when it fails."""
-        try:
-            return self.generate(Request(messages=({"role": "user",
-                                                    "content": PREFLIGHT_PROMPT},),
-                                         max_tokens=16, answer=False), "preflight")
-        except InfraError as exc:
-            raise FatalInfraError(f"preflight request to {self.model} failed: {exc}") \
-                from None
+            output = self._run(messages, _tools(request), self._config(request, max_tokens),
+                               seen)
+        except LimitExceededError as limit:
+            completed = seen.output
+            raise LimitReached(None if completed is None else reply_of(
+                completed, round(time.perf_counter() - start, 3)), limit) from None
+        return reply_of(output, round(time.perf_counter() - start, 3))
 
     def _config(self, request: Request, max_tokens: int) -> Any:
         from inspect_ai.model import GenerateConfig, ResponseSchema
@@ -244,20 +218,23 @@ class InspectModel:
                 return float(eval_timeout) + EVAL_MARGIN_S
         return (self.config.timeout_s + self.config.backoff_cap_s) * (self.config.retries + 1)
 
-    def _run(self, messages: list[Any], tools: list[Any], config: Any) -> Any:
+    def _run(self, messages: list[Any], tools: list[Any], config: Any, seen: _Seen) -> Any:
         """Inspect's output for one generation, run on the loop and waited for (bounded)."""
+        from inspect_ai.util import LimitExceededError
+
         loop = self._loop or _Loop.get()
         # The request runs in the asking thread's context (a sample's, inside a task: every
         # thread that asks there inherits its sample's context), so it lands in its transcript.
         future: Future[Any] = asyncio.run_coroutine_threadsafe(
-            self.model.generate(messages, tools=tools, config=config), loop)
+            seen.generate(self.model, messages, tools, config), loop)
         try:
             return future.result(timeout=self._bound() + SLACK_S)
         except FutureTimeout:
             future.cancel()
-            raise _GivenUp(f"{self.model}: no reply within {self._bound() + SLACK_S:g} s "
-                           "(given up on: the provider may bill it)") from None
-        except (KeyboardInterrupt, SystemExit):
+            raise AttemptFailed(f"{self.model}: no reply within {self._bound() + SLACK_S:g} s "
+                                "(given up on: the provider may bill it)", aborted=True,
+                                fatal=False) from None
+        except (KeyboardInterrupt, SystemExit, LimitExceededError):
             future.cancel()
             raise
         # Inspect raises what the provider's SDK raises once its retries are spent (openai's,
@@ -266,11 +243,38 @@ class InspectModel:
             raise _error(exc, str(self.model)) from None
 
 
-class _GivenUp(InfraError):
-    """A request given up on while in flight (its bound ran out)."""
+class _Seen:
+    """The model event of one request, as Inspect completes it: where its output is when a
+    limit is raised after the reply (Inspect's model-event sink, forwarding every event to
+    the sample's transcript as Inspect would)."""
+
+    def __init__(self) -> None:
+        self.output: Any = None  # the completed reply's output, once there is one
+
+    async def generate(self, model: Any, messages: list[Any], tools: list[Any],
+                       config: Any) -> Any:
+        """`model.generate` with this sink installed for its own events."""
+        from inspect_ai.model._model import use_model_event_sink
+
+        with use_model_event_sink(self):
+            return await model.generate(messages, tools=tools, config=config)
+
+    def on_pending(self, event: Any) -> None:
+        """A request starts: into the transcript, as without a sink."""
+        from inspect_ai.log._transcript import transcript
+
+        transcript()._event(event)
+
+    def on_complete(self, event: Any) -> None:
+        """A request ends: its output kept when it completed, and the transcript updated."""
+        from inspect_ai.log._transcript import transcript
+
+        if event.error is None and event.output is not None and event.output.choices:
+            self.output = event.output
+        transcript()._event_updated(event)
 
 
-def _error(exc: BaseException, model: str) -> InfraError:
+def _error(exc: BaseException, model: str) -> AttemptFailed:
     """Our error for what Inspect raised: fatal for a bad key, model or address, or a
     parameter the provider refuses; ContextTooLong for a request too long; else InfraError."""
     last = getattr(exc, "last_attempt", None)  # tenacity's RetryError: the last failure
@@ -279,15 +283,16 @@ def _error(exc: BaseException, model: str) -> InfraError:
     status = getattr(exc, "status_code", None)
     said = _line(exc)
     if status in FATAL_STATUS:
-        return FatalInfraError(f"HTTP {status} from {model}: {said}")
+        return AttemptFailed(f"HTTP {status} from {model}: {said}", fatal=True)
     if status == 400:
         kind = refusal_of(said)
         if kind is Refusal.CONTEXT:
-            return ContextTooLong(f"{model}: the request does not fit the context ({said})")
+            return AttemptFailed(f"{model}: the request does not fit the context ({said})",
+                                 context=True)
         if kind is Refusal.UNSUPPORTED:
-            return FatalInfraError(f"HTTP 400 from {model}: a parameter the provider does not "
-                                   f"support ({said})")
-    return InfraError(f"{model}: {said}")
+            return AttemptFailed(f"HTTP 400 from {model}: a parameter the provider does not "
+                                 f"support ({said})", fatal=True)
+    return AttemptFailed(f"{model}: {said}", fatal=False)
 
 
 # Rich's console markup, which some of Inspect's messages carry: not for a plain line.
@@ -368,7 +373,8 @@ def reply_of(output: Any, latency_s: float) -> Reply:
     """Inspect's output as our Reply; ContextTooLong when the provider said the request does
     not fit (Inspect turns that 400 into an output with stop reason model_length)."""
     if output.stop_reason == "model_length" and output.error:
-        raise ContextTooLong(f"{output.model}: {' '.join(str(output.error).split())[:200]}")
+        raise AttemptFailed(f"{output.model}: {' '.join(str(output.error).split())[:200]}",
+                            context=True)
     usage = output.usage
     message = output.message
     calls = [{"id": c.id, "name": c.function, "arguments": _written_arguments(c)}

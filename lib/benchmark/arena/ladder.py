@@ -7,7 +7,7 @@ Stockfish limited by nodes (one thread, fixed hash cleared before every move). E
 moves reproduce from the game's key. UCI_Elo / Skill Level settings are not rungs: their move
 choice is seeded from the clock, so their games cannot be replayed.
 
-The scale: Elo differences of the BTD model (`core/btd.py`) with the random mover fixed at 0,
+The scale: Elo differences of the BTD model (`stats/btd.py`) with the random mover fixed at 0,
 exactly: a game Elo is "Elo above a random mover", the scale's zero is where language models
 play today, and it is the same player on every machine and every engine version, so ladders
 of different Stockfish builds share their zero. A rung's interval is relative to it. It is not
@@ -40,10 +40,12 @@ from pathlib import Path
 import numpy as np
 
 from lib import fingerprint
-from lib.benchmark.core import btd
+from lib.benchmark.core.cli import ROOT
+from lib.benchmark.stats import btd
 from lib.errors import DataError, FitError
 from lib.files import write_csv
 
+LADDER = ROOT / "ladder.csv"  # the committed, calibrated ladder
 MIX_NODES = 1_000  # the engine half of a mix rung: weak but instant
 RUNG_GAP = 125  # Elo: the aimed gap between adjacent rungs (150 = 70% expected score)
 # Random-move shares of the mix rungs, and node counts of the Stockfish rungs: a monotone

@@ -2,18 +2,15 @@
 
 Works with OpenAI, OpenRouter, vLLM, Ollama and llama.cpp servers, and reads every reply shape
 they send: content as a string or a list of text parts, `reasoning` / `reasoning_content`,
-`usage.cost`, `usage.completion_tokens_details.reasoning_tokens`, or no usage at all. Retries
-429, 5xx, timeouts and dropped connections, and a completed reply that cannot be read at most
-once (it is charged: the provider billed it); each retry is logged. Requests stream, so an
-attempt given up on stops the provider's generation (from_events reads the events whole); a
-server that answers in one piece is read as such. Built on requests (pinned
-already, and the abort below needs its urllib3 connections): an OpenAI SDK would bring its own
-retry loop and hide the attempts the provider may bill. urllib3's `Retry`
-is the policy (which statuses, how many attempts, exponential backoff with a cap and jitter,
-Retry-After in seconds or as an HTTP date); our loop drives it rather than the HTTP adapter,
-because the adapter would sleep inside the request, where the queue-aware timeout below would
-count the backoff, and it cannot retry a 200 whose body is not a chat completion. A
-Retry-After beyond RETRY_AFTER_CAP_S is not waited for: the request fails at once.
+`usage.cost`, `usage.completion_tokens_details.reasoning_tokens`, or no usage at all. It asks
+once: 429, 5xx, timeouts and dropped connections come back as `AttemptFailed` saying whether
+a retry may help (with the server's Retry-After, in seconds or as an HTTP date), whether the
+attempt may have been billed, or that a completed reply could not be read; the wrapper
+(metered.Metered) retries, charges and keeps. Requests stream, so an attempt given up on
+stops the provider's generation (from_events reads the events whole); a server that answers
+in one piece is read as such. Built on requests (pinned already, and the abort below needs
+its urllib3 connections): an OpenAI SDK would bring its own retry loop and hide the attempts
+the provider may bill.
 
 A request's timeout only starts once every older request of ours has finished, and starts
 again whenever one of ours is answered, so time spent queued behind our own requests at a
@@ -33,7 +30,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 from urllib.parse import urlparse
@@ -42,16 +38,12 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import InvalidHeader, MaxRetryError
+from urllib3.exceptions import InvalidHeader
 from urllib3.util import Retry
 
-from lib.benchmark.core.cost import Budget, Price
-from lib.benchmark.core.model import (
-    UNPRICED,
-    BudgetSpent,
-    ContextTooLong,
-    FatalInfraError,
-    InfraError,
+from lib.benchmark.model.interface import (
+    AttemptFailed,
+    ModelConfig,
     Reply,
     Request,
 )
@@ -60,14 +52,12 @@ from lib.errors import ConfigError
 log = logging.getLogger(__name__)
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
-RETRY_AFTER_CAP_S = 120  # a server asking us to wait longer than this fails the request
 # A provider's key goes to that provider's host only; any other endpoint gets a key only
 # from an explicit --api-key-env.
 PROVIDER_KEYS = {"openrouter.ai": "OPENROUTER_API_KEY", "api.openai.com": "OPENAI_API_KEY"}
 # Request fields that options set: --extra may not change what the traces say was asked.
 RESERVED = ("model", "messages", "prompt", "max_tokens", "temperature", "stop", "stream", "n",
             "tools", "response_format", "stream_options")
-DEFAULT_MAX_TOKENS = 1024
 # With --reasoning-effort, the default --max-tokens: room for the reasoning before the answer
 # (a reply cut off before it commits to a move is still a failed answer, counted as truncated).
 REASONING_MAX_TOKENS = 16384
@@ -75,9 +65,6 @@ REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 # Hosts that take the effort as OpenRouter's `reasoning: {effort}`; every other endpoint gets
 # OpenAI's `reasoning_effort` (vLLM, SGLang and llama.cpp read that one too).
 NESTED_REASONING = ("openrouter.ai",)
-MALFORMED_RETRIES = 1  # a completed reply that cannot be read is asked again at most once
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0:0:0:0:0:0:0:1")
-DEFAULT_PORTS = {"http": 80, "https": 443}
 # --response-format json: the answer as {"move": "..."} by the API's JSON schema.
 RESPONSE_FORMAT: dict[str, Any] = {"type": "json_schema", "json_schema": {
     "name": "move", "strict": True, "schema": {
@@ -115,106 +102,12 @@ def refusal_of(body: str) -> Refusal:
     return Refusal.OTHER
 
 
-def canonical_endpoint(base_url: str) -> str:
-    """The endpoint as answers are keyed: host (localhost, 127.0.0.1 and ::1 are one),
-    port (the scheme's default left out) and path, without a trailing slash."""
-    parts = urlparse(base_url)
-    host = (parts.hostname or "").lower()
-    if host in LOCAL_HOSTS:
-        host = "127.0.0.1"
-    elif ":" in host:
-        host = f"[{host}]"
-    port = parts.port
-    netloc = host if port in (None, DEFAULT_PORTS.get(parts.scheme)) else f"{host}:{port}"
-    return f"{netloc}{parts.path.rstrip('/')}"
-
-
-@dataclass(frozen=True)
-class ChatConfig:
-    """Where and how to ask."""
-
-    base_url: str  # e.g. https://openrouter.ai/api/v1
-    model: str
-    api_key: str | None = field(default=None, repr=False)  # never logged or stored
-    key_source: str | None = None  # the environment variable the key came from
-    temperature: float = 0.0
-    max_tokens: int = DEFAULT_MAX_TOKENS
-    system: str | None = None  # a system prompt, sent before every question
-    stop: tuple[str, ...] = ()  # stop sequences
-    extra: dict[str, Any] = field(default_factory=dict)  # more request fields
-    timeout_s: float = 120.0  # per request: oldest of ours pending, none of ours answered since
-    retries: int = 6
-    backoff_s: float = 1.0  # base of the exponential backoff
-    backoff_cap_s: float = 60.0
-    slots: int = 8  # requests in flight at once: bounds how long one may wait in the queue
-    # Whose answers these are in the cache: None for the endpoint's host, port and path; a
-    # name given with --endpoint-id lets endpoints serving the same weights share answers.
-    endpoint_id: str | None = None
-    json_answers: bool = False  # ask for {"move": ...} by response_format (--response-format)
-    price: Price | None = None  # --price: cost per million tokens where the server reports none
-    max_cost: float | None = None  # --max-cost: money this invocation may spend
-    completions: bool = False  # the run asks /completions (pgn): so does the preflight
-    reasoning_effort: str | None = None  # --reasoning-effort, sent as the endpoint takes it
-    # An Inspect eval's other generation settings (top_p, seed, ...): Inspect sends them; here
-    # they are part of the identity only, so two evals that differ in one never share answers.
-    generation: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def endpoint(self) -> str:
-        """The endpoint as the answer cache and every result name it: canonical, so one
-        server reached by two names is one endpoint."""
-        if self.endpoint_id:
-            return f"id:{self.endpoint_id}"
-        return canonical_endpoint(self.base_url)
-
-    @property
-    def endpoint_as_written(self) -> str:
-        """The endpoint as versions before the canonical one keyed answers (host and port as
-        written): answers cached under it are still found."""
-        if self.endpoint_id:
-            return f"id:{self.endpoint_id}"
-        parts = urlparse(self.base_url)
-        return f"{parts.netloc}{parts.path.rstrip('/')}"
-
-
-class _Problem(Exception):
-    """One failed attempt: why, whether retrying can help, and the server's response."""
-
-    def __init__(self, reason: str, retry: bool, response: requests.Response | None = None,
-                 busy: bool = False, settled: bool = True, aborted: bool = False,
-                 fatal: bool | None = None, context: bool = False,
-                 charged: float | None = None, format_refused: bool = False,
-                 stream_refused: bool = False) -> None:
-        super().__init__(reason)
-        self.retry = retry
-        self.response = response  # a retryable status's response (for Retry-After)
-        self.busy = busy  # the server answered that it is busy or failing (429, 5xx)
-        # False: the attempt may still be in flight, so no other may start (nor is it fatal)
-        self.settled = settled
-        self.aborted = aborted  # given up on after it was sent: the provider may bill it
-        # Whether every further request would fail so (None: when it cannot be retried)
-        self.fatal = (not retry) if fatal is None else fatal
-        self.context = context  # an HTTP 400 saying the request does not fit the context
-        self.charged = charged  # an unreadable completed reply: what it was charged
-        self.format_refused = format_refused  # an HTTP 400 refusing response_format
-        self.stream_refused = stream_refused  # an HTTP 400 refusing `stream`
-
-
 class _Unreadable(Exception):
     """A completed reply (HTTP 200, billed) whose body is not a completion."""
 
     def __init__(self, reason: str, usage: dict[str, Any]) -> None:
         super().__init__(reason)
         self.usage = usage  # whatever usage the body held (for its cost)
-
-
-def retry_policy(config: ChatConfig, retries: int | None = None) -> Retry:
-    """urllib3's Retry for our requests: statuses, attempts and backoff from the config."""
-    return Retry(total=config.retries if retries is None else retries, redirect=0,
-                 allowed_methods=None,  # POST too: asking a chat completion again is safe
-                 status_forcelist=RETRY_STATUS, backoff_factor=config.backoff_s,
-                 backoff_max=config.backoff_cap_s, backoff_jitter=config.backoff_s,
-                 respect_retry_after_header=True, raise_on_status=False)
 
 
 def key_for(base_url: str, key_env: str | None, environ: dict[str, str]) -> tuple[
@@ -285,11 +178,11 @@ class _Queue:
             return min(self._open) == ticket
 
 
-class OpenAIModel:
-    """An OpenAI-compatible endpoint as a `model.Model`. Thread-safe; each request runs on
-    its own daemon thread, so Ctrl-C never waits on it."""
+class HttpBackend:
+    """An OpenAI-compatible endpoint as a `Backend` (asked once a call). Thread-safe; each
+    request runs on its own daemon thread, so Ctrl-C never waits on it."""
 
-    def __init__(self, config: ChatConfig, budget: Budget | None = None) -> None:
+    def __init__(self, config: ModelConfig) -> None:
         self.config = config
         self.url = config.base_url.rstrip("/") + "/chat/completions"
         self.completions_url = config.base_url.rstrip("/") + "/completions"
@@ -299,8 +192,6 @@ class OpenAIModel:
         # and its billing) until the server refuses `stream`; a server that answers a
         # streamed request in one piece is read as it answers.
         self.streaming = True
-        # One invocation's budget, shared by its models (the world-model tests' temperatures).
-        self._budget = budget or Budget(config.max_cost, config.price)
         self._sessions: queue.SimpleQueue[requests.Session] = queue.SimpleQueue()
         self._queue = _Queue()
 
@@ -310,9 +201,25 @@ class OpenAIModel:
         return self.config.endpoint
 
     @property
-    def budget(self) -> Budget:
-        """--max-cost and the books of this invocation."""
-        return self._budget
+    def retries(self) -> int:
+        """--retries: attempts the wrapper may add after a failed one."""
+        return self.config.retries
+
+    def size(self, request: Request) -> tuple[int, int]:
+        """What --max-cost holds for a request: its whole body and its max_tokens."""
+        body = self.body(request)
+        return len(json.dumps(body)), int(body["max_tokens"])
+
+    def where(self, request: Request) -> str:
+        """The URL a request goes to."""
+        return self.completions_url if request.prompt is not None else self.url
+
+    def preflight_request(self) -> Request:
+        """A small request at the run's own API (/completions for the pgn protocol)."""
+        if self.config.completions:
+            return Request(prompt=PREFLIGHT_PROMPT, max_tokens=16, answer=False)
+        return Request(messages=({"role": "user", "content": PREFLIGHT_PROMPT},),
+                       max_tokens=16, answer=False)
 
     def body(self, request: Request) -> dict[str, Any]:
         """The JSON body of a request: chat messages (with the system prompt) or a prompt."""
@@ -341,10 +248,6 @@ class OpenAIModel:
         elif self.config.json_answers and not self.format_refused and request.answer:
             body["response_format"] = RESPONSE_FORMAT
         return body
-
-    def reservation(self, body: dict[str, Any]) -> float:
-        """What --max-cost holds for a request: its whole body and its max_tokens."""
-        return self._budget.estimate(len(json.dumps(body)), int(body["max_tokens"]))
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
@@ -392,11 +295,12 @@ class OpenAIModel:
                 if started is not None and waited > self.config.timeout_s:
                     _abort(box)
                     if not done.wait(SETTLE_S):
-                        raise _Problem(f"no reply within {self.config.timeout_s:g} s, and the "
-                                       "request could not be aborted", False, settled=False,
-                                       aborted=True)
-                    raise _Problem(f"no reply within {self.config.timeout_s:g} s (given up "
-                                   "on: the provider may bill it)", True, aborted=True)
+                        raise AttemptFailed(f"no reply within {self.config.timeout_s:g} s, "
+                                            "and the request could not be aborted",
+                                            settled=False, aborted=True)
+                    raise AttemptFailed(f"no reply within {self.config.timeout_s:g} s (given "
+                                        "up on: the provider may bill it)", retry=True,
+                                        aborted=True)
         finally:
             if not done.is_set():  # interrupted (Ctrl-C): leave no request behind
                 _abort(box)
@@ -406,7 +310,7 @@ class OpenAIModel:
             # never connected was not.
             error = box["error"]
             sent = not (_refused(error) or isinstance(error, requests.ConnectTimeout))
-            raise _Problem(_connection_problem(error, url), True, aborted=sent)
+            raise AttemptFailed(_connection_problem(error, url), retry=True, aborted=sent)
         response: requests.Response = box["response"]
         return response
 
@@ -414,68 +318,46 @@ class OpenAIModel:
         """Where a body goes: a prompt to the text completions, messages to the chat ones."""
         return self.completions_url if "prompt" in body else self.url
 
-    def _attempt(self, body: dict[str, Any], start: float, attempt: int) -> Reply:
-        """One request; a completed reply is charged here, readable or not."""
+    def send(self, request: Request) -> Reply:
+        """One request and its completion; AttemptFailed for anything else (a completed reply
+        that cannot be read says so, with the usage its body held)."""
+        body = self.body(request)
         url = self.url_of(body)
-        if self._budget.unpriced:  # the reply that showed it was returned, and cached
-            raise FatalInfraError(UNPRICED)
-        amount = self.reservation(body)
-        if not self._budget.reserve(amount):
-            raise BudgetSpent(self._budget.note())
-        try:
-            response = self._post(body, url)
-        except _Problem as problem:
-            if problem.aborted:
-                self._budget.settle(amount, None, completed=False)
-            else:
-                self._budget.release(amount)
-            raise
-        except BaseException:
-            self._budget.release(amount)
-            raise
-        status = response.status_code
-        if status != 200:
-            self._budget.release(amount)
+        response = self._post(body, url)
+        if response.status_code != 200:
             raise self._problem(response, body, url)
         try:
-            reply = self._reply(response, start, attempt, url)
+            return self._reply(response, url)
         except _Unreadable as exc:
-            usage = exc.usage
-            cost = self._budget.cost_of(usage.get("cost"), usage.get("prompt_tokens"),
-                                        usage.get("completion_tokens"))
-            self._budget.settle(amount, cost, completed=True, readable=False)
-            # Charged at its reservation when its cost is unknown (the books say so).
-            raise _Problem(str(exc), True, charged=amount if cost is None else cost) \
-                from None
-        cost = self._budget.cost_of(reply.cost, reply.prompt_tokens, reply.completion_tokens)
-        self._budget.settle(amount, cost, completed=True, latency_s=reply.latency_s)
-        return reply
+            raise AttemptFailed(str(exc), retry=True, unreadable=exc.usage) from None
 
     def _problem(self, response: requests.Response, body: dict[str, Any],
-                 url: str) -> _Problem:
+                 url: str) -> AttemptFailed:
         """Why a request that got an HTTP status other than 200 failed, and what follows."""
         status = response.status_code
         if status in RETRY_STATUS:
-            return _Problem(f"HTTP {status}", True, response, busy=True)
+            return AttemptFailed(f"HTTP {status}", retry=True, busy=True,
+                                 retry_after=_retry_after(response))
         if status == 400:
             text = response.text[:2000]
             kind = refusal_of(text)
             said = " ".join(text[:200].split())
             if kind is Refusal.CONTEXT:
-                return _Problem(f"HTTP 400 from {url}: the request does not fit the model's "
-                                f"context ({said})", False, fatal=False, context=True)
+                return AttemptFailed(f"HTTP 400 from {url}: the request does not fit the "
+                                     f"model's context ({said})", context=True)
             if body.get("stream") and STREAM_RE.search(text):
-                return _Problem("stream refused", True, fatal=False, stream_refused=True)
+                self._without_stream()
+                return AttemptFailed("stream refused", resend=True)
             if "response_format" in body and (kind is Refusal.UNSUPPORTED
                                               or FORMAT_RE.search(text)):
-                return _Problem("response_format refused", True, fatal=False,
-                                format_refused=True)
+                self._without_format()
+                return AttemptFailed("response_format refused", resend=True)
             if kind is Refusal.UNSUPPORTED:
-                return _Problem(f"HTTP 400 from {url}: a parameter the server does not "
-                                f"support ({said})", False)
-            return _Problem(f"HTTP 400 from {url}: the request was refused ({said})", False,
-                            fatal=False)
-        return _Problem(self._refusal(response, url), False)
+                return AttemptFailed(f"HTTP 400 from {url}: a parameter the server does not "
+                                     f"support ({said})", fatal=True)
+            return AttemptFailed(f"HTTP 400 from {url}: the request was refused ({said})",
+                                 fatal=False)
+        return AttemptFailed(self._refusal(response, url), fatal=True)
 
     def _refusal(self, response: requests.Response, url: str) -> str:
         status = response.status_code
@@ -493,8 +375,7 @@ class OpenAIModel:
                     f"--base-url ({body})")
         return f"HTTP {status} from {url}: the request was refused ({body})"
 
-    def _reply(self, response: requests.Response, start: float, attempts: int,
-               url: str) -> Reply:
+    def _reply(self, response: requests.Response, url: str) -> Reply:
         """The completion of a 200 (in one piece, or an event stream); _Unreadable when the
         body is not one."""
         try:
@@ -521,7 +402,6 @@ class OpenAIModel:
                 text=text, prompt_tokens=usage.get("prompt_tokens"),
                 completion_tokens=usage.get("completion_tokens"),
                 reasoning_tokens=details.get("reasoning_tokens"), cost=usage.get("cost"),
-                latency_s=round(time.perf_counter() - start, 3), attempts=attempts,
                 finish_reason=choice.get("finish_reason"), tool_calls=calls,
                 reasoning=reasoning)
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
@@ -529,120 +409,30 @@ class OpenAIModel:
                 else "choices[0].message.content: not an OpenAI-compatible chat API"
             raise _Unreadable(f"{url} answered JSON without {what}", usage) from exc
 
-    def _wait(self, policy: Retry, problem: _Problem) -> float:
-        """Seconds before the next attempt: the server's Retry-After, else the backoff."""
-        hint = None
-        if problem.response is not None and problem.response.raw is not None:
-            with contextlib.suppress(InvalidHeader):  # a malformed header is no hint
-                hint = policy.get_retry_after(problem.response.raw)
-        if hint is None:
-            return policy.get_backoff_time()
-        if hint > RETRY_AFTER_CAP_S:
-            raise InfraError(f"{problem}: the server asks to wait {hint:.0f} s, more than the "
-                             f"{RETRY_AFTER_CAP_S} s we wait") from None
-        return hint
-
-    def generate(self, request: Request, label: str = "request") -> Reply:
-        """The model's reply (see model.Model.generate)."""
-        return self._ask(self.body(request), label, self.config.retries)
-
-    def _ask(self, body: dict[str, Any], label: str, retries: int,
-             only_busy: bool = False) -> Reply:
-        start = time.perf_counter()
-        policy = retry_policy(self.config, retries)
-        spent = _Spent()
-        for attempt in range(1, retries + 2):
-            try:
-                reply = self._attempt(body, start, attempt)
-            except _Problem as problem:
-                spent.count(problem)
-                if not problem.settled:
-                    raise InfraError(str(problem)) from None
-                if problem.context:
-                    raise ContextTooLong(str(problem)) from None
-                if problem.format_refused or problem.stream_refused:  # no retry spent
-                    again = self._without_format(body) if problem.format_refused \
-                        else self._without_stream(body)
-                    return spent.onto(self._ask(again, label, retries, only_busy), None)
-                if problem.fatal or (only_busy and not problem.busy):
-                    raise FatalInfraError(str(problem)) from None
-                if not problem.retry or spent.unreadable > MALFORMED_RETRIES:
-                    raise InfraError(f"{problem}" + (" (twice: not asked again)"
-                                                     if problem.retry else "")) from None
-                try:
-                    policy = policy.increment("POST", self.url, error=problem)
-                except MaxRetryError:
-                    raise InfraError(f"{problem} (after {attempt} attempts)") from None
-                wait = self._wait(policy, problem)
-                log.warning("%s: %s; retry %d of %d in %.1f s", label, problem, attempt,
-                            retries, wait)
-                time.sleep(wait)
-            else:
-                return spent.onto(reply, self._budget.cost_of(
-                    reply.cost, reply.prompt_tokens, reply.completion_tokens))
-        raise InfraError(f"no reply after {retries + 1} attempts")
-
-    def _without_format(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The body without response_format, which the server refused; from here on every
-        request is asked as text (a server that lacks it lacks it for every request)."""
+    def _without_format(self) -> None:
+        """The server refused response_format: from here on every request is asked as text
+        (a server that lacks it lacks it for every request)."""
         if not self.format_refused:
             log.warning("%s refused response_format (HTTP 400 naming it): answers are read "
                         "as text from here on", self.url)
         self.format_refused = True
-        return {k: v for k, v in body.items() if k != "response_format"}
 
-    def _without_stream(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The body without `stream`, which the server refused; never streamed again."""
+    def _without_stream(self) -> None:
+        """The server refused `stream`: requests go in one piece from here on."""
         if self.streaming:
             log.warning("%s refused streamed requests (HTTP 400 naming stream): requests go "
                         "in one piece from here on (an attempt given up on may be billed)",
                         self.url)
         self.streaming = False
-        return {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
-
-    def preflight(self) -> Reply:
-        """One small request before a run; FatalInfraError with one clear line when the
-        endpoint cannot answer (refused connection, bad URL, key, model, not JSON)."""
-        request = Request(prompt=PREFLIGHT_PROMPT, max_tokens=16, answer=False) \
-            if self.config.completions else Request(
-                messages=({"role": "user", "content": PREFLIGHT_PROMPT},), max_tokens=16,
-                answer=False)
-        body = self.body(request)
-        try:
-            return self._ask(body, "preflight", min(self.config.retries, 2), only_busy=True)
-        except BudgetSpent:
-            raise  # not the endpoint's failure: the run stops on its budget
-        except InfraError as exc:
-            raise FatalInfraError(f"preflight request to {self.url_of(body)} failed: {exc}") \
-                from None
 
 
-@dataclass
-class _Spent:
-    """What the failed attempts of one answer bought: added to its reply."""
-
-    cost: float = 0.0  # charged for unreadable replies
-    unreadable: int = 0
-    aborted: int = 0
-
-    def count(self, problem: _Problem) -> None:
-        """Count one failed attempt (an unreadable reply was charged by _attempt)."""
-        if problem.aborted:
-            self.aborted += 1
-        if problem.charged is not None:
-            self.unreadable += 1
-            self.cost += problem.charged
-
-    def onto(self, reply: Reply, own: float | None) -> Reply:
-        """The reply with what its failed attempts cost (`own`: the reply's own cost, the
-        provider's or at --price; None: unknown, or already counted in the reply)."""
-        if not (self.unreadable or self.aborted):
-            return reply
-        cost = reply.cost
-        if self.unreadable:
-            cost = self.cost + (own if own is not None else reply.cost or 0.0)
-        return replace(reply, cost=cost, unreadable=reply.unreadable + self.unreadable,
-                       aborted_attempts=reply.aborted_attempts + self.aborted)
+def _retry_after(response: requests.Response) -> float | None:
+    """The seconds a busy server's Retry-After asks for (None: none, or malformed)."""
+    if response.raw is None:
+        return None
+    with contextlib.suppress(InvalidHeader):  # a malformed header is no hint
+        return Retry().get_retry_after(response.raw)
+    return None
 
 
 def from_events(text: str) -> dict[str, Any]:

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lib.benchmark.core import btd
-from lib.benchmark.games.ladder import Ladder, Rung, anchor_elo, anchor_of
+from lib.benchmark.arena.ladder import Ladder, Rung, anchor_elo, anchor_of
+from lib.benchmark.stats import btd
 from lib.errors import DataError
 
 VERSION = 2  # of the prior's form and settings below; a ladder records it. 2: a rung the

@@ -34,17 +34,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import chess
 
 from lib.benchmark.core.answers import Category, Parsed, parse
-from lib.benchmark.core.model import ContextTooLong, Reply, Request
 from lib.benchmark.core.questions import Question
+from lib.benchmark.core.start import Start
+from lib.benchmark.model.interface import ContextTooLong, Reply, Request
 from lib.errors import ConfigError
-
-if TYPE_CHECKING:  # turns imports this module: its types only, for annotations
-    from lib.benchmark.core.turns import Start
 
 
 class GameProtocol(StrEnum):

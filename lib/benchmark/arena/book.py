@@ -24,13 +24,15 @@ import chess.pgn
 import zstandard
 from tqdm import tqdm
 
-from lib.benchmark.core.turns import Condition, Start
+from lib.benchmark.core.cli import ROOT
+from lib.benchmark.core.start import Condition, Start
 from lib.cluster import ClusterSettings, EngineCluster
 from lib.engine import Engine, EngineSettings, score_to_cp
 from lib.errors import DataError
 
 log = logging.getLogger(__name__)
 
+BOOK = ROOT / "openings.csv"  # the committed opening book
 FIRST_PLY, LAST_PLY = 6, 12  # the book's positions come after this many plies
 MAX_CP = 60  # |eval| at most this, in cp from White's side, to count as balanced
 NODES = 200_000  # the fixed node count of the balance check

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from lib.benchmark.core.btd import Z90
-from lib.benchmark.core.elo import ABOVE, BELOW, INTERVAL, Estimate
+from lib.benchmark.stats.btd import Z90
+from lib.benchmark.stats.elo import ABOVE, BELOW, INTERVAL, Estimate
 from lib.errors import DataError, FitError
 
 MAP_FILE = "ladder_map.json"  # beside the ladders: the committed map

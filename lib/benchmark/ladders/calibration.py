@@ -29,12 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lib.benchmark.core import btd
-from lib.benchmark.core.players import make_player
-from lib.benchmark.core.progress import Progress
-from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start
-from lib.benchmark.games import design
-from lib.benchmark.games.game import (
+from lib.benchmark.arena.game import (
     PLY_CAP,
     RULE,
     RULES,
@@ -42,7 +37,7 @@ from lib.benchmark.games.game import (
     chess960_start,
     standard_start,
 )
-from lib.benchmark.games.ladder import (
+from lib.benchmark.arena.ladder import (
     CONDITION_TAU,
     Ladder,
     Rung,
@@ -54,8 +49,13 @@ from lib.benchmark.games.ladder import (
     rate_in_condition,
     rungs_measured,
 )
-from lib.benchmark.games.ladder_prior import LadderPrior, averaged
-from lib.benchmark.games.match import GameJob, play_job
+from lib.benchmark.arena.match import GameJob, play_job
+from lib.benchmark.core.progress import Progress
+from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start
+from lib.benchmark.ladders import design
+from lib.benchmark.ladders.ladder_prior import LadderPrior, averaged
+from lib.benchmark.players.player import make_player
+from lib.benchmark.stats import btd
 from lib.cluster import ClusterSettings, EngineCluster
 from lib.engine import EngineSettings
 from lib.errors import DataError, FitError

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib.benchmark.core import btd
+from lib.benchmark.stats import btd
 
 GOAL_LOW = 35.0  # the 90% half-width goal of rungs up to GOAL_SPLIT Elo ...
 GOAL_HIGH = 80.0  # ... and above it

@@ -14,11 +14,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from lib.benchmark.core.model import Reply
-from lib.benchmark.core.players import EnginePlayer
-from lib.benchmark.core.questions import Question
-from lib.benchmark.core.turns import GameAborted, Side, Start
-from lib.benchmark.games.game import (
+from lib.benchmark.arena.game import (
     RULE,
     Adjudication,
     FullJudge,
@@ -26,6 +22,10 @@ from lib.benchmark.games.game import (
     ScreenedJudge,
     play_game,
 )
+from lib.benchmark.core.questions import Question
+from lib.benchmark.core.turns import GameAborted, Side, Start
+from lib.benchmark.model.interface import Reply
+from lib.benchmark.players.player import EnginePlayer
 from lib.cluster import worker_engine
 from lib.engine import Engine, EngineSettings
 from lib.errors import EngineError

@@ -18,12 +18,13 @@ from typing import Any, Protocol, runtime_checkable
 import chess
 import chess.engine
 
-from lib.benchmark.core.chat import ChatConfig, OpenAIModel
-from lib.benchmark.core.cost import Budget
-from lib.benchmark.core.inspect_model import backend, is_inspect
-from lib.benchmark.core.maia import NETS, SHA256, best_move, load_net, net_path
-from lib.benchmark.core.model import Model, Reply, Request
 from lib.benchmark.core.questions import Question
+from lib.benchmark.model.backends import backend_for
+from lib.benchmark.model.cost import Budget
+from lib.benchmark.model.http_backend import HttpBackend
+from lib.benchmark.model.interface import Model, ModelConfig, Reply, Request
+from lib.benchmark.model.metered import Metered
+from lib.benchmark.players.maia import NETS, SHA256, best_move, load_net, net_path
 from lib.engine import (
     Engine,
     EngineProtocol,
@@ -327,7 +328,7 @@ class MaiaPlayer:
     """A Maia-1 net at one node: the policy's most likely legal move given the game so far
     (its last eight positions), so every move is a pure function of the game and replays."""
 
-    # The input encoding and move choice (core.maia): a change that can move a move bumps it.
+    # The input encoding and move choice (players.maia): a change that can move a move bumps it.
     VERSION = 1
 
     def __init__(self, net: int) -> None:
@@ -348,24 +349,25 @@ class MaiaPlayer:
         pass
 
 
-class ChatPlayer:
+class ModelPlayer:
     """A model behind the model layer (an OpenAI-compatible endpoint by default): every
     protocol asks it through `generate`."""
 
-    def __init__(self, config: ChatConfig, model: Model | None = None) -> None:
+    def __init__(self, config: ModelConfig, model: Model | None = None) -> None:
         self.config = config
-        self.model: Model = model or OpenAIModel(config)
+        self.model: Model = model or Metered(HttpBackend(config), config)
         self.max_concurrency = None
         self._checked = False
         # The endpoint is part of the identity: one model name at two servers (a 4-bit
         # quantisation here, bf16 there) is two players whose answers never mix, unless
         # --endpoint-id names them one. It is canonical (localhost is 127.0.0.1).
         self.answered_by = self.model.endpoint
-        self.id = _chat_id(config, self.model.endpoint)
+        self.id = _model_id(config, self.model.endpoint)
         # Ids under which earlier versions cached this player's answers (the endpoint as
         # written): looked up after the id, so an upgrade buys nothing again. Only the HTTP
         # backend had them.
-        legacy = _chat_id(config, config.endpoint_as_written) if model is None else self.id
+        http = isinstance(getattr(self.model, "backend", None), HttpBackend)
+        legacy = _model_id(config, config.endpoint_as_written) if http else self.id
         self.aliases: tuple[str, ...] = (legacy,) if legacy != self.id else ()
 
     def answer(self, question: Question, prompt: str) -> Reply:
@@ -396,7 +398,7 @@ class ChatPlayer:
         pass
 
 
-def _chat_id(config: ChatConfig, endpoint: str) -> str:
+def _model_id(config: ModelConfig, endpoint: str) -> str:
     """A model's identity: its name and a digest of every setting that changes answers."""
     shown: dict[str, Any] = {"temperature": config.temperature,
                              "max_tokens": config.max_tokens, "extra": config.extra,
@@ -418,7 +420,7 @@ class Completing:
     """A model asked by text completion (the pgn protocol's static run): its answer to a
     prompt is the completion's text."""
 
-    def __init__(self, player: ChatPlayer, max_tokens: int) -> None:
+    def __init__(self, player: ModelPlayer, max_tokens: int) -> None:
         self.player = player
         self.max_tokens = max_tokens
         self.id = player.id
@@ -501,7 +503,7 @@ def is_baseline(spec: str) -> bool:
     return spec.split(":")[0] in BASELINES
 
 
-def make_player(spec: str, chat: ChatConfig | None, stockfish: str | None, seed: int,
+def make_player(spec: str, chat: ModelConfig | None, stockfish: str | None, seed: int,
                 workers: int, budget: Budget | None = None) -> Player:
     """The player named by --model: 'random', 'stockfish[:elo=N|skill=N|nodes=N]',
     'mix:random=P,nodes=N' (a random move with probability P%, else Stockfish), or a model
@@ -536,9 +538,9 @@ def make_player(spec: str, chat: ChatConfig | None, stockfish: str | None, seed:
         return MaiaPlayer(options["net"])
     if chat is None:
         raise PlayerError(f"{spec!r} is not a baseline player and no endpoint is configured")
-    if is_inspect(spec):  # asked through Inspect's model API, with its provider's variables
-        return ChatPlayer(chat, model=backend(spec, chat, budget))
-    return ChatPlayer(chat, model=OpenAIModel(chat, budget) if budget else None)
+    # Through Inspect's model API (its provider's variables), else the HTTP backend; either
+    # under the one wrapper that owns the money.
+    return ModelPlayer(chat, model=Metered(backend_for(spec, chat), chat, budget))
 
 
 def _softmax(spec: str, options: dict[str, int], stockfish: str | None, seed: int,

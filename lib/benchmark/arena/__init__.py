@@ -1,0 +1,7 @@
+"""Where two sides play: what `play` and `calibrate` share.
+
+game plays one game (moves through core.turns, the rules' ends and adjudication); match runs
+games concurrently, each with a judge engine, and stores finished ones; ladder defines the
+rungs and reads a ladder (its rungs, covariance, fingerprint), fitted jointly; book reads the
+opening book games start from (and builds it).
+"""

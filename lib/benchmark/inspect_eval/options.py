@@ -1,0 +1,67 @@
+"""The eval options a chess_eval task refuses, read when the task starts: every sample of an
+eval that set one fails at once, in one line, before any request.
+
+Every figure of the four tasks is the CLI's, from one answer a prompt: the adaptive tasks
+(games, puzzles) and worldmodel take their units from one run, so a second epoch would replay
+it (or buy every prompt again for the same figures), and static's metrics read one answer a
+question (Inspect's reducer would keep one epoch's and drop the rest it paid for). So
+`--epochs` above 1 is refused. The requests of games, puzzles and worldmodel are not messages
+of the sample's conversation (each game or position keeps its own), so `--message-limit`
+could never trip there, and is refused rather than silently ignored. The eval's options reach
+a sample only through this hook (Inspect passes a sample its limits, not the eval's epochs).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from inspect_ai.hooks import Hooks, TaskStart, hooks
+from inspect_ai.log._samples import sample_active
+
+TASKS = ("static", "games", "puzzles", "worldmodel")
+# The tasks whose requests are not the sample's messages (each unit keeps its own).
+OWN_MESSAGES = ("games", "puzzles", "worldmodel")
+
+_lock = threading.Lock()
+_refused: dict[str, str] = {}  # eval id -> why its samples may not run
+
+
+def refusal(task: str, epochs: int | None, message_limit: int | None) -> str | None:
+    """Why an eval of chess_eval/TASK with these options may not run (None: it may)."""
+    if task not in TASKS:
+        return None
+    if epochs is not None and epochs > 1:
+        return (f"chess_eval/{task} runs one epoch (--epochs {epochs} refused): its figures "
+                "come from one answer a prompt; raise limit, max_games, max_puzzles or target "
+                "for more")
+    if message_limit is not None and task in OWN_MESSAGES:
+        return (f"chess_eval/{task} refuses --message-limit: its requests are not messages "
+                "of the sample's conversation, so the limit could never stop one; use "
+                "--token-limit, --time-limit or --cost-limit")
+    return None
+
+
+@hooks(name="chess_eval_options",
+       description="refuses eval options the chess_eval tasks cannot honour, before any request")
+class OptionsCheck(Hooks):
+    """Records, per eval of a chess_eval task, whether its options are refused."""
+
+    async def on_task_start(self, data: TaskStart) -> None:
+        """Read the eval's options as the task starts (before its samples run)."""
+        name = data.spec.task_registry_name or data.spec.task
+        if not name.startswith("chess_eval/"):
+            return
+        why = refusal(name.split("/", 1)[1], data.spec.config.epochs,
+                      data.spec.config.message_limit)
+        if why is not None:
+            with _lock:
+                _refused[data.eval_id] = why
+
+
+def refused_here() -> str | None:
+    """Why this sample's eval may not run, or None."""
+    active = sample_active()
+    if active is None:
+        return None
+    with _lock:
+        return _refused.get(active.eval_id)
