@@ -51,6 +51,7 @@ from lib.errors import ConfigError
 from lib.kvstore import JsonStore
 
 NOT_PLAYED = "not played: the stop rule was met before this game"
+CUT_OFF = "no game: the sample was cut off (a limit or an error) before its game ended"
 
 
 class Dispatch:
@@ -150,7 +151,7 @@ def game_solver(run: GamesRun) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         unit = await next_unit(run, state, "raise max_games or lower target")
         if unit is None:
-            store().set("game", None)
+            store().set("not_needed", True)
             return state
         n, job = unit.index, unit.job
         played = await work(unit, run.dispatch.run, job, stopped=lambda exc: Played(
@@ -175,8 +176,9 @@ def game_scorer() -> Scorer:
     the game in the metadata and its PGN as the answer."""
     async def score(state: TaskState, target: Target) -> Score:
         game = store().get("game")
-        if game is None:
-            return Score(value=math.nan, explanation=NOT_PLAYED, metadata={"game": None})
+        if game is None:  # not needed, or cut off by a limit or an error: said apart
+            return Score(value=math.nan, metadata={"game": None}, explanation=NOT_PLAYED
+                         if store().get("not_needed") else CUT_OFF)
         record = game["record"]
         white = WHITE_SCORE[record["result"]]
         headers = {"Round": str(game["index"] + 1), "Rung": game["rung_name"],

@@ -88,8 +88,8 @@ def line_solver(run: LinesRun) -> Solver:
     """A sample plays the run's next line, or none once the run has stopped."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         unit = await next_unit(run, state, "raise max_puzzles or lower target")
-        store().set("line", None)
         if unit is None:
+            store().set("not_needed", True)
             return state
         n, job = unit.index, unit.job
         try:
@@ -114,9 +114,10 @@ def line_scorer() -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         played, bad = store().get("line"), store().get("bad")
         if played is None:
-            return Score(value=math.nan, explanation=bad["why"] if bad else
-                         "not played: the run stopped before it",
-                         metadata={"line": None, "bad": bad})
+            why = bad["why"] if bad else "not played: the run stopped before it" \
+                if store().get("not_needed") else "no line: the sample was cut off (a limit " \
+                "or an error) before its line ended"
+            return Score(value=math.nan, explanation=why, metadata={"line": None, "bad": bad})
         line = LineResult(**played["line"])
         return Score(value=float(line.solved), answer=" ".join(line.moves),
                      explanation=f"{line.puzzle} (rating {line.rating}): {line.outcome}"
