@@ -12,7 +12,7 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -135,8 +135,9 @@ class Handoff(Generic[J, R]):
         with self._lock:
             unit: Unit[J, R] = Unit(self._given, job, Future())
             self._given += 1
-            if self._waiting:
-                self._waiting.popleft().set_result(unit)
+            while self._waiting:  # a waiting sample cut off (a limit, Ctrl-C) takes none
+                if _settle(self._waiting.popleft(), unit):
+                    break
             else:
                 self._offered.append(unit)
         return unit.result
@@ -165,10 +166,20 @@ class Handoff(Generic[J, R]):
             self._waiting.clear()
             self._offered.clear()
         for slot in waiting:
-            if error is None:
-                slot.set_result(None)
-            else:
-                slot.set_exception(error)
+            _settle(slot, None, error)
+
+
+def _settle(slot: Future[T], value: T, error: BaseException | None = None) -> bool:
+    """Give a waiting sample its unit (or the run's error); False when the sample was cut
+    off meanwhile (its wait cancelled by a limit or Ctrl-C), so the unit goes to another."""
+    try:
+        if error is None:
+            slot.set_result(value)
+        else:
+            slot.set_exception(error)
+    except InvalidStateError:
+        return False
+    return True
 
 
 async def take(handoff: Handoff[J, R]) -> Unit[J, R] | None:
