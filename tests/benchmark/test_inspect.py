@@ -10,6 +10,7 @@ import math
 import os
 import random
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -599,6 +600,67 @@ def test_a_reply_a_token_limit_stops_after_is_charged_and_kept(tmp_path: Path) -
             kept += conn.execute("SELECT count(*) FROM answers WHERE key LIKE 'inspect:%'"
                                  ).fetchone()[0]
     assert billed > 0 and kept == billed
+
+
+def test_a_games_eval_stopped_by_ctrl_c_and_retried_buys_nothing_twice(tmp_path: Path) -> None:
+    """Ctrl-C midway through a games eval, then `inspect eval-retry` on its log: the retry
+    completes, the provider billed no prompt twice, and the rating is the undisturbed eval's
+    (the same games: the run's stores outlive the interrupted eval)."""
+    argv = ["-T", "max_games=6", "-T", "ladder=ladder.csv", "--display", "none"]
+
+    def games_eval(cache: Path, logs: Path, server: ChatServer) -> subprocess.Popen[str]:
+        env = {**service(server.base_url), "CHESS_EVAL_CACHE": str(cache)}
+        return subprocess.Popen([INSPECT, "eval", "chess_eval/games", "--model",
+                                 "openai-api/local/m", *argv, "--log-dir", str(logs)],
+                                cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    with ChatServer(lambda fen, n: Response(), on_body=_first_legal) as server:
+        undisturbed = games_eval(tmp_path / "cache0", tmp_path / "logs0", server)
+        assert undisturbed.wait(timeout=600) == 0, undisturbed.stderr.read()[-2000:]
+    slow = lambda body: Response(_first_legal(body).text, delay=0.2)  # noqa: E731
+    with ChatServer(lambda fen, n: Response(), on_body=slow, price=0.01) as server:
+        env = {**service(server.base_url), "CHESS_EVAL_CACHE": str(tmp_path / "cache")}
+        stopped = games_eval(tmp_path / "cache", tmp_path / "logs", server)
+        while server.billed < 8 and stopped.poll() is None:  # midway through its games
+            threading.Event().wait(0.05)
+        assert stopped.poll() is None, (server.billed, stopped.stderr.read()[-3000:])
+        os.killpg(stopped.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the group
+        stopped.wait(timeout=120)
+        [log] = (tmp_path / "logs").glob("*.eval")
+        assert read_eval_log(str(log), header_only=True).status == "cancelled"
+        retry = subprocess.run([INSPECT, "eval-retry", str(log), "--log-dir",
+                                str(tmp_path / "logs"), "--display", "none"], cwd=ROOT,
+                               env=env, capture_output=True, text=True, timeout=600)
+        bought = server.bought
+    assert retry.returncode == 0, retry.stderr[-2000:]
+    assert max(bought.values()) == 1  # no prompt bought twice
+    [first] = (tmp_path / "logs0").glob("*.eval")
+    [again] = set((tmp_path / "logs").glob("*.eval")) - {log}
+    retried = read_eval_log(str(again))
+    assert retried.status == "success"
+    assert metrics(retried) == metrics(read_eval_log(str(first)))
+
+
+def test_a_time_limit_cuts_off_waiting_samples_and_says_so(tmp_path: Path) -> None:
+    """--time-limit shorter than the schedule: the samples still waiting for a game are cut
+    off and say so; a game offered meanwhile goes to a sample that can play it, and the eval
+    rates the games played (no traceback from the run's thread)."""
+    with ChatServer(lambda fen, n: Response(), on_body=_first_legal) as server:
+        done = subprocess.run([INSPECT, "eval", "chess_eval/games", "--model",
+                               "openai-api/local/m", "-T", "max_games=3", "-T",
+                               "ladder=ladder.csv", "--time-limit", "4", "--log-dir",
+                               str(tmp_path), "--display", "none"], cwd=ROOT,
+                              env=service(server.base_url), capture_output=True, text=True,
+                              timeout=600)
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    [path] = tmp_path.glob("*.eval")
+    log = read_eval_log(str(path))
+    played = [s for s in log.samples or [] if (s.store or {}).get("game")]
+    cut = [s for s in log.samples or [] if s not in played]
+    assert log.status == "success" and played and cut
+    assert all(s.limit is not None and s.limit.type == "time" for s in cut)
+    assert all("cut off" in (sc.explanation or "") for s in cut for sc in s.scores.values())
+    assert metrics(log)["games"] == len(played)
 
 
 def _first_legal(body: dict) -> Response:
