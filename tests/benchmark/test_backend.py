@@ -2,6 +2,7 @@
 once) registered for `--model urllib:NAME`, and the provider bench's money tests pass
 through it unchanged: the wrapper, not the backend, keeps the money rules."""
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from lib.benchmark.model import backends
 from tests.benchmark import test_provider
 from tests.benchmark.urllib_backend import PREFIX, UrllibBackend
+from tests.conftest import ROOT
 
 MONEY_TESTS = (
     test_provider.test_an_unreadable_reply_is_charged_and_asked_again_once,
@@ -43,3 +45,38 @@ def test_the_money_tests_pass_through_a_backend_of_one_file(
 
 
 questions = test_provider.questions
+
+
+MONEY_FILES = ("lib/benchmark/model/metered.py", "lib/benchmark/model/cost.py")
+
+
+def money_calls(root: Path) -> list[str]:
+    """Every place outside the wrapper and the budget that reserves, settles or releases
+    money, or stores a reply (a store's put of a reply made into a dict): how the closing
+    note's "no module outside the wrapper" was checked."""
+    found = []
+    for path in sorted(root.glob("lib/**/*.py")):
+        rel = str(path.relative_to(root))
+        if rel in MONEY_FILES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            name = node.func.attr
+            reply = name == "put" and any(
+                isinstance(a, ast.Call) and getattr(a.func, "id", "") == "asdict"
+                and "reply" in ast.unparse(a.args[0]) for a in node.args)
+            if name in ("reserve", "settle", "release") or reply:
+                found.append(f"{rel}:{node.lineno} {name}")
+    return found
+
+
+def test_no_module_outside_the_wrapper_touches_the_money(tmp_path: Path) -> None:
+    """Reserve, settle, release and storing a reply happen in the wrapper (and the budget it
+    keeps) only; the checker itself finds a backend that would do it."""
+    assert money_calls(ROOT) == []
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "backend.py").write_text(
+        "def send(self, r):\n    self.budget.reserve(1.0)\n"
+        "    self.cache.put('k', asdict(reply))\n")
+    assert money_calls(tmp_path) == ["lib/backend.py:2 reserve", "lib/backend.py:3 put"]

@@ -172,7 +172,7 @@ def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache:
         stop.set()
         # However the run ends (Ctrl-C included), requests in flight get a moment to
         # complete and be stored: a reply the provider completes is bought.
-        flying.settle(GRACE_S)
+        flying.drain(GRACE_S)
 
 
 def trace_record(outcome: Outcome, item: dict[str, Any]) -> str:

@@ -196,7 +196,7 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
     except BaseException:
         # Ctrl-C, or a failure: the requests in flight land and are stored before the stores
         # close, and none is sent after them.
-        REQUESTS.settle()
+        REQUESTS.drain()
         raise
     finally:
         if budget is not None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from lib.benchmark.inspect_eval.worldmodel import answers_of, worldmodel_args
 from lib.benchmark.model.cost import Budget
 from lib.benchmark.model.inspect_backend import PREFIX, reply_of
 from lib.benchmark.model.interface import InfraError, Reply, Request
+from lib.benchmark.model.metered import store_reply
 from lib.benchmark.players.player import ModelPlayer
 from lib.benchmark.puzzles import cli as puzzles_cli
 from lib.benchmark.puzzles.line import BadPuzzle, LineResult
@@ -169,9 +169,10 @@ def _static(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path) ->
                 continue  # errored or cut off by a limit: a question the log did not answer
             question = questions[str(sample.id)]
             prompt = sample.input if isinstance(sample.input, str) else ""
-            cache.put(cache_key(player, config.template, question, prompt),
-                      asdict(reply_of(sample.output, 0.0)))
-        cache.commit()
+            # The log's reply, stored where the static run looks for it (it was bought by
+            # the eval, so nothing is charged here).
+            store_reply(cache, cache_key(player, config.template, question, prompt),
+                        reply_of(sample.output, 0.0))
     finally:
         cache.close()
     run_static(config, chat, player)

@@ -41,7 +41,7 @@ class InFlight:
                 self._count -= 1
                 self._cond.notify_all()
 
-    def settle(self, seconds: float = GRACE_S) -> None:
+    def drain(self, seconds: float = GRACE_S) -> None:
         """Close the door and wait until no request is in flight, at most `seconds`."""
         with self._cond:
             self._closed = True
