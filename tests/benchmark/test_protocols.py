@@ -233,3 +233,20 @@ def test_a_baseline_with_a_protocol_is_refused_in_one_line(
     assert status == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--protocol blind: a baseline reads the board" in err[0]
+
+
+def test_move_lists_are_python_chess_s_and_read_as_before() -> None:
+    """The move lists come from python-chess's PGN exporter and read as the prompts always
+    read (their digests, and so every cached answer's key, unchanged): numbered from the
+    start position, '3... Nf6' when Black moves first, the tags in the prompt's order."""
+    start = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 3"
+    board = chess.Board(start)
+    for san in ("Nf6", "Bc4", "Bc5"):
+        board.push_san(san)
+    assert proto.moves_line(["Nf6", "Bc4", "Bc5"], start, "the position") == \
+        "Moves so far (SAN, from the position): 3... Nf6 4. Bc4 Bc5"
+    assert proto.last_move(board) == "4... Bc5"
+    assert proto.pgn_prompt(board, ["Nf6", "Bc4", "Bc5"], start, False).endswith(
+        '[BlackElo "2500"]\n[SetUp "1"]\n[FEN "' + start + '"]\n\n3... Nf6 4. Bc4 Bc5 5.')
+    assert proto.pgn_prompt(chess.Board(), [], chess.STARTING_FEN, False).endswith(
+        '[Result "*"]\n[WhiteElo "2500"]\n[BlackElo "2500"]\n\n1.')

@@ -37,6 +37,7 @@ from functools import partial
 from typing import Any
 
 import chess
+import chess.pgn
 
 from lib.benchmark.core.answers import Category, Parsed, parse
 from lib.benchmark.core.questions import Question
@@ -89,16 +90,30 @@ def side_name(board: chess.Board) -> str:
     return "White" if board.turn == chess.WHITE else "Black"
 
 
-def numbered(sans: list[str], number: int = 1, black_first: bool = False) -> str:
-    """SAN with move numbers: '1. e4 e5', or '34... Qg2 35. Rh6+' when Black moves first."""
-    out = []
-    for i, san in enumerate(sans):
-        ply = i + black_first
-        if ply % 2 == 0:
-            out.append(f"{number + ply // 2}. {san}")
-        else:
-            out.append(f"{number}... {san}" if i == 0 else san)
-    return " ".join(out)
+def movetext(first: chess.Board, sans: list[str], headers: dict[str, str] | None = None
+             ) -> str:
+    """The moves played from `first` as python-chess's PGN exporter writes them ('1. e4 e5',
+    '34... Qg2 35. Rh6+'), on one line, without the result; with `headers`, the PGN's tag
+    pairs in their order before it."""
+    game = chess.pgn.Game()
+    game.headers.clear()
+    game.headers.update(headers or {})
+    if first.fen() != chess.STARTING_FEN:  # SetUp, then FEN, after the given tags
+        game.headers.update({"SetUp": "1", "FEN": first.fen()})
+        game.setup(first)
+    node: chess.pgn.GameNode = game
+    for san in sans:
+        node = node.add_variation(node.board().parse_san(san))
+    text = game.accept(chess.pgn.StringExporter(columns=None, headers=bool(headers),
+                                                 variations=False, comments=False))
+    return text.removesuffix("*").rstrip()
+
+
+def last_move(board: chess.Board) -> str:
+    """The move that led to this board, numbered ('12. Nf3', '12... Nc6')."""
+    before = board.copy()
+    move = before.pop()
+    return movetext(before, [before.san(move)])
 
 
 def origin_of(start_fen: str, chess960: bool, from_initial: bool) -> str:
@@ -110,13 +125,12 @@ def origin_of(start_fen: str, chess960: bool, from_initial: bool) -> str:
     return "the initial position"
 
 
-def moves_line(played: list[str], first_fen: str, origin: str) -> str:
+def moves_line(played: list[str], first_fen: str, origin: str, chess960: bool = False) -> str:
     """'Moves so far (SAN, from ORIGIN): 1. e4 e5', or that none have been played."""
     if not played:
         return f"No moves have been played yet from {origin}."
-    first = chess.Board(first_fen)
-    return (f"Moves so far (SAN, from {origin}): "
-            f"{numbered(played, first.fullmove_number, first.turn == chess.BLACK)}")
+    first = chess.Board(first_fen, chess960=chess960)
+    return f"Moves so far (SAN, from {origin}): {movetext(first, played)}"
 
 
 def legal_line(board: chess.Board) -> str:
@@ -238,27 +252,26 @@ def tool_result(call: ToolCall, board: chess.Board, moves: str) -> str:
     return legal_line(board)
 
 
-PGN_HEADERS = ('[Event "Rated classical game"]\n[Site "?"]\n[Date "????.??.??"]\n'
-               '[Round "?"]\n[White "?"]\n[Black "?"]\n[Result "*"]\n'
-               f'[WhiteElo "{PGN_ELO}"]\n[BlackElo "{PGN_ELO}"]\n')
+# The pgn prompt's tag pairs: a rated game between two players of PGN_ELO.
+PGN_HEADERS = {"Event": "Rated classical game", "Site": "?", "Date": "????.??.??",
+               "Round": "?", "White": "?", "Black": "?", "Result": "*",
+               "WhiteElo": str(PGN_ELO), "BlackElo": str(PGN_ELO)}
 
 
 def pgn_prompt(board: chess.Board, played: list[str], first_fen: str,
                chess960: bool) -> str:
     """Template pgn@1: PGN headers (with ratings) and the movetext so far, ending where the
     next move goes ('2.' before White's move; after White's move for Black's)."""
-    headers = PGN_HEADERS
+    headers = dict(PGN_HEADERS)
     if chess960:
-        headers += '[Variant "Chess960"]\n'
-    if first_fen != chess.STARTING_FEN:
-        headers += f'[SetUp "1"]\n[FEN "{first_fen}"]\n'
-    first = chess.Board(first_fen, chess960=chess960)
-    text = numbered(played, first.fullmove_number, first.turn == chess.BLACK)
+        headers["Variant"] = "Chess960"
+    text = movetext(chess.Board(first_fen, chess960=chess960), played, headers)
+    tags, _, moves = text.partition("\n\n")
     if board.turn == chess.WHITE:
-        text = f"{text} {board.fullmove_number}.".strip()
+        moves = f"{moves} {board.fullmove_number}.".strip()
     elif not played:
-        text = f"{board.fullmove_number}..."
-    return f"{headers}\n{text}"
+        moves = f"{board.fullmove_number}..."
+    return f"{tags}\n\n{moves}"
 
 
 MOVE_NUMBER_RE = re.compile(r"^\d+\.+")
@@ -314,7 +327,7 @@ def moves_so_far(sans: list[str], start: Start) -> str:
     a mid-game start, whose moves are known)."""
     origin = origin_of(start.fen, start.chess960, bool(start.history))
     first = chess.STARTING_FEN if start.history else start.fen
-    return moves_line(list(start.history) + sans, first, origin)
+    return moves_line(list(start.history) + sans, first, origin, start.chess960)
 
 
 def said_of(text: str | None, answer: str) -> str:
@@ -541,8 +554,7 @@ class Chat(MoveProtocol):
         board = state.board
         model = model_of(state.player, self.name)
         sans = state.sans
-        last = numbered(sans[-1:], board.fullmove_number - (board.turn == chess.WHITE),
-                        board.turn == chess.WHITE) if sans else None
+        last = last_move(board) if sans else None
         message = chat_message(board, moves_so_far(sans, state.start), last, not exchanges,
                                state.start.chess960, state.legal, feedback)
         if keep is None:
