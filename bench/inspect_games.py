@@ -40,6 +40,11 @@ from lib.engine import find_stockfish
 ROOT = Path(__file__).resolve().parents[1]
 PLAYERS = ("sjeng:depth=1", "stockfish:nodes=1")
 TABLE = ROOT / "bench" / "inspect_games.csv"
+# The eval asked as `play` asks: six retries, 120 s an attempt, and a game whose requests
+# fail is left unrated rather than ending the eval (play's own rule), so a served engine
+# that fails on a position costs one game on both sides, not Inspect's 30-minute back-off.
+CLI_TRANSPORT = ("--max-retries", "6", "--timeout", "840", "--attempt-timeout", "120",
+                 "--fail-on-error", "0.1")
 FIELDS = ("player", "seed", "games", "play", "play_lo", "play_hi", "play_games", "inspect",
           "inspect_lo", "inspect_hi", "inspect_games")
 
@@ -61,7 +66,8 @@ def inspect_rating(spec: str, base_url: str, seed: int, games: int, logs: Path) 
     subprocess.run([str(Path(sys.executable).parent / "inspect"), "eval", "chess_eval/games",
                     "--model", f"openai-api/local/served/{spec}", "-T", f"max_games={games}",
                     "-T", f"seed={seed}", "-T", "endpoint_id=served", "--log-dir", str(logs),
-                    "--display", "none"], check=True, capture_output=True, env=env,
+                    "--display", "none", *CLI_TRANSPORT], check=True, capture_output=True,
+                   env=env,
                    timeout=3600)
     [path] = logs.glob("*.eval")
     log = read_eval_log(str(path))
