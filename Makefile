@@ -99,9 +99,10 @@ demo: setup
 generate: setup
 	$(PY) generate.py $(ARGS)
 
-# CI runs this: the linters first (a style or type error fails it in seconds), then the tests.
+# CI runs this: the linters first (a style or type error fails it in seconds), then the tests
+# on every core (at most four; --dist loadfile keeps each file, and its fixtures, on one).
 test: setup debian-stockfish chromium engine families lint
-	$(PY) -m pytest -q tests $(ARGS)
+	$(PY) -m pytest -q --numprocesses auto --maxprocesses 4 --dist loadfile tests $(ARGS)
 
 # ruff on everything; mypy, strict, on lib/ (settings and their reasons in pyproject.toml).
 lint: setup

@@ -21,6 +21,7 @@ and commit that made it, the digests of the files it was made from, and its own 
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
 import hashlib
 import json
@@ -357,6 +358,83 @@ def neutrality_block(root: Path = ROOT) -> str:
     return markdown(root / "protocol_neutrality.csv")
 
 
+# What each entry of the repository's root is (the layout block lists them in this order; a
+# new entry must say what it is here, or the block cannot be made).
+ROOT_NOTES = {
+    "generate.py": "the test-set pipeline's driver (python generate.py)",
+    "print.py": "what the pipeline achieved, step by step",
+    "steps": "the six numbered pipeline steps, each also a script",
+    "questions.csv": "the test set the pipeline writes and every mode reads",
+    "benchmark.py": "the benchmark's entry point: sub-parsers, dispatch (run is the default)",
+    "lib": "",  # its packages below, each by its own docstring
+    "chess_eval": "the registered Inspect tasks (chess_eval/static, /games, /puzzles, "
+                  "/worldmodel): thin, as every entry point",
+    "register": "the listing for inspect_evals' register",
+    "ladder.csv": "the Stockfish 15.1 ladder (Debian 12's engine), fitted by benchmark.py "
+                  "calibrate",
+    "ladder_cov.csv": "its rungs' covariance",
+    "ladder_fingerprint.json": "the engine build that measured it",
+    "ladder_games.csv.gz": "every calibration game, gzip CSV (calibrate adds to it)",
+    "ladder_held_out_games.csv.gz": "games between rungs no fit reads (calibrate "
+                                    "--held-out-games)",
+    "ladder@stockfish-17.1.csv": "the reference ladder (Stockfish 17.1)",
+    "ladder@stockfish-17.1_cov.csv": "its rungs' covariance",
+    "ladder@stockfish-17.1_fingerprint.json": "the engine build that measured it",
+    "ladder_map.json": "the measured map between the two ladders",
+    "ladder_map_players.csv": "the players the map was measured on",
+    "openings.csv": "the opening book games start from (benchmark.py book)",
+    "game_elo_fit.json": "static scores -> game Elo, fitted across player families",
+    "paired_baselines.json": "baselines' paired static answers, for compare",
+    "data": "data the product reads (data/human: the Lichess crosswalk)",
+    "protocol_neutrality.csv": "one scripted player under every protocol (bench/protocols.py)",
+    "validation_players.csv": "the validation players' readings (bench/validation_players.py)",
+    "validation_head_to_head.csv.gz": "their head-to-head games",
+    "docs": "the documentation (this page among it)",
+    "bench": "scripts that print measured figures against a same-run baseline, run as "
+             "modules: python -m bench.games_coverage",
+    "tests": "tests of the core; tests/testset/ and tests/benchmark/ mirror the halves",
+    "README.md": "what it is, and the commands",
+    "Makefile": "set-up and entry points (make setup, make test, make demo, ...)",
+    "pyproject.toml": "the package, its entry points and the linters' settings",
+    "requirements.txt": "pinned Python packages",
+    "requirements-dev.txt": "and the tests' and linters'",
+    "package.json": "the npm packages: the portable Stockfish build",
+    "package-lock.json": "their pinned versions",
+}
+
+
+def layout_block() -> str:
+    """The repository's layout: each root entry git tracks and each package of lib/, with
+    what it is (the package's own docstring, its first sentence)."""
+    import subprocess
+    import textwrap
+
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
+    top = {path.split("/")[0] for path in tracked if not path.startswith(".")}
+    unknown = sorted(top - set(ROOT_NOTES))
+    if unknown:
+        raise SystemExit(f"say what {', '.join(unknown)} is in bench/doc_figures.py's "
+                         "ROOT_NOTES")
+    rows = []
+    for name in [n for n in ROOT_NOTES if n in top]:
+        if name != "lib":
+            rows.append((name + ("/" if (ROOT / name).is_dir() else ""), ROOT_NOTES[name]))
+        else:
+            for init in sorted((ROOT / "lib").glob("**/__init__.py")):
+                doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+                sentence = " ".join(doc.split("\n\n")[0].split()).split(". ")[0].rstrip(".")
+                rows.append((str(init.parent.relative_to(ROOT)) + "/", sentence))
+    width = 27
+    lines = []
+    for name, note in rows:
+        wrapped = textwrap.wrap(note, 92 - width) or [""]
+        first = f"{name:<{width}}" if len(name) < width else f"{name}\n{'':<{width}}"
+        lines.append(first + wrapped[0])
+        lines += [" " * width + more for more in wrapped[1:]]
+    return "```\n" + "\n".join(lines) + "\n```"
+
+
 # Each block: the page it lives in, and its generator.
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "ladder": ("docs/games-and-ladder.md", ladder_block),
@@ -370,6 +448,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "laddermap": ("docs/games-and-ladder.md", laddermap_block),
     "protocols": ("docs/protocols.md", protocol_examples_block),
     "neutrality": ("docs/protocols.md", neutrality_block),
+    "layout": ("docs/getting-started.md", layout_block),
 }
 
 
@@ -575,7 +654,10 @@ def inspect_view_shot(root: Path = ROOT) -> None:
     threading.Thread(target=server.serve, daemon=True).start()
     with tempfile.TemporaryDirectory(prefix="chess_eval_logs_") as logs:
         try:
-            env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": "unused"}
+            # A store of its own: the games are played (their requests in the transcripts),
+            # not replayed from an earlier eval's.
+            env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": "unused",
+                   "CHESS_EVAL_CACHE": str(Path(logs) / "stores")}
             subprocess.run([inspect, "eval", "chess_eval/games", "--model",
                             f"openai-api/local/{INSPECT_PLAYER}", "-T", "max_games=8",
                             "-T", "endpoint_id=served", "--log-dir", logs, "--display", "none"],
