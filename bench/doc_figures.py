@@ -25,6 +25,7 @@ import ast
 import csv
 import hashlib
 import json
+import math
 import re
 import subprocess
 import sys
@@ -435,6 +436,24 @@ def layout_block() -> str:
     return "```\n" + "\n".join(lines) + "\n```"
 
 
+def inspect_games_block() -> str:
+    """The Inspect task's ratings against play's, pair by pair, and their mean difference."""
+    from bench.inspect_games import TABLE, read_table, summary
+
+    rows = read_table(TABLE)
+    lines = ["  | player | seed | `play` | `chess_eval/games` | difference | half-widths "
+             "combined |", "  |---|---|---|---|---|---|"]
+    for r in rows:
+        play, ins = float(r["play"]), float(r["inspect"])
+        half = math.hypot((float(r["play_hi"]) - float(r["play_lo"])) / 2,
+                          (float(r["inspect_hi"]) - float(r["inspect_lo"])) / 2)
+        lines.append(f"  | {r['player']} | {r['seed']} | {play:.0f} [{float(r['play_lo']):.0f}, "
+                     f"{float(r['play_hi']):.0f}] | {ins:.0f} [{float(r['inspect_lo']):.0f}, "
+                     f"{float(r['inspect_hi']):.0f}] | {ins - play:+.0f} | {half:.0f} |")
+    return "\n".join(lines) + "\n\n" + "\n".join(f"  {line}." for line in
+                                                summary(rows).splitlines())
+
+
 # Each block: the page it lives in, and its generator.
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "ladder": ("docs/games-and-ladder.md", ladder_block),
@@ -449,6 +468,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "protocols": ("docs/protocols.md", protocol_examples_block),
     "neutrality": ("docs/protocols.md", neutrality_block),
     "layout": ("docs/getting-started.md", layout_block),
+    "inspectgames": ("docs/inspect.md", inspect_games_block),
 }
 
 
