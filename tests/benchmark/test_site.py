@@ -53,8 +53,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     results = tmp_path_factory.mktemp("results")
     out = tmp_path_factory.mktemp("site")
     with ChatServer(_script) as server:
+        # A fixed endpoint id: the server's port, drawn anew each run, would otherwise be
+        # part of the player's identity, which seeds the rungs' random moves, and so of
+        # which games hold an illegal answer.
         common = ["--model", MODEL, "--base-url", server.base_url, "--retries", "0",
-                  "--out", str(results)]
+                  "--endpoint-id", "site", "--out", str(results)]
         assert benchmark.main(["run", *common, "--limit", "24"]) == 0
         assert benchmark.main(["play", *common, "--max-games", "2", "--ply-cap", "24"]) == 0
         assert benchmark.main(["puzzles", *common, "--puzzles", str(PUZZLES_1K),
