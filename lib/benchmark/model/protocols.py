@@ -608,7 +608,7 @@ class Tools(MoveProtocol):
 
 
 @dataclass
-class _Spent:
+class _TurnUsage:
     """Tokens, cost and calls of a tools turn's requests since its last answer."""
 
     prompt_tokens: int | None = None
@@ -645,7 +645,7 @@ class _ToolsTurn:
     model: Any
     messages: list[dict[str, Any]] = field(default_factory=list)
     attempts: list[Attempt] = field(default_factory=list)
-    spent: _Spent = field(default_factory=_Spent)
+    spent: _TurnUsage = field(default_factory=_TurnUsage)
 
     def answer(self, text: str | None, move: str | None, category: Category | None,
                detail: str, said: str) -> Attempt:
@@ -657,7 +657,7 @@ class _ToolsTurn:
                        s.completion_tokens, s.latency_s, s.cost, s.reasoning_tokens,
                        s.requests, s.tool_calls, aborted_attempts=s.aborted)
         self.attempts.append(made)
-        self.spent = _Spent()
+        self.spent = _TurnUsage()
         return made
 
     def run(self, door: Door) -> tuple[chess.Move | None, list[Attempt]]:
