@@ -473,10 +473,11 @@ def test_the_eval_s_transport_settings_are_used_as_given(tmp_path: Path) -> None
     assert attempts("worldmodel") == attempts("static")
 
 
-def test_a_failed_games_eval_run_again_buys_no_reply_twice(tmp_path: Path) -> None:
+@pytest.mark.parametrize("again", ["the same command", "eval-retry"])
+def test_a_failed_games_eval_run_again_buys_no_reply_twice(again: str, tmp_path: Path) -> None:
     """One request refused once (HTTP 400) fails the games eval after it paid for some
-    replies; the same command again completes, and the provider billed no prompt twice:
-    the run's stores outlive the eval."""
+    replies; the same command again, or `inspect eval-retry` on its log, completes, and the
+    provider billed no prompt twice: the run's stores outlive the eval."""
     refused: list[str] = []
 
     def answer(body: dict) -> Response:
@@ -493,6 +494,10 @@ def test_a_failed_games_eval_run_again_buys_no_reply_twice(tmp_path: Path) -> No
         env = service(server.base_url)
         subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
         first_billed = server.billed
+        if again == "eval-retry":
+            [failed] = tmp_path.glob("*.eval")
+            argv = [INSPECT, "eval-retry", str(failed), "--log-dir", str(tmp_path),
+                    "--display", "none"]
         done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True,
                               timeout=900)
         bought = server.bought
