@@ -45,6 +45,9 @@ log = logging.getLogger(__name__)
 MALFORMED_RETRIES = 1  # a completed reply that cannot be read is asked again at most once
 RETRY_AFTER_CAP_S = 120  # a server asking us to wait longer than this fails the request
 PREFLIGHT_RETRIES = 2  # the preflight's attempts after the first, at most
+# A backend that changes how it asks (no response_format, no stream) asks again at once, at
+# most this often a request: once for each thing a server may refuse.
+MAX_RESENDS = 2
 
 # Where the reply of the request this context sends is kept (set by `keeping`).
 _KEEP: contextvars.ContextVar[Callable[[Reply], None] | None] = contextvars.ContextVar(
@@ -164,7 +167,7 @@ class Metered:
         start = time.perf_counter()
         policy = retry_policy(self.config, retries)
         spent = _Spent()
-        attempt = 0
+        attempt = resent = 0
         while True:
             attempt += 1
             try:
@@ -174,8 +177,8 @@ class Metered:
                     raise InfraError(str(failed)) from None
                 if failed.context:
                     raise ContextTooLong(str(failed)) from None
-                if failed.resend:  # the backend asks otherwise now: no retry spent
-                    attempt -= 1
+                if failed.resend and resent < MAX_RESENDS:  # asked otherwise now: no retry
+                    attempt, resent = attempt - 1, resent + 1
                     continue
                 if failed.fatal or (only_busy and not failed.busy):
                     raise FatalInfraError(str(failed)) from None
