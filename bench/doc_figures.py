@@ -163,7 +163,7 @@ def validation_block(root: Path = ROOT) -> str:
     # The committed fit keeps its own leave-one-family-out check: read, not recomputed.
     fit = json.loads((root / "game_elo_fit.json").read_text(encoding="utf-8"))
     lofo = {x["name"]: x for x in fit["leave_one_family_out"]}
-    players = [p for p in load(root / "validation_players.csv", REFERENCE_TABLE)
+    players = [p for p in load(root / "bench" / "data" / "validation_players.csv", REFERENCE_TABLE)
                if p.family != "rungs"]
     lines = ["| player | family | game Elo, reference scale (90%) | accuracy | best-move rate "
              "| blunder rate | predicted, its family left out (90%) |",
@@ -190,7 +190,7 @@ def familyfit_block(root: Path = ROOT) -> str:
         unidentifiable,
     )
 
-    players = load(root / "validation_players.csv", REFERENCE_TABLE)
+    players = load(root / "bench" / "data" / "validation_players.csv", REFERENCE_TABLE)
     fit = json.loads((root / "game_elo_fit.json").read_text(encoding="utf-8"))
     parts = []
     for features in FEATURE_SETS:
@@ -215,8 +215,8 @@ def transitivity_block(root: Path = ROOT) -> str:
     """Head-to-head games between players of different families against the ladder."""
     from bench.transitivity import ratings, table
 
-    games = read_games(root / "validation_head_to_head.csv.gz")
-    return table(games, ratings(root / "validation_players.csv"))
+    games = read_games(root / "bench" / "data" / "validation_head_to_head.csv.gz")
+    return table(games, ratings(root / "bench" / "data" / "validation_players.csv"))
 
 
 def laddermap_block(root: Path = ROOT) -> str:
@@ -356,7 +356,7 @@ def neutrality_block(root: Path = ROOT) -> str:
     """One scripted player under every protocol (bench/protocols.py)."""
     from bench.protocols import markdown
 
-    return markdown(root / "protocol_neutrality.csv")
+    return markdown(root / "bench" / "data" / "protocol_neutrality.csv")
 
 
 # What each entry of the repository's root is (the layout block lists them in this order; a
@@ -387,12 +387,11 @@ ROOT_NOTES = {
     "game_elo_fit.json": "static scores -> game Elo, fitted across player families",
     "paired_baselines.json": "baselines' paired static answers, for compare",
     "data": "data the product reads (data/human: the Lichess crosswalk)",
-    "protocol_neutrality.csv": "one scripted player under every protocol (bench/protocols.py)",
-    "validation_players.csv": "the validation players' readings (bench/validation_players.py)",
-    "validation_head_to_head.csv.gz": "their head-to-head games",
     "docs": "the documentation (this page among it)",
     "bench": "scripts that print measured figures against a same-run baseline, run as "
-             "modules: python -m bench.games_coverage",
+             "modules: python -m bench.games_coverage; bench/data/ holds what only they and "
+             "the docs read (the validation players, their head-to-head games, the "
+             "protocols' neutrality table)",
     "tests": "tests of the core; tests/testset/ and tests/benchmark/ mirror the halves",
     "README.md": "what it is, and the commands",
     "Makefile": "set-up and entry points (make setup, make test, make demo, ...)",

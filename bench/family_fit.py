@@ -1,7 +1,7 @@
 """Static scores to game Elo across player families: the fit, left out one family at a time.
 
-Reads the validation table (validation_players.csv: the ladder's rungs and players of other
-families, each with its static scores and its game Elo by `play`, made by
+Reads the validation table (bench/data/validation_players.csv: the ladder's rungs and players
+of other families, each with its static scores and its game Elo by `play`, made by
 bench/validation_players.py), fits the mixed model of lib/benchmark/static/family_fit.py with
 each candidate feature set, and predicts every player from the fit on the other families.
 Prints, per feature set, the mean absolute error by family, how many 90% intervals hold the
@@ -43,7 +43,7 @@ from lib.figures import save_figure
 from lib.files import atomic_write, sha256_file
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "validation_players.csv"
+DATA = ROOT / "bench" / "data" / "validation_players.csv"
 METRICS = ("accuracy", "best_move_rate", "grade_blunder", "grade_mistake")
 REFERENCE_TABLE = "reference"  # the rows of the players' game Elos on the reference scale
 

@@ -10,9 +10,9 @@ ladder's shared error cancelled). A second scripted player, the same engine with
 only: its illegal answers there, none under fen.
 
     python -m bench.protocols run                           # every protocol (resumes)
-    python -m bench.protocols table --write protocol_neutrality.csv
+    python -m bench.protocols table --write bench/data/protocol_neutrality.csv
 
-The committed table (protocol_neutrality.csv) is generated into docs/protocols.md by
+The committed table (bench/data/protocol_neutrality.csv) is generated into docs/protocols.md by
 `python -m bench.doc_figures`.
 """
 
@@ -39,7 +39,7 @@ from lib.files import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "protocols"
-DATA = ROOT / "protocol_neutrality.csv"
+DATA = ROOT / "bench" / "data" / "protocol_neutrality.csv"
 PLAYER = "mix:random=50,nodes=1000"  # about 1,250 on ladder.csv: long games, a mid rung
 MAX_GAMES = 60
 

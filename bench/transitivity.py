@@ -1,12 +1,12 @@
 """Is the ladder transitive across families? Head-to-head games against the ladder's reading.
 
 For pairs of validation players from different families and near each other in strength,
-the Elo difference the ladder gives (their `play` ratings in validation_players.csv) must
-agree with the difference their own games against each other give, under the same rules (the
+the Elo difference the ladder gives (their `play` ratings in bench/data/validation_players.csv)
+must agree with the difference their own games against each other give, under the same rules (the
 same book, judge, adjudication and ply cap as calibration and play). The head-to-head games
 are played by `benchmark.py calibrate`'s machinery on the embedded Dask cluster, resumably,
-into validation_head_to_head.csv.gz (committed). Agreement: the difference of the two
-readings lies within its 90% interval, the games' spread and both ratings' errors included
+into bench/data/validation_head_to_head.csv.gz (committed). Agreement: the difference of the
+two readings lies within its 90% interval, the games' spread and both ratings' errors included
 (the ladder's part of the two ratings is counted twice, which only widens it).
 
     python -m bench.transitivity --games 60          # play what is missing, then the table
@@ -36,10 +36,10 @@ from lib.cluster import ClusterSettings
 from lib.engine import EngineSettings, engine_identity, find_stockfish
 
 ROOT = Path(__file__).resolve().parents[1]
-GAMES = ROOT / "validation_head_to_head.csv.gz"
+GAMES = ROOT / "bench" / "data" / "validation_head_to_head.csv.gz"
 STORE = ROOT / "results" / "validation" / "head_to_head.db"
-PLAYERS = ROOT / "validation_players.csv"
-# Pairs of different families whose ladder ratings are close (validation_players.csv).
+PLAYERS = ROOT / "bench" / "data" / "validation_players.csv"
+# Pairs of different families whose ladder ratings are close (bench/data/validation_players.csv).
 PAIRS = (
     ("gnuchess:depth=1", "glaurung:depth=1"),
     ("glaurung:depth=4", "toga2:depth=3"),

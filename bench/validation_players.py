@@ -13,8 +13,8 @@ it stopped. `table` gathers the results into the committed data file.
         --ladder ladder@stockfish-17.1.csv --stockfish <a Stockfish 17.1 build>
     python -m bench.validation_players run --map --ladder L --stockfish S  # the map's players
     python -m bench.validation_players map-table                # ladder_map_players.csv
-    python -m bench.validation_players table --write validation_players.csv
-    python -m bench.validation_players table --update --write validation_players.csv
+    python -m bench.validation_players table --write bench/data/validation_players.csv
+    python -m bench.validation_players table --update --write bench/data/validation_players.csv
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from lib.files import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "validation"
-DATA = ROOT / "validation_players.csv"
+DATA = ROOT / "bench" / "data" / "validation_players.csv"
 MAP_DATA = ROOT / "ladder_map_players.csv"  # the map's players: game Elos on both ladders
 MAX_GAMES = 60
 MAP_GAMES = 100  # games per player and ladder of the map between the ladders
