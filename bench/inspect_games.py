@@ -51,10 +51,14 @@ FIELDS = ("player", "seed", "games", "play", "play_lo", "play_hi", "play_games",
 
 def play_rating(spec: str, base_url: str, seed: int, games: int, out: Path) -> dict:
     """`benchmark.py play`'s estimate of the served player."""
-    subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "play", "--model",
-                    f"served/{spec}", "--base-url", base_url, "--endpoint-id", "served",
-                    "--max-games", str(games), "--seed", str(seed), "--out", str(out)],
-                   check=True, capture_output=True, timeout=3600)
+    done = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "play", "--model",
+                           f"served/{spec}", "--base-url", base_url, "--endpoint-id", "served",
+                           "--max-games", str(games), "--seed", str(seed), "--out", str(out)],
+                          capture_output=True, timeout=3600)
+    # 3: written, with a game the served engine failed in left unrated (as the eval does).
+    if done.returncode not in (0, 3):
+        raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout,
+                                            done.stderr)
     [path] = out.glob("play__*.json")
     condition = json.loads(path.read_text())["conditions"]["standard"]
     return {**condition["elo"], "games": condition["games"]}
