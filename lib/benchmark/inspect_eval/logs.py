@@ -29,7 +29,7 @@ from lib.benchmark.inspect_eval.worldmodel import answers_of, worldmodel_args
 from lib.benchmark.model.cost import Budget
 from lib.benchmark.model.inspect_backend import PREFIX, reply_of
 from lib.benchmark.model.interface import InfraError, Reply, Request
-from lib.benchmark.model.metered import store_reply
+from lib.benchmark.model.metered import store_replies
 from lib.benchmark.players.player import ModelPlayer
 from lib.benchmark.puzzles import cli as puzzles_cli
 from lib.benchmark.puzzles.line import BadPuzzle, LineResult
@@ -162,17 +162,14 @@ def _static(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path) ->
     player = ModelPlayer(chat, model=LoggedModel(first["endpoint"]))
     questions = {q.id: q for q in load_questions(config.questions)}
     cache = JsonStore(scratch / "cache.db", "answers")
+    answered = [s for s in eval_log.samples or [] if s.error is None and s.limit is None
+                and s.output.choices]  # errored or cut off by a limit: not answered
     try:
-        for sample in eval_log.samples or []:
-            if sample.error is not None or sample.limit is not None \
-                    or not sample.output.choices:
-                continue  # errored or cut off by a limit: a question the log did not answer
-            question = questions[str(sample.id)]
-            prompt = sample.input if isinstance(sample.input, str) else ""
-            # The log's reply, stored where the static run looks for it (it was bought by
-            # the eval, so nothing is charged here).
-            store_reply(cache, cache_key(player, config.template, question, prompt),
-                        reply_of(sample.output, 0.0))
+        # The log's replies, stored where the static run looks for them (the eval bought
+        # them, so nothing is charged here).
+        store_replies(cache, [(cache_key(player, config.template, questions[str(s.id)],
+                                         s.input if isinstance(s.input, str) else ""),
+                               reply_of(s.output, 0.0)) for s in answered])
     finally:
         cache.close()
     run_static(config, chat, player)

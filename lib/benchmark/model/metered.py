@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 
@@ -90,7 +90,13 @@ def bought(store: Store, key: str, ask: Callable[[], Reply]) -> Reply:
 
 def store_reply(store: Store, key: str, reply: Reply) -> None:
     """A reply in its cache, committed (a reply computed elsewhere: an engine's on Dask)."""
-    store.put(key, asdict(reply))
+    store_replies(store, [(key, reply)])
+
+
+def store_replies(store: Store, replies: Iterable[tuple[str, Reply]]) -> None:
+    """Replies in their cache under their keys, committed once (a log's, read back)."""
+    for key, reply in replies:
+        store.put(key, asdict(reply))
     store.commit()
 
 
