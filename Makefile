@@ -12,7 +12,7 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
-# A build the reference ladder (ladder@stockfish-17.1.csv, Stockfish 17.1) serves, which
+# A build the reference ladder (data/ladders/stockfish-17.1, Stockfish 17.1) serves, which
 # `play` prefers: a native 17.1 where one is installed (Debian 13's package), else the pinned
 # portable build (`make engine`). An explicit STOCKFISH_PATH is left alone.
 REFERENCE := Stockfish 17.1
@@ -25,7 +25,7 @@ stockfish:
 	$(MAKE) --no-print-directory engine
 
 # The tests' fast native engine: Debian's package (15.1 on Debian 12, the engine of
-# ladder.csv), as root; elsewhere the tests use the portable build.
+# data/ladders/stockfish-15.1), as root; elsewhere the tests use the portable build.
 debian-stockfish:
 	@if [ -x /usr/games/stockfish ] || [ "$$(id -u)" != 0 ]; then exit 0; fi; \
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq stockfish

@@ -32,9 +32,9 @@ from bench.judge_replay import rebuild, sample
 from bench.scaling import bench_nps
 from lib.benchmark.arena import book
 from lib.benchmark.arena.game import RULES
-from lib.benchmark.arena.ladder import default_rungs
+from lib.benchmark.arena.ladder import default_rungs, ladder_for
 from lib.benchmark.arena.match import PLAYERS, GameJob, play_job
-from lib.benchmark.core.cli import LADDER_GAMES
+from lib.benchmark.core.data import BOOK, LADDER_GAMES
 from lib.benchmark.ladders.calibration import CalibrationConfig, _jobs, plan, read_games
 from lib.cli import run_cli
 from lib.cluster import ClusterSettings, EngineCluster, worker_engine
@@ -107,8 +107,8 @@ def main() -> None:
     args = parser.parse_args()
     settings = EngineSettings(find_stockfish(args.stockfish))
     engine = engine_identity(settings.path)
-    games = read_games(ROOT / LADDER_GAMES)
-    openings = tuple(o.start() for o in book.load_book(ROOT / "openings.csv"))
+    games = read_games(ladder_for(engine).with_name(LADDER_GAMES))
+    openings = tuple(o.start() for o in book.load_book(BOOK))
     starts = {o.label: o for o in openings}
     committed = [rebuild(g, starts[g.opening], settings)
                  for g in sample(games, engine, args.sample)]

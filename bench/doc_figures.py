@@ -8,7 +8,7 @@ cannot drift from the files).
 
 The images in docs/ come from here too, each recorded in docs/images.json with the command
 and commit that made it, the digests of the files it was made from, and its own digest:
-- docs/static_vs_game.png is drawn from game_elo_fit.json on every run (cheap), and `--check`
+- docs/static_vs_game.png is drawn from data/game_elo_fit.json on every run (cheap), and `--check`
   draws it again and compares the bytes;
 - docs/site.png and docs/report.png are screenshots of `make demo`'s site in headless
   Chromium, made with `--screenshots` (about three minutes), and docs/inspect_view.png of
@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from lib.benchmark.arena.ladder import RUNG_SPACING, load_ladder
-from lib.benchmark.core.cli import HELD_OUT_GAMES, LADDER_GAMES
+from lib.benchmark.core.data import FIRST_LADDER, HELD_OUT_GAMES, LADDER_GAMES
 from lib.benchmark.core.header import revision
 from lib.benchmark.ladders import design, held_out
 from lib.benchmark.ladders.calibration import (
@@ -54,23 +54,28 @@ from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, totals
 
 ROOT = Path(__file__).resolve().parents[1]
 MATE_CP = 20_000  # a score at least this far from 0 is a mate (30000 - 100 n)
+LADDER_DIR = FIRST_LADDER.parent.relative_to(ROOT).as_posix()  # the first ladder's folder
+LADDER171_DIR = "data/ladders/stockfish-17.1"  # the reference ladder's
 
 
-def ladder_block(root: Path = ROOT, name: str = "ladder.csv",
+def ladder_block(root: Path = ROOT, folder: str = "",
                  games: list[CalibrationGame] | None = None) -> str:
     """A committed ladder: every rung with its interval, goal, games and next gap (`games`:
-    the committed games file, read here unless the caller has it)."""
-    ladder = load_ladder(root / name)
-    games = read_games(root / LADDER_GAMES) if games is None else games
+    its folder's games file, read here unless the caller has it)."""
+    folder = folder or LADDER_DIR
+    ladder = load_ladder(root / folder / "ladder.csv")
+    games = read_games(root / folder / LADDER_GAMES) if games is None else games
     mine = [g for g in games if g.engine == ladder.engine]
     use = usable(ladder.rungs, games, ladder.engine, rule=ladder.adjudication)
     goal = design.goals(ladder.elos)
-    prior = prior_from(load_ladder(root / "ladder.csv"), ladder.rungs) if ladder.prior \
-        else None
+    prior = prior_from(load_ladder(root / LADDER_DIR / "ladder.csv"), ladder.rungs) \
+        if ladder.prior else None
     how = (f"Joint BTD fit with a prior ({ladder.prior})" if prior else "Joint BTD fit")
-    head = (f"`{LADDER_GAMES}`: {len(games):,} games, {len(mine):,} of them with "
-            f"{ladder.engine}; {len(use.weak):,} between rungs of this ladder (the rest are "
-            f"other engines' games or earlier ladders' rungs, kept and left out of the fit). "
+    engines = (f"{len(games):,} games of {ladder.engine}" if len(mine) == len(games) else
+               f"{len(games):,} games, {len(mine):,} of them with {ladder.engine}")
+    head = (f"`{folder}/{LADDER_GAMES}`: {engines}; {len(use.weak):,} between rungs of this "
+            f"ladder (the rest are games of rungs it dropped, of other engines or of other "
+            f"start conditions, kept and left out of the fit). "
             f"{how}, nu = {ladder.nu:.3f}; the random mover is the zero, exactly; intervals "
             "relative to it.")
     lines = [*textwrap.wrap(head, 95), "",
@@ -131,11 +136,10 @@ def testset_block(root: Path = ROOT) -> str:
 
 def ladder171_block(root: Path = ROOT) -> str:
     """The Stockfish 17.1 ladder, as ladder_block, and its held-out games' check."""
-    name = "ladder@stockfish-17.1.csv"
-    games = read_games(root / LADDER_GAMES)
-    lines = [ladder_block(root, name, games)]
-    ladder = load_ladder(root / name)
-    kept = held_out.unseen(read_games(root / HELD_OUT_GAMES), games)
+    games = read_games(root / LADDER171_DIR / LADDER_GAMES)
+    lines = [ladder_block(root, LADDER171_DIR, games)]
+    ladder = load_ladder(root / LADDER171_DIR / "ladder.csv")
+    kept = held_out.unseen(read_games(root / LADDER171_DIR / HELD_OUT_GAMES), games)
     checks, pooled = held_out.check(ladder, usable(ladder.rungs, kept, ladder.engine,
                                                    rule=ladder.adjudication))
     if checks:
@@ -161,7 +165,7 @@ def validation_block(root: Path = ROOT) -> str:
     from bench.family_fit import REFERENCE_TABLE, load
 
     # The committed fit keeps its own leave-one-family-out check: read, not recomputed.
-    fit = json.loads((root / "game_elo_fit.json").read_text(encoding="utf-8"))
+    fit = json.loads((root / FIT_INPUTS[0]).read_text(encoding="utf-8"))
     lofo = {x["name"]: x for x in fit["leave_one_family_out"]}
     players = [p for p in load(root / "bench" / "data" / "validation_players.csv", REFERENCE_TABLE)
                if p.family != "rungs"]
@@ -191,7 +195,7 @@ def familyfit_block(root: Path = ROOT) -> str:
     )
 
     players = load(root / "bench" / "data" / "validation_players.csv", REFERENCE_TABLE)
-    fit = json.loads((root / "game_elo_fit.json").read_text(encoding="utf-8"))
+    fit = json.loads((root / FIT_INPUTS[0]).read_text(encoding="utf-8"))
     parts = []
     for features in FEATURE_SETS:
         why = unidentifiable(players, features)
@@ -201,7 +205,7 @@ def familyfit_block(root: Path = ROOT) -> str:
         parts.append(f"features: {' + '.join(features)}: refused, {why}" if why
                      else table(features, leave_one_family_out(players, features)))
     coef = ", ".join(f"{c:.0f}" for c in fit["coef"])
-    text = (f"The committed fit (`game_elo_fit.json`) uses {' + '.join(fit['features'])} (as "
+    text = (f"The committed fit (`{FIT_INPUTS[0]}`) uses {' + '.join(fit['features'])} (as "
             f"log-odds), chosen by the smallest leave-one-family-out interval score (each "
             f"family weighed alike) among the admissible feature sets: {fit['n']} "
             f"players of {len(fit['families'])} families ({', '.join(fit['families'])}), "
@@ -221,9 +225,9 @@ def transitivity_block(root: Path = ROOT) -> str:
 
 def laddermap_block(root: Path = ROOT) -> str:
     """The map from Stockfish 15.1's ladder to the reference ladder: every player rated on
-    both, each held out of the fit once, and the fit on all of them (ladder_map.json)."""
-    data = json.loads((root / "ladder_map.json").read_text(encoding="utf-8"))
-    lines = ["| player | family | ladder.csv (15.1) | reference (17.1) | mapped, held out "
+    both, each held out of the fit once, and the fit on all of them (the committed map)."""
+    data = json.loads((root / MAP_INPUTS[0]).read_text(encoding="utf-8"))
+    lines = ["| player | family | Stockfish 15.1 | reference (17.1) | mapped, held out "
              "(90%) | inside |", "|---|---|---|---|---|---|"]
     sds = {r["player"]: (r["x_sd"], r["y_sd"]) for r in data["readings"]}
     for x in data["loo"]:
@@ -371,22 +375,12 @@ ROOT_NOTES = {
     "chess_eval": "the registered Inspect tasks (chess_eval/static, /games, /puzzles, "
                   "/worldmodel): thin, as every entry point",
     "register": "the listing for inspect_evals' register",
-    "ladder.csv": "the Stockfish 15.1 ladder (Debian 12's engine), fitted by benchmark.py "
-                  "calibrate",
-    "ladder_cov.csv": "its rungs' covariance",
-    "ladder_fingerprint.json": "the engine build that measured it",
-    "ladder_games.csv.gz": "every calibration game, gzip CSV (calibrate adds to it)",
-    "ladder_held_out_games.csv.gz": "games between rungs no fit reads (calibrate "
-                                    "--held-out-games)",
-    "ladder@stockfish-17.1.csv": "the reference ladder (Stockfish 17.1)",
-    "ladder@stockfish-17.1_cov.csv": "its rungs' covariance",
-    "ladder@stockfish-17.1_fingerprint.json": "the engine build that measured it",
-    "ladder_map.json": "the measured map between the two ladders",
-    "ladder_map_players.csv": "the players the map was measured on",
-    "openings.csv": "the opening book games start from (benchmark.py book)",
-    "game_elo_fit.json": "static scores -> game Elo, fitted across player families",
-    "paired_baselines.json": "baselines' paired static answers, for compare",
-    "data": "data the product reads (data/human: the Lichess crosswalk)",
+    "data": "data the product reads: ladders/ (a folder per engine build that measured a "
+            "ladder: stockfish-15.1, Debian 12's; stockfish-17.1, the reference; each with "
+            "its rungs, their covariance, the engine's fingerprint, its calibration games and "
+            "held-out games; the map between the two beside them), openings.csv (the opening "
+            "book), game_elo_fit.json (static scores -> game Elo), paired_baselines.json "
+            "(for compare), human/ (the Lichess crosswalk)",
     "docs": "the documentation (this page among it)",
     "bench": "scripts that print measured figures against a same-run baseline, run as "
              "modules: python -m bench.games_coverage; bench/data/ holds what only they and "
@@ -473,9 +467,9 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
 
 IMAGES_FILE = "docs/images.json"
 FIT_FIGURE = "docs/static_vs_game.png"
-FIT_INPUTS = ("game_elo_fit.json",)
+FIT_INPUTS = ("data/game_elo_fit.json",)
 MAP_FIGURE = "docs/ladder_map.png"
-MAP_INPUTS = ("ladder_map.json",)
+MAP_INPUTS = ("data/ladders/ladder_map.json",)
 CROSSWALK_FIGURE = "docs/crosswalk.png"
 HUMAN = "data/human"  # the crosswalk's committed data
 MAIA_FIGURE = "docs/maia_readings.png"
@@ -483,8 +477,9 @@ MAIA_INPUTS = (f"{HUMAN}/maia_players.csv",)
 CROSSWALK_INPUTS = (f"{HUMAN}/maia_players.csv", f"{HUMAN}/lichess_anchors.csv")
 SCREENSHOTS = ("docs/site.png", "docs/report.png")
 # What a screenshot of the demo's site shows is made from these: a change to one changes it.
-DEMO_INPUTS = ("questions.csv", "ladder.csv", "ladder_cov.csv", "game_elo_fit.json",
-               "openings.csv", "lib/benchmark/leaderboard/templates",
+DEMO_INPUTS = ("questions.csv", f"{LADDER_DIR}/ladder.csv", f"{LADDER_DIR}/ladder_cov.csv",
+               "data/game_elo_fit.json", "data/openings.csv",
+               "lib/benchmark/leaderboard/templates",
                "lib/benchmark/leaderboard/assets", "data/human/lichess_anchors.csv",
                "data/human/maia_players.csv")
 DEMO_DIR = "output/doc-images"
@@ -492,7 +487,7 @@ SHOT_SIZE = (1280, 760)  # the window of a screenshot, in CSS pixels
 INSPECT_SHOT = "docs/inspect_view.png"
 # What the viewer shows of a chess_eval/games log is made from these (and Inspect's version).
 INSPECT_INPUTS = ("lib/benchmark/inspect_eval/games.py", "chess_eval/tasks.py",
-                  "requirements.txt", "ladder@stockfish-17.1.csv", "openings.csv")
+                  "requirements.txt", f"{LADDER171_DIR}/ladder.csv", "data/openings.csv")
 INSPECT_PLAYER = "served/sjeng:depth=1"  # a served player the ladder places in a few games
 
 
@@ -509,17 +504,17 @@ def digest(path: Path) -> str:
 def fit_figure(path: Path, root: Path = ROOT) -> None:
     """docs/static_vs_game.png: the validation players' static accuracy against their game
     Elo by family, and the fit's leave-one-family-out predictions, drawn from the committed
-    game_elo_fit.json."""
+    data/game_elo_fit.json."""
     from bench.family_fit import figure
 
-    if not (root / "game_elo_fit.json").is_file():
-        raise SystemExit("game_elo_fit.json: no fit to draw")
-    figure(json.loads((root / "game_elo_fit.json").read_text(encoding="utf-8")), path)
+    if not (root / FIT_INPUTS[0]).is_file():
+        raise SystemExit(f"{FIT_INPUTS[0]}: no fit to draw")
+    figure(json.loads((root / FIT_INPUTS[0]).read_text(encoding="utf-8")), path)
 
 
 def map_figure(path: Path, root: Path = ROOT) -> None:
     """docs/ladder_map.png: every player's reading on both ladders with its 90% error bars,
-    and the fitted map with its 90% band (the slope's error and tau), from ladder_map.json."""
+    and the fitted map with its 90% band (the slope's error and tau), from the committed map."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -529,9 +524,9 @@ def map_figure(path: Path, root: Path = ROOT) -> None:
     from lib.benchmark.stats.ladder_map import load_map
     from lib.figures import save_figure
 
-    fit = load_map(root / "ladder_map.json")
+    fit = load_map(root / MAP_INPUTS[0])
     if fit is None:
-        raise SystemExit("ladder_map.json: no map to draw")
+        raise SystemExit(f"{MAP_INPUTS[0]}: no map to draw")
     fig, ax = plt.subplots(figsize=(6.4, 5.2))
     families = sorted({r["family"] for r in fit.readings})
     for i, family in enumerate(families):

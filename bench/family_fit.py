@@ -11,10 +11,10 @@ correlate beyond MAX_CORRELATION over the players) and its fit weighs each as ch
 must (a higher accuracy never predicts a lower Elo); among those, the one with the smallest
 held-out error is chosen: the 90% interval score (width, plus 20 times any miss), averaged
 within each family, then over families.
-With --write it writes the committed fit (game_elo_fit.json) that static runs read.
+With --write it writes the committed fit (data/game_elo_fit.json) that static runs read.
 
     python -m bench.family_fit                          # the table
-    python -m bench.family_fit --write game_elo_fit.json
+    python -m bench.family_fit --write data/game_elo_fit.json
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import numpy as np
 
 from bench.ladder_map import SOURCE, TARGET
 from bench.validation_players import MAP_DATA, read_table
+from lib.benchmark.core.data import LADDER_MAP, ROOT
 from lib.benchmark.static.family_fit import (
     FEATURE_SETS,
     Rated,
@@ -38,11 +39,10 @@ from lib.benchmark.static.family_fit import (
     unidentifiable,
 )
 from lib.benchmark.static.prediction import REFERENCE_SCALE
-from lib.benchmark.stats.ladder_map import MAP_FILE, load_map
+from lib.benchmark.stats.ladder_map import load_map
 from lib.figures import save_figure
 from lib.files import atomic_write, sha256_file
 
-ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "validation_players.csv"
 METRICS = ("accuracy", "best_move_rate", "grade_blunder", "grade_mistake")
 REFERENCE_TABLE = "reference"  # the rows of the players' game Elos on the reference scale
@@ -51,16 +51,17 @@ REFERENCE_TABLE = "reference"  # the rows of the players' game Elos on the refer
 def load(path: Path, ladder: str = "ladder.csv") -> list[Rated]:
     """The table's players with their game Elos on `ladder`; REFERENCE_TABLE: on the
     reference scale, measured on the 17.1 ladder where there is that reading (the table's,
-    or the map's players'), else the ladder.csv reading converted by the committed map (its
+    or the map's players'), else the Stockfish 15.1 reading converted by the committed map (its
     error added)."""
     rows = read_table(path)
     if ladder != REFERENCE_TABLE:
         return [_rated(r, float(r["game_elo"]), float(r["game_elo_sd"]))
                 for r in rows if r["ladder"] == ladder and r["accuracy"]]
-    conv = load_map(ROOT / MAP_FILE)
+    conv = load_map(LADDER_MAP)
     if conv is None:
-        raise SystemExit(f"no {MAP_FILE}: fit the map first (python -m bench.ladder_map "
-                         f"--write {MAP_FILE}), or give --ladder ladder.csv")
+        name = LADDER_MAP.relative_to(ROOT)
+        raise SystemExit(f"no {name}: fit the map first (python -m bench.ladder_map "
+                         f"--write {name}), or give --ladder ladder.csv")
     # Measured on the reference ladder: the cross-ladder rows, and the map's players.
     extra = read_table(MAP_DATA) if MAP_DATA.exists() else []
     measured = {r["player"]: r for r in [*rows, *extra] if r["ladder"] == TARGET}
@@ -137,7 +138,7 @@ def main() -> None:
     p.add_argument("--scale", default=REFERENCE_SCALE, help="the scale the fit records")
     p.add_argument("--questions", type=Path, default=ROOT / "questions.csv")
     p.add_argument("--write", type=Path, default=None,
-                   help="write the chosen fit here (the committed one is game_elo_fit.json)")
+                   help="write the chosen fit here (the committed one is data/game_elo_fit.json)")
     args = p.parse_args()
     players = load(args.data, args.ladder)
     results = {}

@@ -1,6 +1,6 @@
 """Game Elo by simulation: coverage of the 90% interval, games to +-target, adaptive vs fixed.
 
-Each run draws a true Elo, plays simulated games against the ladder (ladder.csv's Elos and
+Each run draws a true Elo, plays simulated games against the ladder (the ladder's Elos and
 draw parameter nu) with outcomes from the BTD model, choosing rungs by `play`'s Thompson
 sampler and stopping by its rule; the reported estimate (interval, or one-sided bound) is
 checked against the truth. The baseline plays a fixed schedule, cycling over every rung of
@@ -18,6 +18,7 @@ import numpy as np
 
 from bench.elo_coverage import covers
 from lib.benchmark.arena.ladder import load_ladder
+from lib.benchmark.core.data import FIRST_LADDER, ladder_path
 from lib.benchmark.games.sampler import (
     PRIOR,
     SamplerConfig,
@@ -73,7 +74,7 @@ def main() -> None:
     """Print coverage, median games and the saving against the fixed schedule per scenario."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=500, help="runs per scenario (default 500)")
-    p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv")
+    p.add_argument("--ladder", type=ladder_path, default=FIRST_LADDER)
     p.add_argument("--batch", type=int, default=1, help="games chosen per posterior update")
     p.add_argument("--prior", type=float, nargs=2, default=(PRIOR.mean, PRIOR.sd),
                    metavar=("MEAN", "SD"))

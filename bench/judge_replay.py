@@ -50,9 +50,9 @@ from lib.benchmark.arena.game import (
     ScreenedJudge,
     play_game,
 )
-from lib.benchmark.arena.ladder import default_rungs
+from lib.benchmark.arena.ladder import default_rungs, ladder_for
 from lib.benchmark.arena.match import PLAYERS, GameJob, on_worker
-from lib.benchmark.core.cli import LADDER_GAMES
+from lib.benchmark.core.data import BOOK, LADDER_GAMES, games_path
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Side, Start
 from lib.benchmark.ladders.calibration import CalibrationGame, game_key, read_games
 from lib.benchmark.players.player import make_player
@@ -156,7 +156,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--games", type=int, default=300)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--games-file", type=Path, default=ROOT / LADDER_GAMES)
+    parser.add_argument("--games-file", type=games_path, default=None,
+                        help="the games replayed (default: the engine's ladder's)")
     parser.add_argument("--stockfish", default=None)
     parser.add_argument("--adjudication", type=int, choices=sorted(RULES), default=1,
                         help="the rule the screened judge applies (default 1, the committed "
@@ -166,8 +167,9 @@ def main() -> None:
     args = parser.parse_args()
     settings = EngineSettings(find_stockfish(args.stockfish))
     engine = engine_identity(settings.path)
-    rows = sample(read_games(args.games_file), engine, args.games)
-    openings = tuple(o.start() for o in book.load_book(ROOT / "openings.csv"))
+    games_file = args.games_file or ladder_for(engine).with_name(LADDER_GAMES)
+    rows = sample(read_games(games_file), engine, args.games)
+    openings = tuple(o.start() for o in book.load_book(BOOK))
     starts = {o.label: o for o in openings}
     rule = RULES[args.adjudication]
     jobs = [(g, rebuild(g, starts[g.opening], settings, rule)) for g in rows]

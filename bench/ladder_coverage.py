@@ -26,7 +26,7 @@ import numpy as np
 from bench.elo_coverage import covers
 from bench.games_coverage import outcome
 from lib.benchmark.arena.ladder import Ladder, by_elo, load_ladder
-from lib.benchmark.core.cli import LADDER_GAMES
+from lib.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, games_path, ladder_path
 from lib.benchmark.games.sampler import (
     PRIOR,
     SamplerConfig,
@@ -172,12 +172,14 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=500, help="runs per true Elo (default 500)")
     p.add_argument("--elos", type=float, nargs="*", default=list(range(0, 2801, 200)))
     p.add_argument("--target", type=float, default=70.0)
-    p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv")
-    p.add_argument("--games", type=Path, default=ROOT / LADDER_GAMES)
+    p.add_argument("--ladder", type=ladder_path, default=FIRST_LADDER)
+    p.add_argument("--games", type=games_path, default=None,
+                   help="the calibration games (default: the ladder's, beside it)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
     ladder = load_ladder(args.ladder)
-    games = usable(ladder.rungs, read_games(args.games), ladder.engine,
+    games_file = args.games or args.ladder.with_name(LADDER_GAMES)
+    games = usable(ladder.rungs, read_games(games_file), ladder.engine,
                    rule=ladder.adjudication)
     how = ("its re-measurement drawn from its covariance (it was fitted with a prior)"
            if ladder.prior else f"re-measured from {len(games.weak)} games")

@@ -1,14 +1,14 @@
 """The ladder against its goals, and what it would take to reach them.
 
-Reads ladder.csv, its covariance and the games file; prints every rung's 90% half-width
-(relative to the random mover, the zero) against its goal (<= 35 Elo up to 2000, <= 80 above),
-each adjacent gap against 50-150 Elo (30-70% expected), the model's fit by how far apart
-the rungs of a game are (observed against expected scores), and how many more games the
-calibration's own planner (design.choose) needs to meet every half-width goal, with the CPU
-time they would take: each game's plies (the mean of the file's games of that pair, or of all
-games) times the nodes searched per ply (the mover's node limit, plus the screened judge's
-look; its full searches, about 17 a game, and every search's overhead left out: a lower bound),
-at Stockfish's own single-thread `bench` speed on this machine.
+Reads a ladder (Stockfish 15.1's unless --ladder), its covariance and its games file; prints
+every rung's 90% half-width (relative to the random mover, the zero) against its goal (<= 35
+Elo up to 2000, <= 80 above), each adjacent gap against 50-150 Elo (30-70% expected), the
+model's fit by how far apart the rungs of a game are (observed against expected scores), and
+how many more games the calibration's own planner (design.choose) needs to meet every half-
+width goal, with the CPU time they would take: each game's plies (the mean of the file's games
+of that pair, or of all games) times the nodes searched per ply (the mover's node limit, plus
+the screened judge's look; its full searches, about 17 a game, and every search's overhead left
+out: a lower bound), at Stockfish's own single-thread `bench` speed on this machine.
 
 With --seconds-per-game S (one worker's wall seconds a calibration game, as
 bench/calibration_speed.py measures, or a calibration run's own rate times its workers), it
@@ -39,7 +39,7 @@ from lib.benchmark.arena.ladder import (
     load_ladder,
     pairs,
 )
-from lib.benchmark.core.cli import LADDER_GAMES
+from lib.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, games_path, ladder_path
 from lib.benchmark.ladders import design
 from lib.benchmark.ladders.calibration import (
     CalibrationGame,
@@ -76,14 +76,15 @@ def adjacent(ladder: Ladder) -> list[float]:
 def main() -> None:
     """Print the goals table and the games and CPU-hours still needed."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv")
-    p.add_argument("--games", type=Path, default=ROOT / LADDER_GAMES)
+    p.add_argument("--ladder", type=ladder_path, default=FIRST_LADDER)
+    p.add_argument("--games", type=games_path, default=None,
+                   help="the calibration games (default: the ladder's, beside it)")
     p.add_argument("--seconds-per-game", type=float, default=None,
                    help="one worker's wall seconds a game (bench/calibration_speed.py): "
                    "project Ladder III's cost")
     args = p.parse_args()
     ladder = load_ladder(args.ladder)
-    games = read_games(args.games)
+    games = read_games(args.games or args.ladder.with_name(LADDER_GAMES))
     use = usable(ladder.rungs, games, ladder.engine, rule=ladder.adjudication)
     goal = design.goals(ladder.elos)
     half = btd.Z90 * np.sqrt(np.diag(ladder.cov))

@@ -1,17 +1,18 @@
 """The map from Stockfish 15.1's ladder to the reference ladder, fitted and checked.
 
-Reads the map's players (ladder_map_players.csv: engines of other families, whose moves do
-not depend on the ladder's engine), takes those rated on both ladders with at least MAP_GAMES
-games on each, fits the map of
+Reads the map's players (data/ladders/ladder_map_players.csv: engines of other families,
+whose moves do not depend on the ladder's engine), takes those rated on both ladders with at
+least MAP_GAMES games on each, fits the map of
 lib/benchmark/games/ladder_map.py, and checks it leaving one player out at a time: 85-95% of
 the held-out players' reference readings should fall inside their mapped 90% intervals.
-With --write it writes the committed map (ladder_map.json) the leaderboard converts by.
+With --write it writes the committed map (data/ladders/ladder_map.json) the leaderboard
+converts by.
 
-    python -m bench.validation_players run --map --ladder ladder.csv --stockfish <15.1>
-    python -m bench.validation_players run --map --ladder ladder@stockfish-17.1.csv \\
+    python -m bench.validation_players run --map --ladder stockfish-15.1 --stockfish <15.1>
+    python -m bench.validation_players run --map --ladder stockfish-17.1 \\
         --stockfish <a 17.1 build>
     python -m bench.validation_players map-table
-    python -m bench.ladder_map --write ladder_map.json
+    python -m bench.ladder_map --write data/ladders/ladder_map.json
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ import json
 from pathlib import Path
 
 from bench.validation_players import MAP_DATA, MAP_GAMES, read_table
+from lib.benchmark.core.data import LADDER_MAP, ROOT
 from lib.benchmark.stats.ladder_map import (
-    MAP_FILE,
     Reading,
     fit_map,
     leave_one_out,
@@ -30,8 +31,8 @@ from lib.benchmark.stats.ladder_map import (
 )
 from lib.files import atomic_write
 
-ROOT = Path(__file__).resolve().parents[1]
-SOURCE, TARGET = "ladder.csv", "ladder@stockfish-17.1.csv"
+SOURCE, TARGET = "ladder.csv", "ladder@stockfish-17.1.csv"  # the ladders' labels in the
+# tables (core/data.ladder_label)
 LADDER_DEPENDENT = ("rungs", "softmax")  # families whose moves come from Stockfish itself
 
 
@@ -57,12 +58,12 @@ def main() -> None:
     p.add_argument("--data", type=Path, default=MAP_DATA)
     p.add_argument("--min-games", type=int, default=MAP_GAMES)
     p.add_argument("--write", type=Path, default=None,
-                   help=f"write the map here (the committed one is {MAP_FILE})")
+                   help=f"write the map here (the committed one is {LADDER_MAP.relative_to(ROOT)})")
     args = p.parse_args()
     found = readings(args.data, args.min_games)
     fit = fit_map(found, "Stockfish 15.1", "Stockfish 17.1")
     loo = leave_one_out(found, fit.source, fit.target)
-    print("| player | family | ladder.csv | 17.1 | mapped, held out (90%) | inside |")
+    print("| player | family | 15.1 | 17.1 | mapped, held out (90%) | inside |")
     print("|---|---|---|---|---|---|")
     for x in loo:
         print(f"| {x['player']} | {x['family']} | {x['x']:.0f} | {x['y']:.0f} | "

@@ -23,6 +23,7 @@ import numpy as np
 
 from bench.ladder_coverage import draw_truth
 from lib.benchmark.arena.ladder import Ladder, load_ladder, pairs
+from lib.benchmark.core.data import FIRST_LADDER, ladder_path
 from lib.benchmark.ladders import design
 from lib.benchmark.ladders.calibration import Usable, fit, planning_elos
 from lib.benchmark.ladders.ladder_prior import SHIFT_LENGTH, prior_from, shift_cov
@@ -123,7 +124,7 @@ def main() -> None:
                    help="calibration games of each replayed new ladder (default 6000)")
     p.add_argument("--batch", type=int, default=1000,
                    help="games planned at once, as one calibrate --add-games (default 1000)")
-    p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv")
+    p.add_argument("--ladder", type=ladder_path, default=FIRST_LADDER)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
     committed = load_ladder(args.ladder)

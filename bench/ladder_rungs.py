@@ -24,6 +24,7 @@ import numpy as np
 from scipy.interpolate import PchipInterpolator
 
 from lib.benchmark.arena.ladder import MIX_NODES, RUNG_GAP, RUNG_SPACING, Ladder, load_ladder
+from lib.benchmark.core.data import FIRST_LADDER, ladder_path
 from lib.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,7 +94,7 @@ def choose_nodes(log_nodes: np.ndarray, elo: np.ndarray, gap: float, top: float)
 def main() -> None:
     """Print the proposed rungs and the ladder's gaps outside the spacing."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv")
+    p.add_argument("--ladder", type=ladder_path, default=FIRST_LADDER)
     p.add_argument("--gap", type=float, default=RUNG_GAP)
     p.add_argument("--top", type=float, default=3050.0,
                    help="the strongest rung's Elo at least (default 3050)")

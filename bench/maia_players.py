@@ -7,7 +7,7 @@ through their caches. `table` gathers the readings into the committed table and 
 games they rest on.
 
     python -m bench.maia_players run                     # the reference ladder
-    python -m bench.maia_players run --ladder ladder.csv --stockfish /usr/games/stockfish
+    python -m bench.maia_players run --ladder stockfish-15.1 --stockfish /usr/games/stockfish
     python -m bench.maia_players static                  # the static test (all questions)
     python -m bench.maia_players table                   # data/human/maia_players.csv
     python -m bench.maia_players games                   # data/human/maia_games.csv.gz
@@ -37,6 +37,7 @@ from bench.validation_players import (
     serving,
     shard,
 )
+from lib.benchmark.core.data import REFERENCE_LADDER, ladder_label, ladder_path
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.human import HUMAN_DIR, READINGS_FILE, Crosswalk, load_crosswalks
 from lib.benchmark.core.results import slug
@@ -47,7 +48,8 @@ from lib.files import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "maia"
-REFERENCE = ROOT / "ladder@stockfish-17.1.csv"  # the reference ladder (Stockfish 17.1)
+REFERENCE = REFERENCE_LADDER  # the reference ladder (Stockfish 17.1)
+LABEL = Path(ladder_label(REFERENCE)).stem  # its name in the table and the output folders
 DATA = HUMAN_DIR / READINGS_FILE  # the nets' readings: the crosswalk's committed data
 GAMES = HUMAN_DIR / "maia_games.csv.gz"  # the games they rest on
 # Games per net and ladder. The reference ladder's rungs near the nets' strength (2,100-2,400)
@@ -68,18 +70,18 @@ def spec(net: int) -> str:
 def run_command(args: argparse.Namespace) -> None:
     """Rate the nets (resumable), a share of them with --shard."""
     ladder = args.ladder or REFERENCE
-    out = args.out / ladder.stem
+    out = args.out / Path(ladder_label(ladder)).stem
     nets = args.nets[args.shard[0]::args.shard[1]]
     with serving(args.stockfish) as server:
         for n, net in enumerate(nets, start=1):
-            print(f"[{n}/{len(nets)}] {spec(net)} on {ladder.name}", flush=True)
+            print(f"[{n}/{len(nets)}] {spec(net)} on {ladder_label(ladder)}", flush=True)
             run_player(Player(spec(net), "maia"), server.base_url, ladder, args.stockfish,
                        out, static=False, max_games=args.max_games, target=1.0)
 
 
 def static_command(args: argparse.Namespace) -> None:
     """Run the nets through the static test (every question), served as a model is."""
-    out = args.out / REFERENCE.stem  # the static test does not depend on the ladder
+    out = args.out / LABEL  # the static test does not depend on the ladder
     with serving(None) as server:
         for net in args.nets:
             model = f"{SERVED}/{spec(net)}"
@@ -183,7 +185,7 @@ def games_command(args: argparse.Namespace) -> None:
 def read_rows(path: Path = DATA) -> list[dict[str, str]]:
     """The committed table's rows on the reference ladder, by net."""
     with path.open(encoding="utf-8", newline="") as handle:
-        rows = [r for r in csv.DictReader(handle) if r["ladder"] == f"{REFERENCE.stem}.csv"]
+        rows = [r for r in csv.DictReader(handle) if r["ladder"] == f"{LABEL}.csv"]
     return sorted(rows, key=lambda r: int(r["net"]))
 
 
@@ -267,8 +269,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="rate the nets (resumable)")
-    r.add_argument("--ladder", type=Path, default=None,
-                   help=f"the ladder (default the reference ladder, {REFERENCE.name})")
+    r.add_argument("--ladder", type=ladder_path, default=None,
+                   help="the ladder (default the reference ladder, stockfish-17.1)")
     r.add_argument("--stockfish", default=None, help="the rungs' Stockfish")
     r.add_argument("--nets", type=int, nargs="+", default=list(NETS), choices=NETS)
     r.add_argument("--max-games", type=int, default=MAX_GAMES,

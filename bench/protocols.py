@@ -40,7 +40,8 @@ from lib.files import atomic_write
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "protocols"
 DATA = ROOT / "bench" / "data" / "protocol_neutrality.csv"
-PLAYER = "mix:random=50,nodes=1000"  # about 1,250 on ladder.csv: long games, a mid rung
+PLAYER = "mix:random=50,nodes=1000"  # about 1,250 on Stockfish 15.1's ladder: long games, a
+# mid rung
 MAX_GAMES = 60
 
 

@@ -1,10 +1,11 @@
 """Static scores against game Elo: every ladder rung answers questions.csv; fit and check.
 
-Runs the static benchmark for each rung of ladder.csv (results in --out, resumable through
-its cache), prints each rung's ACPL and accuracy with 90% intervals beside its measured game
-Elo, fits game Elo on accuracy by the rungs alone and checks that line by leaving each rung
-out. The rungs' static runs join the validation set (bench/validation_players.py table),
-whose fit across player families (bench/family_fit.py) is the committed one.
+Runs the static benchmark for each rung of the ladder (Stockfish 15.1's unless --ladder;
+results in --out, resumable through its cache), prints each rung's ACPL and accuracy with 90%
+intervals beside its measured game Elo, fits game Elo on accuracy by the rungs alone and checks
+that line by leaving each rung out. The rungs' static runs join the validation set
+(bench/validation_players.py table), whose fit across player families (bench/family_fit.py) is
+the committed one.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 
 import benchmark
 from lib.benchmark.arena.ladder import load_ladder
+from lib.benchmark.core.data import FIRST_LADDER, ladder_path
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.results import slug
 from lib.benchmark.static.prediction import (
@@ -46,7 +48,7 @@ def rung_result(spec: str, questions: Path, out: Path, workers: int) -> dict:
 def main() -> None:
     """Score the rungs, fit, check, draw, and optionally write the fit."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv")
+    p.add_argument("--ladder", type=ladder_path, default=FIRST_LADDER)
     p.add_argument("--questions", type=Path, default=ROOT / "questions.csv")
     p.add_argument("--out", type=Path, default=ROOT / "results" / "rungs")
     p.add_argument("--workers", type=int, default=2)

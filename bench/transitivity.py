@@ -25,6 +25,7 @@ import numpy as np
 from bench.family_fit import load
 from lib.benchmark.arena import book
 from lib.benchmark.arena.ladder import Rung
+from lib.benchmark.core.data import BOOK
 from lib.benchmark.ladders.calibration import (
     CalibrationConfig,
     CalibrationGame,
@@ -138,7 +139,7 @@ def main() -> None:
     settings = EngineSettings(find_stockfish(args.stockfish))
     if args.games:
         rungs = [Rung(spec, spec) for spec in sorted({s for pair in PAIRS for s in pair})]
-        openings = tuple(o.start() for o in book.load_book(ROOT / "openings.csv"))
+        openings = tuple(o.start() for o in book.load_book(BOOK))
         config = CalibrationConfig(ClusterSettings(args.workers), seed=0, openings=openings)
         engine = engine_identity(settings.path)
         args.store.parent.mkdir(parents=True, exist_ok=True)

@@ -8,9 +8,9 @@ HTTP on 127.0.0.1, and `benchmark.py` (static, all questions) and `benchmark.py 
 on a ladder) rate it. Both resume through their caches, so an interrupted `run` goes on where
 it stopped. `table` gathers the results into the committed data file.
 
-    python -m bench.validation_players run                       # every player, ladder.csv
+    python -m bench.validation_players run                       # every player, stockfish-15.1
     python -m bench.validation_players run --cross               # the cross-ladder players
-        --ladder ladder@stockfish-17.1.csv --stockfish <a Stockfish 17.1 build>
+        --ladder stockfish-17.1 --stockfish <a Stockfish 17.1 build>
     python -m bench.validation_players run --map --ladder L --stockfish S  # the map's players
     python -m bench.validation_players map-table                # ladder_map_players.csv
     python -m bench.validation_players table --write bench/data/validation_players.csv
@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import benchmark
-from lib.benchmark.arena.ladder import ladders_beside, load_ladder
+from lib.benchmark.arena.ladder import ladders_in, load_ladder
+from lib.benchmark.core.data import FIRST_LADDER, MAP_PLAYERS, ladder_label, ladder_path
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.results import slug
 from lib.benchmark.core.server import SERVED, PlayerServer
@@ -42,7 +43,7 @@ from lib.files import atomic_write
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "validation"
 DATA = ROOT / "bench" / "data" / "validation_players.csv"
-MAP_DATA = ROOT / "ladder_map_players.csv"  # the map's players: game Elos on both ladders
+MAP_DATA = MAP_PLAYERS  # the map's players: game Elos on both ladders
 MAX_GAMES = 60
 MAP_GAMES = 100  # games per player and ladder of the map between the ladders
 
@@ -138,7 +139,7 @@ def run_command(args: argparse.Namespace) -> None:
         players = [p for p in PLAYERS if p.cross or not args.cross]
     index, count = args.shard
     players = players[index::count]
-    out = args.out / (args.ladder.stem if args.ladder else "ladder")
+    out = args.out / (Path(ladder_label(args.ladder)).stem if args.ladder else "ladder")
     with serving(args.stockfish) as server:
         for n, player in enumerate(players, start=1):
             print(f"[{n}/{len(players)}] {player.spec} ({player.family})", flush=True)
@@ -172,7 +173,7 @@ def rung_rows(ladder_path: Path, rungs_out: Path) -> list[dict[str, Any]]:
     for rung in ladder.rungs:
         static = latest(rungs_out, Kind.STATIC, f"{rung.spec}__fen@1__all")
         sd = (rung.hi - rung.lo) / (2 * Z90)
-        found.append({"player": rung.spec, "family": RUNGS, "ladder": ladder_path.name,
+        found.append({"player": rung.spec, "family": RUNGS, "ladder": ladder_label(ladder_path),
                       "game_elo": round(rung.elo, 1), "game_elo_lo": round(rung.lo, 1),
                       "game_elo_hi": round(rung.hi, 1), "game_elo_sd": round(sd, 1),
                       "games": rung.games, **static_columns(static)})
@@ -226,7 +227,7 @@ def updated(table: list[dict[str, str]], out: Path) -> tuple[list[dict[str, Any]
     have = {(r["player"], r["ladder"]) for r in rows_out}
     first = {r["player"]: r for r in reversed(rows_out)}
     blank = dict.fromkeys(table[0], "") if table else {}
-    ladders = {p.stem for p in ladders_beside(ROOT / "ladder.csv")}  # the committed ones
+    ladders = {Path(ladder_label(p)).stem for p in ladders_in()}  # the committed ones
     for ladder_dir in sorted(d for d in out.iterdir() if d.is_dir() and d.name in ladders)\
             if out.exists() else []:
         for player in PLAYERS:
@@ -323,7 +324,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="rate the players (resumable)")
-    r.add_argument("--ladder", type=Path, default=None,
+    r.add_argument("--ladder", type=ladder_path, default=None,
                    help="the ladder (default: the one whose engine --stockfish matches)")
     r.add_argument("--stockfish", default=None, help="Stockfish for the rungs and softmax")
     r.add_argument("--cross", action="store_true",
@@ -340,8 +341,8 @@ def main() -> None:
     r.set_defaults(handler=run_command)
     t = sub.add_parser("table", help="gather the results into one table")
     t.add_argument("--out", type=Path, default=OUT)
-    t.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv",
-                   help="the ladder whose rungs join the table (default ladder.csv)")
+    t.add_argument("--ladder", type=ladder_path, default=FIRST_LADDER,
+                   help="the ladder whose rungs join the table (default stockfish-15.1)")
     t.add_argument("--rungs", type=Path, default=ROOT / "results" / "rungs",
                    help="the rungs' static runs (bench/static_vs_game.py --out)")
     t.add_argument("--update", action="store_true",

@@ -11,9 +11,10 @@ import pytest
 import benchmark
 from lib import fingerprint
 from lib.benchmark.arena.ladder import fingerprint_path, ladder_of
+from lib.benchmark.core.data import FIRST_LADDER, REFERENCE_LADDER
 from lib.engine import Engine, EngineSettings, engine_identity
 from tests.benchmark.test_play import write_ladder
-from tests.conftest import ROOT, fault_engine
+from tests.conftest import fault_engine
 
 
 def test_a_fingerprint_is_the_same_every_time_and_round_trips(stockfish: str,
@@ -34,7 +35,7 @@ def test_a_fingerprint_is_the_same_every_time_and_round_trips(stockfish: str,
 
 def test_the_committed_ladder_has_the_fingerprint_of_the_engine_here(stockfish: str) -> None:
     """ladder.csv was measured with Debian's Stockfish 15.1, the engine CI installs."""
-    recorded = fingerprint.read(fingerprint_path(ROOT / "ladder.csv"))
+    recorded = fingerprint.read(fingerprint_path(FIRST_LADDER))
     assert recorded is not None and recorded.engine == "Stockfish 15.1"
     assert recorded.difference(fingerprint.of_binary(stockfish)) is None
 
@@ -73,26 +74,28 @@ def test_the_same_name_with_other_searches_is_refused_naming_the_position(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "searches differently" in err
     assert "position 1 (rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1, 1,000 " \
-           "nodes)" in err and "Ladders here: ladder.csv (Stockfish 15.1)" in err
+           "nodes)" in err and "Ladders here: stockfish-15.1 (Stockfish 15.1)" in err
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*.json"))
 
 
 def test_the_ladder_a_build_plays_is_found_by_its_searches(
         tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two ladders side by side: the build is matched to the one its searches fit, under
-    whatever name it reports."""
+    """Two ladders side by side, a folder each: the build is matched to the one its searches
+    fit, under whatever name it reports."""
     other = fault_engine(tmp_path, stockfish, monkeypatch, "die", "")
     monkeypatch.setenv("FAULT_NODES", "1")
     monkeypatch.setenv("FAULT_NAME", "Stockfish 17.1")
-    default = write_ladder(tmp_path / "ladder.csv", "Stockfish 17.1")
+    for folder in ("stockfish-17.1", "stockfish-15.1"):
+        (tmp_path / folder).mkdir()
+    default = write_ladder(tmp_path / "stockfish-17.1" / "ladder.csv", "Stockfish 17.1")
     fingerprint.of_binary(other).write(fingerprint_path(default))
-    mine = write_ladder(tmp_path / "ladder@stockfish-15.1.csv", engine_identity(stockfish))
+    mine = write_ladder(tmp_path / "stockfish-15.1" / "ladder.csv", engine_identity(stockfish))
     fingerprint.of_binary(stockfish).write(fingerprint_path(mine))
-    assert ladder_of(default, "Stockfish 15.1 WASM", stockfish) == mine
-    assert ladder_of(default, "Stockfish 17.1", other) == default
+    assert ladder_of("Stockfish 15.1 WASM", stockfish, tmp_path, default) == mine
+    assert ladder_of("Stockfish 17.1", other, tmp_path, mine) == default
 
 
-LADDER_171 = ROOT / "ladder@stockfish-17.1.csv"
+LADDER_171 = REFERENCE_LADDER
 
 
 def test_npms_webassembly_build_plays_the_native_171_ladder_and_is_named(
@@ -103,7 +106,7 @@ def test_npms_webassembly_build_plays_the_native_171_ladder_and_is_named(
     recorded = fingerprint.read(fingerprint_path(LADDER_171))
     assert recorded is not None and recorded.engine == "Stockfish 17.1"
     assert engine_identity(wasm_stockfish) == "Stockfish 17.1 WASM"
-    assert ladder_of(ROOT / "ladder.csv", "Stockfish 17.1 WASM", wasm_stockfish) == LADDER_171
+    assert ladder_of("Stockfish 17.1 WASM", wasm_stockfish) == LADDER_171
     args = ["play", "--model", "random", "--out", str(tmp_path / "out"), "--max-games", "2",
             "--ply-cap", "12", "--stockfish", wasm_stockfish]
     assert benchmark.main(args) == 0
@@ -123,6 +126,6 @@ def test_stockfish_15_1_posing_as_17_1_is_refused_by_its_searches(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "searches differently" in err
     assert "position 1 (" in err and "Stockfish 15.1 plays" not in err  # named by searches
-    assert "make engine" in err and "ladder@stockfish-17.1.csv (Stockfish 17.1)" in err
-    # Found by its searches, it is what it is: 15.1, whose ladder is ladder.csv.
-    assert ladder_of(ROOT / "ladder.csv", "Stockfish 17.1", posing) == ROOT / "ladder.csv"
+    assert "make engine" in err and "stockfish-17.1 (Stockfish 17.1)" in err
+    # Found by its searches, it is what it is: 15.1, whose ladder is the first one.
+    assert ladder_of("Stockfish 17.1", posing) == FIRST_LADDER

@@ -11,6 +11,7 @@ import pytest
 
 import benchmark
 from lib.benchmark.arena import book
+from lib.benchmark.core.data import BOOK
 from lib.engine import Engine, EngineSettings, score_to_cp
 from lib.errors import DataError
 from tests.conftest import MONTHLY, ROOT
@@ -30,7 +31,7 @@ def _check(rows: list[dict[str, str]]) -> None:
 
 
 def test_the_committed_book_is_balanced_real_and_large() -> None:
-    with open(ROOT / "openings.csv", newline="", encoding="utf-8") as handle:
+    with open(BOOK, newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) >= 500 and list(rows[0]) == book.FIELDS
     _check(rows)

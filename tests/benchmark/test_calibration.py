@@ -16,7 +16,7 @@ import pytest
 
 import benchmark
 from lib.benchmark.arena.ladder import Ladder, Rung, anchor_of, load_ladder, pairs, rate
-from lib.benchmark.core.cli import LADDER_GAMES
+from lib.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, REFERENCE_LADDER
 from lib.benchmark.ladders import design
 from lib.benchmark.ladders.calibration import (
     CalibrationGame,
@@ -130,10 +130,12 @@ def test_the_adjudication_column_appears_with_a_game_of_another_rule(tmp_path: P
 
 
 def test_the_committed_games_stay_small_and_readable() -> None:
-    path = ROOT / LADDER_GAMES
-    assert path.stat().st_size < 5 * 2 ** 20
-    games = read_games(path)
-    assert len(games) > 2_000 and games == sorted(games)
+    for ladder in (FIRST_LADDER, REFERENCE_LADDER):
+        path = ladder.with_name(LADDER_GAMES)
+        assert path.stat().st_size < 5 * 2 ** 20
+        games = read_games(path)
+        assert len(games) > 2_000 and games == sorted(games)
+        assert {g.engine for g in games} == {load_ladder(ladder).engine}  # its folder's own
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -214,8 +216,8 @@ def _goal_between(ladder: Ladder, info: np.ndarray) -> float:
 
 
 def test_the_planner_stops_only_where_the_reported_half_widths_meet_their_goals() -> None:
-    ladder = load_ladder(ROOT / "ladder.csv")
-    use = usable(ladder.rungs, read_games(ROOT / LADDER_GAMES), ladder.engine)
+    ladder = load_ladder(FIRST_LADDER)
+    use = usable(ladder.rungs, read_games(FIRST_LADDER.with_name(LADDER_GAMES)), ladder.engine)
     k, candidates = anchor_of(ladder.rungs), pairs(len(ladder.rungs))
     info = design.information(ladder.elos, ladder.nu, use.weak, use.strong)
     inflate = inflation(ladder, use)
@@ -236,9 +238,9 @@ def test_a_ladder_with_a_prior_is_planned_to_its_reported_half_widths() -> None:
     """The 17.1 ladder is fitted with a prior whose settings are averaged by the games, so it
     reports wider intervals than the planner's one setting expects; the planner inflates to
     them (before, it stopped while five rungs reported 1-2 Elo over their goals)."""
-    ladder = load_ladder(ROOT / "ladder@stockfish-17.1.csv")
-    prior = prior_from(load_ladder(ROOT / "ladder.csv"), ladder.rungs)
-    use = usable(ladder.rungs, read_games(ROOT / LADDER_GAMES), ladder.engine,
+    ladder = load_ladder(REFERENCE_LADDER)
+    prior = prior_from(load_ladder(FIRST_LADDER), ladder.rungs)
+    use = usable(ladder.rungs, read_games(REFERENCE_LADDER.with_name(LADDER_GAMES)), ladder.engine,
                  rule=ladder.adjudication)
     k, candidates = anchor_of(ladder.rungs), pairs(len(ladder.rungs))
     info = design.information(ladder.elos, ladder.nu, use.weak, use.strong) \

@@ -9,6 +9,7 @@ import pytest
 from lib.benchmark.arena import game
 from lib.benchmark.arena.game import GameRecord
 from lib.benchmark.core import turns
+from lib.benchmark.core.data import BOOK
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start, take_turn
 from lib.benchmark.model import protocols as proto
 from lib.benchmark.model.interface import ModelConfig
@@ -170,10 +171,9 @@ def test_distinct_games_counts_a_replayed_game_once(stockfish: str) -> None:
     from lib.benchmark.games.play import Game
     from lib.benchmark.games.report import distinct_games
     from lib.engine import Engine, EngineSettings
-    from tests.conftest import ROOT
     white = Side(StockfishPlayer(stockfish, nodes=300), ENGINE_TEMPLATE)
     black = Side(StockfishPlayer(stockfish, nodes=600), ENGINE_TEMPLATE)
-    book = [o.start() for o in load_book(ROOT / "openings.csv")[:2]]
+    book = [o.start() for o in load_book(BOOK)[:2]]
     counts = []
     with Engine(EngineSettings(stockfish)) as judge:
         for starts in ([game.standard_start()] * 2, book):
@@ -195,8 +195,7 @@ def _judged(stockfish: str, judge_path: str, screened: bool, key: str,
     from lib.benchmark.arena.book import load_book
     from lib.benchmark.players.player import MixPlayer
     from lib.engine import Engine, EngineSettings
-    from tests.conftest import ROOT
-    start = load_book(ROOT / "openings.csv")[3].start()
+    start = load_book(BOOK)[3].start()
     white = Side(MixPlayer(stockfish, 30, 1000, seed=1), ENGINE_TEMPLATE)
     black = Side(MixPlayer(stockfish, 70, 1000, seed=1), ENGINE_TEMPLATE)
     made = []

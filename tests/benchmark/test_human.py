@@ -128,7 +128,7 @@ def played(tmp_path_factory: pytest.TempPathFactory, stockfish: str) -> Path:
     out = tmp_path_factory.mktemp("human")
     for player in PLAYERS:
         assert benchmark.main(["play", "--model", player, *GAMES[player], "--ladder",
-                               "ladder.csv", "--stockfish", stockfish, "--out",
+                               "stockfish-15.1", "--stockfish", stockfish, "--out",
                                str(out)]) == 0
     return out
 
@@ -153,7 +153,7 @@ def test_every_place_shows_the_placement(played: Path, stockfish: str,
     # The terminal summary (a rerun answers from the games store).
     capsys.readouterr()
     assert benchmark.main(["play", "--model", "random", *GAMES["random"], "--ladder",
-                           "ladder.csv", "--stockfish", stockfish, "--out", str(played)]) == 0
+                           "stockfish-15.1", "--stockfish", stockfish, "--out", str(played)]) == 0
     assert "human scale: below maia-1100's level (Lichess blitz ~" in capsys.readouterr().out
     assert benchmark.main(["leaderboard", "--results", str(played)]) == 0
     board = (played / "leaderboard.md").read_text(encoding="utf-8")

@@ -20,9 +20,9 @@ from lib.benchmark.arena.ladder import (
     rate_in_condition,
     write_ladder,
 )
+from lib.benchmark.core.data import FIRST_LADDER
 from lib.benchmark.stats import btd
 from lib.errors import DataError
-from tests.conftest import ROOT
 
 HEADER = "rung,spec,anchor,elo,lo,hi,games,score,nu,engine\n"
 
@@ -94,7 +94,7 @@ def test_rungs_whose_elos_round_alike_stay_ordered(tmp_path: Path) -> None:
 
 
 def test_the_committed_ladder_loads_and_spans_random_to_2800() -> None:
-    ladder = load_ladder(ROOT / "ladder.csv")
+    ladder = load_ladder(FIRST_LADDER)
     assert ladder.rungs[0].spec == "random" and ladder.elos.max() >= 2800
     assert ladder.nu > 0 and "Stockfish" in ladder.engine
     assert ladder.cov.shape == (len(ladder.rungs), len(ladder.rungs))

@@ -13,6 +13,7 @@ import benchmark
 from bench.ladder_prior import SCENARIOS, replay, true_new
 from lib.benchmark.arena.game import NEW_LADDER_RULE
 from lib.benchmark.arena.ladder import Rung, load_ladder, pairs
+from lib.benchmark.core.data import FIRST_LADDER
 from lib.benchmark.ladders import held_out
 from lib.benchmark.ladders.calibration import Usable, fit, read_games, usable
 from lib.benchmark.ladders.ladder_prior import (
@@ -26,9 +27,9 @@ from lib.benchmark.ladders.ladder_prior import (
 from lib.benchmark.stats import btd
 from lib.errors import DataError
 from lib.exits import Exit
-from tests.conftest import ROOT, fault_engine
+from tests.conftest import fault_engine
 
-COMMITTED = load_ladder(ROOT / "ladder.csv")
+COMMITTED = load_ladder(FIRST_LADDER)
 
 
 def _games(truth: np.ndarray, n: int, seed: int) -> Usable:

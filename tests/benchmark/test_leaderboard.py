@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 import benchmark
+from lib.benchmark.core.data import FIRST_LADDER, LADDER_MAP
 from lib.benchmark.leaderboard import board
 from lib.benchmark.leaderboard.board import Entry, LadderPart, _limits, dagger, ranked
 from lib.benchmark.stats.elo import Z
@@ -251,7 +252,7 @@ def test_the_players_rated_on_both_ladders_are_held_by_their_converted_intervals
     from lib.benchmark.stats.btd import Z90
     from lib.benchmark.stats.ladder_map import load_map
 
-    conv = load_map(ROOT / "ladder_map.json")
+    conv = load_map(LADDER_MAP)
     assert conv is not None
     found = readings(MAP_DATA)
     assert len(found) >= 12 and len({r.family for r in found}) >= 2
@@ -274,7 +275,7 @@ def test_a_real_run_on_the_old_ladder_is_listed_converted(tmp_path: Path,
 
     if engine_identity(stockfish) != "Stockfish 15.1":
         pytest.skip("ladder.csv's games need Stockfish 15.1 (Debian 12's)")
-    assert benchmark.main(["play", "--model", "random", "--ladder", str(ROOT / "ladder.csv"),
+    assert benchmark.main(["play", "--model", "random", "--ladder", str(FIRST_LADDER),
                            "--max-games", "2", "--ply-cap", "12", "--out", str(tmp_path),
                            "--stockfish", stockfish]) == 0
     assert benchmark.main(["leaderboard", "--results", str(tmp_path), "--questions",

@@ -179,7 +179,7 @@ def test_play_rates_a_net(tmp_path: Path, stockfish: str) -> None:
     """A short play run against the ladder: distinct games, a result."""
     shutil.rmtree(tmp_path, ignore_errors=True)
     assert benchmark.main(["play", "--model", "maia:net=1100", "--max-games", "4",
-                           "--stockfish", stockfish, "--ladder", "ladder.csv",
+                           "--stockfish", stockfish, "--ladder", "stockfish-15.1",
                            "--out", str(tmp_path)]) == 0
     [result] = [json.loads(p.read_text()) for p in tmp_path.glob("play__*.json")]
     standard = result["conditions"]["standard"]

@@ -19,6 +19,7 @@ import pytest
 import benchmark
 from lib import engine as engine_mod
 from lib.benchmark.arena.ladder import LADDER_FIELDS
+from lib.benchmark.core.data import REFERENCE_LADDER
 from lib.benchmark.games import cli as games_cli
 from lib.engine import engine_identity
 from lib.exits import Exit
@@ -333,19 +334,24 @@ def test_a_ladder_of_another_engine_version_stops_play_before_any_game(
     assert err.count("\n") == 1, err
     assert f"{ladder} was measured with {here}, but the engine here ({other}) is " \
         "Stockfish 17" in err
-    assert f"Ladders here: ladder.csv ({here}). Point --stockfish at a build of one of them" \
-        in err
-    assert "calibrate a ladder for Stockfish 17" in err and "ladder@stockfish-17.csv" in err
+    assert "Ladders here: stockfish-15.1 (Stockfish 15.1), stockfish-17.1 (Stockfish 17.1). " \
+        "Point --stockfish at a build of one of them" in err
+    assert "calibrate a ladder for Stockfish 17" in err
+    assert "writes data/ladders/stockfish-17/ladder.csv" in err
     assert not list(out.glob("play__*")) and not (out / "games.db").exists()
 
 
 def test_play_picks_the_ladder_of_the_engine_it_finds(
         tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Ladders of two engine versions side by side: with no --ladder, play rates on the one
-    measured with the engine it finds (the committed ladder's engine, or ladder@SLUG.csv)."""
+    """Ladders of two engine versions side by side, a folder each: with no --ladder, play
+    rates on the one measured with the engine it finds."""
     here = engine_identity(stockfish)
-    default = write_ladder(tmp_path / "ladder.csv", here)
-    seventeen = write_ladder(tmp_path / "ladder@stockfish-17.csv", "Stockfish 17")
+    root = tmp_path / "ladders"
+    for folder in ("here", "stockfish-17"):
+        (root / folder).mkdir(parents=True)
+    default = write_ladder(root / "here" / "ladder.csv", here)
+    seventeen = write_ladder(root / "stockfish-17" / "ladder.csv", "Stockfish 17")
+    monkeypatch.setattr(games_cli, "LADDERS", root)
     monkeypatch.setattr(games_cli, "LADDER", default)
     other = fault_engine(tmp_path, stockfish, monkeypatch, "die", "")
     monkeypatch.setenv("FAULT_NAME", "Stockfish 17")
@@ -366,7 +372,7 @@ def test_play_prefers_a_build_the_reference_ladder_serves(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     """A Debian 12 machine after `make setup`: Debian's 15.1 at /usr/games and the portable
     17.1. play takes the 17.1 (the lookup alone would take Debian's first), rates on the
-    reference ladder and says so; --ladder ladder.csv still rates on the old scale."""
+    reference ladder and says so; --ladder stockfish-15.1 still rates on the old scale."""
     if not engine_identity(stockfish).startswith("Stockfish 15.1"):
         pytest.skip("the machine's native Stockfish is not Debian 12's 15.1")
     bin_dir = tmp_path / "bin"
@@ -383,9 +389,9 @@ def test_play_prefers_a_build_the_reference_ladder_serves(
     settings = json.loads(result.read_text())["settings"]
     assert settings["rungs_engine"].startswith("Stockfish 17.1")
     assert settings["ladder_sha256"] == hashlib.sha256(
-        (ROOT / "ladder@stockfish-17.1.csv").read_bytes()).hexdigest()
+        (REFERENCE_LADDER).read_bytes()).hexdigest()
     assert "a build the reference ladder serves" in caplog.text and wasm_stockfish in caplog.text
-    assert benchmark.main([*argv, "--ladder", str(ROOT / "ladder.csv"), "--out",
+    assert benchmark.main([*argv, "--ladder", "stockfish-15.1", "--out",
                            str(tmp_path / "old")]) == 0
     [result] = (tmp_path / "old").glob("play__*.json")
     assert json.loads(result.read_text())["settings"]["rungs_engine"] == "Stockfish 15.1"

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from lib.benchmark.arena.ladder import load_ladder
+from lib.benchmark.core.data import GAME_FIT, REFERENCE_LADDER
 from lib.benchmark.static import family_fit, prediction
 from lib.benchmark.static.family_fit import FamilyFit
 from lib.benchmark.stats.elo import ABOVE, BELOW, INTERVAL
@@ -61,7 +62,7 @@ def test_the_fit_file_round_trips(tmp_path: Path) -> None:
 
 
 def test_the_committed_fit_is_across_families_for_the_committed_questions() -> None:
-    fit = prediction.load_fit(ROOT / "game_elo_fit.json")
+    fit = prediction.load_fit(GAME_FIT)
     assert isinstance(fit, FamilyFit)
     assert fit.questions_sha256 == sha256_file(ROOT / "questions.csv")
     # Along the rungs, stronger players are predicted stronger (the coefficients of correlated
@@ -84,7 +85,7 @@ def test_a_static_run_over_the_whole_set_reports_a_predicted_game_elo(tmp_path: 
     # A random mover's accuracy puts it below the about half-random mix52@1 rung of the
     # reference ladder (the fit's scale). (Not at the random rung's own 0: the line runs
     # above it there, README.)
-    ladder = {r.name: r.elo for r in load_ladder(ROOT / "ladder@stockfish-17.1.csv").rungs}
+    ladder = {r.name: r.elo for r in load_ladder(REFERENCE_LADDER).rungs}
     assert predicted["kind"] == INTERVAL and predicted["hi"] < ladder["mix52@1"]
     assert f"predicted_game: {predicted['text']}" in next(tmp_path.glob("*.md")).read_text()
     # A sample of the set is not what the line was fitted on: no prediction.
@@ -118,7 +119,7 @@ def test_no_predicted_game_elo_falls_as_accuracy_rises_at_a_fixed_blunder_rate()
     """The committed fit weighs every feature as chess says it must: at any fixed blunder
     (and best-move) rate, a higher accuracy never predicts a lower game Elo; and its features
     can be told apart on the players it was fitted on."""
-    fit = family_fit.read(ROOT / "game_elo_fit.json")
+    fit = family_fit.read(GAME_FIT)
     assert family_fit.against_chess(fit) == []
     for blunder in (0.01, 0.05, 0.15, 0.4):
         for best in (0.05, 0.3, 0.6):

@@ -450,7 +450,7 @@ def test_malformed_tool_json_is_judged_alike_by_both_backends(
             monkeypatch.setenv("LOCAL_API_KEY", "unused")
             model = ["--model", "inspect:openai-api/local/m"]
         argv = ["play", *model, "--protocol", "tools", "--max-games", "1", "--ply-cap", "4",
-                "--out", str(tmp_path), "--stockfish", stockfish, "--ladder", "ladder.csv"]
+                "--out", str(tmp_path), "--stockfish", stockfish, "--ladder", "stockfish-15.1"]
         assert benchmark.main(argv) == 0
         told = [m["content"] for b in server.bodies for m in b.get("messages", [])
                 if m.get("role") == "tool" and "make_move" in str(m.get("content"))]
@@ -721,7 +721,7 @@ def test_ctrl_c_in_play_stores_the_replies_in_flight_and_writes_the_ledger(
     with ChatServer(lambda fen, n: Response(), on_body=slow, price=PRICE) as server:
         argv = ["play", "--model", "m", "--base-url", server.base_url, "--retries", "0",
                 "--out", str(tmp_path), "--concurrency", "4", "--max-games", "4",
-                "--ply-cap", "12", "--stockfish", stockfish, "--ladder", "ladder.csv"]
+                "--ply-cap", "12", "--stockfish", stockfish, "--ladder", "stockfish-15.1"]
         proc = subprocess.Popen([sys.executable, str(ROOT / "benchmark.py"), *argv],
                                 stderr=subprocess.PIPE, text=True, cwd=ROOT,
                                 start_new_session=True,

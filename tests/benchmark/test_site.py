@@ -23,7 +23,7 @@ import pytest
 
 import benchmark
 from lib.benchmark.arena.ladder import load_ladder
-from lib.benchmark.core.cli import LADDER_GAMES
+from lib.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, REFERENCE_LADDER
 from lib.benchmark.leaderboard import views
 from lib.benchmark.leaderboard.views import evolution, ladder_view
 from tests.benchmark.chatserver import ChatServer, Response
@@ -335,26 +335,25 @@ def test_a_play_run_on_a_ladder_with_another_zero_is_marked_and_not_ranked(
 
 
 def test_the_ladder_page_counts_every_committed_calibration_game_of_its_engine() -> None:
-    """Each ladder's page shows its own engine's games; the other engines' are counted
-    apart (the 17.1 ladder's rungs have the same names as ladder.csv's)."""
-    with gzip.open(ROOT / LADDER_GAMES, "rt", encoding="utf-8") as handle:
-        rows = [line.rstrip("\n").split(",") for line in handle][1:]
-    for name, engine in (("ladder.csv", "Stockfish 15.1"),
-                         ("ladder@stockfish-17.1.csv", "Stockfish 17.1")):
-        view = ladder_view(ROOT / name)
+    """Each ladder's page shows the games in its folder, all of its own engine (the 17.1
+    ladder's rungs have the same names as the 15.1 ladder's)."""
+    for path, engine in ((FIRST_LADDER, "Stockfish 15.1"), (REFERENCE_LADDER, "Stockfish 17.1")):
+        with gzip.open(path.with_name(LADDER_GAMES), "rt", encoding="utf-8") as handle:
+            rows = [line.rstrip("\n").split(",") for line in handle][1:]
+        view = ladder_view(path)
         matrix = np.array(view["matrix"])
-        assert view["names"] == [r.name for r in load_ladder(ROOT / name).rungs]
+        assert view["names"] == [r.name for r in load_ladder(path).rungs]
         assert view["engine"] == engine
         assert (matrix == matrix.T).all() and not matrix.diagonal().any()
         names = set(view["names"])
         mine = [r for r in rows if r[9] == engine]
         on_rungs = sum(r[0] == "standard" and r[1] in names and r[2] in names for r in mine)
         assert matrix.sum() == 2 * on_rungs and view["games"] == len(mine)
-        assert view["other_engines"] == len(rows) - len(mine) > 0
+        assert view["other_engines"] == len(rows) - len(mine) == 0 and mine
         off = sum(r[1] not in names or r[2] not in names for r in mine)
         assert view["off_ladder"] == off
         assert (matrix.sum(axis=1) > 0).all()  # every rung has played
-    assert ladder_view(ROOT / "ladder.csv")["off_ladder"] > 0  # a pilot's dropped rungs
+    assert ladder_view(FIRST_LADDER)["off_ladder"] > 0  # a pilot's dropped rungs
 
 
 def test_the_runs_table_fits_a_1280_pixel_screen(site) -> None:

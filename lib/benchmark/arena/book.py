@@ -5,7 +5,7 @@ the same game and count it as new evidence; starting from many real openings, ea
 with both colours, makes every game a new one. The book is built from Lichess games (CC0):
 one position per game at a ply chosen by a hash of the game's id, positions deduplicated,
 kept when the engine's eval at a fixed node count is within MAX_CP of equality. The
-evaluations run on the Dask cluster; the client writes `openings.csv`.
+evaluations run on the Dask cluster; the client writes `data/openings.csv`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import chess.pgn
 import zstandard
 from tqdm import tqdm
 
-from lib.benchmark.core.cli import ROOT
 from lib.benchmark.core.start import Condition, Start
 from lib.cluster import ClusterSettings, EngineCluster
 from lib.engine import Engine, EngineSettings, score_to_cp
@@ -32,7 +31,6 @@ from lib.errors import DataError
 
 log = logging.getLogger(__name__)
 
-BOOK = ROOT / "openings.csv"  # the committed opening book
 FIRST_PLY, LAST_PLY = 6, 12  # the book's positions come after this many plies
 MAX_CP = 60  # |eval| at most this, in cp from White's side, to count as balanced
 NODES = 200_000  # the fixed node count of the balance check

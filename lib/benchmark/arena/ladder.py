@@ -17,17 +17,19 @@ The rungs were chosen from the first ladder's measurements (ladder 1, anchored a
 at 1,000 nodes = 2600; README's design history): adjacent rungs about RUNG_GAP apart, so that
 each expects 30-70% against the next, from the random mover to above 3000.
 
-Files: `ladder_games.csv` (every calibration game, committed; see calibration.py) is the
-data; `ladder.csv` (one row per rung) and `ladder_cov.csv` (the rungs' covariance, Elo^2)
-are derived from it by `benchmark.py calibrate`.
+Files: a ladder is one folder named by the engine build that measured it
+(`data/ladders/stockfish-17.1/`; core/data.py): `ladder_games.csv.gz` (every calibration game
+of that engine, committed; see calibration.py) is the data; `ladder.csv` (one row per rung)
+and `ladder_cov.csv` (the rungs' covariance, Elo^2) are derived from it by
+`benchmark.py calibrate`; `ladder_fingerprint.json` records the engine's searches.
 
 A ladder belongs to the engine build it was measured with (its `engine` column): a rung at
 fixed nodes is another player under another Stockfish version. Ladders of several engines
-live side by side: `ladder.csv` and, for every other engine, `ladder@SLUG.csv` beside it
-(`ladder_for`); a run uses the one of the engine it finds, and refuses one of another.
-The default rungs below are ladder.csv's; another engine's ladder starts from them and may
-keep rungs of its own (the 17.1 ladder's, spaced for 17.1): every ladder file lists its
-rungs, and `calibrate` reads them from there (`load_rungs`).
+live side by side, a folder each (`ladder_for`); a run uses the one of the engine it finds
+(`ladder_of`), and refuses one of another. The default rungs below are the first ladder's
+(Stockfish 15.1's); another engine's ladder starts from them and may keep rungs of its own
+(the 17.1 ladder's, spaced for 17.1): every ladder file lists its rungs, and `calibrate`
+reads them from there (`load_rungs`).
 """
 
 from __future__ import annotations
@@ -40,12 +42,12 @@ from pathlib import Path
 import numpy as np
 
 from lib import fingerprint
-from lib.benchmark.core.cli import ROOT
+from lib.benchmark.core.data import FIRST_LADDER, LADDER_FILE, LADDERS, ROOT
 from lib.benchmark.stats import btd
 from lib.errors import DataError, FitError
 from lib.files import write_csv
 
-LADDER = ROOT / "ladder.csv"  # the committed, calibrated ladder
+LADDER = FIRST_LADDER  # the first committed ladder: its rungs are the default ones
 MIX_NODES = 1_000  # the engine half of a mix rung: weak but instant
 RUNG_GAP = 125  # Elo: the aimed gap between adjacent rungs (150 = 70% expected score)
 # Random-move shares of the mix rungs, and node counts of the Stockfish rungs: a monotone
@@ -276,12 +278,9 @@ def ladder_engine(path: Path) -> str | None:
     return rows[0]["engine"]
 
 
-def ladder_for(default: Path, engine: str) -> Path:
-    """Where the ladder of `engine` lives: `default` (ladder.csv) when that file is this
-    engine's or does not exist yet, else ladder@SLUG.csv beside it."""
-    if ladder_engine(default) in (None, engine):
-        return default
-    return default.with_name(f"{default.stem}@{engine_slug(engine)}{default.suffix}")
+def ladder_for(engine: str, root: Path = LADDERS) -> Path:
+    """Where the ladder of `engine` lives: its own folder under `root`, named by its slug."""
+    return root / engine_slug(engine) / LADDER_FILE
 
 
 def fingerprint_path(path: Path) -> Path:
@@ -290,25 +289,33 @@ def fingerprint_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}_fingerprint.json")
 
 
-def ladders_beside(default: Path) -> list[Path]:
-    """Every ladder file beside `default` (ladder.csv and ladder@ENGINE.csv), not the
-    covariance, fingerprint or condition files that go with them."""
-    found = [default] if default.exists() else []
-    found += sorted(p for p in default.parent.glob(f"{default.stem}@*{default.suffix}")
-                    if "_" not in p.stem.split("@", 1)[1])
-    return found
+def ladders_in(root: Path = LADDERS) -> list[Path]:
+    """Every ladder under `root` (data/ladders), a folder each; and the ladders calibrate
+    wrote at the repository's root (two levels up) before ladders became folders
+    (ladder@ENGINE.csv, not its _cov or _fingerprint files), which still read."""
+    found = sorted(root.glob(f"*/{LADDER_FILE}"))
+    return found + sorted(p for p in root.parent.parent.glob("ladder@*.csv")
+                          if "_" not in p.stem.split("@", 1)[1])
 
 
-def ladder_of(default: Path, engine: str, binary: str) -> Path:
-    """The ladder of the engine at `binary` (reporting `engine`) beside `default`: the one
-    whose recorded fingerprint its searches match, else the one measured under its name,
-    else `default` (which check_engine then refuses, listing the ladders there are)."""
-    candidates = ladders_beside(default)
+def ladder_of(engine: str, binary: str, root: Path = LADDERS, default: Path = LADDER) -> Path:
+    """The ladder of the engine at `binary` (reporting `engine`) under `root`: the one whose
+    recorded fingerprint its searches match, else the one measured under its name, else
+    `default` (which check_engine then refuses, listing the ladders there are)."""
+    candidates = ladders_in(root)
     for path in candidates:
         recorded = fingerprint.read(fingerprint_path(path))
         if recorded is not None and recorded.difference(fingerprint.of_binary(binary)) is None:
             return path
     return next((p for p in candidates if ladder_engine(p) == engine), default)
+
+
+def ladder_name(path: Path) -> str:
+    """How a ladder is named in messages: its folder under data/ladders, else its path."""
+    try:
+        return str(path.relative_to(LADDERS).parent) if path.name == LADDER_FILE else str(path)
+    except ValueError:
+        return str(path)
 
 
 def check_engine(path: Path, ladder: Ladder, engine: str, binary: str,
@@ -326,14 +333,14 @@ def check_engine(path: Path, ladder: Ladder, engine: str, binary: str,
         problem = f"the engine here ({binary}) is {engine}"
     else:
         return
-    mine = ladder_for(path.with_name("ladder.csv"), engine)
-    others = ", ".join(f"{p.name} ({ladder_engine(p)})" for p in ladders_beside(
-        path.with_name("ladder.csv")))
+    mine = ladder_for(engine)
+    others = ", ".join(f"{ladder_name(p)} ({ladder_engine(p)})" for p in ladders_in())
     raise DataError(
         f"{path} was measured with {ladder.engine}, but {problem}. Ladders here: "
         f"{others or 'none'}. Point --stockfish at a build of one of them ('make engine' "
         f"installs npm's portable Stockfish 17.1), or calibrate a ladder for {engine} "
-        f"('benchmark.py calibrate --add-games N --stockfish {binary}' writes {mine.name})")
+        f"('benchmark.py calibrate --add-games N --stockfish {binary}' writes "
+        f"{mine.relative_to(ROOT)})")
 
 
 def cov_path(path: Path) -> Path:

@@ -19,11 +19,11 @@ from typing import Any
 from scipy import stats
 
 from lib.benchmark.compare.paired import ALPHA, effective_ratio, questions_needed
-from lib.benchmark.core.cli import ROOT
+from lib.benchmark.core.data import PAIRED_BASELINES
 from lib.benchmark.stats import btd
 from lib.errors import DataError
 
-BASELINES = ROOT / "paired_baselines.json"
+BASELINES = PAIRED_BASELINES  # the baselines' measured spread (bench.paired_compare)
 # Without measurements: a per-question sd and a paired correlation stated, not measured.
 DEFAULTS: dict[str, dict[str, float]] = {
     "accuracy": {"sd_a": 30.0, "sd_b": 30.0, "rho": 0.5},

@@ -8,5 +8,7 @@ aggregates with bootstrap intervals (lib.benchmark.stats). In a game or a puzzle
 asks for one move with retries and feedback (start: where it begins), through the same
 players, protocols (lib.benchmark.model) and parser. results names result files and reads
 the static runs' back; header, the results' common header; human, the Lichess crosswalk;
-server, baselines served over HTTP; cli, the options every subcommand shares.
+server, baselines served over HTTP; cli, the options every subcommand shares; data, where
+the committed data lives (data/: the ladders, a folder each, the book, the fits) and the names
+it had before.
 """

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from lib.benchmark.core.data import ROOT
 from lib.benchmark.model.cost import price_arg
 from lib.benchmark.model.http_backend import (
     REASONING_EFFORTS,
@@ -30,9 +31,6 @@ from lib.cli import (
 )
 from lib.errors import ConfigError
 
-ROOT = Path(__file__).resolve().parents[3]  # the repository: committed ladder and fits
-LADDER_GAMES = "ladder_games.csv.gz"  # the calibration games, beside the ladder (gzip CSV)
-HELD_OUT_GAMES = "ladder_held_out_games.csv.gz"  # games between rung pairs no fit sees
 OPENROUTER = "https://openrouter.ai/api/v1"
 STEP04_PUZZLES = Path("output/lichess_puzzles.csv")  # generate.py's step 04 output
 SHARED_PUZZLES = (ROOT.parent / "shared/data/lichess/puzzles"

@@ -34,16 +34,17 @@ from typing import Any
 
 import numpy as np
 
+from lib.benchmark.core.data import DATA, LADDER_MAP
 from lib.benchmark.stats.btd import Z90
 from lib.benchmark.stats.elo import ABOVE, BELOW, INTERVAL
-from lib.benchmark.stats.ladder_map import MAP_FILE, REFERENCE_ENGINE, LadderMap, load_map
+from lib.benchmark.stats.ladder_map import REFERENCE_ENGINE, LadderMap, load_map
 from lib.errors import DataError
 
-ROOT = Path(__file__).resolve().parents[3]  # the repository: the ladders and their map
-HUMAN_DIR = ROOT / "data" / "human"  # the crosswalk's committed data: the two files below
+HUMAN_DIR = DATA / "human"  # the crosswalk's committed data: the two files below
 ANCHORS_FILE = "lichess_anchors.csv"  # the bots' Lichess ratings, dated
 READINGS_FILE = "maia_players.csv"  # the nets' game Elos (bench/maia_players.py)
-REFERENCE_LADDER = "ladder@stockfish-17.1.csv"  # the readings' ladder
+REFERENCE_LADDER = "ladder@stockfish-17.1.csv"  # the readings' ladder, as the tables name
+# it (its file name before ladders became folders: the label stays, so tables still match)
 # The human side's spread beyond the RD, one sd each (Elo):
 DRIFT_SD = 30.0  # between snapshots: maia9 classical 1816 -> 1774 in two months, maia1 +7
 BOOK_SD = 30.0  # the bots play from opening books, the net alone does not (not measured)
@@ -227,4 +228,4 @@ def human_text(block: dict[str, Any] | None) -> str:
 
 def committed_block(elo: dict[str, Any], engine: str) -> dict[str, Any] | None:
     """human_block with the committed anchors, readings and map."""
-    return human_block(elo, engine, load_crosswalks(), load_map(ROOT / MAP_FILE))
+    return human_block(elo, engine, load_crosswalks(), load_map(LADDER_MAP))

@@ -10,7 +10,6 @@ from typing import Any
 
 from lib import fingerprint
 from lib.benchmark.arena import book
-from lib.benchmark.arena.book import BOOK
 from lib.benchmark.arena.game import (
     PLY_CAP,
     RULE,
@@ -34,6 +33,7 @@ from lib.benchmark.core.cli import (
     model_config,
     model_label,
 )
+from lib.benchmark.core.data import BOOK, LADDERS, data_path, ladder_path
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.results import run_name
@@ -80,7 +80,7 @@ def add_play_parser(commands: Any) -> None:
     """Options of games against the ladder."""
     p = commands.add_parser(
         "play", help="play full games against the calibrated ladder",
-        description="Play full games against the calibrated ladder (ladder.csv) and rate the "
+        description="Play full games against the calibrated ladder and rate the "
         "player with a Bradley-Terry-Davidson model: a Bayesian game Elo with a 90% interval "
         "(the ladder's own uncertainty included) per start condition, rungs chosen by "
         "Thompson sampling, stopping at +-TARGET Elo or "
@@ -91,11 +91,12 @@ def add_play_parser(commands: Any) -> None:
         "were aborted for infrastructure reasons, 130 interrupted (rerun to resume).")
     add_model_arg(p)
     add_chat_args(p)
-    p.add_argument("--ladder", type=Path, default=None,
-                   help="the calibrated ladder, measured with the engine found (default: the "
-                   "committed ladder whose engine fingerprint the engine's searches match: "
-                   "ladder.csv for Stockfish 15.1, ladder@stockfish-17.1.csv for a native or "
-                   "WebAssembly 17.1)")
+    p.add_argument("--ladder", type=ladder_path, default=None,
+                   help="the calibrated ladder, measured with the engine found: its ladder.csv, "
+                   "its folder, or a committed ladder's name (default: the committed ladder "
+                   "whose engine fingerprint the engine's searches match: stockfish-15.1 for "
+                   "Stockfish 15.1, stockfish-17.1 for a native or WebAssembly 17.1; they are "
+                   "in data/ladders/)")
     p.add_argument("--conditions", type=conditions_list, default=(Condition.STANDARD,),
                    help="start conditions, comma-separated, each rated on its own: standard, "
                    "chess960 (seeded, never the standard position), midgame (game positions "
@@ -139,9 +140,9 @@ def add_play_parser(commands: Any) -> None:
     p.add_argument("--seed", type=int, default=0,
                    help="seed of starts, random rungs and the sampler (default 0)")
     add_stockfish_arg(p)
-    p.add_argument("--book", type=Path, default=BOOK,
+    p.add_argument("--book", type=data_path, default=BOOK,
                    help="opening book the standard condition's games start from, each "
-                   "opening with both colours (default: the committed openings.csv)")
+                   "opening with both colours (default: the committed data/openings.csv)")
     p.add_argument("--no-book", action="store_true",
                    help="start every standard game from the initial position instead (a "
                    "deterministic player then replays the same games: see README)")
@@ -173,7 +174,7 @@ def play_engine(args: argparse.Namespace) -> EngineSettings:
         else REFERENCE_ENGINE
     settings = EngineSettings(find_stockfish(args.stockfish, prefer=prefer))
     if args.ladder is None:
-        args.ladder = ladder_of(LADDER, engine_identity(settings.path), settings.path)
+        args.ladder = ladder_of(engine_identity(settings.path), settings.path, LADDERS, LADDER)
     return settings
 
 

@@ -30,7 +30,7 @@ from inspect_ai.util import store
 from lib.benchmark.arena.game import WHITE_SCORE, GameRecord, pgn
 from lib.benchmark.arena.ladder import Ladder, load_ladder
 from lib.benchmark.arena.match import GameJob, Played, play_one
-from lib.benchmark.core.cli import ROOT
+from lib.benchmark.core.data import ROOT
 from lib.benchmark.core.human import committed_block
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition
 from lib.benchmark.games import cli
@@ -134,8 +134,9 @@ def games_task(protocol: str, max_games: int | None, target: float | None,
     argv += ["--target", str(target)] if target is not None else []
     argv += ["--ladder", ladder] if ladder is not None else []
     args = play_args(argv + ["--model", "inspect:eval"])
-    if ladder is not None and not Path(ladder).is_file():
-        raise ConfigError(f"ladder={ladder}: no such file")
+    if ladder is not None and not args.ladder.is_file():
+        raise ConfigError(f"ladder={ladder}: no such file (a ladder.csv, its folder, or a "
+                          "committed ladder's name such as stockfish-17.1)")
     cli.play_engine(args)  # the ladder the engine found serves, checked now (one line)
     argv += [] if ladder is not None else ["--ladder", str(args.ladder)]
     # play stops a condition at 2 x max_games games, aborted ones included.

@@ -17,7 +17,8 @@ from typing import Any
 
 from inspect_ai.log import EvalLog, read_eval_log
 
-from lib.benchmark.core.cli import ROOT, model_config
+from lib.benchmark.core.cli import model_config
+from lib.benchmark.core.data import ROOT
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.runner import cache_key
 from lib.benchmark.core.turns import GameAborted, Side

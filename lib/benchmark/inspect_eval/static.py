@@ -14,7 +14,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState, generate
 
 from lib.benchmark.core.answers import Category
-from lib.benchmark.core.cli import ROOT
+from lib.benchmark.core.data import ROOT
 from lib.benchmark.core.prompts import TEMPLATES
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.scoring import Item, aggregate, score_item

@@ -21,7 +21,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
-from lib.benchmark.core.cli import ROOT
+from lib.benchmark.core.data import ROOT
 from lib.benchmark.core.questions import Question, load_questions, select
 from lib.benchmark.core.scoring import Item
 from lib.benchmark.inspect_eval.sample import (

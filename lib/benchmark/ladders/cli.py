@@ -10,7 +10,6 @@ from typing import Any
 
 from lib import fingerprint
 from lib.benchmark.arena import book
-from lib.benchmark.arena.book import BOOK
 from lib.benchmark.arena.game import (
     NEW_LADDER_RULE,
     PLY_CAP,
@@ -32,10 +31,14 @@ from lib.benchmark.arena.ladder import (
     load_rungs,
     write_ladder,
 )
-from lib.benchmark.core.cli import (
+from lib.benchmark.core.data import (
+    BOOK,
     HELD_OUT_GAMES,
     LADDER_GAMES,
     ROOT,
+    data_path,
+    games_path,
+    ladder_path,
 )
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.start import GAME_CONDITIONS as CONDITIONS
@@ -68,8 +71,6 @@ from lib.files import (
 
 log = logging.getLogger(__name__)
 
-GAMES = ROOT / LADDER_GAMES  # the committed calibration games
-HELD_OUT = ROOT / HELD_OUT_GAMES  # games no fit reads (held_out.py)
 BOOK_SIZE = 600
 BOOK_SOURCES = (ROOT.parent / "shared" / "data" / "lichess" / "games",
                 ROOT.parent / "shared" / "data" / "lichess" / "games-strong")
@@ -86,9 +87,9 @@ def add_calibrate_parser(commands: Any) -> None:
         "covariance. "
         "Each finished game is written at once, so Ctrl-C or kill -9 loses none; rerun the "
         "same command to finish. With --add-games 0 (the default) it only refits. With an "
-        "engine no ladder serves (--stockfish), it writes that engine's own ladder "
-        "(ladder@ENGINE.csv beside ladder.csv) from its games, with the committed ladder as "
-        "its prior.")
+        "engine no ladder serves (--stockfish), it writes that engine's own ladder, a new "
+        "folder data/ladders/ENGINE/, from its games, with the first committed ladder "
+        "(stockfish-15.1) as its prior.")
     p.add_argument("--add-games", type=non_negative_int, default=0,
                    help="games to add (default 0: refit the ladder from the games file)")
     add_engine_args(p, "worker processes of the embedded Dask cluster, one game each at a "
@@ -107,29 +108,30 @@ def add_calibrate_parser(commands: Any) -> None:
                    "standard)")
     p.add_argument("--questions", type=Path, default=Path("questions.csv"),
                    help="source of mid-game starts (default questions.csv)")
-    p.add_argument("--rungs", type=Path, default=None,
+    p.add_argument("--rungs", type=ladder_path, default=None,
                    help="calibrate these rungs: a CSV with columns rung, spec, anchor (a "
                    "ladder.csv will do), weakest first, one anchored (default: the rungs of "
                    "the ladder written, if it exists, else the default ladder's); a rung "
                    "dropped keeps its games in the games file")
-    p.add_argument("--games-file", type=Path, default=GAMES,
-                   help="the calibration games, read and extended (default: the committed "
-                   "ladder_games.csv.gz; a name without .gz is plain CSV)")
-    p.add_argument("--ladder", type=Path, default=None,
-                   help="the ladder written, with NAME_cov.csv beside it (default: the "
-                   "committed ladder.csv for its engine, else ladder@ENGINE.csv beside it)")
-    p.add_argument("--book", type=Path, default=BOOK,
+    p.add_argument("--games-file", type=games_path, default=None,
+                   help=f"the calibration games, read and extended (default: {LADDER_GAMES} "
+                   "in the ladder's folder; a name without .gz is plain CSV)")
+    p.add_argument("--ladder", type=ladder_path, default=None,
+                   help="the ladder written, with NAME_cov.csv beside it: a file, a folder "
+                   "or a committed ladder's name (default: the committed ladder of the engine "
+                   "found, data/ladders/ENGINE/ladder.csv, new for a new engine)")
+    p.add_argument("--book", type=data_path, default=BOOK,
                    help="opening book the games start from, each opening with both colours "
-                   "(default: the committed openings.csv)")
+                   "(default: the committed data/openings.csv)")
     # Short games for tests; the games file does not record the cap, so keep it off real runs.
     p.add_argument("--ply-cap", type=positive_int, default=PLY_CAP, help=argparse.SUPPRESS)
     p.add_argument("--held-out-games", type=non_negative_int, default=0, metavar="N",
                    help="instead of calibration games, play N games between rungs 5 and 6 "
                    "steps apart (pairs the fit never sees) into --held-out-file, then check "
                    "that the engine's ladder predicts their scores within its intervals")
-    p.add_argument("--held-out-file", type=Path, default=HELD_OUT,
-                   help="the held-out games, read and extended (default: the committed "
-                   "ladder_held_out_games.csv.gz)")
+    p.add_argument("--held-out-file", type=games_path, default=None,
+                   help=f"the held-out games, read and extended (default: {HELD_OUT_GAMES} "
+                   "in the ladder's folder)")
     p.add_argument("--adjudication", type=int, choices=sorted(RULES), default=None,
                    help="the adjudication rule's version a new ladder's games are judged by "
                    "(default: that of the engine's games already in the games file, else "
@@ -145,7 +147,7 @@ def add_calibrate_parser(commands: Any) -> None:
 def add_book_parser(commands: Any) -> None:
     """Options of the opening book's build."""
     p = commands.add_parser(
-        "book", help="build the opening book (openings.csv) from real games",
+        "book", help="build the opening book (data/openings.csv) from real games",
         description="Build the opening book that play and calibrate start from: one position "
         f"per real standard game after {book.FIRST_PLY}-{book.LAST_PLY} plies (chosen by a "
         "hash of the game's id), no position twice, kept when the engine's eval at "
@@ -156,8 +158,8 @@ def add_book_parser(commands: Any) -> None:
     p.add_argument("--size", type=positive_int, default=BOOK_SIZE,
                    help=f"openings in the book (default {BOOK_SIZE})")
     p.add_argument("--seed", type=int, default=0, help="seed of the ply and order (default 0)")
-    p.add_argument("--out", type=Path, default=BOOK, help="the book written (default: the "
-                   "committed openings.csv)")
+    p.add_argument("--out", type=data_path, default=BOOK, help="the book written (default: "
+                   "the committed data/openings.csv)")
     add_engine_args(p, "worker processes of the embedded Dask cluster")
     p.set_defaults(handler=book_command)
 
@@ -190,12 +192,15 @@ def calibrate_command(args: argparse.Namespace) -> int:
         if condition == Condition.MIDGAME else ()
     engine = engine_identity(settings.path)
     if args.ladder is None:
-        args.ladder = ladder_of(LADDER, engine, settings.path)
+        args.ladder = ladder_of(engine, settings.path)
         found = fingerprint.read(fingerprint_path(args.ladder))
         same = found is not None and found.difference(
             fingerprint.of_binary(settings.path)) is None
         if not same and ladder_engine(args.ladder) not in (None, engine):
-            args.ladder = ladder_for(LADDER, engine)  # a new engine: a new ladder file
+            args.ladder = ladder_for(engine)  # a new engine: a new ladder folder
+    # The games beside the ladder, unless given.
+    args.games_file = args.games_file or args.ladder.with_name(LADDER_GAMES)
+    args.held_out_file = args.held_out_file or args.ladder.with_name(HELD_OUT_GAMES)
     recorded = fingerprint.read(fingerprint_path(args.ladder))
     rule = args.adjudication or rule_in_games(args.games_file, engine)
     if args.ladder.exists():
@@ -219,7 +224,8 @@ def calibrate_command(args: argparse.Namespace) -> int:
     source = prior_source(args.ladder, engine)
     prior = prior_from(source, rungs) if source else None
     if prior:
-        log.info("a new engine's ladder: %s is its prior (planned with %s)", LADDER.name,
+        log.info("a new engine's ladder: %s is its prior (planned with %s)",
+                 LADDER.relative_to(ROOT),
                  prior.describe())
     ladder, use, aborted = calibrate(rungs, config, settings, args.games_file, args.store,
                                      args.add_games, engine, prior)
@@ -291,8 +297,8 @@ def held_out_table(checks: list[held_out.PairCheck], pooled: float) -> str:
 
 
 def prior_source(path: Path, engine: str) -> Ladder | None:
-    """The ladder a new engine's ladder at `path` takes its prior from: the committed one
-    (ladder.csv), when `path` is another engine's ladder beside it; else none."""
+    """The ladder a new engine's ladder at `path` takes its prior from: the first committed
+    one (Stockfish 15.1's), when `path` is another engine's ladder; else none."""
     if path.resolve() == LADDER.resolve() or ladder_engine(LADDER) in (None, engine):
         return None
     return load_ladder(LADDER)

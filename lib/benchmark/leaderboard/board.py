@@ -5,9 +5,9 @@ lichess-bench's low-confidence dagger; markdown, SVG and PNG.
 Scales differ and are never mixed: game Elo is on the ladder's scale (zero at the random
 mover), puzzle Elo on Lichess's puzzle-rating scale, the human-calibrated Elo on Lichess's
 game-rating scale. Each is ranked in its own table. Game Elos are ranked on the reference
-scale, the Stockfish 17.1 ladder's; a run on Stockfish 15.1's ladder (ladder.csv) is shown on
-it through the measured map (ladder_map.json), flagged "converted", its interval widened by
-the map's error. Play runs rated on any other ladder, or on an earlier ladder with another
+scale, the Stockfish 17.1 ladder's; a run on Stockfish 15.1's ladder is shown on it through
+the measured map (data/ladders/ladder_map.json), flagged "converted", its interval widened
+by the map's error. Play runs rated on any other ladder, or on an earlier ladder with another
 zero (ladder 1 fixed Stockfish at 1,000 nodes at 2600), stay readable: they are listed apart,
 each marked with its ladder, and not ranked. The rows are also written machine-readable
 (leaderboard.json and .csv: one row per run and scale). Rank figures use a normal
@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
+from lib.benchmark.core.data import LADDER_MAP
 from lib.benchmark.core.header import Kind, read_result
 from lib.benchmark.core.human import (
     Crosswalk,
@@ -39,7 +40,7 @@ from lib.benchmark.core.scoring import SUMMARY_METRICS, illegal_text, metric_dig
 from lib.benchmark.leaderboard.paired import PairedPart, joint_draws, paired_part
 from lib.benchmark.leaderboard.ranking import Rank, Shared, ranks, ranks_of_draws
 from lib.benchmark.stats.elo import LEVEL, Z
-from lib.benchmark.stats.ladder_map import MAP_FILE, REFERENCE_ENGINE, LadderMap, load_map
+from lib.benchmark.stats.ladder_map import REFERENCE_ENGINE, LadderMap, load_map
 from lib.errors import DataError
 from lib.figures import save_figure
 from lib.files import atomic_write, sha256_file
@@ -47,8 +48,7 @@ from lib.files import atomic_write, sha256_file
 log = logging.getLogger(__name__)
 
 # The committed map from Stockfish 15.1's ladder to the reference ladder.
-ROOT = Path(__file__).resolve().parents[3]  # the committed map, anchors and readings
-MAP_PATH = ROOT / MAP_FILE
+MAP_PATH = LADDER_MAP
 DAGGER_N = 30  # lichess-bench: fewer observations than this are low confidence ...
 DAGGER_HALF_95 = 100.0  # ... and so is a 95% interval wider than +-this
 Z95 = 1.959964

@@ -6,10 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from lib.benchmark.core.cli import (
-    ROOT,
-    default_puzzles,
-)
+from lib.benchmark.core.cli import default_puzzles
+from lib.benchmark.core.data import FIRST_LADDER, ladder_path
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.scoring import (
     floor_figures,
@@ -74,9 +72,9 @@ def add_report_parser(commands: Any) -> None:
                    "result files first")
     p.add_argument("--out", type=Path, default=Path("site"),
                    help="directory the site is written to (default site)")
-    p.add_argument("--ladder", type=Path, default=ROOT / "ladder.csv",
-                   help="the ladder shown on ladder.html, with ladder_games.csv beside it "
-                   "(default: the committed one)")
+    p.add_argument("--ladder", type=ladder_path, default=FIRST_LADDER,
+                   help="the ladder shown on ladder.html (its ladder.csv or folder, with its "
+                   "games beside it, or a committed ladder's name; default stockfish-15.1)")
     _selection_options(p)
     p.set_defaults(handler=report_command)
 

@@ -70,7 +70,7 @@ class SiteInputs:
     results: Path  # the results directory
     questions: Path  # runs on this questions file only
     puzzles: Path | None  # puzzle runs on this puzzle file only
-    ladder: Path  # ladder.csv (ladder_games.csv beside it)
+    ladder: Path  # a ladder.csv (its games file beside it)
     floor: dict[str, Any]  # the random mover's figures on the questions
     seed: int  # seed of the rank draws
 

@@ -20,7 +20,7 @@ from typing import Any
 import chess
 import chess.pgn
 
-from lib.benchmark.core.cli import LADDER_GAMES
+from lib.benchmark.core.data import LADDER_GAMES
 from lib.benchmark.core.scoring import CELLS, MIN_INTERVAL_N, metric_digits
 from lib.benchmark.stats.elo import ABOVE, BELOW
 from lib.errors import DataError

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from lib.benchmark.core.cli import (
-    ROOT,
     add_breaker_arg,
     add_chat_args,
     add_model_arg,
@@ -15,6 +14,7 @@ from lib.benchmark.core.cli import (
     model_config,
     model_label,
 )
+from lib.benchmark.core.data import GAME_FIT, data_path
 from lib.benchmark.core.prompts import TEMPLATES, template_name
 from lib.benchmark.core.runner import BREAKER
 from lib.benchmark.model.protocols import STATIC_PROTOCOLS, VERSIONS, GameProtocol
@@ -27,8 +27,6 @@ from lib.cli import (
     positive_int,
 )
 from lib.errors import ConfigError
-
-GAME_FIT = ROOT / "game_elo_fit.json"  # the committed static-to-game fit
 
 
 def add_parser(commands: Any) -> None:
@@ -65,9 +63,9 @@ def add_parser(commands: Any) -> None:
                    help="bootstrap replicates of every interval (default 1000)")
     p.add_argument("--mcmc", action="store_true",
                    help="puzzle Elo by MCMC instead of the Laplace approximation")
-    p.add_argument("--game-fit", type=Path, default=GAME_FIT,
+    p.add_argument("--game-fit", type=data_path, default=GAME_FIT,
                    help="the static-to-game fit across player families, for a predicted game "
-                   "Elo from the static scores (default: the committed game_elo_fit.json; "
+                   "Elo from the static scores (default: the committed data/game_elo_fit.json; "
                    "used only for a run over the whole questions file it was fitted on)")
     add_engine_args(p, "worker processes of the embedded Dask cluster that answer for a "
                     "Stockfish player")

@@ -2,7 +2,7 @@
 
 Every rung of the calibrated ladder answers questions.csv like any model; its accuracy there
 (illegal answers count as 0, so a model cannot look good by answering little) against its
-measured game Elo is fitted by least squares, once, and committed (game_elo_fit.json). A
+measured game Elo is fitted by least squares, once, and committed (data/game_elo_fit.json). A
 model's static accuracy then gives a predicted game Elo whose interval holds the line's own
 uncertainty (residual spread and the fit's parameters) and the model's accuracy interval.
 Engines' errors differ from a model's (an engine never forgets where its pieces are), so this

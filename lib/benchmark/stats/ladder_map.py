@@ -1,4 +1,4 @@
-"""The measured map from Stockfish 15.1's ladder (ladder.csv) to the reference ladder.
+"""The measured map from Stockfish 15.1's ladder to the reference ladder.
 
 Both ladders fix the random mover at 0, but a player reads higher on the Stockfish 17.1 one:
 the rungs' Elo spacing is measured by other engines, so the same games are worth more Elo
@@ -30,12 +30,10 @@ from lib.benchmark.stats.btd import Z90
 from lib.benchmark.stats.elo import ABOVE, BELOW, INTERVAL, Estimate
 from lib.errors import DataError, FitError
 
-MAP_FILE = "ladder_map.json"  # beside the ladders: the committed map
-
 # The reference scale every published game Elo is on: the ladder of Stockfish 17.1, which
 # every OS reproduces bit for bit through the pinned portable build (Debian 13's native 17.1
-# searches the same). Runs on Stockfish 15.1's ladder (ladder.csv) are converted to it by the
-# measured map (ladder_map.json); runs on any other ladder stay apart.
+# searches the same). Runs on Stockfish 15.1's ladder are converted to it by the measured map
+# (data/ladders/ladder_map.json); runs on any other ladder stay apart.
 REFERENCE_ENGINE = "Stockfish 17.1"
 
 
