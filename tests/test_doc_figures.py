@@ -79,14 +79,15 @@ def test_a_drifted_image_is_found(tmp_path: Path) -> None:
         else:
             shutil.copy(src, dst)
     assert doc_figures.stale_images(tmp_path) == []
-    with open(tmp_path / "ladder.csv", "a", encoding="utf-8") as handle:
+    ladder = doc_figures.DEMO_INPUTS[1]  # the first ladder's rungs
+    with open(tmp_path / ladder, "a", encoding="utf-8") as handle:
         handle.write("\n")
     (tmp_path / "docs" / "extra.png").write_bytes(b"\x89PNG")
     shot = tmp_path / doc_figures.SCREENSHOTS[1]
     shot.write_bytes(shot.read_bytes() + b"\0")
     stale = doc_figures.stale_images(tmp_path)
     assert any(s.startswith("docs/extra.png: made by no generator") for s in stale)
-    assert any(s.startswith(f"{doc_figures.SCREENSHOTS[0]}: made from an earlier ladder.csv")
+    assert any(s.startswith(f"{doc_figures.SCREENSHOTS[0]}: made from an earlier {ladder}")
                for s in stale)
     assert any(s.startswith(f"{doc_figures.SCREENSHOTS[1]}: not the image") for s in stale)
     # The viewer's screenshot is made from the games task: an edit to it is found.

@@ -488,7 +488,7 @@ def test_a_failed_games_eval_run_again_buys_no_reply_twice(again: str, tmp_path:
             return Response(status=400, text="this request is refused")
         return Response(f"Final answer: {min(m.uci() for m in board.legal_moves)}")
     argv = [INSPECT, "eval", "chess_eval/games", "--model", "openai-api/local/m", "-T",
-            "max_games=4", "-T", "ladder=ladder.csv", "--log-dir", str(tmp_path),
+            "max_games=4", "-T", "ladder=stockfish-15.1", "--log-dir", str(tmp_path),
             "--display", "none"]
     with ChatServer(lambda fen, n: Response(), on_body=answer, price=0.01) as server:
         env = service(server.base_url)
@@ -516,7 +516,7 @@ def test_games_run_whatever_samples_inspect_starts(subset: list[str], served: Pl
     sample and never waits for a sample that will not start."""
     done = subprocess.run([INSPECT, "eval", "chess_eval/games", "--model", MODEL, "-T",
                            "max_games=4", "-T", f"endpoint_id={ENDPOINT}", "-T",
-                           "ladder=ladder.csv", *subset,
+                           "ladder=stockfish-15.1", *subset,
                            "--log-dir", str(tmp_path), "--display", "none"], cwd=ROOT,
                           env=service(served.base_url), capture_output=True, text=True,
                           timeout=600)
@@ -541,7 +541,7 @@ def test_a_retried_games_sample_plays_another_game(tmp_path: Path) -> None:
     with ChatServer(lambda fen, n: Response(), on_body=answer) as server:
         done = subprocess.run([INSPECT, "eval", "chess_eval/games", "--model",
                                "openai-api/local/m", "-T", "max_games=3", "-T",
-                               "ladder=ladder.csv", "--retry-on-error", "1", "--log-dir",
+                               "ladder=stockfish-15.1", "--retry-on-error", "1", "--log-dir",
                                str(tmp_path), "--display", "none"], cwd=ROOT,
                               env=service(server.base_url), capture_output=True, text=True,
                               timeout=600)
@@ -553,7 +553,7 @@ def test_a_retried_games_sample_plays_another_game(tmp_path: Path) -> None:
 
 
 TASK_ARGS = {"static": ["-T", "limit=2"],
-             "games": ["-T", "max_games=2", "-T", "ladder=ladder.csv"],
+             "games": ["-T", "max_games=2", "-T", "ladder=stockfish-15.1"],
              "puzzles": ["-T", "max_puzzles=2"], "worldmodel": ["-T", "limit=2"]}
 
 
@@ -586,7 +586,7 @@ def test_a_reply_a_token_limit_stops_after_is_charged_and_kept(tmp_path: Path) -
     sample is recorded as limited, not as "not needed"), so a rerun buys none again."""
     cache = tmp_path / "cache"
     argv = [INSPECT, "eval", "chess_eval/games", "--model", "openai-api/local/m", "-T",
-            "max_games=2", "-T", "ladder=ladder.csv", "--token-limit", "200", "--log-dir",
+            "max_games=2", "-T", "ladder=stockfish-15.1", "--token-limit", "200", "--log-dir",
             str(tmp_path / "logs"), "--display", "none", "--fail-on-error", "1"]
     with ChatServer(lambda fen, n: Response(), on_body=_first_legal, price=0.01) as server:
         env = {**service(server.base_url), "CHESS_EVAL_CACHE": str(cache)}
@@ -611,7 +611,9 @@ def test_a_games_eval_stopped_by_ctrl_c_and_retried_buys_nothing_twice(tmp_path:
     """Ctrl-C midway through a games eval, then `inspect eval-retry` on its log: the retry
     completes, the provider billed no prompt twice, and the rating is the undisturbed eval's
     (the same games: the run's stores outlive the interrupted eval)."""
-    argv = ["-T", "max_games=6", "-T", "ladder=ladder.csv", "--display", "none"]
+    # One endpoint id for both servers (their ports differ): the same games, keyed alike.
+    argv = ["-T", "max_games=6", "-T", "ladder=stockfish-15.1", "-T",
+            f"endpoint_id={ENDPOINT}", "--display", "none"]
 
     def games_eval(cache: Path, logs: Path, server: ChatServer) -> subprocess.Popen[str]:
         env = {**service(server.base_url), "CHESS_EVAL_CACHE": str(cache)}
@@ -652,8 +654,9 @@ def test_a_time_limit_cuts_off_waiting_samples_and_says_so(tmp_path: Path) -> No
     rates the games played (no traceback from the run's thread)."""
     with ChatServer(lambda fen, n: Response(), on_body=_first_legal) as server:
         done = subprocess.run([INSPECT, "eval", "chess_eval/games", "--model",
-                               "openai-api/local/m", "-T", "max_games=3", "-T",
-                               "ladder=ladder.csv", "--time-limit", "4", "--log-dir",
+                               "openai-api/local/m", "-T", "max_games=10", "-T",
+                               f"endpoint_id={ENDPOINT}", "-T", "ladder=stockfish-15.1",
+                               "--time-limit", "4", "--log-dir",
                                str(tmp_path), "--display", "none"], cwd=ROOT,
                               env=service(server.base_url), capture_output=True, text=True,
                               timeout=600)
