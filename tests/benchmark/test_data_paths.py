@@ -131,3 +131,31 @@ def test_bench_tables_keep_naming_the_ladders_as_before() -> None:
     assert ladder_label(FIRST_LADDER) == "ladder.csv"
     assert ladder_label(REFERENCE_LADDER) == "ladder@stockfish-17.1.csv"
     assert ladder_label(Path("elsewhere/mine.csv")) == "mine.csv"
+
+
+def test_calibrate_with_a_new_engine_writes_a_new_ladder_folder(
+        tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No --ladder, no --games-file, a build no committed ladder serves: calibrate writes
+    data/ladders/ENGINE/ with the ladder, its covariance, the build's fingerprint and its
+    games, the first ladder its prior; the committed ladders are left as they were."""
+    from lib.benchmark.ladders import cli as ladders_cli
+    from tests.conftest import fault_engine
+
+    root = tmp_path / "data" / "ladders"
+    root.mkdir(parents=True)
+    for ladder in ladders_in():  # the committed ones, read-only for this test
+        (root / ladder.parent.name).symlink_to(ladder.parent)
+    monkeypatch.setattr(ladders_cli, "LADDERS", root)
+    other = fault_engine(tmp_path, stockfish, monkeypatch, "die", "")
+    monkeypatch.setenv("FAULT_NODES", "1")  # searches unlike any committed ladder's
+    monkeypatch.setenv("FAULT_NAME", "Stockfish 99")
+    before = {p: p.read_bytes() for p in LADDERS.rglob("*") if p.is_file()}
+    assert benchmark.main(["calibrate", "--stockfish", other, "--add-games", "4",
+                           "--ply-cap", "40", "--workers", "1",
+                           "--store", str(tmp_path / "cal.db")]) == 0
+    folder = root / "stockfish-99"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "ladder.csv", "ladder_cov.csv", "ladder_fingerprint.json", LADDER_GAMES]
+    ladder = load_ladder(folder / "ladder.csv")
+    assert ladder.engine == "Stockfish 99" and ladder.prior.startswith("v2: Stockfish 15.1")
+    assert {p: p.read_bytes() for p in LADDERS.rglob("*") if p.is_file()} == before

@@ -35,6 +35,7 @@ from lib.benchmark.core.data import (
     BOOK,
     HELD_OUT_GAMES,
     LADDER_GAMES,
+    LADDERS,
     ROOT,
     data_path,
     games_path,
@@ -192,12 +193,12 @@ def calibrate_command(args: argparse.Namespace) -> int:
         if condition == Condition.MIDGAME else ()
     engine = engine_identity(settings.path)
     if args.ladder is None:
-        args.ladder = ladder_of(engine, settings.path)
+        args.ladder = ladder_of(engine, settings.path, LADDERS, LADDER)
         found = fingerprint.read(fingerprint_path(args.ladder))
         same = found is not None and found.difference(
             fingerprint.of_binary(settings.path)) is None
         if not same and ladder_engine(args.ladder) not in (None, engine):
-            args.ladder = ladder_for(engine)  # a new engine: a new ladder folder
+            args.ladder = ladder_for(engine, LADDERS)  # a new engine: a new ladder folder
     # The games beside the ladder, unless given.
     args.games_file = args.games_file or args.ladder.with_name(LADDER_GAMES)
     args.held_out_file = args.held_out_file or args.ladder.with_name(HELD_OUT_GAMES)
