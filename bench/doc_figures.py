@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from lib.benchmark.arena.ladder import RUNG_SPACING, load_ladder
-from lib.benchmark.core.data import FIRST_LADDER, HELD_OUT_GAMES, LADDER_GAMES
+from lib.benchmark.core.data import FIRST_LADDER, HELD_OUT_GAMES, LADDER_GAMES, REFERENCE_LADDER
 from lib.benchmark.core.header import revision
 from lib.benchmark.ladders import design, held_out
 from lib.benchmark.ladders.calibration import (
@@ -55,7 +55,7 @@ from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, totals
 ROOT = Path(__file__).resolve().parents[1]
 MATE_CP = 20_000  # a score at least this far from 0 is a mate (30000 - 100 n)
 LADDER_DIR = FIRST_LADDER.parent.relative_to(ROOT).as_posix()  # the first ladder's folder
-LADDER171_DIR = "data/ladders/stockfish-17.1"  # the reference ladder's
+LADDER171_DIR = REFERENCE_LADDER.parent.relative_to(ROOT).as_posix()  # the reference's
 
 
 def ladder_block(root: Path = ROOT, folder: str = "",

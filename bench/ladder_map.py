@@ -22,7 +22,13 @@ import json
 from pathlib import Path
 
 from bench.validation_players import MAP_DATA, MAP_GAMES, read_table
-from lib.benchmark.core.data import LADDER_MAP, ROOT
+from lib.benchmark.core.data import (
+    FIRST_LADDER,
+    LADDER_MAP,
+    REFERENCE_LADDER,
+    ROOT,
+    ladder_label,
+)
 from lib.benchmark.stats.ladder_map import (
     Reading,
     fit_map,
@@ -31,8 +37,8 @@ from lib.benchmark.stats.ladder_map import (
 )
 from lib.files import atomic_write
 
-SOURCE, TARGET = "ladder.csv", "ladder@stockfish-17.1.csv"  # the ladders' labels in the
-# tables (core/data.ladder_label)
+# The two ladders, as the tables name them.
+SOURCE, TARGET = ladder_label(FIRST_LADDER), ladder_label(REFERENCE_LADDER)
 LADDER_DEPENDENT = ("rungs", "softmax")  # families whose moves come from Stockfish itself
 
 

@@ -48,8 +48,7 @@ from lib.files import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "maia"
-REFERENCE = REFERENCE_LADDER  # the reference ladder (Stockfish 17.1)
-LABEL = Path(ladder_label(REFERENCE)).stem  # its name in the table and the output folders
+LABEL = Path(ladder_label(REFERENCE_LADDER)).stem  # its name in the table and the output folders
 DATA = HUMAN_DIR / READINGS_FILE  # the nets' readings: the crosswalk's committed data
 GAMES = HUMAN_DIR / "maia_games.csv.gz"  # the games they rest on
 # Games per net and ladder. The reference ladder's rungs near the nets' strength (2,100-2,400)
@@ -69,7 +68,7 @@ def spec(net: int) -> str:
 
 def run_command(args: argparse.Namespace) -> None:
     """Rate the nets (resumable), a share of them with --shard."""
-    ladder = args.ladder or REFERENCE
+    ladder = args.ladder or REFERENCE_LADDER
     out = args.out / Path(ladder_label(ladder)).stem
     nets = args.nets[args.shard[0]::args.shard[1]]
     with serving(args.stockfish) as server:

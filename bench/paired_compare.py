@@ -37,7 +37,7 @@ from scipy import stats
 
 import benchmark
 from lib.benchmark.compare.paired import ALPHA, bootstrap_p, effective_ratio
-from lib.benchmark.compare.plan import BASELINES
+from lib.benchmark.core.data import PAIRED_BASELINES
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.leaderboard.paired import PairedPart, Point, joint_draws
 from lib.benchmark.stats.elo import Z, puzzle_elo_laplace
@@ -180,7 +180,7 @@ def main() -> None:
     p.add_argument("--pairs", type=int, default=300,
                    help="simulated pairs for the leaderboard's stated-vs-happened table")
     p.add_argument("--write", action="store_true",
-                   help=f"record the measured spread in {BASELINES.name}")
+                   help=f"record the measured spread in {PAIRED_BASELINES.name}")
     args = p.parse_args()
     start = time.monotonic()
     answers = baseline_answers(args.questions, args.workers)
@@ -213,13 +213,13 @@ def main() -> None:
         print(f"| {name} | {n} | {stated:.2f} | {happened:.2f} | {unpaired:.2f} |")
     print(f"\n({time.monotonic() - start:.0f} s)")
     if args.write:
-        write_json(BASELINES, {
+        write_json(PAIRED_BASELINES, {
             "measured_on": f"stockfish:nodes=1000 and stockfish:nodes=2000 on all {len(ids)} "
                            f"questions of questions.csv (sha256 "
                            f"{sha256_file(args.questions)[:12]}); python -m "
                            "bench.paired_compare --write",
             "metrics": measured})
-        print(f"wrote {BASELINES}")
+        print(f"wrote {PAIRED_BASELINES}")
 
 
 if __name__ == "__main__":

@@ -352,7 +352,7 @@ def test_play_picks_the_ladder_of_the_engine_it_finds(
     default = write_ladder(root / "here" / "ladder.csv", here)
     seventeen = write_ladder(root / "stockfish-17" / "ladder.csv", "Stockfish 17")
     monkeypatch.setattr(games_cli, "LADDERS", root)
-    monkeypatch.setattr(games_cli, "LADDER", default)
+    monkeypatch.setattr(games_cli, "FIRST_LADDER", default)
     other = fault_engine(tmp_path, stockfish, monkeypatch, "die", "")
     monkeypatch.setenv("FAULT_NAME", "Stockfish 17")
     shas = {}

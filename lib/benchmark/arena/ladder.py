@@ -42,12 +42,11 @@ from pathlib import Path
 import numpy as np
 
 from lib import fingerprint
-from lib.benchmark.core.data import FIRST_LADDER, LADDER_FILE, LADDERS, ROOT
+from lib.benchmark.core.data import FIRST_LADDER, LADDER_FILE, LADDERS, ROOT, ladder_name
 from lib.benchmark.stats import btd
 from lib.errors import DataError, FitError
 from lib.files import write_csv
 
-LADDER = FIRST_LADDER  # the first committed ladder: its rungs are the default ones
 MIX_NODES = 1_000  # the engine half of a mix rung: weak but instant
 RUNG_GAP = 125  # Elo: the aimed gap between adjacent rungs (150 = 70% expected score)
 # Random-move shares of the mix rungs, and node counts of the Stockfish rungs: a monotone
@@ -298,7 +297,8 @@ def ladders_in(root: Path = LADDERS) -> list[Path]:
                           if "_" not in p.stem.split("@", 1)[1])
 
 
-def ladder_of(engine: str, binary: str, root: Path = LADDERS, default: Path = LADDER) -> Path:
+def ladder_of(engine: str, binary: str, root: Path = LADDERS,
+              default: Path = FIRST_LADDER) -> Path:
     """The ladder of the engine at `binary` (reporting `engine`) under `root`: the one whose
     recorded fingerprint its searches match, else the one measured under its name, else
     `default` (which check_engine then refuses, listing the ladders there are)."""
@@ -308,14 +308,6 @@ def ladder_of(engine: str, binary: str, root: Path = LADDERS, default: Path = LA
         if recorded is not None and recorded.difference(fingerprint.of_binary(binary)) is None:
             return path
     return next((p for p in candidates if ladder_engine(p) == engine), default)
-
-
-def ladder_name(path: Path) -> str:
-    """How a ladder is named in messages: its folder under data/ladders, else its path."""
-    try:
-        return str(path.relative_to(LADDERS).parent) if path.name == LADDER_FILE else str(path)
-    except ValueError:
-        return str(path)
 
 
 def check_engine(path: Path, ladder: Ladder, engine: str, binary: str,

@@ -23,7 +23,6 @@ from lib.benchmark.core.data import PAIRED_BASELINES
 from lib.benchmark.stats import btd
 from lib.errors import DataError
 
-BASELINES = PAIRED_BASELINES  # the baselines' measured spread (bench.paired_compare)
 # Without measurements: a per-question sd and a paired correlation stated, not measured.
 DEFAULTS: dict[str, dict[str, float]] = {
     "accuracy": {"sd_a": 30.0, "sd_b": 30.0, "rho": 0.5},
@@ -56,7 +55,7 @@ class Plan:
                 f"{gain}. Rests on {self.rests_on}.")
 
 
-def measured(path: Path = BASELINES) -> dict[str, Any] | None:
+def measured(path: Path = PAIRED_BASELINES) -> dict[str, Any] | None:
     """The committed baselines' per-question spread and correlation, when the file exists."""
     if not path.is_file():
         return None
@@ -69,7 +68,7 @@ def measured(path: Path = BASELINES) -> dict[str, Any] | None:
 
 
 def plan(metric: str, difference: float, power: float = 0.8,
-         path: Path = BASELINES) -> Plan:
+         path: Path = PAIRED_BASELINES) -> Plan:
     """How many questions, puzzles or games detect `difference` in `metric` with `power`."""
     if difference <= 0 or not 0 < power < 1:
         raise DataError("--difference must be > 0 and --power within (0, 1)")

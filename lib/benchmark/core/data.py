@@ -91,6 +91,14 @@ def games_path(text: str) -> Path | None:
     return moved(Path(text))
 
 
+def ladder_name(path: Path) -> str:
+    """How a ladder is named in messages: its folder under data/ladders, else its path."""
+    try:
+        return str(path.relative_to(LADDERS).parent) if path.name == LADDER_FILE else str(path)
+    except ValueError:
+        return str(path)
+
+
 def ladder_label(path: Path) -> str:
     """The name bench/'s tables and output folders know a ladder by: the file name it had
     at the root before ladders became folders (ladder.csv for the first, ladder@ENGINE.csv

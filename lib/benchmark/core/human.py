@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from lib.benchmark.core.data import DATA, LADDER_MAP
+from lib.benchmark.core.data import DATA, LADDER_MAP, REFERENCE_LADDER, ladder_label
 from lib.benchmark.stats.btd import Z90
 from lib.benchmark.stats.elo import ABOVE, BELOW, INTERVAL
 from lib.benchmark.stats.ladder_map import REFERENCE_ENGINE, LadderMap, load_map
@@ -43,8 +43,8 @@ from lib.errors import DataError
 HUMAN_DIR = DATA / "human"  # the crosswalk's committed data: the two files below
 ANCHORS_FILE = "lichess_anchors.csv"  # the bots' Lichess ratings, dated
 READINGS_FILE = "maia_players.csv"  # the nets' game Elos (bench/maia_players.py)
-REFERENCE_LADDER = "ladder@stockfish-17.1.csv"  # the readings' ladder, as the tables name
-# it (its file name before ladders became folders: the label stays, so tables still match)
+REFERENCE_LABEL = ladder_label(REFERENCE_LADDER)  # the readings' ladder, as the tables
+# name it
 # The human side's spread beyond the RD, one sd each (Elo):
 DRIFT_SD = 30.0  # between snapshots: maia9 classical 1816 -> 1774 in two months, maia1 +7
 BOOK_SD = 30.0  # the bots play from opening books, the net alone does not (not measured)
@@ -173,7 +173,7 @@ def load_crosswalks(folder: Path = HUMAN_DIR) -> list[Crosswalk]:
         return []
     readings = {}
     for row in _rows(readings_path):
-        if row.get("ladder") == REFERENCE_LADDER:
+        if row.get("ladder") == REFERENCE_LABEL:
             readings[int(row["net"])] = (float(row["game_elo"]), float(row["game_elo_sd"]))
     found: dict[TimeControl, list[Anchor]] = {}
     for n, row in enumerate(_rows(anchors_path), start=2):

@@ -16,7 +16,6 @@ from lib.benchmark.arena.game import (
     rule_of,
 )
 from lib.benchmark.arena.ladder import (
-    LADDER,
     Ladder,
     check_engine,
     condition_path,
@@ -33,7 +32,7 @@ from lib.benchmark.core.cli import (
     model_config,
     model_label,
 )
-from lib.benchmark.core.data import BOOK, LADDERS, data_path, ladder_path
+from lib.benchmark.core.data import BOOK, FIRST_LADDER, LADDERS, data_path, ladder_path
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.results import run_name
@@ -174,7 +173,8 @@ def play_engine(args: argparse.Namespace) -> EngineSettings:
         else REFERENCE_ENGINE
     settings = EngineSettings(find_stockfish(args.stockfish, prefer=prefer))
     if args.ladder is None:
-        args.ladder = ladder_of(engine_identity(settings.path), settings.path, LADDERS, LADDER)
+        args.ladder = ladder_of(engine_identity(settings.path), settings.path, LADDERS,
+                                FIRST_LADDER)
     return settings
 
 
@@ -220,7 +220,7 @@ def play_setup(args: argparse.Namespace, player: Player | None = None) -> PlaySe
         o.start() for o in book.load_book(args.book))
     chat_history = args.chat_history if args.protocol == GameProtocol.CHAT else 0
     rule = rule_of(ladder.adjudication)
-    legacy = ladder.engine == ladder_engine(LADDER) and rule == RULE
+    legacy = ladder.engine == ladder_engine(FIRST_LADDER) and rule == RULE
     config = PlayConfig(args.conditions, sampler, args.illegal_retries, args.legal_moves,
                         args.ply_cap, args.concurrency, args.seed, openings, args.breaker,
                         args.protocol, chat_history,

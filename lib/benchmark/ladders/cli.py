@@ -17,7 +17,6 @@ from lib.benchmark.arena.game import (
     midgame_starts,
 )
 from lib.benchmark.arena.ladder import (
-    LADDER,
     RUNG_SPACING,
     Ladder,
     Rung,
@@ -33,6 +32,7 @@ from lib.benchmark.arena.ladder import (
 )
 from lib.benchmark.core.data import (
     BOOK,
+    FIRST_LADDER,
     HELD_OUT_GAMES,
     LADDER_GAMES,
     LADDERS,
@@ -193,7 +193,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
         if condition == Condition.MIDGAME else ()
     engine = engine_identity(settings.path)
     if args.ladder is None:
-        args.ladder = ladder_of(engine, settings.path, LADDERS, LADDER)
+        args.ladder = ladder_of(engine, settings.path, LADDERS, FIRST_LADDER)
         found = fingerprint.read(fingerprint_path(args.ladder))
         same = found is not None and found.difference(
             fingerprint.of_binary(settings.path)) is None
@@ -226,7 +226,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
     prior = prior_from(source, rungs) if source else None
     if prior:
         log.info("a new engine's ladder: %s is its prior (planned with %s)",
-                 LADDER.relative_to(ROOT),
+                 FIRST_LADDER.relative_to(ROOT),
                  prior.describe())
     ladder, use, aborted = calibrate(rungs, config, settings, args.games_file, args.store,
                                      args.add_games, engine, prior)
@@ -300,9 +300,9 @@ def held_out_table(checks: list[held_out.PairCheck], pooled: float) -> str:
 def prior_source(path: Path, engine: str) -> Ladder | None:
     """The ladder a new engine's ladder at `path` takes its prior from: the first committed
     one (Stockfish 15.1's), when `path` is another engine's ladder; else none."""
-    if path.resolve() == LADDER.resolve() or ladder_engine(LADDER) in (None, engine):
+    if path.resolve() == FIRST_LADDER.resolve() or ladder_engine(FIRST_LADDER) in (None, engine):
         return None
-    return load_ladder(LADDER)
+    return load_ladder(FIRST_LADDER)
 
 
 def ladder_table(ladder: Ladder, use: Usable) -> str:
