@@ -250,7 +250,7 @@ def maia_block(root: Path = ROOT) -> str:
     of them (maia_players.csv)."""
     from bench.maia_players import read_rows
 
-    lines = ["| net | game Elo (90%) | games (distinct) | static accuracy | human-calibrated "
+    lines = ["| net | game Elo (90%) | games (distinct) | static accuracy | human-move "
              "Elo (static) | game Elo the static fit predicts |", "|---|---|---|---|---|---|"]
     for r in read_rows(root / HUMAN / "maia_players.csv"):
         lines.append(f"| maia-{r['net']} | {float(r['game_elo']):.0f} "
@@ -266,19 +266,38 @@ def crosswalk_block(root: Path = ROOT) -> str:
         band_order,
         leave_one_anchor_out,
         read_rows,
+        slope_rows,
         static_against_bots,
         static_fit_on_maia,
+        width_rows,
     )
+    from lib.benchmark.arena.ladder import reference_ladder
     from lib.benchmark.core.human import load_crosswalks
 
-    walks = load_crosswalks(root / HUMAN)
-    lines = ["| time control | bot (net) | game Elo here (sd) | Lichess rating (sd used) | "
-             "snapshot | band covered |", "|---|---|---|---|---|---|"]
+    walks = load_crosswalks(root / HUMAN, reference_ladder(root / LADDER171_DIR / "ladder.csv"))
+    lines = ["| time control | bot (net) | game Elo here (sd: own, ladder's) | Lichess rating "
+             "(sd used) | snapshot | ratings |", "|---|---|---|---|---|---|"]
     for w in walks:
         for a in w.anchors:
+            m = a.measured
             lines.append(f"| {w.time_control} | {a.bot} (maia-{a.net}) | {a.reading:.0f} "
-                         f"({a.reading_sd:.0f}) | {a.rating:.0f} ({a.human_sd:.0f}) | {a.date} "
-                         f"| {w.band[0]:.0f}-{w.band[1]:.0f} |")
+                         f"({m.sd:.0f}: {m.own_sd:.0f}, {m.ladder_sd:.0f}) | {a.rating:.0f} "
+                         f"({a.human_sd:.0f}) | {a.date} | "
+                         f"{'quoted, no RD' if a.quoted else 'profile, RD'} |")
+    lines += ["", "The slope (Lichess Elo per Elo here), its prior and its posterior:", "",
+              "| time control | anchors | prior (mean, sd) | posterior median | 90% |",
+              "|---|---|---|---|---|"]
+    for w, x in zip(walks, slope_rows(root / HUMAN), strict=True):
+        lines.append(f"| {x['time_control']} | {len(w.anchors)} | {x['prior'][0]:.1f}, "
+                     f"{x['prior'][1]:.1f} | {x['median']:.2f} | [{x['lo']:.2f}, "
+                     f"{x['hi']:.2f}] |")
+    lines += ["", "The 90% width of the figure at the middle of the anchors' readings, for a "
+              "run rated like the middle anchor (its games, its rungs):", "",
+              "| time control | reading (sd) | before: noise added to the readings | errors in "
+              "variables, errors apart | and the ladder's covariance |", "|---|---|---|---|---|"]
+    for x in width_rows(root / HUMAN):
+        lines.append(f"| {x['time_control']} | {x['reading']:.0f} ({x['sd']:.0f}) | "
+                     f"{x['before']:.0f} | {x['apart']:.0f} | {x['shared']:.0f} |")
     rows = read_rows(root / HUMAN / "maia_players.csv")
     loo = leave_one_anchor_out(root / HUMAN)
     lines += ["", "(a) Each anchor left out, its rating predicted from the others:", "",
@@ -298,8 +317,8 @@ def crosswalk_block(root: Path = ROOT) -> str:
             f"{order['rho']:.2f} over {len(rows)} nets; steps {steps}; "
             f"{order['contradictions']} step(s) down beyond 1.645 sd.")
     lines += ["", *textwrap.wrap(text, 95), "",
-              "(c) The static test's human-calibrated Elo of each anchor net against its "
-              "bot's rating:", "", "| time control | bot | rating | static, human-calibrated "
+              "(c) The static test's human-move Elo of each anchor net against its "
+              "bot's rating:", "", "| time control | bot | rating | static, human-move "
               "(90%) | inside |", "|---|---|---|---|---|"]
     for x in static_against_bots(rows, root / HUMAN):
         inside = "-" if x["inside"] is None else "yes" if x["inside"] else "no"
@@ -474,7 +493,9 @@ CROSSWALK_FIGURE = "docs/crosswalk.png"
 HUMAN = "data/human"  # the crosswalk's committed data
 MAIA_FIGURE = "docs/maia_readings.png"
 MAIA_INPUTS = (f"{HUMAN}/maia_players.csv",)
-CROSSWALK_INPUTS = (f"{HUMAN}/maia_players.csv", f"{HUMAN}/lichess_anchors.csv")
+CROSSWALK_INPUTS = (f"{HUMAN}/maia_players.csv", f"{HUMAN}/lichess_anchors.csv",
+                    f"{LADDER171_DIR}/ladder.csv", f"{LADDER171_DIR}/ladder_cov.csv",
+                    "lib/benchmark/core/human.py")
 SCREENSHOTS = ("docs/site.png", "docs/report.png")
 # What a screenshot of the demo's site shows is made from these: a change to one changes it.
 DEMO_INPUTS = ("questions.csv", f"{LADDER_DIR}/ladder.csv", f"{LADDER_DIR}/ladder_cov.csv",
@@ -560,10 +581,11 @@ def crosswalk_figure(path: Path, root: Path = ROOT) -> None:
     import matplotlib.pyplot as plt
 
     from bench.maia_players import read_rows
+    from lib.benchmark.arena.ladder import reference_ladder
     from lib.benchmark.core.human import load_crosswalks
     from lib.figures import save_figure
 
-    walks = load_crosswalks(root / HUMAN)
+    walks = load_crosswalks(root / HUMAN, reference_ladder(root / LADDER171_DIR / "ladder.csv"))
     if not walks:
         raise SystemExit(f"{HUMAN}: no crosswalk to draw")
     fig, ax = plt.subplots(figsize=(6.4, 4.8))
@@ -571,7 +593,8 @@ def crosswalk_figure(path: Path, root: Path = ROOT) -> None:
         color = plt.get_cmap("tab10")(i)
         low, high = w.band
         xs = np.linspace(low, high, 25)
-        bands = np.array([w.predict(float(x), 0.0) for x in xs])
+        bands = np.array([[p.median, p.lo, p.hi] for p in (w.predict(float(x), 0.0)
+                                                           for x in xs)])
         ax.plot(xs, bands[:, 0], color=color, lw=1)
         ax.fill_between(xs, bands[:, 1], bands[:, 2], color=color, alpha=0.15)
         ax.errorbar([a.reading for a in w.anchors], [a.rating for a in w.anchors],
@@ -583,7 +606,7 @@ def crosswalk_figure(path: Path, root: Path = ROOT) -> None:
                         xytext=(4, -10), fontsize=7, color=color)
     low = min(w.band[0] for w in walks)
     high = max(w.band[1] for w in walks)
-    ax.axvspan(low, high, color="grey", alpha=0.08, label="band covered")
+    ax.axvspan(low, high, color="grey", alpha=0.08, label="between the anchors' readings")
     bottom = ax.get_ylim()[0]
     for r in read_rows(root / HUMAN / "maia_players.csv"):
         ax.plot(float(r["game_elo"]), bottom, "|", color="black", ms=10)

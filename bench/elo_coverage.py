@@ -6,7 +6,7 @@ from the logistic model on the real puzzle ratings of questions.csv (all of them
 the truth: an interval must hold it, "below ~N" must have it below N, "above ~N" above N.
 "Solves nothing" is a model that never solves: its report must be "below ~N". Printed beside
 the old prior, Normal(1800, 300^2), for comparison.
-Human-calibrated Elo: the humans' cp-loss line and its residuals are taken from the real
+Human-move Elo: the humans' cp-loss line and its residuals are taken from the real
 game positions of questions.csv; each run draws new human and model losses from that line
 plus resampled real residuals, with the model at a known Elo, and checks the bootstrap
 interval. The real line is nearly flat (the samples have few strong players), so a second
@@ -129,7 +129,7 @@ def main() -> None:
         s = slope * steep
         i = intercept + slope * mid - s * mid  # same mean loss at the humans' mean Elo
         cov = human_coverage(elos, strata, i, s, residuals, truths, rng, args.boot)
-        print(f"{'human-calibrated':<18} {label:<22} {args.runs:>5} {cov:>9.1%}")
+        print(f"{'human-move':<18} {label:<22} {args.runs:>5} {cov:>9.1%}")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,13 @@ games they rest on.
     python -m bench.maia_players static                  # the static test (all questions)
     python -m bench.maia_players table                   # data/human/maia_players.csv
     python -m bench.maia_players games                   # data/human/maia_games.csv.gz
+    python -m bench.maia_players refit                   # the table's game columns, refitted
+                                                         # from those games on the ladder now
+
+`refit` needs no run: it rates each net's committed games on the committed reference ladder
+with play's own estimator, and writes the game columns (with the ladder's part of each
+reading's error and the weights of each rung's Elo in it, which the crosswalk uses for the
+errors the readings share); the static columns stay. A test holds the table to the refit.
 """
 
 from __future__ import annotations
@@ -22,10 +29,12 @@ import io
 import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import chess.pgn
+import numpy as np
 from scipy import stats
 
 import benchmark
@@ -37,12 +46,23 @@ from bench.validation_players import (
     serving,
     shard,
 )
+from lib.benchmark.arena.game import WHITE_SCORE
+from lib.benchmark.arena.ladder import load_ladder, reference_ladder
 from lib.benchmark.core.data import REFERENCE_LADDER, ladder_label, ladder_path
 from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.human import HUMAN_DIR, READINGS_FILE, Crosswalk, load_crosswalks
+from lib.benchmark.core.human import (
+    HUMAN_DIR,
+    READINGS_FILE,
+    SLOPE_PRIOR,
+    Crosswalk,
+    Reading,
+    load_crosswalks,
+)
 from lib.benchmark.core.results import slug
 from lib.benchmark.core.server import SERVED
+from lib.benchmark.games.sampler import SamplerConfig, game_elo, ladder_weights, posterior
 from lib.benchmark.players.maia import NETS
+from lib.benchmark.stats.btd import Z90
 from lib.cli import run_cli
 from lib.files import atomic_write
 
@@ -57,7 +77,8 @@ GAMES = HUMAN_DIR / "maia_games.csv.gz"  # the games they rest on
 # floor of 32 that no number of games passes): more games would buy little.
 MAX_GAMES = 200
 FIELDS = ("player", "net", "ladder", "game_elo", "game_elo_lo", "game_elo_hi", "game_elo_sd",
-          "games", "distinct", "accuracy", "human_elo", "human_lo", "human_hi", "human_text",
+          "games", "game_elo_ladder_sd", "ladder_weights", "distinct", "accuracy", "human_elo",
+          "human_lo", "human_hi", "human_text",
           "predicted_elo", "predicted_lo", "predicted_hi", "predicted_text")
 
 
@@ -108,8 +129,8 @@ def table_rows(out: Path) -> list[dict[str, Any]]:
 
 
 def static_columns_of(out: Path, net: int) -> dict[str, Any]:
-    """A net's static run in `out` (any ladder's folder): its accuracy, its human-calibrated
-    Elo (Lichess game-rating scale) and the game Elo the static fit predicts; none where it
+    """A net's static run in `out` (any ladder's folder): its accuracy, its human-move Elo
+    (Lichess players' move quality) and the game Elo the static fit predicts; none where it
     has not run."""
     for ladder_dir in sorted(d for d in out.iterdir() if d.is_dir()):
         try:
@@ -133,11 +154,7 @@ def table_command(args: argparse.Namespace) -> None:
     for row in found:
         print(f"{row['player']:<14} {row['ladder']:<28} {row['game_elo']:7.1f} "
               f"[{row['game_elo_lo']:.0f}, {row['game_elo_hi']:.0f}] {row['games']} games")
-    with atomic_write(args.write) as handle:
-        writer = csv.DictWriter(handle, fieldnames=FIELDS, lineterminator="\n",
-                                extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(found)
+    write_table(args.write, found)
     print(f"wrote {args.write}")
 
 
@@ -181,6 +198,64 @@ def games_command(args: argparse.Namespace) -> None:
     print(f"wrote {len(found)} games to {args.write}")
 
 
+def refitted(games: Path = GAMES, ladder_file: Path = REFERENCE_LADDER,
+             table: Path = DATA) -> list[dict[str, Any]]:
+    """The committed table with each reference-ladder row's game columns refitted from the
+    net's committed games on the ladder as it is now (play's estimator and prior)."""
+    ladder = load_ladder(ladder_file)
+    index = {r.spec: i for i, r in enumerate(ladder.rungs)}
+    config = SamplerConfig(tuple(ladder.elos), ladder.nu, ladder_cov=tuple(map(tuple, ladder.cov)))
+    by_player: dict[str, tuple[list[float], list[float]]] = {}
+    with gzip.open(games, "rt", encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            if row["ladder"] != f"{LABEL}.csv":
+                continue
+            white = row["white"].startswith(f"{SERVED}/")
+            rival = (row["black"] if white else row["white"]).split("@")[0]
+            rival = rival.removesuffix(":seed=0")
+            if rival not in index:
+                raise SystemExit(f"{games}: {row['player']} played {rival}, no rung of "
+                                 f"{ladder_file}")
+            opp, scores = by_player.setdefault(row["player"], ([], []))
+            opp.append(float(ladder.elos[index[rival]]))
+            score = WHITE_SCORE[row["result"]]
+            scores.append(score if white else 1 - score)
+    with table.open(encoding="utf-8", newline="") as handle:
+        rows: list[dict[str, Any]] = list(csv.DictReader(handle))
+    for row in rows:
+        if row["ladder"] != f"{LABEL}.csv" or row["player"] not in by_player:
+            continue
+        opp, scores = by_player[row["player"]]
+        est = game_elo(opp, scores, config)
+        post = posterior(opp, scores, config)
+        row |= {"game_elo": round(est.mean), "game_elo_lo": round(est.lo),
+                "game_elo_hi": round(est.hi),
+                "game_elo_sd": round((est.hi - est.lo) / (2 * Z90), 1), "games": len(scores),
+                "game_elo_ladder_sd": round(post.ladder, 1),
+                "ladder_weights": " ".join(f"{w:.5f}" for w in
+                                           ladder_weights(opp, post.mean, config))}
+    return rows
+
+
+def refit_command(args: argparse.Namespace) -> None:
+    """Write the table with the game columns refitted on the ladder as it is now."""
+    rows = refitted(GAMES, args.ladder, DATA)
+    for row in rows:
+        print(f"{row['player']:<14} {row['ladder']:<28} {row['game_elo']} "
+              f"[{row['game_elo_lo']}, {row['game_elo_hi']}] {row['games']} games")
+    write_table(args.write, rows)
+    print(f"wrote {args.write}")
+
+
+def write_table(path: Path, rows: list[dict[str, Any]]) -> None:
+    """The table, as committed."""
+    with atomic_write(path) as handle:
+        writer = csv.DictWriter(handle, fieldnames=FIELDS, lineterminator="\n",
+                                extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def read_rows(path: Path = DATA) -> list[dict[str, str]]:
     """The committed table's rows on the reference ladder, by net."""
     with path.open(encoding="utf-8", newline="") as handle:
@@ -190,22 +265,74 @@ def read_rows(path: Path = DATA) -> list[dict[str, str]]:
 
 def leave_one_anchor_out(root: Path = HUMAN_DIR) -> list[dict[str, Any]]:
     """(a) Each anchor's Lichess rating predicted from the other anchors of its time control
-    (a line needs two: a time control with two anchors has nothing to leave out)."""
+    (a line needs two: a time control with two anchors has nothing to leave out), its reading
+    with its own errors (the ladder's part shared with the others)."""
     found = []
-    for walk in load_crosswalks(root):
+    for walk in load_crosswalks(root, reference_ladder()):
         if len(walk.anchors) < 3:
             found.append({"time_control": walk.time_control.value, "bot": "-",
                           "note": f"{len(walk.anchors)} anchors: none to leave out"})
             continue
         for i, anchor in enumerate(walk.anchors):
-            rest = Crosswalk(walk.time_control, walk.anchors[:i] + walk.anchors[i + 1:])
-            mid, lo, hi = rest.predict(anchor.reading, anchor.reading_sd)
+            rest = replace(walk, anchors=walk.anchors[:i] + walk.anchors[i + 1:])
+            p = rest.predict(anchor.measured)
             low, high = rest.band
             found.append({"time_control": walk.time_control.value, "bot": anchor.bot,
-                          "rating": anchor.rating, "predicted": mid, "lo": lo, "hi": hi,
-                          "inside": lo <= anchor.rating <= hi,
-                          "note": "inside the others' band" if low <= anchor.reading <= high
-                          else "outside the others' band (extrapolated)"})
+                          "rating": anchor.rating, "predicted": p.median, "lo": p.lo,
+                          "hi": p.hi, "inside": p.lo <= anchor.rating <= p.hi,
+                          "note": "between the others' readings" if low <= anchor.reading
+                          <= high else "outside the others' readings (extrapolated)"})
+    return found
+
+
+def slope_rows(root: Path = HUMAN_DIR) -> list[dict[str, Any]]:
+    """Each time control's slope (Lichess Elo per Elo here): its prior and its posterior,
+    median and 90%."""
+    found = []
+    mean, sd = SLOPE_PRIOR
+    for walk in load_crosswalks(root, reference_ladder()):
+        grid, weights = walk.slope_posterior()
+        lo, mid, hi = np.interp([0.05, 0.5, 0.95], np.cumsum(weights), grid)
+        found.append({"time_control": walk.time_control.value, "prior": (mean, sd),
+                      "median": mid, "lo": lo, "hi": hi})
+    return found
+
+
+def previous_method(walk: Crosswalk, run: Reading, draws: int = 4000,
+                    seed: int = 20261127) -> tuple[float, float, float]:
+    """The crosswalk as it was computed before (for the docs' before/after): readings moved
+    by their whole error again, each drawn apart, the run's too, a least-squares slope drawn
+    toward the prior; 5th, 50th and 95th percentile."""
+    rng = np.random.default_rng(seed)
+    x = np.array([a.reading for a in walk.anchors])
+    y = np.array([a.rating for a in walk.anchors])
+    xs = x + rng.standard_normal((draws, len(x))) * [a.reading_sd for a in walk.anchors]
+    ys = y + rng.standard_normal((draws, len(y))) * [a.human_sd for a in walk.anchors]
+    placed_run = run.mean + rng.standard_normal(draws) * run.sd
+    xc = xs - xs.mean(axis=1, keepdims=True)
+    prior = SLOPE_PRIOR[0] + rng.standard_normal(draws) * SLOPE_PRIOR[1]
+    weight = np.mean([a.human_sd for a in walk.anchors]) ** 2 / SLOPE_PRIOR[1] ** 2
+    slope = np.maximum(((xc * (ys - ys.mean(axis=1, keepdims=True))).sum(axis=1)
+                        + weight * prior) / ((xc ** 2).sum(axis=1) + weight), 0.0)
+    placed = ys.mean(axis=1) + slope * (placed_run - xs.mean(axis=1))
+    lo, mid, hi = np.percentile(placed, [5, 50, 95])
+    return float(lo), float(mid), float(hi)
+
+
+def width_rows(root: Path = HUMAN_DIR) -> list[dict[str, Any]]:
+    """The 90% width of the figure at the middle of each time control's anchors, for a run
+    rated like the middle anchor (its games and rungs): the previous method, errors in
+    variables with every error drawn apart, and with the ladder's covariance."""
+    found = []
+    for walk in load_crosswalks(root, reference_ladder()):
+        middle = walk.anchors[len(walk.anchors) // 2].measured
+        run = Reading(sum(walk.band) / 2, middle.own_sd, middle.ladder_sd, middle.weights)
+        before = previous_method(walk, run)
+        apart = replace(walk, cov=None).predict(run)
+        shared = walk.predict(run)
+        found.append({"time_control": walk.time_control.value, "reading": run.mean,
+                      "sd": run.sd, "before": before[2] - before[0],
+                      "apart": apart.hi - apart.lo, "shared": shared.hi - shared.lo})
     return found
 
 
@@ -225,11 +352,11 @@ def band_order(rows: list[dict[str, str]]) -> dict[str, Any]:
 
 
 def static_against_bots(rows: list[dict[str, str]], root: Path = HUMAN_DIR) -> list[dict[str, Any]]:
-    """(c) Each anchor net's human-calibrated Elo (static test) against its bot's rating in
+    """(c) Each anchor net's human-move Elo (static test) against its bot's rating in
     each time control: inside the static interval or not."""
     by_net = {int(r["net"]): r for r in rows}
     found = []
-    for walk in load_crosswalks(root):
+    for walk in load_crosswalks(root, reference_ladder()):
         for anchor in walk.anchors:
             row = by_net.get(anchor.net, {})
             lo, hi = row.get("human_lo") or "", row.get("human_hi") or ""
@@ -255,8 +382,10 @@ def validate_command(args: argparse.Namespace) -> None:
     """Print the four checks of the crosswalk and the nets."""
     rows = read_rows()
     for name, value in (("(a) leave one anchor out", leave_one_anchor_out()),
+                        ("the slope, prior and posterior", slope_rows()),
+                        ("90% width at the anchors' middle", width_rows()),
                         ("(b) readings by training band", band_order(rows)),
-                        ("(c) static human-calibrated Elo against the bots",
+                        ("(c) static human-move Elo against the bots",
                          static_against_bots(rows)),
                         ("(d) the static fit on Maia", static_fit_on_maia(rows))):
         print(name)
@@ -292,6 +421,11 @@ def main() -> None:
     g.add_argument("--out", type=Path, default=OUT)
     g.add_argument("--write", type=Path, default=GAMES)
     g.set_defaults(handler=games_command)
+    f = sub.add_parser("refit", help=f"{DATA.name}'s game columns from {GAMES.name} on the "
+                       "ladder as it is now")
+    f.add_argument("--ladder", type=ladder_path, default=REFERENCE_LADDER)
+    f.add_argument("--write", type=Path, default=DATA)
+    f.set_defaults(handler=refit_command)
     args = p.parse_args()
     sys.exit(run_cli(lambda: args.handler(args)))
 

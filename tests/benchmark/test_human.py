@@ -4,36 +4,55 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import shutil
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 import benchmark
+from lib.benchmark.arena.ladder import reference_ladder
 from lib.benchmark.core.human import (
     ANCHORS_FILE,
     HUMAN_DIR,
     READINGS_FILE,
+    Anchor,
     Crosswalk,
     Placement,
+    Reading,
     TimeControl,
     committed_block,
     load_crosswalks,
+    run_reading,
 )
-from lib.benchmark.stats.elo import ABOVE, BELOW, INTERVAL, UNIDENTIFIED
+from lib.benchmark.stats.elo import BELOW, INTERVAL
 from lib.benchmark.stats.ladder_map import REFERENCE_ENGINE
 from lib.errors import DataError
 
 
 @pytest.fixture(scope="module")
 def walks() -> dict[TimeControl, Crosswalk]:
-    found = {w.time_control: w for w in load_crosswalks()}
+    found = {w.time_control: w for w in load_crosswalks(HUMAN_DIR, reference_ladder())}
     assert set(found) == set(TimeControl), "the committed anchors cover every time control"
     return found
 
 
-def interval(mean: float, half: float = 60.0) -> dict[str, object]:
+def interval(mean: float, half: float = 20.0) -> dict[str, object]:
     return {"mean": mean, "lo": mean - half, "hi": mean + half, "kind": INTERVAL}
+
+
+def test_time_controls_fastest_first_each_with_its_basis() -> None:
+    found = load_crosswalks(HUMAN_DIR, reference_ladder())
+    assert [w.time_control for w in found] == [TimeControl.BLITZ, TimeControl.RAPID,
+                                               TimeControl.CLASSICAL]
+    basis = {w.time_control: w.basis for w in found}
+    assert basis[TimeControl.BLITZ].startswith("3 anchors, profiles with RD")
+    assert basis[TimeControl.RAPID].startswith("3 anchors, quoted, no RD")
+    assert basis[TimeControl.CLASSICAL].startswith("2 anchors, quoted, no RD")
+    place = found[0].place(interval(2000.0))
+    assert place["basis"] == basis[TimeControl.BLITZ]
 
 
 def test_a_reading_between_anchors_reads_between_their_ratings(
@@ -41,50 +60,168 @@ def test_a_reading_between_anchors_reads_between_their_ratings(
     for walk in walks.values():
         weak, strong = walk.anchors[0], walk.anchors[-1]
         middle = (weak.reading + strong.reading) / 2
-        placed = walk.place(interval(middle))
+        placed = walk.place(interval(middle, 15.0))
         assert placed["placement"] == Placement.INSIDE
-        assert placed["lo"] < placed["value"] < placed["hi"]
-        low, high = sorted((weak.rating, strong.rating))
-        assert low - 60 <= placed["value"] <= high + 60
+        assert placed["lo"] <= placed["value"] <= placed["hi"]
+        low, high = walk.ratings
+        assert low <= placed["lo"] and placed["hi"] <= high
         assert placed["text"].startswith(f"Lichess {walk.time_control} ~")
+        assert placed["bound"] is None and placed["expected_score"] is None
+
+
+def test_a_figure_rounds_to_its_interval(walks: dict[TimeControl, Crosswalk]) -> None:
+    """Within +-100 to one Elo; wider, to 10 (the rapid and classical anchors, quoted with no
+    RD, give a wider fit than blitz's profiles)."""
+    for walk in walks.values():
+        placed = walk.place(interval(sum(walk.band) / 2, 10.0))
+        p = walk.predict(run_reading(interval(sum(walk.band) / 2, 10.0), None))
+        wide = (p.hi - p.lo) / 2 > 100
+        assert all(v % 10 == 0 for v in (placed["value"], placed["lo"], placed["hi"])) or \
+            not wide
 
 
 def test_stronger_is_never_placed_lower_and_more_error_is_wider(
         walks: dict[TimeControl, Crosswalk]) -> None:
     walk = walks[TimeControl.BLITZ]
     low, high = walk.band
-    values = [walk.predict(x, 40.0)[0] for x in (low, (low + high) / 2, high)]
+    values = [walk.predict(x, 40.0).median for x in (low, (low + high) / 2, high)]
     assert values == sorted(values)
     narrow, wide = walk.predict(low + 50, 20.0), walk.predict(low + 50, 80.0)
-    assert wide[2] - wide[1] > narrow[2] - narrow[1]
+    assert wide.hi - wide.lo > narrow.hi - narrow.lo
 
 
-def test_outside_the_band_is_a_bound_never_a_figure(walks: dict[TimeControl, Crosswalk]) -> None:
+RANK = [Placement.BELOW, Placement.AT_MOST, Placement.INSIDE, Placement.AT_LEAST,
+        Placement.ABOVE]
+
+
+def implied(place: dict[str, Any], walk: Crosswalk) -> tuple[float, float]:
+    """What a statement says of the Lichess rating, as an interval (inf: open)."""
+    kind = Placement(place["placement"])
+    low, high = walk.ratings
+    if kind == Placement.BELOW:
+        return -math.inf, walk.anchors[0].rating
+    if kind == Placement.ABOVE:
+        return walk.anchors[-1].rating, math.inf
+    if kind == Placement.AT_MOST:
+        return -math.inf, place["bound"]["value"]
+    if kind == Placement.AT_LEAST:
+        return place["bound"]["value"], math.inf
+    if kind == Placement.INSIDE:
+        return place["lo"], place["hi"]
+    return -math.inf, math.inf
+
+
+@pytest.mark.parametrize("half", [20.0, 60.0, 110.0, 200.0])
+def test_a_grid_of_readings_reads_monotone_and_never_past_the_anchors(
+        walks: dict[TimeControl, Crosswalk], half: float) -> None:
+    """Readings 0 to 3,000: each statement's implied interval moves up with the reading, no
+    figure lies outside the anchors' ratings, and a score against an anchor rises too."""
+    for walk in walks.values():
+        low, high = walk.ratings
+        last = (-math.inf, -math.inf)
+        last_score: dict[str, float] = {}
+        for mean in np.arange(0.0, 3001.0, 25.0):
+            place = walk.place(interval(float(mean), half), {"sd": 25.0})
+            ends = implied(place, walk)
+            # Up to the rounding (a bound outward to 10, a figure to the nearest 10).
+            assert ends[0] >= last[0] - 10 and ends[1] >= last[1] - 10, (mean, place)
+            last = (max(last[0], ends[0]), max(last[1], ends[1]))
+            for key in ("value", "lo", "hi"):
+                assert place[key] is None or low <= place[key] <= high, (mean, place)
+            if place["bound"] is not None:
+                assert low - 10 <= place["bound"]["value"] <= high + 10, (mean, place)
+            if place["expected_score"] is not None:
+                score = place["expected_score"]["value"]
+                assert score >= last_score.get(place["anchor"], 0.0) - 1e-9, (mean, place)
+                last_score[place["anchor"]] = score
+                assert place["anchor_rating"] == round(
+                    next(a.rating for a in walk.anchors if a.bot == place["anchor"]))
+            assert "hi" not in place or place["placement"] == Placement.INSIDE or \
+                place["hi"] is None
+
+
+def test_the_random_mover_scores_under_one_percent_against_the_weakest_anchor(
+        walks: dict[TimeControl, Crosswalk]) -> None:
+    for elo in (interval(0.0, 30.0), {"mean": None, "lo": None, "hi": 60.0, "kind": BELOW}):
+        place = walks[TimeControl.BLITZ].place(elo)
+        assert place["placement"] == Placement.BELOW
+        assert place["anchor"] == "maia1" and place["anchor_rating"] == 1417
+        assert place["expected_score"]["hi"] < 0.01
+        assert place["value"] is None and place["hi"] is None
+        assert place["text"].startswith("scores <0.1% [<0.1%, <0.1%] against maia1 ")
+
+
+def test_below_the_anchors_players_of_different_strength_read_differently(
+        walks: dict[TimeControl, Crosswalk]) -> None:
+    """The random mover and a 1,268 player no longer read the same words."""
     walk = walks[TimeControl.BLITZ]
-    low, high = walk.band
-    below = walk.place(interval(low - 500))
-    assert below["placement"] == Placement.BELOW and below["value"] is None
-    weak = walk.anchors[0]
-    assert below["text"] == (f"below maia-{weak.net}'s level (Lichess blitz "
-                             f"~{round(weak.rating):,})")
-    above = walk.place({"mean": None, "lo": high + 10, "hi": None, "kind": ABOVE})
-    assert above["placement"] == Placement.ABOVE and above["lo"] == round(
-        walk.anchors[-1].rating)
-    assert above["text"].startswith(f"above maia-{walk.anchors[-1].net}'s level")
-    # A bound the band straddles, or nothing known: no place at all.
-    for elo in ({"mean": None, "lo": None, "hi": (low + high) / 2, "kind": BELOW},
-                {"mean": None, "lo": None, "hi": None, "kind": UNIDENTIFIED}):
-        placed = walk.place(elo)
-        assert placed["placement"] == Placement.UNPLACED
-        assert placed["value"] is None and "not placed" in placed["text"]
+    weak, middling = walk.place(interval(54.0, 40.0)), walk.place(interval(1268.0, 60.0))
+    assert weak["placement"] == middling["placement"] == Placement.BELOW
+    assert weak["text"] != middling["text"]
+    assert weak["expected_score"]["value"] < middling["expected_score"]["value"]
+
+
+def test_a_wide_reading_below_the_weakest_anchor_is_never_a_figure_below_its_rating(
+        walks: dict[TimeControl, Crosswalk]) -> None:
+    """The issue's own cases: 2230 [2030, 2430] read ~1,397, below maia1's 1,417; at 2221 a
+    player read higher than a stronger one."""
+    walk = walks[TimeControl.BLITZ]
+    for elo in ({"mean": 2230.0, "lo": 2030.0, "hi": 2430.0, "kind": INTERVAL},
+                {"mean": 2233.0, "lo": 2132.0, "hi": 2334.0, "kind": INTERVAL},
+                interval(2221.0, 100.0)):
+        place = walk.place(elo)
+        assert place["value"] is None, place
+        if place["bound"] is not None:
+            assert place["bound"]["value"] >= walk.anchors[0].rating
+
+
+def test_errors_in_variables_recover_a_line_that_noisy_readings_would_flatten() -> None:
+    """Anchors exactly on a line of slope 1 with readings known only to +-100: the fit
+    returns the line (adding noise to the noisy readings flattened it toward 0)."""
+    def anchor(bot: str, reading: float, rating: float) -> Anchor:
+        return Anchor(bot, 1100, rating, 1.0, "2026-01-01", Reading(reading, 100.0, 0.0))
+    walk = Crosswalk(TimeControl.BLITZ, (anchor("a", 2000, 1400), anchor("b", 2200, 1600),
+                                         anchor("c", 2400, 1800)))
+    for reading, rating in ((2000, 1400), (2400, 1800)):
+        assert walk.predict(reading, 0.0).median == pytest.approx(rating, abs=15)
+
+
+def test_the_ladders_shared_error_cancels_near_the_anchors(
+        walks: dict[TimeControl, Crosswalk]) -> None:
+    """A run rated on the rungs the anchors were rated on shares their ladder error: its
+    figure is narrower than with the errors drawn apart, and so is its score against one."""
+    shared = walks[TimeControl.BLITZ]
+    apart = Crosswalk(shared.time_control, shared.anchors)  # no covariance: independent
+    mid = shared.anchors[1].measured
+    run = Reading(sum(shared.band) / 2, 20.0, mid.ladder_sd, mid.weights)
+    one, other = shared.predict(run), apart.predict(run)
+    assert one.hi - one.lo < other.hi - other.lo
+    near = shared.expected_score(run, shared.anchors[0])
+    far = apart.expected_score(run, shared.anchors[0])
+    assert near[2] - near[1] < far[2] - far[1]
+
+
+def test_the_readings_are_the_refit_of_the_committed_games() -> None:
+    """data/human/maia_players.csv's game columns are what the committed games give on the
+    committed reference ladder (python -m bench.maia_players refit)."""
+    from bench.maia_players import refitted
+
+    with (HUMAN_DIR / READINGS_FILE).open(encoding="utf-8", newline="") as handle:
+        table = list(csv.DictReader(handle))
+    fresh = refitted()
+    assert [r["player"] for r in table] == [r["player"] for r in fresh]
+    for old, new in zip(table, fresh, strict=True):
+        for key in ("game_elo", "game_elo_lo", "game_elo_hi", "game_elo_sd", "games",
+                    "game_elo_ladder_sd", "ladder_weights"):
+            assert str(old[key]) == str(new[key]), (old["player"], key)
 
 
 def test_only_the_reference_scale_or_a_mapped_one_is_placed() -> None:
-    elo = interval(2000.0)
-    assert committed_block(elo, REFERENCE_ENGINE)["scale"] == "reference"
-    converted = committed_block(elo, "Stockfish 15.1")
+    elo, reference = interval(2000.0), reference_ladder()
+    assert committed_block(elo, REFERENCE_ENGINE, reference)["scale"] == "reference"
+    converted = committed_block(elo, "Stockfish 15.1", reference)
     assert converted is not None and converted["scale"] == "converted from Stockfish 15.1"
-    assert committed_block(elo, "Stockfish 16") is None
+    assert committed_block(elo, "Stockfish 16", reference) is None
 
 
 def test_a_new_snapshot_is_a_data_change(tmp_path: Path,
@@ -101,8 +238,9 @@ def test_a_new_snapshot_is_a_data_change(tmp_path: Path,
         writer.writerows(rows)
     moved = {w.time_control: w for w in load_crosswalks(tmp_path)}[TimeControl.BLITZ]
     x = sum(moved.band) / 2
-    assert moved.predict(x, 40)[0] == pytest.approx(walks[TimeControl.BLITZ].predict(x, 40)[0]
-                                                    + 100, abs=1)
+    unmoved = {w.time_control: w for w in load_crosswalks()}[TimeControl.BLITZ]
+    assert moved.predict(x, 40).median == pytest.approx(unmoved.predict(x, 40).median + 100,
+                                                        abs=1)
     rows[0]["rating"] = "about 1400"
     with (tmp_path / ANCHORS_FILE).open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
@@ -112,10 +250,14 @@ def test_a_new_snapshot_is_a_data_change(tmp_path: Path,
         load_crosswalks(tmp_path)
 
 
-PLAYERS = {"random": Placement.BELOW, "maia:net=1500": Placement.INSIDE,
-           "stockfish:nodes=5000": Placement.ABOVE}
-# A few games each, the schedule started near each player's strength (--prior): enough for
-# the net's interval, and for Stockfish's to lose a game (a bound alone could straddle the band).
+# Where each reads: the net's few games leave an interval wider than the anchors' readings
+# (a figure needs one narrower), so it may read one-sided or not at all, never past them.
+PLAYERS = {"random": {Placement.BELOW},
+           "maia:net=1500": {Placement.AT_MOST, Placement.UNPLACED, Placement.AT_LEAST,
+                             Placement.INSIDE},
+           "stockfish:nodes=5000": {Placement.ABOVE}}
+# A few games each, the schedule started near each player's strength (--prior), and enough
+# for Stockfish's to lose a game (a bound alone could straddle the anchors).
 GAMES = {"random": ["--max-games", "6"],
          "stockfish:nodes=5000": ["--max-games", "20", "--prior", "2700", "200"],
          "maia:net=1500": ["--max-games", "10", "--prior", "2000", "200"]}
@@ -146,7 +288,11 @@ def test_every_place_shows_the_placement(played: Path, stockfish: str,
         human = result["human"]
         assert human["scale"] == "converted from Stockfish 15.1"
         blitz = next(tc for tc in human["time_controls"] if tc["time_control"] == "blitz")
-        assert blitz["placement"] == where, (player, result["conditions"]["standard"]["elo"])
+        assert blitz["placement"] in where, (player, result["conditions"]["standard"]["elo"])
+        if blitz["placement"] in (Placement.BELOW, Placement.ABOVE):
+            assert blitz["value"] is blitz["hi"] is blitz["lo"] is None
+            assert blitz["expected_score"]["lo"] <= blitz["expected_score"]["value"] \
+                <= blitz["expected_score"]["hi"]
         assert blitz["snapshot"] and blitz["anchors"]
         report = next(played.glob(f"play__{player.replace(':', '_').replace('=', '_')}__*.md"))
         assert blitz["text"] in report.read_text(encoding="utf-8")
@@ -154,15 +300,16 @@ def test_every_place_shows_the_placement(played: Path, stockfish: str,
     capsys.readouterr()
     assert benchmark.main(["play", "--model", "random", *GAMES["random"], "--ladder",
                            "stockfish-15.1", "--stockfish", stockfish, "--out", str(played)]) == 0
-    assert "human scale: below maia-1100's level (Lichess blitz ~" in capsys.readouterr().out
+    assert "human scale: scores <0.1% [<0.1%, <0.1%] against maia1 (maia-1100, Lichess " \
+        "blitz 1,417)" in capsys.readouterr().out
     assert benchmark.main(["leaderboard", "--results", str(played)]) == 0
     board = (played / "leaderboard.md").read_text(encoding="utf-8")
     assert "Lichess blitz" in board
     rows = json.loads((played / "leaderboard.json").read_text())["rows"]
     games = {r["model"]: r["human"] for r in rows if r["scale"].startswith("game Elo")}
-    assert "below maia-1100's level" in games["random"]
-    assert "above maia-1900's level" in games["stockfish:nodes=5000"]
-    assert "Lichess blitz ~" in games["maia:net=1500"]
+    assert games["random"].startswith("scores <0.1% [<0.1%, <0.1%] against maia1")
+    assert "against maia9 (maia-1900, Lichess blitz 1,621)" in games["stockfish:nodes=5000"]
+    assert "Lichess blitz" in games["maia:net=1500"]
     with (played / "leaderboard.csv").open(encoding="utf-8", newline="") as handle:
         assert {r["model"]: r["human"] for r in csv.DictReader(handle)
                 if r["scale"].startswith("game Elo")} == games
@@ -172,3 +319,9 @@ def test_every_place_shows_the_placement(played: Path, stockfish: str,
     assert 'id="human"' in index and "maia5" in index
     for text in games.values():
         assert text.split("; ")[0].replace("'", "&#39;") in index
+    # leaderboard.json and .csv carry the place's fields by name: no `hi` that is a rating.
+    fields = {r["model"]: r for r in rows if r["scale"].startswith("game Elo")}
+    assert fields["random"]["lichess_blitz_anchor_rating"] == 1417
+    assert fields["random"]["lichess_blitz_expected_score_hi"] < 0.01
+    assert fields["random"]["lichess_blitz_hi"] is None
+    assert fields["random"]["lichess_blitz"] is None

@@ -159,7 +159,7 @@ def test_the_tasks_logs_are_ranked_with_the_cli_s_results(
     scales = {r["scale"].split(",")[0] for r in rows if r["model"] == f"inspect:{MODEL}"}
     # The games (on the reference scale, or converted to it), the puzzle lines, the static
     # run's scales.
-    assert {"game Elo", "puzzle Elo", "human-calibrated Elo"} <= scales, rows
+    assert {"game Elo", "puzzle Elo", "human-move Elo"} <= scales, rows
     static = json.loads(next(tmp_path.glob("static__inspect_*.json")).read_text())
     assert static["accuracy"] == metrics(logs["static"])["accuracy"]
     play = json.loads(next(tmp_path.glob("play__inspect_*.json")).read_text())

@@ -42,7 +42,14 @@ from pathlib import Path
 import numpy as np
 
 from lib import fingerprint
-from lib.benchmark.core.data import FIRST_LADDER, LADDER_FILE, LADDERS, ROOT, ladder_name
+from lib.benchmark.core.data import (
+    FIRST_LADDER,
+    LADDER_FILE,
+    LADDERS,
+    REFERENCE_LADDER,
+    ROOT,
+    ladder_name,
+)
 from lib.benchmark.stats import btd
 from lib.errors import DataError, FitError
 from lib.files import write_csv
@@ -414,3 +421,9 @@ def _load_cov(path: Path, rungs: list[Rung]) -> np.ndarray:
             and np.all(np.diag(cov) >= 0)):
         raise DataError(f"{path}: not a covariance matrix (finite, symmetric, variances >= 0)")
     return cov
+
+
+def reference_ladder(path: Path = REFERENCE_LADDER) -> Ladder | None:
+    """The reference ladder (whose covariance every reading on it shares), None where it is
+    not there."""
+    return load_ladder(path) if path.exists() else None

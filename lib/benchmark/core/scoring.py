@@ -217,7 +217,7 @@ def illegal_counts(items: list[Item]) -> dict[str, int]:
 
 def elo_estimates(items: list[Item], questions: dict[str, Question], seed: int = 0,
                   mcmc: bool = False) -> dict[str, Any]:
-    """Puzzle Elo (Bayesian) and human-calibrated Elo, each with a 90% interval."""
+    """Puzzle Elo (Bayesian) and human-move Elo, each with a 90% interval."""
     scored = [i for i in items if i.category not in UNSCORED]
     puzzles = [i for i in scored if i.source == "puzzle"]
     out: dict[str, Any] = {"puzzle": None, "human": None}

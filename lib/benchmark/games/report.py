@@ -12,7 +12,7 @@ import numpy as np
 from scipy import stats
 
 from lib.benchmark.arena.game import cp_losses, pgn, rule_of
-from lib.benchmark.arena.ladder import Ladder
+from lib.benchmark.arena.ladder import Ladder, reference_ladder
 from lib.benchmark.core.answers import FAILED_ANSWERS, Category
 from lib.benchmark.core.header import Kind, write_result
 from lib.benchmark.core.human import committed_block, human_text
@@ -295,13 +295,13 @@ def human_markdown(block: dict[str, Any] | None) -> list[str]:
         return []
     scale = "" if block["scale"] == "reference" else f" ({block['scale']})"
     lines = ["", f"What it means to a chess player{scale}: the Maia nets that play on Lichess "
-             "as bots anchor the reference scale to their ratings, only inside the band they "
-             "cover (docs/games-and-ladder.md).", "",
-             "| time control | Lichess | band covered (game Elo) | anchors | snapshot |",
+             "as bots anchor the reference scale to their ratings, only between their readings; "
+             "outside them, the expected score against the nearest (docs/games-and-ladder.md).",
+             "", "| time control | Lichess | anchors' readings (game Elo) | anchors | ratings |",
              "|---|---|---|---|---|"]
     for tc in block["time_controls"]:
         lines.append(f"| {tc['time_control']} | {tc['text']} | {tc['band'][0]}-{tc['band'][1]} "
-                     f"| {', '.join(tc['anchors'])} | {tc['snapshot']} |")
+                     f"| {', '.join(tc['anchors'])} | {tc.get('basis', tc['snapshot'])} |")
     return lines
 
 
@@ -335,7 +335,8 @@ def session_result(model: str, player_id: str, settings: dict[str, Any], session
         conditions=conditions, comparisons=compare(conditions), taxonomy=taxonomy(session),
         acpl=acpl(session), usage=usage(session, price), questions_sha256=questions_sha256,
         protocol=settings.get("protocol", "fen"), stopped=session.stopped,
-        human=committed_block(conditions[Condition.STANDARD]["elo"], ladder.engine)
+        human=committed_block(conditions[Condition.STANDARD]["elo"], ladder.engine,
+                              reference_ladder(), conditions[Condition.STANDARD]["ladder"])
         if Condition.STANDARD in conditions else None)
 
 

@@ -28,10 +28,10 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
 from lib.benchmark.arena.game import WHITE_SCORE, GameRecord, pgn
-from lib.benchmark.arena.ladder import Ladder, load_ladder
+from lib.benchmark.arena.ladder import Ladder, load_ladder, reference_ladder
 from lib.benchmark.arena.match import GameJob, Played, play_one
 from lib.benchmark.core.data import ROOT
-from lib.benchmark.core.human import committed_block
+from lib.benchmark.core.human import committed_block, human_metrics
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition
 from lib.benchmark.games import cli
 from lib.benchmark.games.play import Game, play
@@ -206,9 +206,10 @@ def games_of(scores: list[SampleScore], condition: str) -> list[Game]:
 @metric
 def games_metrics(argv: list[str]) -> Metric:
     """elo, elo_lo, elo_hi (90%, the ladder's error included), games and forfeits by reason:
-    `play`'s own estimate of the games in the scores; lichess_TC, _lo, _hi per time control
-    where the Maia anchors place it (inside their band: a value and interval; below or above
-    it: only the bound, the nearest anchor's rating; elsewhere none)."""
+    `play`'s own estimate of the games in the scores; per time control TC what the Maia
+    anchors say of it (core.human.human_metrics): lichess_TC with _lo and _hi between the
+    anchors, lichess_TC_at_most / _at_least across one, and lichess_TC_expected_score (with
+    _lo, _hi and the anchor's lichess_TC_anchor_rating) against the nearest anchor outside."""
     def compute(scores: list[SampleScore]) -> Any:
         args = play_args(argv + ["--model", "inspect:eval"])
         ladder = load_ladder(Path(args.ladder))
@@ -221,9 +222,9 @@ def games_metrics(argv: list[str]) -> Metric:
         reasons = Counter(re.sub(r"\W+", "_", f["reason"]).strip("_")
                           for f in report["forfeits"])
         out.update({f"forfeits_{reason}": n for reason, n in sorted(reasons.items())})
-        human = committed_block(elo, ladder.engine) or {"time_controls": []}
+        human = committed_block(elo, ladder.engine, reference_ladder(),
+                                report["ladder"]) or {"time_controls": []}
         for tc in human["time_controls"]:
-            name = f"lichess_{tc['time_control']}"
-            out |= {name: tc["value"], f"{name}_lo": tc["lo"], f"{name}_hi": tc["hi"]}
+            out |= human_metrics(tc)
         return out
     return compute

@@ -3,8 +3,10 @@ interval, the probability of being stronger than the next entry, a rank interval
 lichess-bench's low-confidence dagger; markdown, SVG and PNG.
 
 Scales differ and are never mixed: game Elo is on the ladder's scale (zero at the random
-mover), puzzle Elo on Lichess's puzzle-rating scale, the human-calibrated Elo on Lichess's
-game-rating scale. Each is ranked in its own table. Game Elos are ranked on the reference
+mover), puzzle Elo on Lichess's puzzle-rating scale, the human-move Elo on its own scale (the
+rating of the Lichess players whose moves in these positions lose as much: a move-quality
+scale, not a Lichess game rating; the one Lichess game figure is the crosswalk's, core.human).
+Each is ranked in its own table. Game Elos are ranked on the reference
 scale, the Stockfish 17.1 ladder's; a run on Stockfish 15.1's ladder is shown on it through
 the measured map (data/ladders/ladder_map.json), flagged "converted", its interval widened
 by the map's error. Play runs rated on any other ladder, or on an earlier ladder with another
@@ -24,13 +26,16 @@ from typing import Any
 
 import numpy as np
 
+from lib.benchmark.arena.ladder import reference_ladder
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
 from lib.benchmark.core.data import LADDER_MAP
 from lib.benchmark.core.header import Kind, read_result
 from lib.benchmark.core.human import (
+    HUMAN_DIR,
     Crosswalk,
     TimeControl,
     human_block,
+    human_metrics,
     human_text,
     load_crosswalks,
 )
@@ -293,7 +298,7 @@ def game_entries(results: list[dict[str, Any]], digest: str,
             cells: tuple[str, ...] = (str(c["games"]), f"{c['w']}/{c['d']}/{c['l']}",
                                       money(per_game.get("cost")))
             block = None if crosswalks is None else human_block(
-                elo, REFERENCE_ENGINE, crosswalks, None)
+                elo, REFERENCE_ENGINE, crosswalks, None, None if converted else c["ladder"])
             if crosswalks is not None:
                 cells += (_blitz(block),)
             out.append(Entry(r["model"], label, elo, c["games"], cells, part,
@@ -303,8 +308,8 @@ def game_entries(results: list[dict[str, Any]], digest: str,
 
 
 def _blitz(block: dict[str, Any] | None) -> str:
-    """The blitz placement, short: '~1,450 [1,350, 1,560]', 'below maia-1100's level
-    (~1,417)', or '-' where there is none."""
+    """The blitz place, short: '~1,450 [1,420, 1,560]', 'at most ~1,550, scores ...',
+    'scores 2% [1%, 4%] against maia1 (...)', or '-' where there is none."""
     found = [tc for tc in (block or {}).get("time_controls", [])
              if tc["time_control"] == TimeControl.BLITZ]
     return found[0]["text"].replace("Lichess blitz ", "") if found else "-"
@@ -431,7 +436,7 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
     conv = load_map(MAP_PATH)
     tables = {
         "games": game_entries([r for r in games if not apart(r, primary, conv)], digest,
-                              conv, load_crosswalks()),
+                              conv, load_crosswalks(HUMAN_DIR, reference_ladder())),
         EARLIER: [replace(e, label=f"{e.label}; {apart(r, primary, conv)}")
                   for r in games if apart(r, primary, conv)
                   for e in game_entries([r], digest)],
@@ -446,19 +451,22 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
     return Board(digest, static, games, primary, kept, wm, tables, conv)
 
 
+# The crosswalk's place per time control, flat and named for what each is (human_metrics).
+HUMAN_FIELDS = tuple(name for tc in TimeControl for name in human_metrics(
+    {"time_control": tc.value, "value": None, "lo": None, "hi": None}))
 ROW_FIELDS = ("model", "protocol", "scale", "label", "elo", "lo", "hi", "kind", "text",
-              "converted", "games", "cost", "human")
+              "converted", "games", "cost", "human", *HUMAN_FIELDS)
 SCALES = {"games": "game Elo, reference ladder (Stockfish 17.1)",
           EARLIER: "game Elo, another ladder (not ranked)",
-          "puzzles": "puzzle Elo, whole lines", "human": "human-calibrated Elo",
+          "puzzles": "puzzle Elo, whole lines", "human": "human-move Elo",
           "static puzzle": "puzzle Elo, first move"}
 
 
 def board_rows(board: Board) -> list[dict[str, Any]]:
     """One row per run and scale, as leaderboard.json and .csv hold them and the site reads
     them: the Elo's mean and 90% interval (null where open), whether it was converted from
-    another ladder, the games (puzzles, positions) behind it and its cost (per game for a
-    play run)."""
+    another ladder, the games (puzzles, positions) behind it, its cost (per game for a
+    play run) and, for a game Elo, its place on Lichess's scale per time control."""
     rows = []
     for key, entries in board.tables.items():
         for e in sorted(entries, key=lambda e: (-place(e.elo), e.model, e.label)):
@@ -466,7 +474,10 @@ def board_rows(board: Board) -> list[dict[str, Any]]:
                          "label": e.label, "elo": e.elo.get("mean"), "lo": e.elo.get("lo"),
                          "hi": e.elo.get("hi"), "kind": e.elo.get("kind"),
                          "text": e.elo.get("text"), "converted": e.converted, "games": e.n,
-                         "cost": e.cost, "human": human_text(e.human)})
+                         "cost": e.cost, "human": human_text(e.human),
+                         **dict.fromkeys(HUMAN_FIELDS),
+                         **{k: v for tc in (e.human or {}).get("time_controls", [])
+                            for k, v in human_metrics(tc).items()}})
     return rows
 
 
@@ -530,7 +541,8 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
          ["model", "condition (protocol); the ladder", "games", "W/D/L", "cost per game"]),
         ("puzzles", "Puzzle Elo, adaptive whole lines (Lichess puzzle-rating scale)",
          ["model", "run", "puzzles", "solved/alternative/failed", "by Lichess's rule"]),
-        ("human", "Human-calibrated Elo of the static run (Lichess game-rating scale)",
+        ("human", "Human-move Elo of the static run (the rating of Lichess players whose moves "
+         "in these positions lose as much: a move-quality scale, not a Lichess rating)",
          ["model", "prompt", "n", "legal", "ACPL", "accuracy", "puzzles solved",
           "illegal rate (90%)", "cost"]),
         ("static puzzle", "First-move puzzle Elo of the static run (only each line's first "
@@ -568,7 +580,7 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
 PANELS = (("games", "game Elo (ladder)"),
           (EARLIER, "game Elo, earlier ladder or another engine's (not ranked)"),
           ("puzzles", "puzzle Elo, adaptive"),
-          ("human", "human-calibrated Elo (static)"),
+          ("human", "human-move Elo (static)"),
           ("static puzzle", "first-move puzzle Elo (static)"))
 
 

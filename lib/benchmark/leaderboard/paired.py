@@ -3,7 +3,7 @@
 Two static runs on one question set are not independent: a hard position is hard for both.
 Drawing each run's Elo from its own normal, as for unrelated runs, overstates the doubt about
 their order. Here every draw resamples the same questions for all the runs of a table and
-recomputes each run's Elo on that resample (the human-calibrated line, or the first-move
+recomputes each run's Elo on that resample (the human-move line, or the first-move
 puzzle Elo), so P(A above B) and the rank intervals keep the pairing.
 """
 

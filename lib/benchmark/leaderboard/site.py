@@ -23,7 +23,8 @@ import chess.svg
 import jinja2
 import markupsafe
 
-from lib.benchmark.core.human import load_crosswalks
+from lib.benchmark.arena.ladder import reference_ladder
+from lib.benchmark.core.human import HUMAN_DIR, load_crosswalks
 from lib.benchmark.core.results import elo_text
 from lib.benchmark.core.scoring import illegal_text, metric_digits
 from lib.benchmark.leaderboard.board import (
@@ -196,22 +197,20 @@ def _index(board: Board, inputs: SiteInputs, ladder: dict[str, Any]) -> dict[str
 def _human(board: Board) -> dict[str, Any]:
     """The crosswalk to Lichess's scale: the anchors' readings and the band they cover on the
     game Elo axis, each ranked game run on it, and each run's place per time control."""
-    crosswalks = load_crosswalks()
+    crosswalks = load_crosswalks(HUMAN_DIR, reference_ladder())
     if not crosswalks:
         return {}
     entries = [e for e in board.tables.get("games", []) if e.human]
     anchors = {(a.bot, a.net): a for c in crosswalks for a in c.anchors}
-    low = min(c.band[0] for c in crosswalks)
-    high = max(c.band[1] for c in crosswalks)
     lines = [(f"maia-{net} ({bot})", a.reading) for (bot, net), a in sorted(anchors.items())]
     axis = elo_axis([{"model": e.model, "label": e.label, **e.elo} for e in entries
-                     if e.elo.get("mean") is not None],
-                    [*lines, ("band from", low), ("band to", high)], CHART_W)
+                     if e.elo.get("mean") is not None], lines, CHART_W)
     places = [{"model": e.model, "label": e.label, "elo": e.elo,
                "places": {tc["time_control"]: tc["text"] for tc in
                           (e.human or {}).get("time_controls", [])}} for e in entries]
     return {"axis": axis, "rows": places, "time_controls": [c.time_control.value
                                                             for c in crosswalks],
+            "bases": {c.time_control.value: c.basis for c in crosswalks},
             "anchors": [{"time_control": c.time_control.value, "bot": a.bot, "net": a.net,
                          "reading": round(a.reading), "rating": round(a.rating),
                          "date": a.date} for c in crosswalks for a in c.anchors]}

@@ -35,7 +35,7 @@ def add_parser(commands: Any) -> None:
         "run", help="score a model on questions.csv (the default)",
         description="Score a model against questions.csv: legal-move rate and why moves were "
         "illegal, ACPL, accuracy, best-move and puzzle-solve rates with 90% intervals, a "
-        "Bayesian puzzle Elo and a human-calibrated Elo, beside a random mover's figures. "
+        "Bayesian puzzle Elo and a human-move Elo, beside a random mover's figures. "
         "Exit status: 0 complete, 2 error (nothing written), 3 written but incomplete "
         "(infrastructure failures; rerun to complete), 130 interrupted. "
         "Run 'benchmark.py leaderboard --help' for the leaderboard.")

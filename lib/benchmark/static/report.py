@@ -48,7 +48,8 @@ def summary_table(result: dict[str, Any]) -> str:
     lines.append("  illegal by category: " + ", ".join(
         f"{k} {v}" for k, v in result["illegal"].items()))
     for kind, label in (("puzzle", "first-move puzzle Elo (Lichess puzzle rating scale)"),
-                        ("human", "human-calibrated Elo (Lichess game rating scale)"),
+                        ("human", "human-move Elo (Lichess players' move quality, not a "
+                                  "Lichess rating)"),
                         ("predicted_game", "predicted game Elo (the reference ladder's scale)")):
         e = result["elo"].get(kind)
         if e:

@@ -38,7 +38,7 @@ class StaticResult:
     truncated: int  # answers cut by the token limit (each a failed answer)
     empty: int  # empty replies or ones a content filter withheld (each a failed answer)
     max_tokens: int | None  # the token limit (None for a baseline player)
-    elo: dict[str, Any]  # puzzle, human-calibrated and predicted game Elo
+    elo: dict[str, Any]  # puzzle, human-move and predicted game Elo
     # The world-model tests' first part alone: the illegal rate with its 90% interval and what
     # it rests on; no score (the consistency tests are `benchmark.py worldmodel`'s).
     world_model: dict[str, Any]

@@ -9,7 +9,7 @@ alternative. With no puzzle solved (or none failed) no prior may speak: the esti
 one-sided 95% bound "below ~N" (or "above ~N"), the Elo at which that outcome has probability
 5%. Puzzle ratings are Lichess puzzle ratings, not game Elo.
 
-Human-calibrated Elo: every game position carries the move a human of known Elo played. A line
+Human-move Elo: every game position carries the move a human of known Elo played. A line
 fitted to the humans' move loss (cp loss, capped at 1000) against their Elo places the model's
 mean loss on the same positions on the Elo scale; a bootstrap over positions gives the
 interval. Loss, not Lichess's accuracy, because accuracy saturates near 90 for every human
@@ -205,7 +205,7 @@ def _place(intercept: float, slope: float, model_loss: float, human_loss: float)
 
 def human_elo_replicates(human_elo_: np.ndarray, human_loss: np.ndarray,
                          model_losses: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    """Every model's human-calibrated Elo on each resample of the positions: (replicates,
+    """Every model's human-move Elo on each resample of the positions: (replicates,
     models), from one (replicates, positions) index array shared by all models, so runs on
     the same positions are compared on the same resamples (paired)."""
     out = np.empty((len(indices), len(model_losses)))
@@ -253,7 +253,7 @@ def human_elo(human_elo_: np.ndarray, human_loss: np.ndarray, model_loss: np.nda
     lo, hi = percentile_interval(estimates, LEVEL, method="inverted_cdf")
     floor, ceil = float(human_elo_.min()), float(human_elo_.max())
     est = Estimate(point if slope < 0 else np.nan, float(lo), float(hi), len(model_loss),
-                   "human-calibrated")
+                   "human-move")
     out = bounded(est, floor, ceil)
     note = {UNIDENTIFIED: "the humans' line is too flat here to place the model",
             BELOW: f"below the humans' Elo range ({floor:.0f}-{ceil:.0f}): an upper bound",
