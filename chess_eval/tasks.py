@@ -3,45 +3,52 @@ every entry point here). `inspect eval chess_eval/static --model ...` runs one b
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 
 from lib.benchmark.inspect_eval import options  # noqa: F401 - registers its hook
 from lib.benchmark.inspect_eval.games import games_task
 from lib.benchmark.inspect_eval.puzzles import puzzles_task
-from lib.benchmark.inspect_eval.sample import build
+from lib.benchmark.inspect_eval.sample import build, refuse_unknown
 from lib.benchmark.inspect_eval.static import static_task
 from lib.benchmark.inspect_eval.worldmodel import worldmodel_task
 
 
 @task
 def static(limit: int | None = None, split: str = "all", protocol: str = "fen",
-           prompt: str = "fen", seed: int = 0, questions: str | None = None) -> Task:
+           prompt: str = "fen", seed: int = 0, questions: str | None = None,
+           **unknown: Any) -> Task:
     """The static test: one move per position of questions.csv (or a seeded `limit` of them),
     scored by accuracy, legal rate, ACPL and best-move rate with 90% intervals."""
+    refuse_unknown("static", static, unknown)
     return build("static", static_task, limit, split, protocol, prompt, seed, questions)
 
 
 @task
 def games(protocol: str = "fen", max_games: int | None = None, target: float | None = None,
           ladder: str | None = None, concurrency: int = 2, seed: int = 0,
-          condition: str = "standard", endpoint_id: str | None = None) -> Task:
+          condition: str = "standard", endpoint_id: str | None = None, **unknown: Any) -> Task:
     """Games against the reference ladder, rated as `benchmark.py play` rates them (its
     sampler, estimator and stop rule): elo, elo_lo and elo_hi (90%, the ladder's error
     included), each game one sample."""
+    refuse_unknown("games", games, unknown)
     return build("games", games_task, protocol, max_games, target, ladder, concurrency, seed,
                  condition, endpoint_id)
 
 
 @task
 def puzzles(max_puzzles: int | None = None, target: float | None = None,
-            seed: int = 0) -> Task:
+            seed: int = 0, **unknown: Any) -> Task:
     """Whole Lichess puzzle lines chosen adaptively, as `benchmark.py puzzles` plays them:
     puzzle_elo with its 90% interval (Lichess puzzle ratings), each line one sample."""
+    refuse_unknown("puzzles", puzzles, unknown)
     return build("puzzles", puzzles_task, max_puzzles, target, seed)
 
 
 @task
-def worldmodel(limit: int | None = None, seed: int = 0) -> Task:
+def worldmodel(limit: int | None = None, seed: int = 0, **unknown: Any) -> Task:
     """The world-model tests of `benchmark.py worldmodel` (self-consistency, mirror
     symmetry, temperature): the world-model score and its parts, each position one sample."""
+    refuse_unknown("worldmodel", worldmodel, unknown)
     return build("worldmodel", worldmodel_task, limit, seed)

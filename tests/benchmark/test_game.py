@@ -250,3 +250,36 @@ def test_a_screened_judge_that_dies_has_its_game_redone_the_same(
     redone = _judged(stockfish, dying, True, "screen-a")
     assert int((tmp_path / "go-count").read_text()) > 10  # it died at 10, and went on
     assert redone[:3] == undisturbed[:3]
+
+
+def test_each_run_has_its_own_door_for_requests(tmp_path) -> None:
+    """A run that stops closes its own door only: another run in the same process (another
+    model of one eval, another task) still asks; a game's own door (a sample's limit) stops
+    that game alone, and its requests still count in its run's."""
+    from lib.benchmark.model.inflight import InFlight
+
+    with ChatServer(lambda fen, attempt: Response("Final answer: e4")) as server:
+        config = ModelConfig(base_url=server.base_url, model="m", retries=0, timeout_s=5)
+        first, second = InFlight(), InFlight()
+        game_door = second.child()
+        sides = [turns.Side(ModelPlayer(config), VERSIONS[GameProtocol.FEN], gate=g)
+                 for g in (first, second, game_door)]
+        cache = MemoryStore()
+
+        def turn(side: turns.Side, key: str) -> chess.Move | None:
+            return turns.take_turn(side, chess.Board(), [], game.standard_start(), key,
+                                   cache)[0]
+        first.drain()  # the first run stopped (Ctrl-C, a failure)
+        with pytest.raises(turns.GameAborted, match="stopping"):
+            turn(sides[0], "a")
+        assert turn(sides[1], "b") == chess.Move.from_uci("e2e4")
+        assert turn(sides[2], "c") == chess.Move.from_uci("e2e4")
+        game_door.close()  # that game's sample hit its limit
+        with pytest.raises(turns.GameAborted, match="stopping"):
+            turn(sides[2], "d")
+        assert turn(sides[1], "e") == chess.Move.from_uci("e2e4")
+        second.drain()
+        with pytest.raises(turns.GameAborted):
+            turn(turns.Side(ModelPlayer(config), VERSIONS[GameProtocol.FEN],
+                            gate=second.child()), "f")
+    assert server.calls[chess.STARTING_FEN] == 3

@@ -17,6 +17,7 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import chess
@@ -174,6 +175,35 @@ def test_the_tasks_logs_are_ranked_with_the_cli_s_results(
     written = {p: p.stat().st_mtime_ns for p in tmp_path.glob("static__*.json")}
     assert benchmark.main(["leaderboard", "--results", str(tmp_path)]) == 0
     assert {p: p.stat().st_mtime_ns for p in tmp_path.glob("static__*.json")} == written
+
+
+def test_json_logs_and_logs_without_samples_read_back_from_any_directory(
+        served: PlayerServer, tmp_path: Path) -> None:
+    """A `--log-format json` log reads back as an .eval one does; a `--no-log-samples` log
+    says so; `leaderboard` and `report` work from outside the clone (the committed
+    questions file is the repository's)."""
+    results, outside = tmp_path / "results", tmp_path / "elsewhere"
+    outside.mkdir()
+    env = service(served.base_url)
+    for extra in (["--log-format", "json"], ["--no-log-samples"]):
+        done = subprocess.run([INSPECT, "eval", "chess_eval/static", "--model", MODEL, "-T",
+                               "limit=6", "--log-dir", str(results), "--display", "none",
+                               *extra], cwd=outside, env=env, capture_output=True, text=True,
+                              timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+    cli = [sys.executable, str(ROOT / "benchmark.py")]
+    board = subprocess.run([*cli, "leaderboard", "--results", str(results)], cwd=outside,
+                           capture_output=True, text=True, timeout=900)
+    said = " ".join((board.stdout + board.stderr).split())
+    assert board.returncode == 0, said
+    assert "not a result file" not in said and "did not finish (success)" not in said
+    assert "kept no samples (--no-log-samples)" in said, said
+    [static] = results.glob("static__inspect_*.json")
+    assert json.loads(static.read_text())["n"] == 6
+    site = subprocess.run([*cli, "report", "--results", str(results), "--out",
+                           str(tmp_path / "site")], cwd=outside, capture_output=True, text=True,
+                          timeout=900)
+    assert site.returncode == 0, site.stderr[-3000:]
 
 
 MOCK = """
@@ -436,6 +466,25 @@ def test_a_bad_task_argument_is_refused_in_one_line_before_any_request(
     assert "Traceback" not in shown and not list(tmp_path.glob("*.eval"))
 
 
+@pytest.mark.parametrize(("task", "typo"), [("static", "limt=5"), ("games", "foo=1"),
+                                             ("puzzles", "max_puzles=2"),
+                                             ("worldmodel", "limits=3")])
+def test_an_unknown_task_argument_is_refused_before_any_request(
+        task: str, typo: str, tmp_path: Path) -> None:
+    """A typo in a -T key no longer runs (and bills) the full default eval: it is refused in
+    one line that lists the task's arguments, and the provider bills nothing."""
+    with ChatServer(lambda fen, n: Response(), on_body=_first_legal, price=0.01) as server:
+        done = subprocess.run([INSPECT, "eval", f"chess_eval/{task}", "--model",
+                               "openai-api/local/m", "-T", typo, "--log-dir", str(tmp_path)],
+                              cwd=ROOT, env=service(server.base_url),
+                              capture_output=True, text=True, timeout=600)
+        billed = server.billed
+    shown = " ".join((done.stdout + done.stderr).split())
+    key = typo.split("=")[0]
+    assert done.returncode != 0 and f"unknown task argument(s) {key}; it takes" in shown, shown
+    assert "Traceback" not in shown and billed == 0
+
+
 def test_every_answer_changing_setting_is_in_the_identity(served: PlayerServer,
                                                           tmp_path: Path) -> None:
     """Two evals that differ only in --reasoning-effort are two runs: two result files when
@@ -675,3 +724,30 @@ def _first_legal(body: dict) -> Response:
     """The first legal move in UCI order, of the position a request names."""
     fen = FEN_RE.search(json.dumps(body)).group(1)
     return Response(f"Final answer: {min(m.uci() for m in chess.Board(fen).legal_moves)}")
+
+
+def test_a_time_limit_stops_a_game_within_a_move(tmp_path: Path) -> None:
+    """--time-limit stops a game in play: its door closes the moment the sample is cut off,
+    the reply in flight lands, and no further move is asked (the game kept as aborted, not
+    rated). Before, the limit waited for the game's thread: a whole game, rated."""
+    delay, limit, games = 0.5, 3, 2
+
+    def slow(body: dict) -> Response:
+        return replace(_first_legal(body), delay=delay)
+    with ChatServer(lambda fen, n: Response(), on_body=slow) as server:
+        done = subprocess.run([INSPECT, "eval", "chess_eval/games", "--model",
+                               "openai-api/local/m", "-T", f"max_games={games}", "-T",
+                               f"endpoint_id={ENDPOINT}", "-T", "ladder=stockfish-15.1",
+                               "-T", "concurrency=1", "--time-limit", str(limit),
+                               "--log-dir", str(tmp_path), "--display", "none"], cwd=ROOT,
+                              env=service(server.base_url), capture_output=True, text=True,
+                              timeout=600)
+        billed = server.billed
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    [path] = tmp_path.glob("*.eval")
+    log = read_eval_log(str(path))
+    cut = [s for s in log.samples or [] if s.limit is not None and s.limit.type == "time"]
+    assert cut, [s.limit for s in log.samples or []]
+    assert not [s for s in cut if (s.store or {}).get("game")]  # none of them rated
+    # Each sample asks at most for the moves its time allows, and one more in flight.
+    assert billed <= 2 * games * (limit / delay + 1), billed

@@ -35,6 +35,7 @@ MAP_PLAYERS = LADDERS / "ladder_map_players.csv"  # the players it was measured 
 BOOK = DATA / "openings.csv"  # the opening book games start from
 GAME_FIT = DATA / "game_elo_fit.json"  # static scores -> game Elo
 PAIRED_BASELINES = DATA / "paired_baselines.json"  # baselines' static answers, for compare
+QUESTIONS = ROOT / "questions.csv"  # the committed test set
 
 # The root's old names and where each file went. None: the games file of the ladder in use
 # (one file held every engine's games; each ladder's folder now holds its own).
@@ -73,6 +74,15 @@ def data_path(text: str) -> Path:
         raise argparse.ArgumentTypeError(f"{text} has moved into each ladder's folder: leave "
                                          "the option out to use the ladder's own")
     return new
+
+
+def questions_path(text: str) -> Path:
+    """argparse type of --questions: the file named, or, where no such file is here, the
+    repository's committed file of that name (so the default works from any directory)."""
+    path = Path(text)
+    if not path.exists() and not path.is_absolute() and (ROOT / path).is_file():
+        return ROOT / path
+    return path
 
 
 def ladder_path(text: str) -> Path:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import subprocess
 import time
 from enum import StrEnum
@@ -115,3 +116,18 @@ def read_result(path: Path, kinds: tuple[Kind, ...] = tuple(Kind)) -> dict[str, 
         raise DataError(f"{path}: a {kind} result, not {' or '.join(kinds)}")
     return {**data, "kind": Kind(kind), "schema_version": version,
             "complete": bool(data.get("complete", True)), "_file": path.name}
+
+
+def is_inspect_log(path: Path) -> bool:
+    """Whether a file is an Inspect log: an .eval archive, or a JSON log (`--log-format
+    json`), told by its opening keys (Inspect writes "version" then "status" first)."""
+    if path.suffix == ".eval":
+        return True
+    if path.suffix != ".json":
+        return False
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(256).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.match(r'\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:', head) is not None

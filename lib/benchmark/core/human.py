@@ -289,23 +289,34 @@ class Crosswalk:
                       f"{self._score_text(run, anchor)}"}
         elif placement in (Placement.BELOW, Placement.ABOVE) and run is not None:
             anchor = weak if placement == Placement.BELOW else strong
-            block |= {**self._against(run, anchor), "text": self._score_text(run, anchor)}
+            # A game Elo that is itself a bound (every game lost or won) gives a bound on
+            # the score too.
+            side = {BELOW: "at most", ABOVE: "at least"}.get(kind)
+            block |= {**self._against(run, anchor, side),
+                      "text": self._score_text(run, anchor, side)}
         else:
             block["text"] = f"{name}: not placed (the game Elo's interval spans the anchors' " \
                 f"readings, {round(low):,}-{round(high):,}, or there is none)"
         return block
 
-    def _against(self, run: Reading, anchor: Anchor) -> dict[str, Any]:
+    def _against(self, run: Reading, anchor: Anchor, side: str | None = None) -> dict[str, Any]:
+        """The expected score's fields (`side`: 'at most' / 'at least' for a bound only)."""
         value, lo, hi = self.expected_score(run, anchor)
+        score: dict[str, float | None] = {"value": round(value, 4), "lo": round(lo, 4),
+                                          "hi": round(hi, 4)}
+        if side == "at most":
+            score |= {"value": None, "lo": None}
+        elif side == "at least":
+            score |= {"value": None, "hi": None}
         return {"anchor": anchor.bot, "anchor_net": anchor.net,
-                "anchor_rating": round(anchor.rating),
-                "expected_score": {"value": round(value, 4), "lo": round(lo, 4),
-                                   "hi": round(hi, 4)}}
+                "anchor_rating": round(anchor.rating), "expected_score": score}
 
-    def _score_text(self, run: Reading, anchor: Anchor) -> str:
+    def _score_text(self, run: Reading, anchor: Anchor, side: str | None = None) -> str:
         value, lo, hi = self.expected_score(run, anchor)
-        return (f"scores {percent(value)} [{percent(lo)}, {percent(hi)}] against {anchor.bot} "
-                f"(maia-{anchor.net}, Lichess {self.time_control} {round(anchor.rating):,})")
+        shown = f"{percent(value)} [{percent(lo)}, {percent(hi)}]" if side is None else \
+            f"{side} {percent(hi if side == 'at most' else lo)}"
+        return (f"scores {shown} against {anchor.bot} (maia-{anchor.net}, Lichess "
+                f"{self.time_control} {round(anchor.rating):,})")
 
 
 def _placement(lo: float | None, hi: float | None, low: float, high: float,

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lib.benchmark.core.header import Kind, read_result
+from lib.benchmark.core.header import Kind, is_inspect_log, read_result
 from lib.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -32,8 +32,10 @@ LEADERBOARD_FILES = ("leaderboard.json",)
 
 
 def result_files(out: Path) -> list[Path]:
-    """The JSON files of a results directory that may be runs (not the leaderboard's rows)."""
-    return sorted(p for p in out.glob("*.json") if p.name not in LEADERBOARD_FILES)
+    """The JSON files of a results directory that may be runs (not the leaderboard's rows,
+    nor Inspect's JSON logs, which are read back apart)."""
+    return sorted(p for p in out.glob("*.json")
+                  if p.name not in LEADERBOARD_FILES and not is_inspect_log(p))
 
 
 def load_results(out: Path, digest: str) -> list[dict[str, Any]]:

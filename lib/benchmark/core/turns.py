@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import chess
@@ -53,6 +53,9 @@ class Side:
     retries: int = RETRIES
     protocol: GameProtocol = GameProtocol.FEN  # how a model is asked
     chat_history: int = CHAT_WINDOW  # chat: exchanges kept (0: the whole game)
+    # The run's requests in flight (its own, or one game's child of it): a stopping run lets
+    # them land and sends no more. None: a side that asks no one (an engine rung).
+    gate: InFlight | None = field(default=None, compare=False, repr=False)
 
 
 def move_key(side: Side, game_key: str, board: chess.Board, sans: list[str], attempt: int,
@@ -73,23 +76,21 @@ def move_key(side: Side, game_key: str, board: chess.Board, sans: list[str], att
     return f"{side.player.id}|{version}|{game_key}|{board.fen()}|{history}|{attempt}|{text}"
 
 
-# The games' requests in flight: `play` lets them land (and be stored) when it stops.
-REQUESTS = InFlight()
-
-
 def _door(side: Side, game_key: str, board: chess.Board, sans: list[str],
           cache: Store) -> Callable[[int, str, Callable[[], Reply]], tuple[Reply, bool]]:
     """Every request of a turn goes through here: the cached reply under its key, or the
     request's, stored the moment it arrives. A failure every request would repeat stops the
     run; a context too small goes back to the protocol (chat trims); any other failure aborts
-    the game, unrated."""
+    the game, unrated (a closed gate too: the run or the game is stopping)."""
+    gate = side.gate if side.gate is not None else InFlight()  # counted by no one else
+
     def door(attempt: int, digested: str, send: Callable[[], Reply]) -> tuple[Reply, bool]:
         key = move_key(side, game_key, board, sans, attempt, digested)
         hit = cached_answer(cache, key, side.player)
         if hit is not None:
             return Reply.stored(hit), True
         try:
-            with REQUESTS.request():  # counted until stored: a stopping run waits for it
+            with gate.request():  # counted until stored: a stopping run waits for it
                 reply = bought(cache, key, send)  # stored the moment it arrives
         except (FatalInfraError, ContextTooLong):
             raise

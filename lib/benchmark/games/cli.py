@@ -32,7 +32,14 @@ from lib.benchmark.core.cli import (
     model_config,
     model_label,
 )
-from lib.benchmark.core.data import BOOK, FIRST_LADDER, LADDERS, data_path, ladder_path
+from lib.benchmark.core.data import (
+    BOOK,
+    FIRST_LADDER,
+    LADDERS,
+    data_path,
+    ladder_path,
+    questions_path,
+)
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.results import run_name
@@ -100,7 +107,7 @@ def add_play_parser(commands: Any) -> None:
                    help="start conditions, comma-separated, each rated on its own: standard, "
                    "chess960 (seeded, never the standard position), midgame (game positions "
                    "of --questions) (default standard)")
-    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
+    p.add_argument("--questions", type=questions_path, default="questions.csv",
                    help="source of mid-game starts (default questions.csv)")
     add_protocol_arg(p, tuple(GameProtocol))
     p.add_argument("--chat-history", type=non_negative_int, default=CHAT_WINDOW, metavar="N",

@@ -24,7 +24,7 @@ from lib.benchmark.arena.match import GameJob, GamePool, Played
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.questions import Question
 from lib.benchmark.core.start import GAME_CONDITIONS
-from lib.benchmark.core.turns import ENGINE_TEMPLATE, REQUESTS, Condition, Side, Start
+from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start
 from lib.benchmark.games.sampler import (
     SamplerConfig,
     finished,
@@ -34,6 +34,7 @@ from lib.benchmark.games.sampler import (
     schedule,
 )
 from lib.benchmark.model.cost import Books
+from lib.benchmark.model.inflight import InFlight
 from lib.benchmark.model.interface import FatalInfraError, InfraError
 from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.model.protocols import template as protocol_template
@@ -172,7 +173,7 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
     prefix = hashlib.sha256(ident.encode()).hexdigest()[:12]
     preflight = _once(player)
     budget = budget_of(player)
-    REQUESTS.reopen()  # an earlier run in this process may have closed the door
+    gate = InFlight()  # this run's requests in flight, its own
     try:
         with pools(games_db, cache, settings, config.concurrency) as pool:
             later = len(config.conditions) - 1  # conditions after this one
@@ -180,7 +181,7 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
                 ladder = ladders[condition]
                 session.games[condition], stopped = _condition(
                     player, [rungs[r.name] for r in ladder.rungs], ladder, mid, config,
-                    f"{prefix}:{condition}", pool, progress, preflight, later)
+                    f"{prefix}:{condition}", pool, progress, preflight, later, gate)
                 later -= 1
                 if isinstance(stopped, InfraError):
                     # A failure every request would repeat, or the breaker: what was played
@@ -196,7 +197,7 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
     except BaseException:
         # Ctrl-C, or a failure: the requests in flight land and are stored before the stores
         # close, and none is sent after them.
-        REQUESTS.drain()
+        gate.drain()
         raise
     finally:
         if budget is not None:
@@ -222,10 +223,11 @@ def _once(player: Player) -> Callable[[], None]:
 
 def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[Start],
                config: PlayConfig, name: str, pool: Pool, progress: Progress,
-               preflight: Callable[[], None], later: int
+               preflight: Callable[[], None], later: int, gate: InFlight
                ) -> tuple[list[Game], bool | InfraError]:
     """One condition's games (`name`: the session's key prefix and the condition; `later`:
-    conditions still to play after it, for the progress bar's estimate), and whether
+    conditions still to play after it, for the progress bar's estimate; `gate`: the run's
+    requests in flight), and whether
     --max-cost stopped them before the stop rule did (or the failure that stopped them)."""
     condition = Condition(name.rsplit(":", 1)[1])
     budget = budget_of(player)
@@ -251,7 +253,7 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
             index = len(games) + k
             model_white = index % 2 == 0
             me = Side(player, config.template, config.legal, config.retries, config.protocol,
-                      config.chat_history)
+                      config.chat_history, gate)
             them = Side(rungs[rung], ENGINE_TEMPLATE)
             start = start_for(condition, index, config.seed, mid, config.openings)
             ident = (start.label, model_white, ladder.rungs[rung].name)

@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import as_completed
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,7 @@ from lib.benchmark.inspect_eval.sample import (
     request_argv,
     work,
 )
+from lib.benchmark.model.inflight import InFlight
 from lib.engine import Engine, EngineSettings
 from lib.errors import ConfigError
 from lib.kvstore import JsonStore
@@ -155,8 +157,10 @@ def game_solver(run: GamesRun) -> Solver:
             store().set("not_needed", True)
             return state
         n, job = unit.index, unit.job
+        job, gate = own_gate(job)
         played = await work(unit, run.dispatch.run, job, stopped=lambda exc: Played(
-            job, None, f"its sample stopped ({type(exc).__name__}: {exc})", False))
+            job, None, f"its sample stopped ({type(exc).__name__}: {exc})", False),
+            stop=gate.close if gate is not None else None)
         if played.record is None:  # unrated, as play leaves it: this sample is an error
             raise RunFailed(f"game {n + 1} aborted for infrastructure reasons: "
                             f"{played.aborted}")
@@ -169,6 +173,19 @@ def game_solver(run: GamesRun) -> Solver:
                              "record": played.record.as_dict()})
         return state
     return solve
+
+
+def own_gate(job: GameJob) -> tuple[GameJob, InFlight | None]:
+    """The job with its model's requests through a gate of this game's own (a child of the
+    run's): closing it stops this game at its next request, and the run still waits for
+    them when it stops."""
+    gate = next((s.gate for s in (job.white, job.black) if s.gate is not None), None)
+    if gate is None:
+        return job, None
+    mine = gate.child()
+    white, black = (side if side.gate is None else replace(side, gate=mine)
+                    for side in (job.white, job.black))
+    return replace(job, white=white, black=black), mine
 
 
 @scorer(metrics=[])

@@ -25,6 +25,7 @@ from lib.benchmark.core.turns import GameAborted, Side
 from lib.benchmark.games import cli as games_cli
 from lib.benchmark.inspect_eval.games import play_args
 from lib.benchmark.inspect_eval.puzzles import puzzles_args
+from lib.benchmark.inspect_eval.readback import inspect_logs
 from lib.benchmark.inspect_eval.sample import mode_args
 from lib.benchmark.inspect_eval.worldmodel import answers_of, worldmodel_args
 from lib.benchmark.model.cost import Budget
@@ -81,7 +82,7 @@ def read_logs(results: Path) -> list[Path]:
     done = set(done_file.read_text(encoding="utf-8").split("\n")) if done_file.exists() \
         else set()
     written: list[Path] = []
-    for path in sorted(results.rglob("*.eval")):
+    for path in inspect_logs(results):
         name = str(path.relative_to(results))
         if name in done:
             continue
@@ -110,8 +111,11 @@ def read_log(path: Path, results: Path) -> list[Path]:
         raise DataError(f"not a chess_eval task's log ({eval_log.eval.task})")
     if "argv" not in meta:
         raise DataError("a chess_eval log of an earlier version (no options)")
-    if eval_log.status != "success" or not eval_log.samples:
+    if eval_log.status != "success":
         raise DataError(f"the eval did not finish ({eval_log.status})")
+    if not eval_log.samples:
+        raise DataError("the eval kept no samples (--no-log-samples): its games, answers and "
+                        "lines are not in the log to read back; rerun it without that option")
     before = set(results.rglob("*"))
     argv = [_here(a) for a in meta["argv"]]
     with tempfile.TemporaryDirectory(prefix="chess_eval_log_") as scratch:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import threading
 
 from inspect_ai.hooks import Hooks, TaskStart, hooks
-from inspect_ai.log._samples import sample_active
+
+from lib.benchmark.model.inspect_internals import active_sample
 
 TASKS = ("static", "games", "puzzles", "worldmodel")
 # The tasks whose requests are not the sample's messages (each unit keeps its own).
@@ -60,7 +61,7 @@ class OptionsCheck(Hooks):
 
 def refused_here() -> str | None:
     """Why this sample's eval may not run, or None."""
-    active = sample_active()
+    active = active_sample()
     if active is None:
         return None
     with _lock:

@@ -5,11 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lib.benchmark.core.header import is_inspect_log
+
+
+def inspect_logs(results: Path) -> list[Path]:
+    """The Inspect logs under `results`, .eval and JSON alike, by name."""
+    return sorted(p for pattern in ("*.eval", "*.json") for p in results.rglob(pattern)
+                  if is_inspect_log(p))
+
 
 def read_back(results: Path) -> list[Path]:
     """Read back the chess_eval logs under `results` not read before (each once) as the CLI's
     result files, printing each run's file; the files written."""
-    if not results.is_dir() or next(results.rglob("*.eval"), None) is None:
+    if not results.is_dir() or not inspect_logs(results):
         return []
     from lib.benchmark.inspect_eval.logs import read_logs
 

@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import contextvars
 import hashlib
+import inspect
 import json
 import os
 import threading
@@ -21,13 +22,13 @@ import anyio
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig, get_model
-from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from lib.benchmark.core import progress
 from lib.benchmark.inspect_eval.options import refused_here
 from lib.benchmark.model.http_backend import REASONING_EFFORTS
 from lib.benchmark.model.inspect_backend import ACTIVE, PREFIX, Active
+from lib.benchmark.model.inspect_internals import active_generate_config, prerequisite_error
 from lib.benchmark.model.interface import DEFAULT_MAX_TOKENS
 from lib.errors import ChessEvalError, ConfigError
 
@@ -53,12 +54,22 @@ class _Parser(argparse.ArgumentParser):
 def build(name: str, make: Callable[..., Any], *args: Any) -> Any:
     """The task `make(*args)` builds from its -T arguments; a bad argument is refused before
     any request, in one line (Inspect prints a PrerequisiteError's message alone)."""
-    from inspect_ai._util.error import PrerequisiteError
-
     try:
         return make(*args)
     except ChessEvalError as exc:
-        raise PrerequisiteError(f"chess_eval/{name}: {exc}") from None
+        raise prerequisite_error(f"chess_eval/{name}: {exc}") from None
+
+
+def refuse_unknown(name: str, fn: Callable[..., Any], unknown: dict[str, Any]) -> None:
+    """A -T argument the task does not take is refused before any request, in one line that
+    lists the ones it does (Inspect alone would warn and run the full default eval, billed).
+    Inspect hands every task its `model` argument too: that one is not the user's."""
+    extra = sorted(k for k in unknown if k != "model")
+    if extra:
+        known = [p.name for p in inspect.signature(fn).parameters.values()
+                 if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        raise prerequisite_error(f"chess_eval/{name}: unknown task argument(s) "
+                                f"{', '.join(extra)}; it takes {', '.join(known)}")
 
 
 def mode_args(add_parser: Callable[[Any], None], command: str,
@@ -187,14 +198,39 @@ async def take(handoff: Handoff[J, R]) -> Unit[J, R] | None:
     return await asyncio.wrap_future(handoff.take())
 
 
+async def until_stopped(fn: Callable[..., T], *args: Any, stop: Callable[[], None]) -> T:
+    """`fn(*args)` on a worker thread, told to stop the moment this sample is cancelled (a
+    time, working, token or cost limit; Ctrl-C): `stop()` closes its door, so it ends at its
+    next request, and the sample waits for it (shielded) so the reply in flight lands and is
+    stored before the cancellation goes on."""
+    finished = threading.Event()
+
+    def target() -> T:
+        try:
+            return fn(*args)
+        finally:
+            finished.set()
+
+    try:
+        return await anyio.to_thread.run_sync(target, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        stop()
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(finished.wait)
+        raise
+
+
 async def work(unit: Unit[Any, R], fn: Callable[..., R], *args: Any,
-               stopped: Callable[[BaseException], Any] | None = None) -> R:
+               stopped: Callable[[BaseException], Any] | None = None,
+               stop: Callable[[], None] | None = None) -> R:
     """`fn(*args)` on a worker thread for this sample, its result (or error) handed back to
     the run and returned (or raised) here too. A sample stopped midway (an error, a limit,
     a cancellation) hands back `stopped(exc)` when given (the run's own record of a unit
-    that could not finish), so the run goes on."""
+    that could not finish), so the run goes on; `stop` tells the unit to stop at once (its
+    next request) when the sample is cancelled."""
     try:
-        value = await in_thread(fn, *args)
+        value = await (in_thread(fn, *args) if stop is None
+                       else until_stopped(fn, *args, stop=stop))
     except BaseException as exc:
         outcome = exc if stopped is None else stopped(exc)
         if isinstance(outcome, BaseException):

@@ -40,6 +40,7 @@ from lib.benchmark.core.data import (
     data_path,
     games_path,
     ladder_path,
+    questions_path,
 )
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.start import GAME_CONDITIONS as CONDITIONS
@@ -107,7 +108,7 @@ def add_calibrate_parser(commands: Any) -> None:
                    "than standard re-measures the standard ladder there and writes "
                    "LADDER_CONDITION.csv, which play uses for that condition (default "
                    "standard)")
-    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
+    p.add_argument("--questions", type=questions_path, default="questions.csv",
                    help="source of mid-game starts (default questions.csv)")
     p.add_argument("--rungs", type=ladder_path, default=None,
                    help="calibrate these rungs: a CSV with columns rung, spec, anchor (a "

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from lib.benchmark.core.cli import default_puzzles
-from lib.benchmark.core.data import FIRST_LADDER, ladder_path
+from lib.benchmark.core.data import FIRST_LADDER, ladder_path, questions_path
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.scoring import (
     floor_figures,
@@ -39,7 +39,7 @@ def add_parser(commands: Any) -> None:
 
 def _selection_options(p: argparse.ArgumentParser) -> None:
     """Which runs are compared (leaderboard and report alike), and the draws' seed."""
-    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
+    p.add_argument("--questions", type=questions_path, default="questions.csv",
                    help="only runs on this questions file (by its SHA-256) are compared "
                    "(default questions.csv)")
     p.add_argument("--puzzles", type=Path, default=None,

@@ -30,6 +30,11 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from lib.benchmark.model.http_backend import PREFLIGHT_PROMPT, RESPONSE_FORMAT, Refusal, refusal_of
+from lib.benchmark.model.inspect_internals import (
+    active_generate_config,
+    model_event_sink,
+    record_event,
+)
 from lib.benchmark.model.interface import (
     AttemptFailed,
     LimitReached,
@@ -211,8 +216,6 @@ class InspectBackend:
         """Seconds one request may take, every retry and backoff included: the eval's own
         --timeout inside an eval that set one (and a moment more), else from our options."""
         if self._loop is not None:
-            from inspect_ai.model._generate_config import active_generate_config
-
             eval_timeout = active_generate_config().timeout
             if eval_timeout:
                 return float(eval_timeout) + EVAL_MARGIN_S
@@ -254,24 +257,18 @@ class _Seen:
     async def generate(self, model: Any, messages: list[Any], tools: list[Any],
                        config: Any) -> Any:
         """`model.generate` with this sink installed for its own events."""
-        from inspect_ai.model._model import use_model_event_sink
-
-        with use_model_event_sink(self):
+        with model_event_sink(self):
             return await model.generate(messages, tools=tools, config=config)
 
     def on_pending(self, event: Any) -> None:
         """A request starts: into the transcript, as without a sink."""
-        from inspect_ai.log._transcript import transcript
-
-        transcript()._event(event)
+        record_event(event)
 
     def on_complete(self, event: Any) -> None:
         """A request ends: its output kept when it completed, and the transcript updated."""
-        from inspect_ai.log._transcript import transcript
-
         if event.error is None and event.output is not None and event.output.choices:
             self.output = event.output
-        transcript()._event_updated(event)
+        record_event(event, updated=True)
 
 
 def _error(exc: BaseException, model: str) -> AttemptFailed:

@@ -21,6 +21,7 @@ from lib.benchmark.core.runner import BREAKER
 from lib.benchmark.core.turns import GameAborted, Side
 from lib.benchmark.model import cost
 from lib.benchmark.model.cost import Price
+from lib.benchmark.model.inflight import InFlight
 from lib.benchmark.model.interface import InfraError
 from lib.benchmark.players.player import Player, budget_of
 from lib.benchmark.puzzles.line import (
@@ -105,7 +106,8 @@ def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig,
     lines_db, cache = JsonStore(store, "puzzles"), JsonStore(store, "answers")
     ident = json.dumps([player.id, TEMPLATE, RULES])  # all that changes how lines are played
     prefix = hashlib.sha256(ident.encode()).hexdigest()[:12]
-    side = Side(player, TEMPLATE, retries=0)
+    gate = InFlight()  # this run's requests in flight, its own
+    side = Side(player, TEMPLATE, retries=0, gate=gate)
     pool, session = pool_of(puzzles), PuzzleSession()
     used = np.zeros(len(puzzles), bool)
     played: Counter[str] = Counter()
@@ -164,6 +166,11 @@ def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig,
                 played.update(puzzle.motifs)
                 progress.update(line.outcome, stored is not None)
         progress.finish()
+    except BaseException:
+        # Ctrl-C, or a failure: the requests in flight land and are stored before the store
+        # closes, and none is sent after them.
+        gate.drain()
+        raise
     finally:
         progress.close()
         lines_db.close()

@@ -14,7 +14,7 @@ from lib.benchmark.core.cli import (
     model_config,
     model_label,
 )
-from lib.benchmark.core.data import GAME_FIT, data_path
+from lib.benchmark.core.data import GAME_FIT, data_path, questions_path
 from lib.benchmark.core.prompts import TEMPLATES, template_name
 from lib.benchmark.core.runner import BREAKER
 from lib.benchmark.model.protocols import STATIC_PROTOCOLS, VERSIONS, GameProtocol
@@ -40,7 +40,7 @@ def add_parser(commands: Any) -> None:
         "(infrastructure failures; rerun to complete), 130 interrupted. "
         "Run 'benchmark.py leaderboard --help' for the leaderboard.")
     add_model_arg(p)
-    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
+    p.add_argument("--questions", type=questions_path, default="questions.csv",
                    help="the test set (default: questions.csv)")
     p.add_argument("--prompt", default="fen", choices=sorted(TEMPLATES) + [
         "fen", "fen-board", "fen-history"], help="prompt template (default fen = fen@1)")

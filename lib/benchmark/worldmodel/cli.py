@@ -15,6 +15,7 @@ from lib.benchmark.core.cli import (
     model_config,
     model_label,
 )
+from lib.benchmark.core.data import questions_path
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.questions import Question, load_questions, select
 from lib.benchmark.core.results import run_name
@@ -69,7 +70,7 @@ def add_parser(commands: Any) -> None:
         "error, 3 written but incomplete (rerun to complete), 130 interrupted.")
     add_model_arg(p, " (baselines answer every prompt with a move and ignore the "
                   "temperature)")
-    p.add_argument("--questions", type=Path, default=Path("questions.csv"),
+    p.add_argument("--questions", type=questions_path, default="questions.csv",
                    help="the test set (default: questions.csv)")
     p.add_argument("--limit", type=positive_int, default=100,
                    help="positions, a seeded sample (default 100)")
