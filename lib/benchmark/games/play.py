@@ -39,6 +39,7 @@ from lib.benchmark.model.interface import FatalInfraError, InfraError
 from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.model.protocols import template as protocol_template
 from lib.benchmark.players.player import Player, budget_of, make_player
+from lib.claim import claim
 from lib.engine import EngineSettings
 from lib.errors import ConfigError
 from lib.kvstore import JsonStore
@@ -158,6 +159,19 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
     mid = midgame_starts(questions, config.seed)
     if Condition.MIDGAME in config.conditions and not mid:
         raise ConfigError("no game positions in the questions file for mid-game starts")
+    # Stored games are keyed by everything that changes how the player plays them, so runs
+    # of other players or settings sharing the store never read each other's games; one
+    # process at a time plays them (a second would buy every move the first is buying).
+    ident = json.dumps([player.id, config.template, config.retries, config.ply_cap,
+                        *config.ladder_key])
+    with claim(store, f"play {ident}", f"play of {player.id}"):
+        return _play(player, ladders, mid, config, store, settings, pools,
+                     hashlib.sha256(ident.encode()).hexdigest()[:12])
+
+
+def _play(player: Player, ladders: dict[str, Ladder], mid: list[Start], config: PlayConfig,
+          store: Path, settings: EngineSettings, pools: PoolFactory, prefix: str) -> Session:
+    """play() once its run is claimed (`prefix`: its stored games' key prefix)."""
     rungs = {r.name: make_player(r.spec, None, settings.path, config.seed, config.concurrency)
              for ladder in ladders.values() for r in ladder.rungs}
     games_db, cache = JsonStore(store, "games"), JsonStore(store, "answers")
@@ -166,11 +180,6 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
     total = games_expected(None, 0, config.sampler) * len(config.conditions)
     progress = Progress(total, f"play {player.id[:30]}", kinds=("win", "draw", "loss",
                                                                   "aborted"), unit="game")
-    # Stored games are keyed by everything that changes how the player plays them, so runs
-    # of other players or settings sharing the store never read each other's games.
-    ident = json.dumps([player.id, config.template, config.retries, config.ply_cap,
-                        *config.ladder_key])
-    prefix = hashlib.sha256(ident.encode()).hexdigest()[:12]
     preflight = _once(player)
     budget = budget_of(player)
     gate = InFlight()  # this run's requests in flight, its own

@@ -39,6 +39,7 @@ from lib.benchmark.puzzles.line import (
 from lib.benchmark.puzzles.result import PuzzlesResult
 from lib.benchmark.puzzles.sampler import Pool, draw, finished, pick, puzzles_expected
 from lib.benchmark.stats.elo import Estimate, puzzle_elo_laplace, puzzle_elo_mcmc
+from lib.claim import claim
 from lib.engine import Engine, EngineSettings
 from lib.figures import save_figure
 from lib.files import atomic_write
@@ -102,10 +103,17 @@ LinePlayer = Callable[[LinePuzzle, Side, Engine, JsonStore], LineResult]
 def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig, store: Path,
                 settings: EngineSettings, lines: LinePlayer = play_line) -> PuzzleSession:
     """Play the adaptive sequence to its stop, reusing stored lines and answers; `lines`
-    plays each line."""
-    lines_db, cache = JsonStore(store, "puzzles"), JsonStore(store, "answers")
+    plays each line. One process at a time runs it on a store (lib/claim.py)."""
     ident = json.dumps([player.id, TEMPLATE, RULES])  # all that changes how lines are played
-    prefix = hashlib.sha256(ident.encode()).hexdigest()[:12]
+    with claim(store, f"puzzles {ident}", f"puzzles of {player.id}"):
+        return _run_puzzles(player, puzzles, config, store, settings, lines,
+                            hashlib.sha256(ident.encode()).hexdigest()[:12])
+
+
+def _run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig, store: Path,
+                 settings: EngineSettings, lines: LinePlayer, prefix: str) -> PuzzleSession:
+    """run_puzzles once its run is claimed (`prefix`: its stored lines' key prefix)."""
+    lines_db, cache = JsonStore(store, "puzzles"), JsonStore(store, "answers")
     gate = InFlight()  # this run's requests in flight, its own
     side = Side(player, TEMPLATE, retries=0, gate=gate)
     pool, session = pool_of(puzzles), PuzzleSession()

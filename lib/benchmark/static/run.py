@@ -39,6 +39,7 @@ from lib.benchmark.players.player import Completing, ModelPlayer, Player, budget
 from lib.benchmark.static.prediction import load_fit, predict_result
 from lib.benchmark.static.report import markdown_report, summary_table
 from lib.benchmark.static.result import StaticResult
+from lib.claim import claim
 from lib.cluster import ClusterSettings
 from lib.errors import ConfigError
 from lib.exits import Exit
@@ -116,7 +117,9 @@ def run_static(config: StaticConfig, chat: ModelConfig | None,
                     [player.id, keyed, digest])
     budget = budget_of(player)
     try:
-        items, replies, halted = _ask(config, player, questions, name)
+        # One process at a time asks this run's questions on its cache (lib/claim.py).
+        with claim(config.cache_path, f"static {name}", f"the static run {name}"):
+            items, replies, halted = _ask(config, player, questions, name)
     except BaseException:
         if budget is not None and budget.books.sent:  # what an interrupted run bought
             cost.record_books(config.out, name, budget.books)

@@ -28,6 +28,7 @@ from lib.benchmark.worldmodel.result import WorldModelResult
 from lib.benchmark.worldmodel.run import Answers, WorldModelConfig, ask_tests, summarise
 from lib.benchmark.worldmodel.run import summary as wm_summary
 from lib.benchmark.worldmodel.run import write_run as write_wm
+from lib.claim import claim
 from lib.cli import (
     add_engine_args,
     cluster_of,
@@ -171,7 +172,10 @@ def worldmodel_command(args: argparse.Namespace, player: Player | None = None,
     budget = budget_of(setup.base)  # shared by the model at every temperature
     try:
         if answers_ is None:
-            answers_ = ask_tests(setup.at, setup.questions, cache, setup.config)
+            # One process at a time asks this run's prompts on its cache (lib/claim.py).
+            with claim(args.cache or args.out / "cache.db", f"worldmodel {setup.name}",
+                       f"the world-model run {setup.name}"):
+                answers_ = ask_tests(setup.at, setup.questions, cache, setup.config)
     except BaseException:
         if budget is not None and budget.books.sent:  # what an interrupted run bought
             cost.record_books(args.out, setup.name, budget.books)

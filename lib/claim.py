@@ -1,0 +1,73 @@
+"""An exclusive claim on one run in a store: a second process running the same run (the same
+player, settings and store, from the CLI or from Inspect) is refused in one line that names
+the holder, instead of asking, and paying for, every request the first one is asking.
+
+The claim is an OS file lock (flock; on Windows msvcrt's), so it ends with its process
+however that ends (kill -9 included): a rerun after a crash is never refused. Runs of other
+players or settings in the same store claim other runs and go on side by side.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+from lib.errors import ChessEvalError
+
+
+class ClaimHeld(ChessEvalError):
+    """Another process is running this run on this store."""
+
+
+def claim_path(store: Path, identity: str) -> Path:
+    """The lock file of a run (`identity`: all that makes it this run) beside its store."""
+    digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
+    return store.parent / f".{store.name}.{digest}.claim"
+
+
+def _lock(handle: IO[str]) -> bool:
+    """Take the lock without waiting; False when another process holds it."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            return False
+        return True
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+@contextmanager
+def claim(store: Path, identity: str, what: str) -> Iterator[None]:
+    """Hold the run (`what`: how a message names it) for the block; ClaimHeld at once, in
+    one line naming the holder, when another process holds it."""
+    path = claim_path(store, identity)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = path.open("a+", encoding="utf-8")
+    try:
+        if not _lock(handle):
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise ClaimHeld(f"{what} is already running on {store} ({holder}): wait for it "
+                            "to end, or give this one another --out; nothing was asked")
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} on {socket.gethostname()}, since "
+                     f"{time.strftime('%Y-%m-%d %H:%M:%S')}")
+        handle.flush()
+        yield
+    finally:
+        handle.close()  # closing the file releases the lock

@@ -1,0 +1,77 @@
+"""Two processes on one run: the second is refused in one line naming the holder, before it
+asks anything, so no reply is bought twice; a crashed holder leaves no claim behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import chess
+import pytest
+
+from lib.claim import ClaimHeld, claim, claim_path
+from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
+from tests.conftest import ROOT, first_questions
+
+
+def _slow_first_legal(body: dict) -> Response:
+    fen = FEN_RE.search(json.dumps(body)).group(1)
+    return Response(f"Final answer: {min(m.uci() for m in chess.Board(fen).legal_moves)}",
+                    delay=0.5)
+
+
+def _wait_for_claim(out: Path, holder: subprocess.Popen[str]) -> None:
+    """Until the first process holds its claim (a condition, never a sleep of fixed length)."""
+    while not any(p.read_text() for p in out.glob(".*.claim")):
+        assert holder.poll() is None, holder.communicate()
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("command", ["play", "run"])
+def test_a_second_process_on_the_same_run_is_refused_and_buys_nothing(
+        command: str, tmp_path: Path, stockfish: str) -> None:
+    out = tmp_path / "results"
+    with ChatServer(lambda fen, n: Response(), on_body=_slow_first_legal) as server:
+        base = [sys.executable, str(ROOT / "benchmark.py"), command, "--model", "m",
+                "--base-url", server.base_url, "--out", str(out), "--stockfish", stockfish]
+        base += ["--max-games", "2"] if command == "play" else [
+            "--questions", str(first_questions(tmp_path, 60)), "--concurrency", "1"]
+        first = subprocess.Popen(base, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+        try:
+            _wait_for_claim(out, first)
+            second = subprocess.run(base, capture_output=True, text=True, timeout=600)
+            assert first.poll() is None, "the first run ended before the second was tried"
+        finally:
+            first.send_signal(signal.SIGINT)
+            first.communicate(timeout=600)
+        lines = second.stderr.strip().splitlines()
+        assert second.returncode == 2, second.stderr[-2000:]
+        assert "is already running on" in lines[-1] and f"pid {first.pid}" in lines[-1]
+        assert "Traceback" not in second.stderr
+        prompts = [b["messages"][-1]["content"] for b in server.bodies]
+    assert len(prompts) == len(set(prompts))  # no prompt was bought twice
+
+
+def test_a_claim_ends_with_its_process_however_it_ends(tmp_path: Path) -> None:
+    store = tmp_path / "games.db"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from pathlib import Path; from lib.claim import claim\n"
+        f"with claim(Path({str(store)!r}), 'run', 'the run'):\n"
+        "    print('held', flush=True); time.sleep(600)")], cwd=ROOT, stdout=subprocess.PIPE,
+        text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with pytest.raises(ClaimHeld, match=rf"the run is already running on .*pid {holder.pid}"), \
+            claim(store, "run", "the run"):
+        pass
+    with claim(store, "another run", "another run"):  # another run on the store goes on
+        pass
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait()
+    with claim(store, "run", "the run"):  # kill -9 left no claim behind
+        assert claim_path(store, "run").read_text().startswith(f"pid {os.getpid()} ")
