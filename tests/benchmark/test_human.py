@@ -299,7 +299,8 @@ def test_every_place_shows_the_placement(played: Path, stockfish: str,
         assert blitz["placement"] in where, (player, result["conditions"]["standard"]["elo"])
         if blitz["placement"] in (Placement.BELOW, Placement.ABOVE):
             assert blitz["value"] is blitz["hi"] is blitz["lo"] is None
-            score = [v for v in blitz["expected_score"].values() if v is not None]
+            score = [blitz["expected_score"][k] for k in ("lo", "value", "hi")
+                     if blitz["expected_score"][k] is not None]
             assert score and score == sorted(score)
         assert blitz["snapshot"] and blitz["anchors"]
         report = next(played.glob(f"play__{player.replace(':', '_').replace('=', '_')}__*.md"))

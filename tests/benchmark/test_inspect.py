@@ -751,3 +751,51 @@ def test_a_time_limit_stops_a_game_within_a_move(tmp_path: Path) -> None:
     assert not [s for s in cut if (s.store or {}).get("game")]  # none of them rated
     # Each sample asks at most for the moves its time allows, and one more in flight.
     assert billed <= 2 * games * (limit / delay + 1), billed
+
+
+REUSE = """
+import json, sys
+from inspect_ai import eval
+from chess_eval.tasks import games, puzzles
+
+def figures(log):
+    return {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
+
+task = {"games": lambda: games(max_games=2, endpoint_id="served", ladder="stockfish-15.1"),
+        "puzzles": lambda: puzzles(max_puzzles=3)}[sys.argv[2]]()
+out = []
+for models in (["openai-api/local/m"], ["openai-api/local/m"],
+               ["openai-api/local/m", "openai-api/local/n"]):
+    for log in eval(task, model=models, log_dir=sys.argv[1], display="none"):
+        out.append({"model": log.eval.model, "status": log.status, **figures(log)})
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize(("task", "count"), [("games", "games"), ("puzzles", "puzzles")])
+def test_one_task_object_evaluated_again_and_for_two_models_rates_each_eval(
+        task: str, count: str, tmp_path: Path) -> None:
+    """A Task object evaluated twice, then for two models in one eval(): each eval runs a
+    run of its own (the second finds the first's games or lines in the store and its samples
+    record them), so every log is a success rating the same games, and nothing is bought
+    twice; the second model is asked too."""
+    env = {**service("unused"), "CHESS_EVAL_CACHE": str(tmp_path / "cache")}
+    with ChatServer(lambda fen, n: Response(), on_body=_first_legal) as server:
+        env["LOCAL_BASE_URL"] = server.base_url
+        done = subprocess.run([sys.executable, "-c", REUSE, str(tmp_path / "logs"), task],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+        bodies = list(server.bodies)
+    first, again, *both = json.loads(done.stdout.strip().splitlines()[-1])
+    wanted = 2 if task == "games" else 3
+    assert all(log["status"] == "success" for log in (first, again, *both))
+    assert first[count] == again[count] == wanted, (first, again)
+    # The same games or lines, the same rating (every figure, a bound included).
+    assert {k: v for k, v in first.items() if k != "model"} == \
+        {k: v for k, v in again.items() if k != "model"}
+    assert {log["model"] for log in both} == {"openai-api/local/m", "openai-api/local/n"}
+    assert all(log[count] == wanted for log in both)
+    asked = Counter((b.get("model"), json.dumps(b["messages"])) for b in bodies
+                    if "messages" in b)
+    assert {model for model, _ in asked} >= {"m", "n"}  # the second model was asked
+    assert max(asked.values()) == 1  # no prompt of a model bought twice

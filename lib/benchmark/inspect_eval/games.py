@@ -40,6 +40,7 @@ from lib.benchmark.games.report import condition_report
 from lib.benchmark.inspect_eval.sample import (
     Driver,
     Handoff,
+    PerEval,
     RunFailed,
     adaptive_task,
     mode_args,
@@ -143,15 +144,16 @@ def games_task(protocol: str, max_games: int | None, target: float | None,
     argv += [] if ladder is not None else ["--ladder", str(args.ladder)]
     # play stops a condition at 2 x max_games games, aborted ones included.
     samples = 2 * args.max_games
-    run = GamesRun(argv, samples)
-    return adaptive_task("games", run, "game", game_solver(run), game_scorer(),
+    runs = PerEval(lambda: GamesRun(argv, samples))
+    return adaptive_task("games", runs, "game", game_solver(runs), game_scorer(),
                          games_metrics(argv))
 
 
 @solver
-def game_solver(run: GamesRun) -> Solver:
-    """A sample plays the schedule's next game, or none once the stop rule is met."""
+def game_solver(runs: PerEval[GamesRun]) -> Solver:
+    """A sample plays its eval's schedule's next game, or none once the stop rule is met."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        run = runs.get()
         unit = await next_unit(run, state, "raise max_games or lower target")
         if unit is None:
             store().set("not_needed", True)

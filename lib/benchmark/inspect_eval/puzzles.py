@@ -23,6 +23,7 @@ from lib.benchmark.core.turns import GameAborted, Side
 from lib.benchmark.inspect_eval.sample import (
     Driver,
     Handoff,
+    PerEval,
     RunFailed,
     adaptive_task,
     mode_args,
@@ -41,10 +42,12 @@ Line = tuple[LinePuzzle, Side, Engine, JsonStore]  # what play_line is given
 
 
 class LinesRun(Driver):
-    """One eval's puzzle run: `run_puzzles` on the driver thread, each line to a sample."""
+    """One eval's puzzle run: `run_puzzles` on the driver thread, each line to a sample (a
+    line an earlier eval played and stored too, so this eval's log holds every line its
+    rating uses)."""
 
     def __init__(self, argv: list[str], samples: int) -> None:
-        self.lines: Handoff[Line, LineResult] = Handoff(samples)
+        self.lines: Handoff[Line | LineResult, LineResult] = Handoff(samples)
         super().__init__("puzzles", argv, self.lines)
         self.endpoint = ""  # the rated model's endpoint (read back, its id is rebuilt)
 
@@ -54,13 +57,17 @@ class LinesRun(Driver):
         setup = cli.puzzles_setup(args)
         self.endpoint = setup.player.answered_by  # before any line is handed out
         run_puzzles(setup.player, setup.puzzles, setup.config, scratch / "puzzles.db",
-                    setup.settings, self.play)
+                    setup.settings, self.play, self.reuse)
 
     def play(self, puzzle: LinePuzzle, side: Side, engine: Engine,
              cache: JsonStore) -> LineResult:
         """The line, played by the next sample (while this thread waits, the engine is the
         sample's alone)."""
         return self.lines.give((puzzle, side, engine, cache)).result()
+
+    def reuse(self, line: LineResult) -> None:
+        """A stored line the run takes again, recorded by the next sample (nothing asked)."""
+        self.lines.give(line).result()
 
 
 def puzzles_args(argv: list[str]) -> Any:
@@ -78,20 +85,26 @@ def puzzles_task(max_puzzles: int | None, target: float | None, seed: int) -> Ta
     # The run stops at max_puzzles rated lines; a puzzle that cannot be played takes a
     # sample and is not rated.
     samples = 2 * args.max_puzzles
-    run = LinesRun(argv, samples)
-    return adaptive_task("puzzles", run, "puzzle line", line_solver(run), line_scorer(),
+    runs = PerEval(lambda: LinesRun(argv, samples))
+    return adaptive_task("puzzles", runs, "puzzle line", line_solver(runs), line_scorer(),
                          puzzles_metrics(argv))
 
 
 @solver
-def line_solver(run: LinesRun) -> Solver:
-    """A sample plays the run's next line, or none once the run has stopped."""
+def line_solver(runs: PerEval[LinesRun]) -> Solver:
+    """A sample plays its eval's run's next line, or none once the run has stopped."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        run = runs.get()
         unit = await next_unit(run, state, "raise max_puzzles or lower target")
         if unit is None:
             store().set("not_needed", True)
             return state
         n, job = unit.index, unit.job
+        if isinstance(job, LineResult):  # played and stored before: recorded, not replayed
+            unit.result.set_result(job)
+            store().set("line", {"index": n, "endpoint": run.endpoint,
+                                 "request": request_argv(), "line": job.as_dict()})
+            return state
         try:
             line = await work(unit, play_line, *job, stopped=lambda exc: exc if isinstance(
                 exc, (BadPuzzle, GameAborted)) else GameAborted(f"its sample stopped ({exc!r})"))

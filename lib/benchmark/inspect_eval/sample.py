@@ -28,7 +28,11 @@ from lib.benchmark.core import progress
 from lib.benchmark.inspect_eval.options import refused_here
 from lib.benchmark.model.http_backend import REASONING_EFFORTS
 from lib.benchmark.model.inspect_backend import ACTIVE, PREFIX, Active
-from lib.benchmark.model.inspect_internals import active_generate_config, prerequisite_error
+from lib.benchmark.model.inspect_internals import (
+    active_generate_config,
+    active_sample,
+    prerequisite_error,
+)
 from lib.benchmark.model.interface import DEFAULT_MAX_TOKENS
 from lib.errors import ChessEvalError, ConfigError
 
@@ -293,10 +297,36 @@ class Driver:
         raise NotImplementedError
 
 
-def adaptive_task(mode: str, run: Driver, unit: str, solver: Any, scorer: Any,
+D = TypeVar("D", bound=Driver)
+
+
+class PerEval(Generic[D]):
+    """A task's runs, one per eval of it: a Task object evaluated twice, for two models in
+    one eval(), or again by eval-set's retries starts a run of its own each time (on the
+    same stores, so what an earlier eval finished is handed to this one's samples, not lost),
+    never the first eval's ended run."""
+
+    def __init__(self, make: Callable[[], D]) -> None:
+        self._make = make
+        self._lock = threading.Lock()
+        self._runs: dict[str, D] = {}
+        self.shape = make()  # its samples and options (never started)
+
+    def get(self) -> D:
+        """The run of the eval this sample belongs to."""
+        active = active_sample()
+        key = "" if active is None else str(active.eval_id)
+        with self._lock:
+            if key not in self._runs:
+                self._runs[key] = self._make()
+            return self._runs[key]
+
+
+def adaptive_task(mode: str, runs: PerEval[Any], unit: str, solver: Any, scorer: Any,
                   metric: Any) -> Task:
     """An adaptive run as a task: a sample for each unit it may play ("UNIT n"), the run's
     options in the log (for reading it back), the CLI's generation defaults."""
+    run = runs.shape
     dataset = MemoryDataset([Sample(id=n + 1, input=f"{unit} {n + 1}")
                              for n in range(run.handoff.samples)], name=f"chess_eval {mode}")
     return Task(dataset=dataset, solver=solver, scorer=scorer, metrics=[metric],

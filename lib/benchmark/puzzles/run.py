@@ -101,17 +101,20 @@ LinePlayer = Callable[[LinePuzzle, Side, Engine, JsonStore], LineResult]
 
 
 def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig, store: Path,
-                settings: EngineSettings, lines: LinePlayer = play_line) -> PuzzleSession:
+                settings: EngineSettings, lines: LinePlayer = play_line,
+                reused: Callable[[LineResult], None] | None = None) -> PuzzleSession:
     """Play the adaptive sequence to its stop, reusing stored lines and answers; `lines`
-    plays each line. One process at a time runs it on a store (lib/claim.py)."""
+    plays each line, and `reused` is told each stored line the run takes again (an Inspect
+    eval's sample records it). One process at a time runs it on a store (lib/claim.py)."""
     ident = json.dumps([player.id, TEMPLATE, RULES])  # all that changes how lines are played
     with claim(store, f"puzzles {ident}", f"puzzles of {player.id}"):
         return _run_puzzles(player, puzzles, config, store, settings, lines,
-                            hashlib.sha256(ident.encode()).hexdigest()[:12])
+                            hashlib.sha256(ident.encode()).hexdigest()[:12], reused)
 
 
 def _run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig, store: Path,
-                 settings: EngineSettings, lines: LinePlayer, prefix: str) -> PuzzleSession:
+                 settings: EngineSettings, lines: LinePlayer, prefix: str,
+                 reused: Callable[[LineResult], None] | None) -> PuzzleSession:
     """run_puzzles once its run is claimed (`prefix`: its stored lines' key prefix)."""
     lines_db, cache = JsonStore(store, "puzzles"), JsonStore(store, "answers")
     gate = InFlight()  # this run's requests in flight, its own
@@ -170,6 +173,8 @@ def _run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig
                     lines_db.commit()
                 else:
                     line = LineResult(**stored)
+                    if reused is not None:
+                        reused(line)
                 session.lines.append(line)
                 played.update(puzzle.motifs)
                 progress.update(line.outcome, stored is not None)
