@@ -73,11 +73,15 @@ def ladder_block(root: Path = ROOT, folder: str = "",
     how = (f"Joint BTD fit with a prior ({ladder.prior})" if prior else "Joint BTD fit")
     engines = (f"{len(games):,} games of {ladder.engine}" if len(mine) == len(games) else
                f"{len(games):,} games, {len(mine):,} of them with {ladder.engine}")
+    fitted = sum(r.games for r in ladder.rungs) // 2  # each game counts for both its rungs
+    later = (f" The ladder below is the fit of {fitted:,} of them; the {len(use.weak) - fitted:,} "
+             "played since, toward goals raised since, are fitted, as a new version of the "
+             "ladder, once they meet them." if len(use.weak) > fitted else "")
     head = (f"`{folder}/{LADDER_GAMES}`: {engines}; {len(use.weak):,} between rungs of this "
             f"ladder (the rest are games of rungs it dropped, of other engines or of other "
             f"start conditions, kept and left out of the fit). "
             f"{how}, nu = {ladder.nu:.3f}; the random mover is the zero, exactly; intervals "
-            "relative to it.")
+            f"relative to it.{later}")
     lines = [*textwrap.wrap(head, 95), "",
              "| rung | player | Elo | 90% interval | half-width (goal) | games | gap to next "
              "(expected) |", "|---|---|---|---|---|---|---|"]
@@ -94,11 +98,14 @@ def ladder_block(root: Path = ROOT, folder: str = "",
                      f"{half:.0f} ({goal[i]:.0f}){'' if half <= goal[i] else ' *'} | "
                      f"{r.games:,} | {nxt} |")
     met = int(np.sum(halves <= goal))
-    more = games_to_goal(ladder, games, prior=prior)
+    # The planner scales its variances to the fit's: with games the fit has not seen yet that
+    # scale is off, so its estimate waits for the refit.
+    more = None if later else games_to_goal(ladder, games, prior=prior)
     tail = (f"{met} of {len(ladder.rungs)} rungs meet their goal (`*`: missed); `!`: a gap "
             f"outside {RUNG_SPACING[0]:.0f}-{RUNG_SPACING[1]:.0f} Elo. The planner's estimate "
             "of the games still needed to meet every goal: "
-            + (f"about {more:,}." if more else "none."))
+            + ("made at the refit." if more is None else f"about {more:,}." if more
+               else "none."))
     lines += ["", *textwrap.wrap(tail, 95), "", *textwrap.wrap(
         "The model by span (games between rungs k steps apart on this ladder; the weaker "
         "rung's mean score, observed and expected under the fit; z in standard errors):", 95),

@@ -2,7 +2,7 @@
 
 Reads a ladder (Stockfish 15.1's unless --ladder), its covariance and its games file; prints
 every rung's 90% half-width (relative to the random mover, the zero) against its goal (<= 35
-Elo up to 2000, <= 80 above), each adjacent gap against 50-150 Elo (30-70% expected), the
+Elo up to 2600, <= 60 above), each adjacent gap against 50-150 Elo (30-70% expected), the
 model's fit by how far apart the rungs of a game are (observed against expected scores), and
 how many more games the calibration's own planner (design.choose) needs to meet every half-
 width goal, with the CPU time they would take: each game's plies (the mean of the file's games
@@ -17,7 +17,7 @@ planner needs from the committed games, and from none (a user bringing another e
 version, whose committed games do not count), as CPU-hours and wall time on 2, 16 and 128
 workers at perfect scaling.
 
-    python -m bench.ladder_goals [--seconds-per-game S]
+    python -m bench.ladder_goals [--ladder stockfish-17.1] [--stockfish PATH] [--seconds-per-game S]
 """
 
 from __future__ import annotations
@@ -79,6 +79,9 @@ def main() -> None:
     p.add_argument("--ladder", type=ladder_path, default=FIRST_LADDER)
     p.add_argument("--games", type=games_path, default=None,
                    help="the calibration games (default: the ladder's, beside it)")
+    p.add_argument("--stockfish", default=None,
+                   help="a native Stockfish for the nodes/s of `bench` (default: the one "
+                   "found, as play finds it)")
     p.add_argument("--seconds-per-game", type=float, default=None,
                    help="one worker's wall seconds a game (bench/calibration_speed.py): "
                    "project Ladder III's cost")
@@ -114,7 +117,7 @@ def main() -> None:
                                         pairs(len(ladder.rungs)), step=500,
                                         inflate=inflation(ladder, use))
     plies = _plies(games)
-    nps = bench_nps(find_stockfish())
+    nps = bench_nps(args.stockfish or find_stockfish())
     judge = float(SCREEN.nodes or 0)
     seconds = 0.0
     for (i, j), n in added.items():

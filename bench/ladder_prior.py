@@ -8,7 +8,8 @@ calibration is then replayed as `benchmark.py calibrate` runs it: batches of gam
 the planner with the prior, outcomes drawn from the true new Elos, and the ladder fitted
 with the prior. Printed per scenario: the coverage of the rungs' 90% intervals (goal 87-93%)
 with its Monte Carlo error (90%, from the spread between runs),
-the share of rungs meeting their goals (+-35 up to 2,000 Elo, +-80 above) after the games,
+the share of rungs meeting their goals (design.goals: +-35 up to 2,600 Elo, +-60 above) after
+the games,
 and the planner's estimate of the games to every goal from the prior alone.
 """
 

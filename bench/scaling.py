@@ -88,7 +88,11 @@ def timed(run: Callable[[], list[Result]]) -> tuple[list[Result], float]:
 
 
 def bench_nps(path: str) -> int:
-    """Stockfish's own single-thread `bench` nodes/s on this machine."""
+    """Stockfish's own single-thread `bench` nodes/s on this machine (a native build: npm's
+    WebAssembly build runs no `bench`, and says so in one line)."""
+    if path.endswith(".js"):
+        raise SystemExit(f"{path}: npm's WebAssembly build runs no `bench`; give a native "
+                         "build (--stockfish or STOCKFISH_PATH) for the CPU-hours figure")
     out = subprocess.run([path, "bench", "16", "1", "13"], capture_output=True, text=True,
                          timeout=300)
     match = re.search(r"Nodes/second\s*:\s*(\d+)", out.stderr + out.stdout)
