@@ -131,3 +131,9 @@ def is_inspect_log(path: Path) -> bool:
     except OSError:
         return False
     return re.match(r'\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:', head) is not None
+
+
+def inspect_logs(results: Path) -> list[Path]:
+    """The Inspect logs under `results`, .eval and JSON alike, by name."""
+    return sorted(p for pattern in ("*.eval", "*.json") for p in results.rglob(pattern)
+                  if is_inspect_log(p))

@@ -19,13 +19,13 @@ from inspect_ai.log import EvalLog, read_eval_log
 
 from lib.benchmark.core.cli import model_config
 from lib.benchmark.core.data import ROOT
+from lib.benchmark.core.header import inspect_logs
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.runner import cache_key
 from lib.benchmark.core.turns import GameAborted, Side
 from lib.benchmark.games import cli as games_cli
 from lib.benchmark.inspect_eval.games import play_args
 from lib.benchmark.inspect_eval.puzzles import puzzles_args
-from lib.benchmark.inspect_eval.readback import inspect_logs
 from lib.benchmark.inspect_eval.sample import mode_args
 from lib.benchmark.inspect_eval.worldmodel import answers_of, worldmodel_args
 from lib.benchmark.model.cost import Budget

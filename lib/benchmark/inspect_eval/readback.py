@@ -5,13 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lib.benchmark.core.header import is_inspect_log
-
-
-def inspect_logs(results: Path) -> list[Path]:
-    """The Inspect logs under `results`, .eval and JSON alike, by name."""
-    return sorted(p for pattern in ("*.eval", "*.json") for p in results.rglob(pattern)
-                  if is_inspect_log(p))
+from lib.benchmark.core.header import inspect_logs
 
 
 def read_back(results: Path) -> list[Path]:
