@@ -5,6 +5,7 @@ the CLI asking through Inspect's model API (`--model inspect:...`), its faults i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -656,10 +657,25 @@ def test_a_reply_a_token_limit_stops_after_is_charged_and_kept(tmp_path: Path) -
     assert billed > 0 and kept == billed
 
 
-def test_a_games_eval_stopped_by_ctrl_c_and_retried_buys_nothing_twice(tmp_path: Path) -> None:
+def _finished_games(cache: Path) -> int:
+    """Games the run under `cache` has finished and stored."""
+    found = 0
+    for db in cache.glob("games-*/games.db"):
+        conn = sqlite3.connect(db, timeout=60)
+        with contextlib.suppress(sqlite3.OperationalError):  # the table is not made yet
+            found += conn.execute("SELECT count(*) FROM games").fetchone()[0]
+        conn.close()
+    return found
+
+
+@pytest.mark.parametrize("when", ["before a game ends", "after games ended"])
+def test_a_games_eval_stopped_by_ctrl_c_and_retried_buys_nothing_twice(
+        when: str, tmp_path: Path) -> None:
     """Ctrl-C midway through a games eval, then `inspect eval-retry` on its log: the retry
     completes, the provider billed no prompt twice, and the rating is the undisturbed eval's
-    (the same games: the run's stores outlive the interrupted eval)."""
+    (the same games: the run's stores outlive the interrupted eval). Stopped after games had
+    ended, the samples that recorded them are kept and the retried ones pass over their
+    games: none is counted twice (it was: 5 games for max_games=3)."""
     # One endpoint id for both servers (their ports differ): the same games, keyed alike.
     argv = ["-T", "max_games=6", "-T", "ladder=stockfish-15.1", "-T",
             f"endpoint_id={ENDPOINT}", "--display", "none"]
@@ -677,7 +693,10 @@ def test_a_games_eval_stopped_by_ctrl_c_and_retried_buys_nothing_twice(tmp_path:
     with ChatServer(lambda fen, n: Response(), on_body=slow, price=0.01) as server:
         env = {**service(server.base_url), "CHESS_EVAL_CACHE": str(tmp_path / "cache")}
         stopped = games_eval(tmp_path / "cache", tmp_path / "logs", server)
-        while server.billed < 8 and stopped.poll() is None:  # midway through its games
+        def midway() -> bool:
+            return server.billed >= 8 if when == "before a game ends" \
+                else _finished_games(tmp_path / "cache") >= 3
+        while not midway() and stopped.poll() is None:  # midway through its games
             threading.Event().wait(0.05)
         assert stopped.poll() is None, (server.billed, stopped.stderr.read()[-3000:])
         os.killpg(stopped.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the group
@@ -695,6 +714,9 @@ def test_a_games_eval_stopped_by_ctrl_c_and_retried_buys_nothing_twice(tmp_path:
     retried = read_eval_log(str(again))
     assert retried.status == "success"
     assert metrics(retried) == metrics(read_eval_log(str(first)))
+    recorded = [(s.store or {})["game"]["index"] for s in retried.samples or []
+                if (s.store or {}).get("game")]
+    assert len(recorded) == len(set(recorded))  # no game recorded twice
 
 
 def test_a_time_limit_cuts_off_waiting_samples_and_says_so(tmp_path: Path) -> None:

@@ -154,10 +154,17 @@ def game_solver(runs: PerEval[GamesRun]) -> Solver:
     """A sample plays its eval's schedule's next game, or none once the stop rule is met."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         run = runs.get()
-        unit = await next_unit(run, state, "raise max_games or lower target")
-        if unit is None:
-            store().set("not_needed", True)
-            return state
+        while True:
+            unit = await next_unit(run, state, "raise max_games or lower target")
+            if unit is None:
+                store().set("not_needed", True)
+                return state
+            assert run.recorders is not None
+            if run.recorders.free(unit.job.key, state.sample_id):
+                break
+            # Recorded by another sample of this eval (kept by eval-retry): stored, so the
+            # run has it back at once, and this sample takes the next game.
+            await work(unit, run.dispatch.run, unit.job)
         n, job = unit.index, unit.job
         job, gate = own_gate(job)
         played = await work(unit, run.dispatch.run, job, stopped=lambda exc: Played(
@@ -168,6 +175,7 @@ def game_solver(runs: PerEval[GamesRun]) -> Solver:
                             f"{played.aborted}")
         assert run.ladder is not None
         rung = run.ladder.rungs[job.rung]
+        run.recorders.record(job.key, state.sample_id)
         store().set("game", {"index": n, "rung": job.rung, "endpoint": run.endpoint,
                              "request": request_argv(), "rung_name": rung.name,
                              "rung_elo": round(rung.elo),

@@ -95,13 +95,25 @@ def line_solver(runs: PerEval[LinesRun]) -> Solver:
     """A sample plays its eval's run's next line, or none once the run has stopped."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         run = runs.get()
-        unit = await next_unit(run, state, "raise max_puzzles or lower target")
-        if unit is None:
-            store().set("not_needed", True)
-            return state
+        while True:
+            unit = await next_unit(run, state, "raise max_puzzles or lower target")
+            if unit is None:
+                store().set("not_needed", True)
+                return state
+            assert run.recorders is not None
+            key = unit.job.puzzle if isinstance(unit.job, LineResult) else unit.job[0].id
+            if run.recorders.free(key, state.sample_id):
+                break
+            # Recorded by another sample of this eval (kept by eval-retry): its answers are
+            # stored, so the run has it back without a request; this sample takes the next.
+            if isinstance(unit.job, LineResult):
+                unit.result.set_result(unit.job)
+            else:
+                await work(unit, play_line, *unit.job)
         n, job = unit.index, unit.job
         if isinstance(job, LineResult):  # played and stored before: recorded, not replayed
             unit.result.set_result(job)
+            run.recorders.record(job.puzzle, state.sample_id)
             store().set("line", {"index": n, "endpoint": run.endpoint,
                                  "request": request_argv(), "line": job.as_dict()})
             return state
@@ -114,6 +126,7 @@ def line_solver(runs: PerEval[LinesRun]) -> Solver:
         except GameAborted as exc:  # the run leaves it out; the eval fails, as the CLI's
             raise RunFailed(f"puzzle {job[0].id} left out for infrastructure reasons: "
                             f"{exc}") from None
+        run.recorders.record(job[0].id, state.sample_id)
         store().set("line", {"index": n, "endpoint": run.endpoint,
                              "request": request_argv(), "line": line.as_dict()})
         return state

@@ -25,7 +25,7 @@ from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from lib.benchmark.core import progress
-from lib.benchmark.inspect_eval.options import refused_here
+from lib.benchmark.inspect_eval.options import lineage, refused_here
 from lib.benchmark.model.http_backend import REASONING_EFFORTS
 from lib.benchmark.model.inspect_backend import ACTIVE, PREFIX, Active
 from lib.benchmark.model.inspect_internals import (
@@ -35,6 +35,7 @@ from lib.benchmark.model.inspect_internals import (
 )
 from lib.benchmark.model.interface import DEFAULT_MAX_TOKENS
 from lib.errors import ChessEvalError, ConfigError
+from lib.kvstore import JsonStore
 
 T = TypeVar("T")
 J = TypeVar("J")
@@ -261,6 +262,31 @@ def run_dir(mode: str, argv: list[str], model: list[str]) -> Path:
     return folder
 
 
+class Recorders:
+    """Which sample recorded each unit of an eval (a game, a line), kept in the run's folder:
+    `inspect eval-retry` keeps the samples that finished and reruns the rest under the same
+    task id, and the rerun run hands its units out from the start again, so a unit another
+    sample of the eval already recorded is passed over (its result given back to the run),
+    never recorded twice."""
+
+    def __init__(self, path: Path) -> None:
+        self.store = JsonStore(path, "recorders")
+
+    @staticmethod
+    def _key(unit: str) -> str:
+        return f"{lineage()}|{unit}"
+
+    def free(self, unit: str, sample: int | str) -> bool:
+        """Whether this sample may record the unit: no other sample of its eval has."""
+        owner = self.store.get(self._key(unit))
+        return owner is None or owner == str(sample)
+
+    def record(self, unit: str, sample: int | str) -> None:
+        """This sample records the unit (durable before the sample completes)."""
+        self.store.put(self._key(unit), str(sample))
+        self.store.commit()
+
+
 class Driver:
     """A CLI run driven on a thread of its own beside the samples (the first sample starts
     it, in its context: the eval's model), handing its units out through a Handoff. When the
@@ -272,6 +298,7 @@ class Driver:
         self.handoff = handoff
         self._lock = threading.Lock()
         self._started = False
+        self.recorders: Recorders | None = None  # set before any unit is handed out
 
     def start(self, model: list[str]) -> None:
         """Start the run once, with the eval's model (`activate()`'s options)."""
@@ -286,7 +313,9 @@ class Driver:
     def _main(self, model: list[str]) -> None:
         error: BaseException | None = None
         try:
-            self.drive(model, run_dir(self.mode, self.argv, model))
+            folder = run_dir(self.mode, self.argv, model)
+            self.recorders = Recorders(folder / "samples.db")
+            self.drive(model, folder)
         except BaseException as exc:  # noqa: BLE001 - every waiting sample fails with it
             error = exc
         finally:
