@@ -62,7 +62,8 @@ def claim(store: Path, identity: str, what: str) -> Iterator[None]:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
             raise ClaimHeld(f"{what} is already running on {store} ({holder}): wait for it "
-                            "to end, or give this one another --out; nothing was asked")
+                            "to end, or give this one other stores (another --out; in "
+                            "Inspect another CHESS_EVAL_CACHE); nothing was asked")
         handle.seek(0)
         handle.truncate()
         handle.write(f"pid {os.getpid()} on {socket.gethostname()}, since "

@@ -821,3 +821,4 @@ def test_one_task_object_evaluated_again_and_for_two_models_rates_each_eval(
                     if "messages" in b)
     assert {model for model, _ in asked} >= {"m", "n"}  # the second model was asked
     assert max(asked.values()) == 1  # no prompt of a model bought twice
+

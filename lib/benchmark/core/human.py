@@ -295,8 +295,10 @@ class Crosswalk:
             block |= {**self._against(run, anchor, side),
                       "text": self._score_text(run, anchor, side)}
         else:
-            block["text"] = f"{name}: not placed (the game Elo's interval spans the anchors' " \
-                f"readings, {round(low):,}-{round(high):,}, or there is none)"
+            block["text"] = f"{name}: not placed (" + (
+                "no game Elo to place" if run is None else
+                f"the game Elo's interval spans the anchors' readings, "
+                f"{round(low):,}-{round(high):,}") + ")"
         return block
 
     def _against(self, run: Reading, anchor: Anchor, side: str | None = None) -> dict[str, Any]:
@@ -461,9 +463,7 @@ def human_text(block: dict[str, Any] | None) -> str:
         return ""
     places = block["time_controls"]
     if places and all(tc["placement"] == Placement.UNPLACED for tc in places):
-        low, high = places[0]["band"]
-        return (f"Lichess: not placed (the game Elo's interval spans the anchors' readings, "
-                f"{low:,}-{high:,}, or there is none)")
+        return "Lichess: " + str(places[0]["text"]).split(": ", 1)[1]
     return "; ".join(tc["text"] for tc in places)
 
 

@@ -61,7 +61,7 @@ from lib.cli import (
     positive_int,
 )
 from lib.engine import EngineSettings, engine_identity, find_stockfish
-from lib.errors import ConfigError
+from lib.errors import ConfigError, DataError
 from lib.exits import Exit
 from lib.files import (
     ensure_writable_dir,
@@ -209,6 +209,8 @@ def play_setup(args: argparse.Namespace, player: Player | None = None) -> PlaySe
         elif c != Condition.STANDARD:
             log.warning("no ladder measured in %s (%s): its games are rated on the standard "
                         "ladder", c, condition_path(args.ladder, c).name)
+    if not args.questions.is_file():  # refused even where no condition reads it: a typo
+        raise DataError(f"{args.questions} does not exist")
     questions = load_questions(args.questions) if Condition.MIDGAME in args.conditions else []
     ensure_writable_dir(args.out, "--out")
     if args.protocol != GameProtocol.FEN and is_baseline(args.model):

@@ -105,6 +105,11 @@ class GamesRun(Driver):
         self.endpoint = ""  # the rated model's endpoint, as its games' keys hold it
         self.ladder: Ladder | None = None  # the condition's ladder (its rungs' names, Elos)
 
+    def unit_of(self, store: dict[str, Any]) -> str | None:
+        """The game a sample recorded: its key."""
+        game = store.get("game")
+        return None if not game else str(game["record"]["key"])
+
     def drive(self, model: list[str], scratch: Path) -> None:
         """`play` to its stop rule; RunFailed when something else stopped it."""
         args = play_args(self.argv + model + ["--out", str(scratch)])
@@ -175,7 +180,6 @@ def game_solver(runs: PerEval[GamesRun]) -> Solver:
                             f"{played.aborted}")
         assert run.ladder is not None
         rung = run.ladder.rungs[job.rung]
-        run.recorders.record(job.key, state.sample_id)
         store().set("game", {"index": n, "rung": job.rung, "endpoint": run.endpoint,
                              "request": request_argv(), "rung_name": rung.name,
                              "rung_elo": round(rung.elo),
@@ -244,6 +248,8 @@ def games_metrics(argv: list[str]) -> Metric:
         report = condition_report(games, ladder, cli.sampler_of(args, ladder), args.seed,
                                   args.mcmc)
         elo = report["elo"]
+        if not report["games"]:  # nothing rated: the prior is no rating, so none is given
+            return {"elo": None, "elo_lo": None, "elo_hi": None, "games": 0}
         out: dict[str, float | None] = {"elo": elo["mean"], "elo_lo": elo["lo"],
                                         "elo_hi": elo["hi"], "games": report["games"]}
         reasons = Counter(re.sub(r"\W+", "_", f["reason"]).strip("_")

@@ -62,6 +62,7 @@ class OptionsCheck(Hooks):
                 _refused[data.eval_id] = why
 
 
+
 def refused_here() -> str | None:
     """Why this sample's eval may not run, or None."""
     active = active_sample()

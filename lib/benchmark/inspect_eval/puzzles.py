@@ -51,13 +51,18 @@ class LinesRun(Driver):
         super().__init__("puzzles", argv, self.lines)
         self.endpoint = ""  # the rated model's endpoint (read back, its id is rebuilt)
 
+    def unit_of(self, store: dict[str, Any]) -> str | None:
+        """None: an eval-retry's samples do not pass over lines other samples recorded yet
+        (a known gap: docs/inspect.md)."""
+        return None
+
     def drive(self, model: list[str], scratch: Path) -> None:
         """The CLI's run to its stop."""
         args = puzzles_args(self.argv + model + ["--out", str(scratch)])
         setup = cli.puzzles_setup(args)
         self.endpoint = setup.player.answered_by  # before any line is handed out
         run_puzzles(setup.player, setup.puzzles, setup.config, scratch / "puzzles.db",
-                    setup.settings, self.play, self.reuse)
+                    setup.settings, self.play, self.reuse, preflight=False)
 
     def play(self, puzzle: LinePuzzle, side: Side, engine: Engine,
              cache: JsonStore) -> LineResult:
@@ -95,25 +100,13 @@ def line_solver(runs: PerEval[LinesRun]) -> Solver:
     """A sample plays its eval's run's next line, or none once the run has stopped."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         run = runs.get()
-        while True:
-            unit = await next_unit(run, state, "raise max_puzzles or lower target")
-            if unit is None:
-                store().set("not_needed", True)
-                return state
-            assert run.recorders is not None
-            key = unit.job.puzzle if isinstance(unit.job, LineResult) else unit.job[0].id
-            if run.recorders.free(key, state.sample_id):
-                break
-            # Recorded by another sample of this eval (kept by eval-retry): its answers are
-            # stored, so the run has it back without a request; this sample takes the next.
-            if isinstance(unit.job, LineResult):
-                unit.result.set_result(unit.job)
-            else:
-                await work(unit, play_line, *unit.job)
+        unit = await next_unit(run, state, "raise max_puzzles or lower target")
+        if unit is None:
+            store().set("not_needed", True)
+            return state
         n, job = unit.index, unit.job
         if isinstance(job, LineResult):  # played and stored before: recorded, not replayed
             unit.result.set_result(job)
-            run.recorders.record(job.puzzle, state.sample_id)
             store().set("line", {"index": n, "endpoint": run.endpoint,
                                  "request": request_argv(), "line": job.as_dict()})
             return state
@@ -126,7 +119,6 @@ def line_solver(runs: PerEval[LinesRun]) -> Solver:
         except GameAborted as exc:  # the run leaves it out; the eval fails, as the CLI's
             raise RunFailed(f"puzzle {job[0].id} left out for infrastructure reasons: "
                             f"{exc}") from None
-        run.recorders.record(job[0].id, state.sample_id)
         store().set("line", {"index": n, "endpoint": run.endpoint,
                              "request": request_argv(), "line": line.as_dict()})
         return state

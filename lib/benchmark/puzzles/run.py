@@ -102,19 +102,24 @@ LinePlayer = Callable[[LinePuzzle, Side, Engine, JsonStore], LineResult]
 
 def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig, store: Path,
                 settings: EngineSettings, lines: LinePlayer = play_line,
-                reused: Callable[[LineResult], None] | None = None) -> PuzzleSession:
+                reused: Callable[[LineResult], None] | None = None,
+                preflight: bool = True) -> PuzzleSession:
     """Play the adaptive sequence to its stop, reusing stored lines and answers; `lines`
     plays each line, and `reused` is told each stored line the run takes again (an Inspect
-    eval's sample records it). One process at a time runs it on a store (lib/claim.py)."""
+    eval's sample records it); `preflight`: ask the model's preflight before the first line
+    (an Inspect eval has made its model already, and a preflight is no answer a cache
+    keeps). One process at a time runs it on a store (lib/claim.py)."""
     ident = json.dumps([player.id, TEMPLATE, RULES])  # all that changes how lines are played
     with claim(store, f"puzzles {ident}", f"puzzles of {player.id}"):
         return _run_puzzles(player, puzzles, config, store, settings, lines,
-                            hashlib.sha256(ident.encode()).hexdigest()[:12], reused)
+                            hashlib.sha256(ident.encode()).hexdigest()[:12], reused,
+                            preflight)
 
 
 def _run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig, store: Path,
                  settings: EngineSettings, lines: LinePlayer, prefix: str,
-                 reused: Callable[[LineResult], None] | None) -> PuzzleSession:
+                 reused: Callable[[LineResult], None] | None,
+                 preflight: bool) -> PuzzleSession:
     """run_puzzles once its run is claimed (`prefix`: its stored lines' key prefix)."""
     lines_db, cache = JsonStore(store, "puzzles"), JsonStore(store, "answers")
     gate = InFlight()  # this run's requests in flight, its own
@@ -126,7 +131,7 @@ def _run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig
     progress = Progress(puzzles_expected(None, 0, config.target, config.max_puzzles),
                         f"puzzles {player.id[:30]}",
                         kinds=(SOLVED, FAILED, ALTERNATIVE, "infra"), unit="puzzle")
-    checked = False
+    checked = not preflight
     in_a_row = 0
     budget = budget_of(player)
     try:
