@@ -105,11 +105,6 @@ class GamesRun(Driver):
         self.endpoint = ""  # the rated model's endpoint, as its games' keys hold it
         self.ladder: Ladder | None = None  # the condition's ladder (its rungs' names, Elos)
 
-    def unit_of(self, store: dict[str, Any]) -> str | None:
-        """The game a sample recorded: its key."""
-        game = store.get("game")
-        return None if not game else str(game["record"]["key"])
-
     def drive(self, model: list[str], scratch: Path) -> None:
         """`play` to its stop rule; RunFailed when something else stopped it."""
         args = play_args(self.argv + model + ["--out", str(scratch)])
@@ -159,17 +154,10 @@ def game_solver(runs: PerEval[GamesRun]) -> Solver:
     """A sample plays its eval's schedule's next game, or none once the stop rule is met."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         run = runs.get()
-        while True:
-            unit = await next_unit(run, state, "raise max_games or lower target")
-            if unit is None:
-                store().set("not_needed", True)
-                return state
-            assert run.recorders is not None
-            if run.recorders.free(unit.job.key, state.sample_id):
-                break
-            # Recorded by another sample of this eval (kept by eval-retry): stored, so the
-            # run has it back at once, and this sample takes the next game.
-            await work(unit, run.dispatch.run, unit.job)
+        unit = await next_unit(run, state, "raise max_games or lower target")
+        if unit is None:
+            store().set("not_needed", True)
+            return state
         n, job = unit.index, unit.job
         job, gate = own_gate(job)
         played = await work(unit, run.dispatch.run, job, stopped=lambda exc: Played(

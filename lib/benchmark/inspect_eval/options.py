@@ -25,7 +25,6 @@ OWN_MESSAGES = ("games", "puzzles", "worldmodel")
 
 _lock = threading.Lock()
 _refused: dict[str, str] = {}  # eval id -> why its samples may not run
-_lineage: dict[str, str] = {}  # eval id -> its task id, which eval-retry keeps
 
 
 def refusal(task: str, epochs: int | None, message_limit: int | None) -> str | None:
@@ -53,8 +52,6 @@ class OptionsCheck(Hooks):
         name = data.spec.task_registry_name or data.spec.task
         if not name.startswith("chess_eval/"):
             return
-        with _lock:
-            _lineage[data.eval_id] = data.spec.task_id
         why = refusal(name.split("/", 1)[1], data.spec.config.epochs,
                       data.spec.config.message_limit)
         if why is not None:
@@ -71,12 +68,3 @@ def refused_here() -> str | None:
     with _lock:
         return _refused.get(active.eval_id)
 
-
-def lineage() -> str:
-    """The running sample's eval as `eval-retry` continues it: its task id (each attempt has
-    an eval id of its own); '' outside a sample."""
-    active = active_sample()
-    if active is None:
-        return ""
-    with _lock:
-        return _lineage.get(active.eval_id, str(active.eval_id))

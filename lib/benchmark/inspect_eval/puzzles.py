@@ -51,11 +51,6 @@ class LinesRun(Driver):
         super().__init__("puzzles", argv, self.lines)
         self.endpoint = ""  # the rated model's endpoint (read back, its id is rebuilt)
 
-    def unit_of(self, store: dict[str, Any]) -> str | None:
-        """None: an eval-retry's samples do not pass over lines other samples recorded yet
-        (a known gap: docs/inspect.md)."""
-        return None
-
     def drive(self, model: list[str], scratch: Path) -> None:
         """The CLI's run to its stop."""
         args = puzzles_args(self.argv + model + ["--out", str(scratch)])

@@ -21,13 +21,11 @@ from typing import Any, Generic, TypeVar
 import anyio
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.log import read_eval_log
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from lib.benchmark.core import progress
-from lib.benchmark.core.header import inspect_logs
-from lib.benchmark.inspect_eval.options import lineage, refused_here
+from lib.benchmark.inspect_eval.options import refused_here
 from lib.benchmark.model.http_backend import REASONING_EFFORTS
 from lib.benchmark.model.inspect_backend import ACTIVE, PREFIX, Active
 from lib.benchmark.model.inspect_internals import (
@@ -263,53 +261,6 @@ def run_dir(mode: str, argv: list[str], model: list[str]) -> Path:
     return folder
 
 
-class Recorded:
-    """The units (games, lines) that samples of earlier attempts of this eval recorded and
-    that Inspect keeps: `inspect eval-retry` (and eval-set's retries) keep the samples that
-    finished, under the eval's task id, and rerun the rest, whose run hands its units out
-    from the start again. Read from those attempts' logs beside this one, so a unit another
-    sample already holds in the log is passed over (its result given back to the run), never
-    recorded twice; one whose sample did not finish goes to whichever sample takes it."""
-
-    def __init__(self, unit_of: Callable[[dict[str, Any]], str | None]) -> None:
-        self.owners: dict[str, str] = {}  # unit -> the sample id that holds it in the log
-        active = active_sample()
-        if active is None or not active.log_location:
-            return
-        here, task = Path(active.log_location), lineage()
-        for path in inspect_logs(here.parent):
-            if path.name == here.name:
-                continue
-            try:
-                if read_eval_log(str(path), header_only=True).eval.task_id != task:
-                    continue
-                samples = read_eval_log(str(path)).samples or []
-            except Exception:  # noqa: BLE001 - another log, unreadable: not this eval's
-                continue
-            for sample in samples:
-                unit = unit_of(sample.store or {})
-                if unit is not None and sample.error is None and sample.limit is None:
-                    self.owners[unit] = str(sample.id)
-
-    def free(self, unit: str, sample: int | str) -> bool:
-        """Whether this sample may record the unit: no other sample of its eval holds it."""
-        owner = self.owners.get(unit)
-        return owner is None or owner == str(sample)
-
-
-def _off_loop(fn: Callable[[], T]) -> T:
-    """`fn()` on a thread of its own, in this context: Inspect's log reader runs (and leaves
-    patched) an event loop of its own, which must not be this thread's (the engines' loop)."""
-    found: list[T] = []
-    context = contextvars.copy_context()
-    thread = threading.Thread(target=lambda: found.append(context.run(fn)), daemon=True)
-    thread.start()
-    thread.join()
-    if not found:
-        raise RunFailed("the earlier attempts' logs of this eval could not be read")
-    return found[0]
-
-
 class Driver:
     """A CLI run driven on a thread of its own beside the samples (the first sample starts
     it, in its context: the eval's model), handing its units out through a Handoff. When the
@@ -321,11 +272,6 @@ class Driver:
         self.handoff = handoff
         self._lock = threading.Lock()
         self._started = False
-        self.recorders: Recorded | None = None  # read on the driver thread, before any unit
-
-    def unit_of(self, store: dict[str, Any]) -> str | None:
-        """The unit a sample recorded, from its store (None: none)."""
-        raise NotImplementedError
 
     def start(self, model: list[str]) -> None:
         """Start the run once, with the eval's model (`activate()`'s options)."""
@@ -340,7 +286,6 @@ class Driver:
     def _main(self, model: list[str]) -> None:
         error: BaseException | None = None
         try:
-            self.recorders = _off_loop(lambda: Recorded(self.unit_of))
             self.drive(model, run_dir(self.mode, self.argv, model))
         except BaseException as exc:  # noqa: BLE001 - every waiting sample fails with it
             error = exc
