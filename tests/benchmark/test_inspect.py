@@ -144,12 +144,16 @@ def test_the_games_task_and_play_rate_the_player_within_their_intervals(
     half = math.hypot((elo["hi"] - elo["lo"]) / 2, (inspect["elo_hi"] - inspect["elo_lo"]) / 2)
     assert abs(inspect["elo"] - elo["mean"]) <= half
     # Its place on Lichess's scale per time control, as play's result gives it (far below the
-    # anchors' band: only the bound, the weakest anchor's rating; Inspect drops a None).
+    # anchors: no figure, its expected score against the weakest anchor and that anchor's
+    # rating, each named for what it is; Inspect drops a None).
     for tc in play["human"]["time_controls"]:
         assert tc["placement"] == "below"
         shown = {k.removeprefix(f"lichess_{tc['time_control']}"): v for k, v in inspect.items()
                  if k.startswith(f"lichess_{tc['time_control']}")}
-        assert shown == {"_hi": tc["hi"]}
+        assert set(shown) == {"_expected_score", "_expected_score_lo", "_expected_score_hi",
+                              "_anchor_rating"}, shown
+        assert shown["_anchor_rating"] == tc["anchor_rating"]
+        assert 0 <= shown["_expected_score_lo"] <= shown["_expected_score_hi"] < 0.5
 
 
 def test_the_tasks_logs_are_ranked_with_the_cli_s_results(
@@ -317,7 +321,10 @@ def test_the_register_listing_names_the_registered_tasks_and_their_arguments() -
     for entry in listing["tasks"]:
         package, name = entry["name"].split("/")
         assert package == listing["name"] == "chess_eval"
-        assert entry["args"] == list(python_inspect.signature(getattr(tasks, name)).parameters)
+        # Its arguments (the catch-all that refuses unknown ones is none).
+        assert entry["args"] == [
+            p.name for p in python_inspect.signature(getattr(tasks, name)).parameters.values()
+            if p.kind is not python_inspect.Parameter.VAR_KEYWORD]
         assert entry["example"].startswith(f"inspect eval {entry['name']} ")
     assert (ROOT / listing["documentation"]).is_file()
 

@@ -207,9 +207,15 @@ async def until_stopped(fn: Callable[..., T], *args: Any, stop: Callable[[], Non
     time, working, token or cost limit; Ctrl-C): `stop()` closes its door, so it ends at its
     next request, and the sample waits for it (shielded) so the reply in flight lands and is
     stored before the cancellation goes on."""
-    finished = threading.Event()
+    finished, lock = threading.Event(), threading.Lock()
+    state = {"started": False, "cancelled": False}
 
     def target() -> T:
+        with lock:
+            if state["cancelled"]:  # cancelled before it began: it never runs
+                finished.set()
+                raise RunFailed("the sample was cancelled before its unit began")
+            state["started"] = True
         try:
             return fn(*args)
         finally:
@@ -218,9 +224,13 @@ async def until_stopped(fn: Callable[..., T], *args: Any, stop: Callable[[], Non
     try:
         return await anyio.to_thread.run_sync(target, abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
-        stop()
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(finished.wait)
+        with lock:
+            state["cancelled"] = True
+            started = state["started"]
+        if started:  # a unit never begun has nothing to wait for
+            stop()
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(finished.wait)
         raise
 
 

@@ -298,7 +298,8 @@ def game_entries(results: list[dict[str, Any]], digest: str,
             cells: tuple[str, ...] = (str(c["games"]), f"{c['w']}/{c['d']}/{c['l']}",
                                       money(per_game.get("cost")))
             block = None if crosswalks is None else human_block(
-                elo, REFERENCE_ENGINE, crosswalks, None, None if converted else c["ladder"])
+                elo, REFERENCE_ENGINE, crosswalks, None,
+                None if converted else c.get("ladder"))
             if crosswalks is not None:
                 cells += (_blitz(block),)
             out.append(Entry(r["model"], label, elo, c["games"], cells, part,
