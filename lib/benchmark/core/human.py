@@ -34,6 +34,7 @@ import csv
 import math
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -199,6 +200,11 @@ class Crosswalk:
 
     def slope_posterior(self) -> tuple[np.ndarray, np.ndarray]:
         """The slope's grid and its posterior weights (the intercept integrated out)."""
+        return self._slopes
+
+    @cached_property
+    def _slopes(self) -> tuple[np.ndarray, np.ndarray]:
+        """slope_posterior, computed once per crosswalk (every placement reads it)."""
         x = np.array([a.reading for a in self.anchors])
         y = np.array([a.rating for a in self.anchors])
         errors, human = self._errors(), np.diag([a.human_sd ** 2 for a in self.anchors])
@@ -283,17 +289,16 @@ class Crosswalk:
             end = min(max(p.hi if most else p.lo, r_low), r_high)
             value = math.ceil(end / 10) * 10 if most else math.floor(end / 10) * 10
             anchor = weak if most else strong
-            block |= {"bound": {"side": placement.value, "value": value},
-                      **self._against(run, anchor),
-                      "text": f"{name} {'at most' if most else 'at least'} ~{value:,}, "
-                      f"{self._score_text(run, anchor)}"}
+            fields, said = self._against(run, anchor)
+            block |= {"bound": {"side": placement.value, "value": value}, **fields,
+                      "text": f"{name} {'at most' if most else 'at least'} ~{value:,}, {said}"}
         elif placement in (Placement.BELOW, Placement.ABOVE) and run is not None:
             anchor = weak if placement == Placement.BELOW else strong
             # A game Elo that is itself a bound (every game lost or won) gives a bound on
             # the score too.
-            side = {BELOW: "at most", ABOVE: "at least"}.get(kind)
-            block |= {**self._against(run, anchor, side),
-                      "text": self._score_text(run, anchor, side)}
+            fields, said = self._against(run, anchor, {BELOW: "at most",
+                                                       ABOVE: "at least"}.get(kind))
+            block |= {**fields, "text": said}
         else:
             block["text"] = f"{name}: not placed (" + (
                 "no game Elo to place" if run is None else
@@ -301,8 +306,10 @@ class Crosswalk:
                 f"{round(low):,}-{round(high):,}") + ")"
         return block
 
-    def _against(self, run: Reading, anchor: Anchor, side: str | None = None) -> dict[str, Any]:
-        """The expected score's fields (`side`: 'at most' / 'at least' for a bound only)."""
+    def _against(self, run: Reading, anchor: Anchor,
+                 side: str | None = None) -> tuple[dict[str, Any], str]:
+        """The expected score against an anchor: its fields and its words (`side`: 'at most'
+        / 'at least' where the run's Elo is itself a bound, so the score is one too)."""
         value, lo, hi = self.expected_score(run, anchor)
         score: dict[str, float | None] = {"value": round(value, 4), "lo": round(lo, 4),
                                           "hi": round(hi, 4)}
@@ -310,14 +317,11 @@ class Crosswalk:
             score |= {"value": None, "lo": None}
         elif side == "at least":
             score |= {"value": None, "hi": None}
-        return {"anchor": anchor.bot, "anchor_net": anchor.net,
-                "anchor_rating": round(anchor.rating), "expected_score": score}
-
-    def _score_text(self, run: Reading, anchor: Anchor, side: str | None = None) -> str:
-        value, lo, hi = self.expected_score(run, anchor)
         shown = f"{percent(value)} [{percent(lo)}, {percent(hi)}]" if side is None else \
             f"{side} {percent(hi if side == 'at most' else lo)}"
-        return (f"scores {shown} against {anchor.bot} (maia-{anchor.net}, Lichess "
+        return ({"anchor": anchor.bot, "anchor_net": anchor.net,
+                 "anchor_rating": round(anchor.rating), "expected_score": score},
+                f"scores {shown} against {anchor.bot} (maia-{anchor.net}, Lichess "
                 f"{self.time_control} {round(anchor.rating):,})")
 
 
