@@ -24,6 +24,7 @@ from lib.benchmark.games import cli as games
 from lib.benchmark.inspect_eval.readback import read_back
 from lib.benchmark.ladders import cli as ladders
 from lib.benchmark.leaderboard import cli as leaderboard
+from lib.benchmark.match import cli as match
 from lib.benchmark.puzzles import cli as puzzles
 from lib.benchmark.static import cli as static
 from lib.benchmark.worldmodel import cli as worldmodel
@@ -32,7 +33,8 @@ from lib.exits import Exit
 
 ADDERS = (static.add_parser, games.add_play_parser, puzzles.add_parser, worldmodel.add_parser,
           ladders.add_calibrate_parser, ladders.add_book_parser, leaderboard.add_parser,
-          leaderboard.add_report_parser, compare.add_parser, core.add_serve_parser)
+          leaderboard.add_report_parser, compare.add_parser, match.add_parser,
+          core.add_serve_parser)
 DEFAULT = "run"  # the subcommand meant when none is named (with options, as --model M)
 # Commands that rank a results folder: the chess_eval tasks' Inspect logs in it are read back
 # as result files first, so runs made in Inspect are ranked with the others.

@@ -36,6 +36,7 @@ class Kind(StrEnum):
     PUZZLES = "puzzles"  # `benchmark.py puzzles`
     WORLDMODEL = "worldmodel"  # `benchmark.py worldmodel`
     COMPARE = "compare"  # `benchmark.py compare`
+    MATCH = "match"  # `benchmark.py match`
 
 
 LEGACY_KINDS = {"games": Kind.PLAY}  # version-1 names of a kind

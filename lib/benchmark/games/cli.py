@@ -49,7 +49,7 @@ from lib.benchmark.games.play import CONDITIONS, PlayConfig, Session, play
 from lib.benchmark.games.report import session_result, session_summary, write_session
 from lib.benchmark.games.result import GamesResult
 from lib.benchmark.games.sampler import MAX_GAMES, PRIOR, TARGET, SamplerConfig
-from lib.benchmark.model import cost
+from lib.benchmark.model.ledger import Ledger
 from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.players.player import Player, budget_of, is_baseline, make_player
 from lib.benchmark.stats import btd
@@ -276,24 +276,18 @@ def play_command(args: argparse.Namespace, player: Player | None = None) -> int:
     """Play the games, rate them, write PGN, traces, report and figures; the exit status.
     `player`: as play_setup's."""
     setup = play_setup(args, player)
-    try:
-        session = play(setup.player, setup.ladders, setup.questions, setup.config,
-                       args.store or args.out / "games.db", setup.settings)
-    except BaseException:
-        # Ctrl-C or a crash (the requests in flight landed in `play`): what this invocation
-        # bought goes to the run's ledger.
-        budget = budget_of(setup.player)
-        if budget is not None and budget.books.sent:
-            cost.record_books(args.out, setup.name, budget.books)
-        raise
-    finally:
-        setup.player.close()
-    result = play_result(args, setup, session)
-    paths = write_session(args.out, setup.name, result, session, setup.ladders)
-    print(session_summary(result.as_dict()))
-    if session.books is not None:
-        paths.append(cost.record_books(args.out, setup.name, session.books))
-        print(f"  {cost.books_text(session.books)}")
+    with Ledger(args.out, setup.name, budget_of(setup.player)) as ledger:
+        try:
+            session = play(setup.player, setup.ladders, setup.questions, setup.config,
+                           args.store or args.out / "games.db", setup.settings)
+        finally:
+            setup.player.close()
+        result = play_result(args, setup, session)
+        paths = write_session(args.out, setup.name, result, session, setup.ladders)
+        print(session_summary(result.as_dict()))
+        if (written := ledger.write()) is not None:
+            paths.append(written)
+            print(f"  {ledger.text}")
     print("wrote " + ", ".join(str(p) for p in paths))
     if result.stopped:
         log.error("%s", result.stopped)

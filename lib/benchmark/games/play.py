@@ -149,13 +149,16 @@ class Pool(Protocol):
 
 
 PoolFactory = Callable[[JsonStore, JsonStore, EngineSettings, int], Pool]
+# A game's rung by its place in the schedule: the first one chosen for that place.
+Pin = Callable[[int, int], int]
 
 
 def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
          config: PlayConfig, store: Path, settings: EngineSettings,
-         pools: PoolFactory = GamePool) -> Session:
+         pools: PoolFactory = GamePool, pin: Pin | None = None) -> Session:
     """Play each condition's adaptive schedule to its stop (resuming stored games) against
-    that condition's ladder; `pools` makes where the games are played."""
+    that condition's ladder; `pools` makes where the games are played; `pin` fixes each
+    game's rung the first time it is scheduled (an Inspect eval's slots)."""
     mid = midgame_starts(questions, config.seed)
     if Condition.MIDGAME in config.conditions and not mid:
         raise ConfigError("no game positions in the questions file for mid-game starts")
@@ -166,11 +169,12 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
                         *config.ladder_key])
     with claim(store, f"play {ident}", f"play of {player.id}"):
         return _play(player, ladders, mid, config, store, settings, pools,
-                     hashlib.sha256(ident.encode()).hexdigest()[:12])
+                     hashlib.sha256(ident.encode()).hexdigest()[:12], pin)
 
 
 def _play(player: Player, ladders: dict[str, Ladder], mid: list[Start], config: PlayConfig,
-          store: Path, settings: EngineSettings, pools: PoolFactory, prefix: str) -> Session:
+          store: Path, settings: EngineSettings, pools: PoolFactory, prefix: str,
+          pin: Pin | None) -> Session:
     """play() once its run is claimed (`prefix`: its stored games' key prefix)."""
     rungs = {r.name: make_player(r.spec, None, settings.path, config.seed, config.concurrency)
              for ladder in ladders.values() for r in ladder.rungs}
@@ -190,7 +194,7 @@ def _play(player: Player, ladders: dict[str, Ladder], mid: list[Start], config: 
                 ladder = ladders[condition]
                 session.games[condition], stopped = _condition(
                     player, [rungs[r.name] for r in ladder.rungs], ladder, mid, config,
-                    f"{prefix}:{condition}", pool, progress, preflight, later, gate)
+                    f"{prefix}:{condition}", pool, progress, preflight, later, gate, pin)
                 later -= 1
                 if isinstance(stopped, InfraError):
                     # A failure every request would repeat, or the breaker: what was played
@@ -232,8 +236,8 @@ def _once(player: Player) -> Callable[[], None]:
 
 def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[Start],
                config: PlayConfig, name: str, pool: Pool, progress: Progress,
-               preflight: Callable[[], None], later: int, gate: InFlight
-               ) -> tuple[list[Game], bool | InfraError]:
+               preflight: Callable[[], None], later: int, gate: InFlight,
+               pin: Pin | None = None) -> tuple[list[Game], bool | InfraError]:
     """One condition's games (`name`: the session's key prefix and the condition; `later`:
     conditions still to play after it, for the progress bar's estimate; `gate`: the run's
     requests in flight), and whether
@@ -260,6 +264,7 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
         jobs, meta = [], {}
         for k, rung in enumerate(batch):
             index = len(games) + k
+            rung = rung if pin is None else int(pin(index, rung))
             model_white = index % 2 == 0
             me = Side(player, config.template, config.legal, config.retries, config.protocol,
                       config.chat_history, gate)

@@ -1,14 +1,15 @@
 """chess_eval/games: games against the reference ladder with `play`'s own sampler, estimator
 and stop rule, each game one sample.
 
-Inspect runs a fixed set of samples, in any order, a subset, retried or limited; `play` picks
-each batch of games from the games so far and stops on its target. Here `play` itself runs on
-a driver thread (started by the first sample) over a pool that offers each game it decides to
-play (sample.Handoff): a sample that starts pulls the next game offered, plays it on a worker
-thread (its requests in its own transcript) and hands the outcome back to the schedule. No
-sample waits for another to exist. Samples that start once the stop rule is met get no game
-(scored NaN, "not played", left out of the metrics); a sample stopped by an error or a limit
-hands its game back aborted, unrated, as `play` leaves one.
+Game k of the schedule is sample k + 1's (its slot). `play` itself runs on a driver thread
+(started by the first sample) over a pool that gives each game it decides to play to its slot
+(sample.Slots): the slot's sample waits for it, plays it on a worker thread (its requests in
+its own transcript) and hands the outcome back to the schedule. Each game's rung is pinned to
+its slot the first time it is scheduled, and stored games are found by their keys, so an
+eval-retry, a rerun on the same store, or a retried sample records each game under its own
+slot, once. The stop rule is the task's early stopping: a slot the run ends without is
+stopped early (left out of the metrics; a retry schedules it again). A sample stopped by an
+error or a limit hands its game back aborted, unrated, as `play` leaves one.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import as_completed
+from concurrent.futures import Future, as_completed
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -39,13 +40,17 @@ from lib.benchmark.games.play import Game, play
 from lib.benchmark.games.report import condition_report
 from lib.benchmark.inspect_eval.sample import (
     Driver,
-    Handoff,
+    NoSample,
     PerEval,
+    Pins,
     RunFailed,
+    Slots,
+    Unit,
     adaptive_task,
+    hand_back,
     mode_args,
-    next_unit,
     request_argv,
+    slot_outcome,
     work,
 )
 from lib.benchmark.model.inflight import InFlight
@@ -58,18 +63,21 @@ CUT_OFF = "no game: the sample was cut off (a limit or an error) before its game
 
 
 class Dispatch:
-    """play()'s pool inside Inspect: each batch's games handed to their samples in order."""
+    """play()'s pool inside Inspect: game k of the schedule is slot k's, played by sample
+    k + 1 (a game already stored is the run's at once, and its sample records it)."""
 
     def __init__(self, samples: int) -> None:
-        self.handoff: Handoff[GameJob, Played] = Handoff(samples)
+        self.slots: Slots[GameJob | Played, Played] = Slots(
+            samples, _lost, lambda done: done.result().record is None)
         self.games: JsonStore | None = None
-        self.cache: JsonStore | None = None
         self.settings: EngineSettings | None = None
+        self.folder: Path | None = None  # the run's games.db
+        self._next = 0  # the next job's slot: play() hands its jobs in schedule order
 
     def pool(self, games: JsonStore, cache: JsonStore, settings: EngineSettings,
              size: int) -> Dispatch:
-        """play()'s pool factory: the stores and the judge's engine of this session."""
-        self.games, self.cache, self.settings = games, cache, settings
+        """play()'s pool factory: the games store and the judge's engine of this session."""
+        self.games, self.settings = games, settings
         return self
 
     def __enter__(self) -> Dispatch:
@@ -80,28 +88,67 @@ class Dispatch:
 
     def play(self, jobs: list[GameJob],
              preflight: Callable[[], None] | None = None) -> Iterator[Played]:
-        """Offer each job to the samples; their outcomes as they finish. (No preflight:
-        Inspect has made the eval's model already.)"""
-        handed = [self.handoff.give(job) for job in jobs]
-        for done in as_completed(handed):
+        """Give each job to its slot; their outcomes as they finish. A game already stored
+        is the run's at once (its sample, if it runs, records it). A job whose slot has no
+        sample in this eval ends the run once the games given before it are in. (No
+        preflight: Inspect has made the eval's model already.)"""
+        assert self.games is not None
+        waiting: list[Future[Played]] = []
+        ready: list[Played] = []
+        missing: NoSample | None = None
+        for job in jobs:
+            index, self._next = self._next, self._next + 1
+            hit = self.games.get(job.key)
+            played = None if hit is None else Played(job, GameRecord(**hit), None, True)
+            try:
+                handed = self.slots.give(index, job if played is None else played)
+            except NoSample as exc:
+                if played is None:
+                    missing = exc
+                    break
+            else:
+                if played is None:
+                    waiting.append(handed)
+            if played is not None:
+                ready.append(played)
+        yield from ready
+        for done in as_completed(waiting):
             yield done.result()
+        if missing is not None:
+            raise missing
 
-    def run(self, job: GameJob) -> Played:
-        """Play one game on this thread (a sample's), judged by an engine of its own."""
-        assert self.games is not None and self.cache is not None and self.settings is not None
-        hit = self.games.get(job.key)
-        if hit is not None:
-            return Played(job, GameRecord(**hit), None, stored=True)
-        with Engine(self.settings) as judge:
-            return play_one(job, judge, self.games, self.cache)
+    def run(self, job: GameJob | Played) -> Played:
+        """Play one game on this thread (a sample's), judged by an engine of its own, on
+        stores of its own (a retried sample may play after the run has closed its)."""
+        if isinstance(job, Played):  # stored: recorded, not replayed
+            return job
+        assert self.settings is not None and self.folder is not None
+        games = JsonStore(self.folder, "games")
+        cache = JsonStore(self.folder, "answers")
+        try:
+            hit = games.get(job.key)
+            if hit is not None:
+                return Played(job, GameRecord(**hit), None, stored=True)
+            with Engine(self.settings) as judge:
+                return play_one(job, judge, games, cache)
+        finally:
+            games.close()
+            cache.close()
+
+
+def _lost(job: GameJob | Played, why: str) -> Played:
+    """A game whose sample was cut off before it began: aborted, unrated (a stored one is
+    the run's all the same)."""
+    return job if isinstance(job, Played) else Played(job, None, why, False)
 
 
 class GamesRun(Driver):
-    """One eval's schedule: `play` on the driver thread, over a Dispatch."""
+    """One eval's schedule: `play` on the driver thread, over a Dispatch, each game's rung
+    pinned to its slot."""
 
     def __init__(self, argv: list[str], samples: int) -> None:
         self.dispatch = Dispatch(samples)
-        super().__init__("games", argv, self.dispatch.handoff)
+        super().__init__("games", argv, self.dispatch.slots)
         self.endpoint = ""  # the rated model's endpoint, as its games' keys hold it
         self.ladder: Ladder | None = None  # the condition's ladder (its rungs' names, Elos)
 
@@ -112,8 +159,14 @@ class GamesRun(Driver):
         # Both set before any game is handed out.
         self.endpoint = setup.player.answered_by
         self.ladder = setup.ladders[args.conditions[0]]
-        session = play(setup.player, setup.ladders, setup.questions, setup.config,
-                       scratch / "games.db", setup.settings, pools=self.dispatch.pool)
+        self.dispatch.folder = scratch / "games.db"
+        pins = Pins(scratch, "rungs")
+        try:
+            session = play(setup.player, setup.ladders, setup.questions, setup.config,
+                           scratch / "games.db", setup.settings, pools=self.dispatch.pool,
+                           pin=pins)
+        finally:
+            pins.close()
         if session.stopped:  # the breaker, or a failure every request would repeat
             raise RunFailed(f"play stopped before its stop rule: {session.stopped}")
 
@@ -149,24 +202,25 @@ def games_task(protocol: str, max_games: int | None, target: float | None,
                          games_metrics(argv))
 
 
+BOUND = "raise max_games or lower target"  # how a games eval plays more games
+
+
 @solver
 def game_solver(runs: PerEval[GamesRun]) -> Solver:
-    """A sample plays its eval's schedule's next game, or none once the stop rule is met."""
+    """A sample records its slot's game: played here, or by a sample that helped while this
+    one had not started; none once the stop rule is met."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        run = runs.get()
-        unit = await next_unit(run, state, "raise max_games or lower target")
-        if unit is None:
+        got = await slot_outcome(runs, state, BOUND, _play)
+        if got is None:
             store().set("not_needed", True)
             return state
-        n, job = unit.index, unit.job
-        job, gate = own_gate(job)
-        played = await work(unit, run.dispatch.run, job, stopped=lambda exc: Played(
-            job, None, f"its sample stopped ({type(exc).__name__}: {exc})", False),
-            stop=gate.close if gate is not None else None)
+        run, unit, played = got
+        n = unit.index
         if played.record is None:  # unrated, as play leaves it: this sample is an error
             raise RunFailed(f"game {n + 1} aborted for infrastructure reasons: "
                             f"{played.aborted}")
         assert run.ladder is not None
+        job = played.job
         rung = run.ladder.rungs[job.rung]
         store().set("game", {"index": n, "rung": job.rung, "endpoint": run.endpoint,
                              "request": request_argv(), "rung_name": rung.name,
@@ -175,6 +229,18 @@ def game_solver(runs: PerEval[GamesRun]) -> Solver:
                              "record": played.record.as_dict()})
         return state
     return solve
+
+
+async def _play(run: GamesRun, unit: Unit[GameJob | Played, Played]) -> Played:
+    """A slot's game, played on a worker thread (a stored one as it is), its outcome handed
+    back to the schedule."""
+    if isinstance(unit.job, Played):
+        hand_back(unit, unit.job)
+        return unit.job
+    job, gate = own_gate(unit.job)
+    return await work(unit, run.dispatch.run, job, stopped=lambda exc: Played(
+        job, None, f"its sample stopped ({type(exc).__name__}: {exc})", False),
+        stop=gate.close if gate is not None else None)
 
 
 def own_gate(job: GameJob) -> tuple[GameJob, InFlight | None]:

@@ -1,15 +1,17 @@
 """chess_eval/puzzles: whole Lichess puzzle lines chosen adaptively, as `benchmark.py puzzles`
 chooses and plays them (its sampler, its rules, its estimate), each line one sample.
 
-The run itself runs on a driver thread; each line it picks is handed to the next sample,
-which plays it (its requests in its own transcript) and hands the result back before the run
-picks the next: lines are played one after another, as the CLI plays them. Samples past the
-stop get no line (scored NaN, left out of the metrics).
+The run itself runs on a driver thread; line k it picks is slot k's, played by sample k + 1
+(its requests in its own transcript), which hands the result back before the run picks the
+next: lines are played one after another, as the CLI plays them. Each slot's puzzle is pinned
+the first time it is picked, so a retried or resumed sample records its own line. Slots past
+the stop are stopped early (left out of the metrics).
 """
 
 from __future__ import annotations
 
 import math
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -22,19 +24,23 @@ from lib.benchmark.core.cli import default_puzzles
 from lib.benchmark.core.turns import GameAborted, Side
 from lib.benchmark.inspect_eval.sample import (
     Driver,
-    Handoff,
+    NoSample,
     PerEval,
+    Pins,
     RunFailed,
+    Slots,
+    Unit,
     adaptive_task,
+    hand_back,
     mode_args,
-    next_unit,
     request_argv,
+    slot_outcome,
     work,
 )
 from lib.benchmark.puzzles import cli
 from lib.benchmark.puzzles.line import ALTERNATIVE, SOLVED, BadPuzzle, LineResult, play_line
 from lib.benchmark.puzzles.run import estimate, run_puzzles
-from lib.engine import Engine
+from lib.engine import Engine, EngineSettings
 from lib.kvstore import JsonStore
 from lib.puzzledb import LinePuzzle
 
@@ -42,32 +48,68 @@ Line = tuple[LinePuzzle, Side, Engine, JsonStore]  # what play_line is given
 
 
 class LinesRun(Driver):
-    """One eval's puzzle run: `run_puzzles` on the driver thread, each line to a sample (a
-    line an earlier eval played and stored too, so this eval's log holds every line its
-    rating uses)."""
+    """One eval's puzzle run: `run_puzzles` on the driver thread, each line to its slot's
+    sample (a line an earlier eval played and stored too, so this eval's log holds every line
+    its rating uses)."""
 
     def __init__(self, argv: list[str], samples: int) -> None:
-        self.lines: Handoff[Line | LineResult, LineResult] = Handoff(samples)
+        self.lines: Slots[Line | LineResult, LineResult] = Slots(
+            samples, _lost, lambda done: isinstance(done.exception(), GameAborted))
         super().__init__("puzzles", argv, self.lines)
         self.endpoint = ""  # the rated model's endpoint (read back, its id is rebuilt)
+        self._next = 0  # the next line's slot: run_puzzles plays them one after another
+        self.settings: EngineSettings | None = None  # the run's engine (a replay's own)
+        self.folder: Path | None = None  # the run's store
 
     def drive(self, model: list[str], scratch: Path) -> None:
         """The CLI's run to its stop."""
         args = puzzles_args(self.argv + model + ["--out", str(scratch)])
         setup = cli.puzzles_setup(args)
         self.endpoint = setup.player.answered_by  # before any line is handed out
-        run_puzzles(setup.player, setup.puzzles, setup.config, scratch / "puzzles.db",
-                    setup.settings, self.play, self.reuse, preflight=False)
+        self.settings, self.folder = setup.settings, scratch / "puzzles.db"
+        pins = Pins(scratch, "puzzles")
+        try:
+            run_puzzles(setup.player, setup.puzzles, setup.config, scratch / "puzzles.db",
+                        setup.settings, self.play, self.reuse, preflight=False, pin=pins)
+        finally:
+            pins.close()
 
     def play(self, puzzle: LinePuzzle, side: Side, engine: Engine,
              cache: JsonStore) -> LineResult:
-        """The line, played by the next sample (while this thread waits, the engine is the
+        """The line, played by its slot's sample (while this thread waits, the engine is the
         sample's alone)."""
-        return self.lines.give((puzzle, side, engine, cache)).result()
+        return self._give((puzzle, side, engine, cache)).result()
 
     def reuse(self, line: LineResult) -> None:
-        """A stored line the run takes again, recorded by the next sample (nothing asked)."""
-        self.lines.give(line).result()
+        """A stored line the run takes again (nothing asked), recorded by its slot's sample
+        if that runs in this eval; the run does not wait for it (its sample may have
+        completed in an earlier attempt)."""
+        try:
+            self._give(line)
+        except NoSample as exc:
+            if exc.hole:
+                raise
+
+    def replay(self, puzzle: LinePuzzle, side: Side, engine: Engine,
+               cache: JsonStore) -> LineResult:
+        """A retried sample's line, once the run has taken its first outcome: on an engine
+        and store of its own (the run's may be another line's, or closed)."""
+        assert self.settings is not None and self.folder is not None
+        mine = JsonStore(self.folder, "answers")
+        try:
+            with Engine(self.settings) as own:
+                return play_line(puzzle, side, own, mine)
+        finally:
+            mine.close()
+
+    def _give(self, job: Line | LineResult) -> Future[LineResult]:
+        index, self._next = self._next, self._next + 1
+        return self.lines.give(index, job)
+
+
+def _lost(job: Line | LineResult, why: str) -> LineResult | GameAborted:
+    """A line whose sample was cut off before it began: left out, as the CLI leaves one."""
+    return job if isinstance(job, LineResult) else GameAborted(why)
 
 
 def puzzles_args(argv: list[str]) -> Any:
@@ -90,34 +132,46 @@ def puzzles_task(max_puzzles: int | None, target: float | None, seed: int) -> Ta
                          puzzles_metrics(argv))
 
 
+BOUND = "raise max_puzzles or lower target"  # how a puzzles eval plays more lines
+
+
 @solver
 def line_solver(runs: PerEval[LinesRun]) -> Solver:
-    """A sample plays its eval's run's next line, or none once the run has stopped."""
+    """A sample records its slot's line: played here, or by a sample that helped while this
+    one had not started; none once the run has stopped."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        run = runs.get()
-        unit = await next_unit(run, state, "raise max_puzzles or lower target")
-        if unit is None:
+        got = await slot_outcome(runs, state, BOUND, _play)
+        if got is None:
             store().set("not_needed", True)
             return state
-        n, job = unit.index, unit.job
-        if isinstance(job, LineResult):  # played and stored before: recorded, not replayed
-            unit.result.set_result(job)
-            store().set("line", {"index": n, "endpoint": run.endpoint,
-                                 "request": request_argv(), "line": job.as_dict()})
+        run, unit, outcome = got
+        puzzle = unit.job.puzzle if isinstance(unit.job, LineResult) else unit.job[0].id
+        if isinstance(outcome, BadPuzzle):  # its own moves are illegal: skipped, unrated
+            store().set("bad", {"puzzle": puzzle, "why": str(outcome)})
             return state
-        try:
-            line = await work(unit, play_line, *job, stopped=lambda exc: exc if isinstance(
-                exc, (BadPuzzle, GameAborted)) else GameAborted(f"its sample stopped ({exc!r})"))
-        except BadPuzzle as exc:  # its own moves are illegal: the run skips it, unrated
-            store().set("bad", {"puzzle": job[0].id, "why": str(exc)})
-            return state
-        except GameAborted as exc:  # the run leaves it out; the eval fails, as the CLI's
-            raise RunFailed(f"puzzle {job[0].id} left out for infrastructure reasons: "
-                            f"{exc}") from None
-        store().set("line", {"index": n, "endpoint": run.endpoint,
-                             "request": request_argv(), "line": line.as_dict()})
+        if isinstance(outcome, BaseException):  # left out; the eval fails, as the CLI's
+            raise RunFailed(f"puzzle {puzzle} left out for infrastructure reasons: "
+                            f"{outcome}")
+        store().set("line", {"index": unit.index, "endpoint": run.endpoint,
+                             "request": request_argv(), "line": outcome.as_dict()})
         return state
     return solve
+
+
+async def _play(run: LinesRun, unit: Unit[Line | LineResult, LineResult]
+                ) -> LineResult | BaseException:
+    """A slot's line, played on a worker thread (a stored one as it is), its outcome (or
+    why it was skipped or left out) handed back to the run."""
+    job = unit.job
+    if isinstance(job, LineResult):
+        hand_back(unit, job)
+        return job
+    fn = run.replay if unit.result.done() else play_line
+    try:
+        return await work(unit, fn, *job, stopped=lambda exc: exc if isinstance(
+            exc, (BadPuzzle, GameAborted)) else GameAborted(f"its sample stopped ({exc!r})"))
+    except (BadPuzzle, GameAborted) as exc:
+        return exc
 
 
 @scorer(metrics=[])

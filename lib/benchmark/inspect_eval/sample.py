@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import contextvars
 import hashlib
 import inspect
 import json
 import os
 import threading
-from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -23,9 +24,10 @@ from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import EarlyStop
 
 from lib.benchmark.core import progress
-from lib.benchmark.inspect_eval.options import refused_here
+from lib.benchmark.inspect_eval.options import refused_here, when_ended
 from lib.benchmark.model.http_backend import REASONING_EFFORTS
 from lib.benchmark.model.inspect_backend import ACTIVE, PREFIX, Active
 from lib.benchmark.model.inspect_internals import (
@@ -35,6 +37,7 @@ from lib.benchmark.model.inspect_internals import (
 )
 from lib.benchmark.model.interface import DEFAULT_MAX_TOKENS
 from lib.errors import ChessEvalError, ConfigError
+from lib.kvstore import JsonStore
 
 T = TypeVar("T")
 J = TypeVar("J")
@@ -122,84 +125,195 @@ async def in_thread(fn: Callable[..., T], *args: Any) -> T:
 
 @dataclass
 class Unit(Generic[J, R]):
-    """One unit of a run (a game, a puzzle line) as a sample takes it."""
+    """One unit of a run (a game, a puzzle line) as its slot's sample takes it."""
 
-    index: int  # its place in the run's order (0-based): the order the metrics read
+    index: int  # its slot: its place in the run's order (0-based), sample index + 1's
     job: J  # what to play
     result: Future[R]  # where the sample hands the outcome back to the run
 
 
-class Handoff(Generic[J, R]):
-    """An adaptive run's units handed to Inspect's samples by pull: the run (on a driver
-    thread) offers each unit it decides to play, and any sample that starts takes the next
-    one, plays it in its own solver (its requests in its transcript) and hands the outcome
-    back. No sample waits for another to exist: samples may start in any order, be a
-    subset, or be retried, and a sample that starts once the run has ended takes none."""
+class NoSample(ChessEvalError):
+    """A unit whose slot has no sample to play it in this eval."""
 
-    def __init__(self, samples: int) -> None:
-        self.samples = samples
+    def __init__(self, message: str, hole: bool) -> None:
+        super().__init__(message)
+        self.hole = hole  # a later slot has a sample (--sample-id left this one out)
+
+
+class Step(StrEnum):
+    """What a sample does next for its slot (Slots.next)."""
+
+    PLAY = "play"  # play its own unit
+    HELP = "help"  # play another slot's unit, whose sample is not playing it
+    RECORD = "record"  # its unit was played (by a helper, or stored): record the outcome
+    NONE = "none"  # the run ended without its slot
+
+
+class Slots(Generic[J, R]):
+    """An adaptive run's units by slot: unit k (0-based) is sample k + 1's, whatever order
+    the samples start in, whichever attempt of the eval runs them. The run (on a driver
+    thread) gives each slot the unit it decides to play there. A unit is played by its own
+    sample or, when that sample has not started (Inspect may start samples out of order: a
+    retried one goes to the back of its queue), by any sample still waiting for its own, so
+    no sample waits for one that cannot start; the outcome goes back to the run, and the
+    slot's own sample records it, so a log records each unit once, under its slot. Once the
+    run has ended, a slot it gave nothing is not needed."""
+
+    def __init__(self, samples: int, lost: Callable[[J, str], R | BaseException],
+                 failed: Callable[[Future[R]], bool]) -> None:
+        self.samples = samples  # slots in the task (its dataset's samples)
+        self._lost = lost  # the run's record of a unit nobody played (the eval ended)
+        # Whether an outcome is a failure its own sample plays again (a retried sample, or
+        # one whose helper failed): the run has counted it, and the sample records its own.
+        self._failed = failed
         self._lock = threading.Lock()
-        self._offered: deque[Unit[J, R]] = deque()  # offered, not yet taken
-        self._waiting: deque[Future[Unit[J, R] | None]] = deque()  # samples waiting for one
-        self._given = 0
+        self._units: dict[int, Unit[J, R]] = {}  # given, by slot
+        self._started: set[int] = set()  # slots whose unit a sample has begun to play
+        self._waiting: list[Future[None]] = []  # samples waiting for something to change
+        self._ids: set[int] | None = None  # this eval's slots (None: every one)
         self._closed = False
+        self._ended = False  # the eval has ended: no sample will play another unit
         self._error: BaseException | None = None
 
-    def give(self, job: J) -> Future[R]:
-        """Offer the run's next job to the next sample that asks; where its outcome will be."""
+    @property
+    def ended(self) -> bool:
+        """Whether the eval has ended."""
+        return self._ended
+
+    def here(self, ids: list[int | str]) -> None:
+        """The eval's samples (as it starts): the slots that may run in it."""
         with self._lock:
-            unit: Unit[J, R] = Unit(self._given, job, Future())
-            self._given += 1
-            while self._waiting:  # a waiting sample cut off (a limit, Ctrl-C) takes none
-                if _settle(self._waiting.popleft(), unit):
-                    break
-            else:
-                self._offered.append(unit)
+            self._ids = {int(i) - 1 for i in ids}
+
+    def give(self, index: int, job: J) -> Future[R]:
+        """Slot `index`'s unit, to be played; where its outcome will be. NoSample when this
+        eval has no sample for it (a subset of samples: --limit, --sample-id) or has ended."""
+        with self._lock:
+            if self._ended:
+                raise NoSample(f"unit {index + 1}: the eval has ended", False)
+            if self._ids is not None and index not in self._ids:
+                later = any(i > index for i in self._ids)
+                raise NoSample(f"unit {index + 1} has no sample in this eval: the run plays "
+                               "its units in order, so a subset of samples (--sample-id) "
+                               "must not leave one out" if later else
+                               f"unit {index + 1} is beyond this eval's samples", later)
+            unit: Unit[J, R] = Unit(index, job, Future())
+            self._units[index] = unit
+        unit.result.add_done_callback(lambda _: self._wake())
+        self._wake()
         return unit.result
 
-    def take(self) -> Future[Unit[J, R] | None]:
-        """The next unit for a sample that starts (None once the run has ended)."""
-        slot: Future[Unit[J, R] | None] = Future()
+    def next(self, index: int) -> Future[tuple[Step, Unit[J, R] | None]]:
+        """What slot `index`'s sample does next; its future is set once there is something
+        to do (waiting for the run to decide, or for a helper to finish its unit)."""
+        step: Future[tuple[Step, Unit[J, R] | None]] = Future()
+        self._try(index, step)
+        return step
+
+    def _try(self, index: int, step: Future[tuple[Step, Unit[J, R] | None]]) -> None:
         with self._lock:
-            if self._offered:
-                slot.set_result(self._offered.popleft())
-            elif self._closed:
-                if self._error is None:
-                    slot.set_result(None)
-                else:
-                    slot.set_exception(self._error)
-            else:
-                self._waiting.append(slot)
-        return slot
+            if step.done():  # the sample was cut off while it waited
+                return
+            try:
+                found = self._step(index)
+            except BaseException as exc:  # noqa: BLE001 - the run's error, to the sample
+                step.set_exception(exc)
+                return
+            if found is None:
+                wake: Future[None] = Future()
+                self._waiting.append(wake)
+        if found is None:
+            wake.add_done_callback(lambda _: self._try(index, step))
+            return
+        try:
+            step.set_result(found)
+        except InvalidStateError:  # cut off just now: the unit it would play is free again
+            if found[0] in (Step.PLAY, Step.HELP) and found[1] is not None:
+                with self._lock:
+                    self._started.discard(found[1].index)
+                self._wake()
+
+    def _step(self, index: int) -> tuple[Step, Unit[J, R] | None] | None:
+        """next()'s decision, under the lock (None: wait)."""
+        own = self._units.get(index)
+        if own is not None:
+            if own.result.done():
+                return (Step.PLAY if self._failed(own.result) else Step.RECORD), own
+            if index not in self._started:
+                self._started.add(index)
+                return Step.PLAY, own
+            return None  # a helper is playing it
+        for k in sorted(self._units):
+            if k not in self._started and not self._units[k].result.done():
+                self._started.add(k)
+                return Step.HELP, self._units[k]
+        if self._closed:
+            if self._error is not None:
+                raise self._error
+            return Step.NONE, None
+        return None
+
+    def _wake(self) -> None:
+        with self._lock:
+            waiting, self._waiting = self._waiting, []
+        for wake in waiting:
+            with contextlib.suppress(InvalidStateError):
+                wake.set_result(None)
+
+    def not_needed(self, index: int) -> bool:
+        """Whether the run has ended without slot `index` (and without an error)."""
+        with self._lock:
+            return self._closed and self._error is None and index not in self._units
+
+    def end(self) -> None:
+        """The eval has ended: a unit nobody played is lost to the run, and the run ends at
+        its next unit, releasing its stores."""
+        with self._lock:
+            self._ended = True
+            orphans = [u for u in self._units.values() if not u.result.done()]
+        for unit in orphans:
+            hand_back(unit, self._lost(unit.job, "no sample played it: the eval ended"))
+        self.close(None)
 
     def close(self, error: BaseException | None) -> None:
         """The run has ended (called by its thread): every sample waiting, and every one
-        that starts later, gets no unit, or the run's error."""
+        that starts later, gets no unit (or the run's error) once no unit is left to play."""
         with self._lock:
             self._closed, self._error = True, error
-            waiting = list(self._waiting)
-            self._waiting.clear()
-            self._offered.clear()
-        for slot in waiting:
-            _settle(slot, None, error)
+        self._wake()
 
 
-def _settle(slot: Future[T], value: T, error: BaseException | None = None) -> bool:
-    """Give a waiting sample its unit (or the run's error); False when the sample was cut
-    off meanwhile (its wait cancelled by a limit or Ctrl-C), so the unit goes to another."""
-    try:
-        if error is None:
-            slot.set_result(value)
+def hand_back(unit: Unit[Any, R], value: R | BaseException) -> None:
+    """The unit's outcome to the run (a retried sample's second outcome is its own: the
+    run took the first)."""
+    with contextlib.suppress(InvalidStateError):
+        if isinstance(value, BaseException):
+            unit.result.set_exception(value)
         else:
-            slot.set_exception(error)
-    except InvalidStateError:
-        return False
-    return True
+            unit.result.set_result(value)
 
 
-async def take(handoff: Handoff[J, R]) -> Unit[J, R] | None:
-    """The next unit of the run, awaited on the eval's loop."""
-    return await asyncio.wrap_future(handoff.take())
+class Pins:
+    """What each slot of a run was given the first time it was scheduled (a rung, a puzzle),
+    kept in the run's store: an attempt that finishes a unit an earlier one lost decides the
+    later slots as the earlier did, so the games (lines) its samples already recorded are the
+    ones it plays."""
+
+    def __init__(self, folder: Path, table: str) -> None:
+        self._store = JsonStore(folder / "slots.db", table)
+
+    def __call__(self, index: int, choice: Any) -> Any:
+        """Slot `index`'s choice: the first one made for it."""
+        got = self._store.get(str(index))
+        if got is not None:
+            return got
+        self._store.put(str(index), choice)
+        self._store.commit()
+        return choice
+
+    def close(self) -> None:
+        """Close the store."""
+        self._store.close()
 
 
 async def until_stopped(fn: Callable[..., T], *args: Any, stop: Callable[[], None]) -> T:
@@ -246,13 +360,9 @@ async def work(unit: Unit[Any, R], fn: Callable[..., R], *args: Any,
         value = await (in_thread(fn, *args) if stop is None
                        else until_stopped(fn, *args, stop=stop))
     except BaseException as exc:
-        outcome = exc if stopped is None else stopped(exc)
-        if isinstance(outcome, BaseException):
-            unit.result.set_exception(outcome)
-        else:
-            unit.result.set_result(outcome)
+        hand_back(unit, exc if stopped is None else stopped(exc))
         raise
-    unit.result.set_result(value)
+    hand_back(unit, value)
     return value
 
 
@@ -273,15 +383,18 @@ def run_dir(mode: str, argv: list[str], model: list[str]) -> Path:
 
 class Driver:
     """A CLI run driven on a thread of its own beside the samples (the first sample starts
-    it, in its context: the eval's model), handing its units out through a Handoff. When the
-    run ends, the samples still waiting get no unit, or its error."""
+    it, in its context: the eval's model), giving each slot its unit (Slots). When the run
+    ends, the samples still waiting get no unit, or its error."""
 
-    def __init__(self, mode: str, argv: list[str], handoff: Handoff[Any, Any]) -> None:
+    def __init__(self, mode: str, argv: list[str], slots: Slots[Any, Any]) -> None:
         self.mode = mode  # the CLI's command: play, puzzles
         self.argv = argv  # the CLI's options of the run, but --model and --out
-        self.handoff = handoff
+        self.slots = slots
         self._lock = threading.Lock()
         self._started = False
+        self.thread: threading.Thread | None = None  # the driver, once started
+        self.scratch: Path | None = None  # its stores' folder, once started
+        self.before: list[Driver] = []  # runs of earlier evals of the task (see _main)
 
     def start(self, model: list[str]) -> None:
         """Start the run once, with the eval's model (`activate()`'s options)."""
@@ -290,17 +403,31 @@ class Driver:
                 return
             self._started = True
         context = contextvars.copy_context()
-        threading.Thread(target=context.run, args=(self._main, model), daemon=True,
-                         name="chess_eval-driver").start()
+        self.thread = threading.Thread(target=context.run, args=(self._main, model),
+                                       daemon=True, name="chess_eval-driver")
+        self.thread.start()
 
     def _main(self, model: list[str]) -> None:
         error: BaseException | None = None
+        scratch = run_dir(self.mode, self.argv, model)
+        self.scratch = scratch
+        # An earlier eval of this run in this process whose run is still going has ended
+        # (Inspect runs one eval of a task and model at a time; eval-set retries a failed
+        # one in the same process, and says nothing when it fails): its run lets go of its
+        # stores before this one claims them.
+        for earlier in self.before:
+            if earlier.scratch == scratch and earlier.thread is not None:
+                earlier.slots.end()
+                earlier.thread.join()
         try:
-            self.drive(model, run_dir(self.mode, self.argv, model))
+            self.drive(model, scratch)
+        except NoSample as exc:  # the eval's last sample reached (--limit), or it ended
+            if exc.hole:
+                error = RunFailed(str(exc))
         except BaseException as exc:  # noqa: BLE001 - every waiting sample fails with it
             error = exc
         finally:
-            self.handoff.close(error)
+            self.slots.close(error)
 
     def drive(self, model: list[str], scratch: Path) -> None:
         """The run itself, writing its files (and stores) under `scratch`."""
@@ -313,8 +440,8 @@ D = TypeVar("D", bound=Driver)
 class PerEval(Generic[D]):
     """A task's runs, one per eval of it: a Task object evaluated twice, for two models in
     one eval(), or again by eval-set's retries starts a run of its own each time (on the
-    same stores, so what an earlier eval finished is handed to this one's samples, not lost),
-    never the first eval's ended run."""
+    same stores, so what an earlier eval finished is found again, not lost), never the first
+    eval's ended run."""
 
     def __init__(self, make: Callable[[], D]) -> None:
         self._make = make
@@ -322,35 +449,80 @@ class PerEval(Generic[D]):
         self._runs: dict[str, D] = {}
         self.shape = make()  # its samples and options (never started)
 
+    def begin(self, eval_id: str, ids: list[int | str]) -> None:
+        """An eval of the task starts, with these samples; its run ends with it."""
+        run = self._of(eval_id)
+        run.slots.here(ids)
+        when_ended(eval_id, run.slots.end)
+
     def get(self) -> D:
         """The run of the eval this sample belongs to."""
         active = active_sample()
-        key = "" if active is None else str(active.eval_id)
+        return self._of("" if active is None else str(active.eval_id))
+
+    def _of(self, key: str) -> D:
         with self._lock:
             if key not in self._runs:
-                self._runs[key] = self._make()
+                run = self._make()
+                run.before = list(self._runs.values())
+                self._runs[key] = run
             return self._runs[key]
+
+
+class UnitsNeeded:
+    """The adaptive tasks' early stopping (Inspect's EarlyStopping): a sample scheduled once
+    the run has ended without its slot (its stop rule met) is stopped early, a completed
+    sample Inspect leaves out of the metrics, lists among the log's early stops, and
+    schedules again in a retry of the eval (whose run may need it). A sample that started
+    before the run ended without its slot is scored NaN, "not played"."""
+
+    def __init__(self, runs: PerEval[Any]) -> None:
+        self.runs = runs
+
+    async def start_task(self, task: Any, samples: list[Sample], epochs: int) -> str:
+        """The eval's run learns which samples (slots) it has."""
+        self.runs.begin(str(task.eval_id), [s.id for s in samples if s.id is not None])
+        return "chess_eval stop rule"
+
+    async def schedule_sample(self, id: int | str, epoch: int) -> EarlyStop | None:
+        """An EarlyStop when the run has ended without this sample's slot; else None (it
+        runs: its solver plays, helps or waits)."""
+        if self.runs.get().slots.not_needed(int(id) - 1):
+            return EarlyStop(id=id, epoch=epoch, reason=NOT_NEEDED)
+        return None
+
+    async def complete_sample(self, id: int | str, epoch: int, scores: Any) -> None:
+        """Nothing to do: each sample's unit is its slot's."""
+
+    async def complete_task(self) -> dict[str, Any]:
+        """Nothing to add to the log."""
+        return {}
+
+
+NOT_NEEDED = "not played: the run's stop rule was met before this unit"
 
 
 def adaptive_task(mode: str, runs: PerEval[Any], unit: str, solver: Any, scorer: Any,
                   metric: Any) -> Task:
-    """An adaptive run as a task: a sample for each unit it may play ("UNIT n"), the run's
-    options in the log (for reading it back), the CLI's generation defaults."""
+    """An adaptive run as a task: a sample for each unit it may play ("UNIT n", slot n - 1),
+    the run's stop rule as its early stopping, the run's options in the log (for reading it
+    back), the CLI's generation defaults."""
     run = runs.shape
     dataset = MemoryDataset([Sample(id=n + 1, input=f"{unit} {n + 1}")
-                             for n in range(run.handoff.samples)], name=f"chess_eval {mode}")
+                             for n in range(run.slots.samples)], name=f"chess_eval {mode}")
     return Task(dataset=dataset, solver=solver, scorer=scorer, metrics=[metric],
+                early_stopping=UnitsNeeded(runs),
                 config=GenerateConfig(temperature=0.0, max_tokens=DEFAULT_MAX_TOKENS),
                 metadata={"chess_eval": mode, "argv": run.argv})
 
 
-def check_options(state: TaskState, one_epoch: str) -> None:
+def check_options(epoch: int, one_epoch: str) -> None:
     """RunFailed, before any request, when the eval set an option the task refuses (read as
     the task started), or when this sample is of a second epoch (`one_epoch` says why not)."""
     why = refused_here()
     if why is not None:
         raise RunFailed(why)
-    if state.epoch > 1:
+    if epoch > 1:
         raise RunFailed(one_epoch)
 
 
@@ -358,16 +530,35 @@ def check_options(state: TaskState, one_epoch: str) -> None:
 def options_check(one_epoch: str) -> Solver:
     """The static task's first solver: `check_options` before its own generate()."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        check_options(state, one_epoch)
+        check_options(state.epoch, one_epoch)
         return state
     return solve
 
 
-async def next_unit(run: Driver, state: TaskState, bound: str) -> Unit[Any, Any] | None:
-    """The next unit of the run for this sample (None: the run has ended), starting the run
-    with the eval's model. An eval whose options the task refuses (options.py) fails here,
-    before any request; one epoch only (`bound` says how to have more units)."""
-    check_options(state, f"chess_eval/{run.mode} plays one epoch: its run decides how many "
-                  f"are played ({bound})")
+async def slot_outcome(runs: PerEval[Any], state: TaskState, bound: str,
+                       play: Callable[[Any, Unit[Any, Any]], Awaitable[Any]]
+                       ) -> tuple[Any, Unit[Any, Any], Any] | None:
+    """This sample's run, its slot's unit and that unit's outcome: played here (`play(run,
+    unit)`), or by another sample while this one waited (a stored one recorded as it is);
+    None when the run ended without its slot. While its own unit is not decided, the sample
+    plays units whose samples have not started (`play` too). An eval whose options the
+    task refuses (options.py) fails here, before any request; one epoch only (`bound` says
+    how to have more units); the run's error, if it failed."""
+    run = runs.get()
+    check_options(state.epoch, f"chess_eval/{run.mode} plays one epoch: its run decides how "
+                  f"many are played ({bound})")
     run.start(activate())
-    return await take(run.handoff)
+    index = int(state.sample_id) - 1
+    while True:
+        step, unit = await asyncio.wrap_future(run.slots.next(index))
+        if step is Step.NONE:
+            return None
+        assert unit is not None
+        if step is Step.HELP:
+            with contextlib.suppress(Exception):  # its own sample records what came of it
+                await play(run, unit)
+            continue
+        if step is Step.PLAY:
+            return run, unit, await play(run, unit)
+        error = unit.result.exception()  # a helper's line skipped or left out, say
+        return run, unit, error if error is not None else unit.result.result()

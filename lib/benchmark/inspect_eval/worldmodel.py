@@ -100,7 +100,7 @@ def position_solver(run: PositionsRun, questions: dict[str, Question]) -> Solver
     """Every prompt of the three tests on this sample's position (one epoch: a second would
     ask the same prompts again, some at once with the first, and pay for them twice)."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        check_options(state, "chess_eval/worldmodel runs one epoch: its statistics come "
+        check_options(state.epoch, "chess_eval/worldmodel runs one epoch: its statistics come "
                       "from one answer a prompt (raise -T limit for more positions)")
         setup = run.ready(activate())
         question = questions[str(state.sample_id)]

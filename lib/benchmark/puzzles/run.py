@@ -103,23 +103,25 @@ LinePlayer = Callable[[LinePuzzle, Side, Engine, JsonStore], LineResult]
 def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig, store: Path,
                 settings: EngineSettings, lines: LinePlayer = play_line,
                 reused: Callable[[LineResult], None] | None = None,
-                preflight: bool = True) -> PuzzleSession:
+                preflight: bool = True,
+                pin: Callable[[int, int], int] | None = None) -> PuzzleSession:
     """Play the adaptive sequence to its stop, reusing stored lines and answers; `lines`
     plays each line, and `reused` is told each stored line the run takes again (an Inspect
     eval's sample records it); `preflight`: ask the model's preflight before the first line
     (an Inspect eval has made its model already, and a preflight is no answer a cache
-    keeps). One process at a time runs it on a store (lib/claim.py)."""
+    keeps); `pin` fixes the puzzle of each place in the sequence the first time it is picked
+    (an Inspect eval's slots). One process at a time runs it on a store (lib/claim.py)."""
     ident = json.dumps([player.id, TEMPLATE, RULES])  # all that changes how lines are played
     with claim(store, f"puzzles {ident}", f"puzzles of {player.id}"):
         return _run_puzzles(player, puzzles, config, store, settings, lines,
                             hashlib.sha256(ident.encode()).hexdigest()[:12], reused,
-                            preflight)
+                            preflight, pin)
 
 
 def _run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig, store: Path,
                  settings: EngineSettings, lines: LinePlayer, prefix: str,
                  reused: Callable[[LineResult], None] | None,
-                 preflight: bool) -> PuzzleSession:
+                 preflight: bool, pin: Callable[[int, int], int] | None) -> PuzzleSession:
     """run_puzzles once its run is claimed (`prefix`: its stored lines' key prefix)."""
     lines_db, cache = JsonStore(store, "puzzles"), JsonStore(store, "answers")
     gate = InFlight()  # this run's requests in flight, its own
@@ -143,6 +145,10 @@ def _run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig
                 ratings = [r.rating for r in session.lines]
                 solved = [r.solved for r in session.lines]
                 index = pick(pool, used, played, draw(ratings, solved, config.seed))
+                if pin is not None:
+                    pinned = int(pin(int(used.sum()), index))
+                    index = pinned if 0 <= pinned < len(puzzles) and not used[pinned] \
+                        else index
                 used[index] = True
                 puzzle = puzzles[index]
                 key = f"{prefix}|{puzzle.id}"

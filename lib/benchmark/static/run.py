@@ -34,6 +34,7 @@ from lib.benchmark.core.scoring import (
 from lib.benchmark.model import cost
 from lib.benchmark.model.cost import Price
 from lib.benchmark.model.interface import FatalInfraError, ModelConfig
+from lib.benchmark.model.ledger import Ledger
 from lib.benchmark.model.protocols import PGN_MAX_TOKENS, GameProtocol
 from lib.benchmark.players.player import Completing, ModelPlayer, Player, budget_of, make_player
 from lib.benchmark.static.prediction import load_fit, predict_result
@@ -116,33 +117,30 @@ def run_static(config: StaticConfig, chat: ModelConfig | None,
     name = run_name(file_name(Kind.STATIC, f"{config.model}__{config.template}__{config.split}"),
                     [player.id, keyed, digest])
     budget = budget_of(player)
-    try:
-        # One process at a time asks this run's questions on its cache (lib/claim.py).
-        with claim(config.cache_path, f"static {name}", f"the static run {name}"):
-            items, replies, halted = _ask(config, player, questions, name)
-    except BaseException:
-        if budget is not None and budget.books.sent:  # what an interrupted run bought
-            cost.record_books(config.out, name, budget.books)
-        raise
-    finally:
-        player.close()
-    result = _result(config, player.id, settings, digest, items, {q.id: q for q in questions})
-    # Stopped on budget only when it left questions unanswered.
-    stopped = halted or (budget.note() if budget is not None and budget.exhausted and (
-        len(items) < len(questions) or result.infra) else None)
-    usage = cost.summary(replies, config.price)
-    result = replace(result, usage=usage, stopped=stopped,
-                     complete=result.complete and stopped is None)
-    result.write(config.out / f"{name}.json")
-    report = result.as_dict()
-    with atomic_write(config.out / f"{name}.md") as handle:
-        handle.write(markdown_report(report))
-    print(summary_table(report))
-    books = ""
-    if budget is not None:
-        cost.record_books(config.out, name, budget.books)
-        print(f"  {cost.books_text(budget.books)}")
-        books = f" and books/{name}.jsonl"
+    with Ledger(config.out, name, budget) as ledger:
+        try:
+            # One process at a time asks this run's questions on its cache (lib/claim.py).
+            with claim(config.cache_path, f"static {name}", f"the static run {name}"):
+                items, replies, halted = _ask(config, player, questions, name)
+        finally:
+            player.close()
+        result = _result(config, player.id, settings, digest, items,
+                         {q.id: q for q in questions})
+        # Stopped on budget only when it left questions unanswered.
+        stopped = halted or (budget.note() if budget is not None and budget.exhausted and (
+            len(items) < len(questions) or result.infra) else None)
+        usage = cost.summary(replies, config.price)
+        result = replace(result, usage=usage, stopped=stopped,
+                         complete=result.complete and stopped is None)
+        result.write(config.out / f"{name}.json")
+        report = result.as_dict()
+        with atomic_write(config.out / f"{name}.md") as handle:
+            handle.write(markdown_report(report))
+        print(summary_table(report))
+        books = ""
+        if ledger.write() is not None:
+            print(f"  {ledger.text}")
+            books = f" and books/{name}.jsonl"
     print(f"wrote {config.out / (name + '.json')}, {name}.md, traces/{name}.jsonl{books}")
     if result.stopped:
         log.error("%s: %d of %d questions answered", result.stopped, len(items),

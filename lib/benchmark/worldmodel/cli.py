@@ -20,8 +20,8 @@ from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.questions import Question, load_questions, select
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.runner import BREAKER
-from lib.benchmark.model import cost
 from lib.benchmark.model.interface import DEFAULT_MAX_TOKENS, ModelConfig
+from lib.benchmark.model.ledger import Ledger
 from lib.benchmark.players.player import Player, budget_of, is_baseline, make_player
 from lib.benchmark.worldmodel.prompts import CHOOSE_TEMPLATE, LIST_TEMPLATE, MOVE_TEMPLATE
 from lib.benchmark.worldmodel.result import WorldModelResult
@@ -170,27 +170,24 @@ def worldmodel_command(args: argparse.Namespace, player: Player | None = None,
     setup = worldmodel_setup(args, player)
     cache = JsonStore(args.cache or args.out / "cache.db", "answers")
     budget = budget_of(setup.base)  # shared by the model at every temperature
-    try:
-        if answers_ is None:
-            # One process at a time asks this run's prompts on its cache (lib/claim.py).
-            with claim(args.cache or args.out / "cache.db", f"worldmodel {setup.name}",
-                       f"the world-model run {setup.name}"):
-                answers_ = ask_tests(setup.at, setup.questions, cache, setup.config)
-    except BaseException:
-        if budget is not None and budget.books.sent:  # what an interrupted run bought
-            cost.record_books(args.out, setup.name, budget.books)
-        raise
-    finally:
-        cache.close()
-        setup.close()
-    stopped = budget.note() if budget is not None and budget.exhausted and answers_.infra \
-        else None
-    result, paths = write_wm(args.out, setup.name,
-                             replace(worldmodel_result(args, setup, answers_), stopped=stopped))
-    print(wm_summary(result.as_dict()))
-    if budget is not None and budget.books.sent:
-        paths.append(cost.record_books(args.out, setup.name, budget.books))
-        print(f"  {cost.books_text(budget.books)}")
+    with Ledger(args.out, setup.name, budget) as ledger:
+        try:
+            if answers_ is None:
+                # One process at a time asks this run's prompts on its cache (lib/claim.py).
+                with claim(args.cache or args.out / "cache.db", f"worldmodel {setup.name}",
+                           f"the world-model run {setup.name}"):
+                    answers_ = ask_tests(setup.at, setup.questions, cache, setup.config)
+        finally:
+            cache.close()
+            setup.close()
+        stopped = budget.note() if budget is not None and budget.exhausted and \
+            answers_.infra else None
+        result, paths = write_wm(args.out, setup.name, replace(
+            worldmodel_result(args, setup, answers_), stopped=stopped))
+        print(wm_summary(result.as_dict()))
+        if (written := ledger.write()) is not None:
+            paths.append(written)
+            print(f"  {ledger.text}")
     print("wrote " + ", ".join(str(p) for p in paths))
     if result.stopped:
         log.error("%s: the requests it left are asked by the same command", result.stopped)

@@ -1,0 +1,227 @@
+"""`benchmark.py match`: two players play each other in colour-reversed pairs."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+from lib.benchmark.arena import book
+from lib.benchmark.arena.game import PLY_CAP, pgn
+from lib.benchmark.core.cli import (
+    add_chat_args,
+    add_model_arg,
+    add_protocol_arg,
+    model_config,
+    model_label,
+)
+from lib.benchmark.core.data import BOOK, data_path
+from lib.benchmark.core.header import Kind, file_name, write_result
+from lib.benchmark.core.results import run_name
+from lib.benchmark.core.turns import ENGINE_TEMPLATE, RETRIES, Side
+from lib.benchmark.match.pairs import MAX_GAMES, TARGET, PairStats
+from lib.benchmark.match.run import MatchConfig, MatchSession, play_match
+from lib.benchmark.model.cost import Budget
+from lib.benchmark.model.ledger import Ledger
+from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
+from lib.benchmark.model.protocols import template as protocol_template
+from lib.benchmark.players.player import Player, is_baseline, make_player
+from lib.cli import add_stockfish_arg, non_negative_int, positive_float, positive_int
+from lib.engine import EngineSettings, find_stockfish
+from lib.errors import ConfigError
+from lib.exits import Exit
+from lib.files import atomic_write, ensure_writable_dir, sha256_file
+
+log = logging.getLogger(__name__)
+
+
+def add_parser(commands: Any) -> None:
+    """Options of a head-to-head match."""
+    p = commands.add_parser(
+        "match", help="two players play each other in colour-reversed pairs",
+        description="Two players (models or baselines) play each other in colour-reversed "
+        "pairs of games from the opening book, with play's adjudication rule and ply cap, "
+        "until the Elo difference's 90% interval is within +-TARGET or MAX_GAMES are "
+        "played. The score's interval comes from the pairs (pentanomial, as fishtest "
+        "counts them). Writes a JSON and markdown result and a PGN of every game. Exit "
+        "status: 0 complete, 2 error, 3 stopped early (a budget, or games aborted for "
+        "infrastructure reasons: rerun to resume), 130 interrupted (rerun to resume).")
+    add_model_arg(p, extra="; the first player")
+    p.add_argument("--opponent", required=True, metavar="MODEL",
+                   help="the second player, named as --model is (a model or a baseline)")
+    p.add_argument("--opponent-base-url", default=None, metavar="URL",
+                   help="the opponent's endpoint (default: --base-url's); every other "
+                   "request setting is --model's")
+    p.add_argument("--opponent-api-key-env", default=None, metavar="VAR",
+                   help="the opponent's key variable (default: as --api-key-env)")
+    add_chat_args(p)
+    add_protocol_arg(p, (GameProtocol.FEN, GameProtocol.CHAT))
+    p.add_argument("--legal-moves", action="store_true",
+                   help="list the legal moves in every prompt")
+    p.add_argument("--illegal-retries", type=non_negative_int, default=RETRIES,
+                   help=f"failed answers followed up before a forfeit (default {RETRIES})")
+    p.add_argument("--ply-cap", type=positive_int, default=PLY_CAP,
+                   help=f"a game this many plies long is drawn (default {PLY_CAP})")
+    p.add_argument("--target", type=positive_float, default=TARGET,
+                   help="stop when the Elo difference's 90%% interval is within +-TARGET "
+                   f"(default {TARGET:.0f})")
+    p.add_argument("--max-games", type=positive_int, default=MAX_GAMES,
+                   help=f"stop after this many games (default {MAX_GAMES})")
+    p.add_argument("--concurrency", type=positive_int, default=1,
+                   help="pairs played at once (default 1)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="where in the book the match begins, and its games' seeds (default 0)")
+    p.add_argument("--book", type=data_path, default=BOOK,
+                   help="the opening book (default data/openings.csv)")
+    p.add_argument("--no-book", action="store_true",
+                   help="every pair starts from the initial position")
+    p.add_argument("--out", type=Path, default=Path("results"),
+                   help="output directory (default results/)")
+    p.add_argument("--store", type=Path, default=None,
+                   help="the games and answers store (default OUT/match.db)")
+    add_stockfish_arg(p)
+    p.set_defaults(handler=match_command)
+
+
+def _side(args: argparse.Namespace, spec: str, player: Player) -> Side:
+    """How a player is asked: a baseline reads the board; a model gets --protocol's prompt."""
+    if is_baseline(spec):
+        return Side(player, ENGINE_TEMPLATE)
+    history = CHAT_WINDOW if args.protocol == GameProtocol.CHAT else 0
+    return Side(player, protocol_template(args.protocol, args.legal_moves, history),
+                args.legal_moves, args.illegal_retries, args.protocol, history)
+
+
+def _opponent_args(args: argparse.Namespace) -> argparse.Namespace:
+    """--model's request settings for the opponent, with its own name, endpoint and key."""
+    other = copy.copy(args)
+    other.model = args.opponent
+    other.base_url = args.opponent_base_url or args.base_url
+    other.api_key_env = args.opponent_api_key_env or args.api_key_env
+    return other
+
+
+def match_players(args: argparse.Namespace, stockfish: str) -> tuple[Player, Player]:
+    """Both players, a model's budget the match's (one --max-cost for both)."""
+    other = _opponent_args(args)
+    if args.model == args.opponent and (other.base_url or "") == (args.base_url or ""):
+        raise ConfigError(f"--model and --opponent are both {args.model!r} at the same "
+                          "endpoint: a player against itself measures nothing")
+    budget = Budget(args.max_cost, args.price)
+    players = []
+    for a in (args, other):
+        chat = None if is_baseline(a.model) else model_config(a)
+        players.append(make_player(a.model, chat, stockfish, args.seed, 2 * args.concurrency,
+                                   None if chat is None else budget))
+    return players[0], players[1]
+
+
+def match_command(args: argparse.Namespace) -> int:
+    """Play the match, write its result, PGN and report; the exit status."""
+    ensure_writable_dir(args.out, "--out")
+    settings = EngineSettings(find_stockfish(args.stockfish))
+    first, second = match_players(args, settings.path)
+    openings = () if args.no_book else tuple(o.start() for o in book.load_book(args.book))
+    config = MatchConfig(args.target, args.max_games, args.concurrency, args.seed,
+                         args.ply_cap, openings)
+    shown = {"protocol": str(args.protocol), "legal_moves": args.legal_moves,
+             "illegal_retries": args.illegal_retries, "ply_cap": args.ply_cap,
+             "target": args.target, "max_games": args.max_games, "seed": args.seed,
+             "book_sha256": sha256_file(args.book) if openings else None}
+    label = f"{model_label(args)}__vs__{model_label(_opponent_args(args))}"
+    name = run_name(file_name(Kind.MATCH, label), [first.id, second.id, shown])
+    budget = next((b for b in (getattr(p, "budget", None) for p in (first, second))
+                   if isinstance(b, Budget)), None)
+    with Ledger(args.out, name, budget) as ledger:
+        try:
+            session = play_match(_side(args, args.model, first),
+                                 _side(args, args.opponent, second), config,
+                                 args.store or args.out / "match.db", settings)
+        finally:
+            first.close()
+            second.close()
+        result = match_result(args, first, second, session, shown)
+        paths = write_match(args.out, name, result, session)
+        print(match_summary(result))
+        if (written := ledger.write()) is not None:
+            paths.append(written)
+            print(f"  {ledger.text}")
+    print("wrote " + ", ".join(str(p) for p in paths))
+    if session.stopped:
+        log.error("%s: the same command resumes the match", session.stopped)
+        return Exit.INCOMPLETE
+    return Exit.OK
+
+
+def _bound(value: float) -> float | None:
+    return None if math.isinf(value) else round(value, 1)
+
+
+def match_result(args: argparse.Namespace, first: Player, second: Player,
+                 session: MatchSession, shown: dict[str, Any]) -> dict[str, Any]:
+    """The match's result file body."""
+    stats: PairStats | None = session.stats()
+    aborted = sum(g.record is None for g in session.games)
+    body: dict[str, Any] = {
+        "first": {"model": model_label(args), "player": first.id},
+        "second": {"model": model_label(_opponent_args(args)), "player": second.id},
+        "settings": shown, "games": 2 * len(session.totals()), "aborted": aborted,
+        "complete": session.stopped is None, "stopped": session.stopped}
+    if stats is None:
+        return body | {"pairs": 0, "pentanomial": [0] * 5, "score": None,
+                       "elo_difference": None}
+    kind = "interval" if stats.elo is not None else (
+        "below" if stats.score == 0.0 else "above")
+    return body | {
+        "pairs": stats.pairs, "pentanomial": list(stats.pentanomial),
+        "score": {"value": round(stats.score, 4), "lo": round(stats.score_lo, 4),
+                  "hi": round(stats.score_hi, 4)},
+        "elo_difference": {"kind": kind, "value": None if stats.elo is None
+                           else round(stats.elo, 1), "lo": _bound(stats.elo_lo),
+                           "hi": _bound(stats.elo_hi)}}
+
+
+def elo_difference_text(e: dict[str, Any] | None) -> str:
+    """The Elo difference as text: an interval, or a one-sided bound."""
+    if e is None:
+        return "no complete pair"
+    if e["kind"] == "below":
+        return f"below {e['hi']:+.0f} (a one-sided 95% bound: every game lost)"
+    if e["kind"] == "above":
+        return f"above {e['lo']:+.0f} (a one-sided 95% bound: every game won)"
+    lo = "no lower bound" if e["lo"] is None else f"{e['lo']:+.0f}"
+    hi = "no upper bound" if e["hi"] is None else f"{e['hi']:+.0f}"
+    return f"{e['value']:+.0f} [{lo}, {hi}] (90%)"
+
+
+def match_summary(result: dict[str, Any]) -> str:
+    """The terminal's lines of a match."""
+    s = result["score"]
+    score = "no complete pair" if s is None else \
+        f"{s['value']:.3f} [{s['lo']:.3f}, {s['hi']:.3f}]"
+    return (f"{result['first']['model']} vs {result['second']['model']}: {result['games']} "
+            f"games in {result['pairs']} pairs (pentanomial "
+            f"{'/'.join(map(str, result['pentanomial']))})"
+            + (f", {result['aborted']} aborted" if result["aborted"] else "") +
+            f"\n  score of {result['first']['model']}: {score} (90%)"
+            f"\n  Elo difference: {elo_difference_text(result['elo_difference'])}")
+
+
+def write_match(out: Path, name: str, result: dict[str, Any],
+                session: MatchSession) -> list[Path]:
+    """JSON, markdown and PGN, each written atomically; their paths."""
+    paths = [out / f"{name}.json", out / f"{name}.md", out / f"{name}.pgn"]
+    write_result(paths[0], Kind.MATCH, result, result["stopped"])
+    with atomic_write(paths[1]) as handle:
+        handle.write(f"# Match: {result['first']['model']} vs {result['second']['model']}"
+                     f"\n\n```\n{match_summary(result)}\n```\n")
+    with atomic_write(paths[2], encoding="utf-8") as handle:
+        for g in session.games:
+            if g.record is not None:
+                headers = {"Round": f"{g.pair + 1}.{1 if g.first_white else 2}",
+                           "GameId": g.record.key}
+                handle.write(pgn(g.record, headers) + "\n\n")
+    return paths

@@ -1,0 +1,140 @@
+"""`benchmark.py match`: pair statistics against hand-computed cases, the stop rule, colour
+balance, resume, one ledger, and bad input, with real engines and a real HTTP server."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import chess.pgn
+import pytest
+
+import benchmark
+from lib.benchmark.match.pairs import elo_of, finished, pair_stats, pair_variance
+from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
+from tests.conftest import ROOT
+
+
+def test_the_pair_statistics_are_the_hand_computed_ones() -> None:
+    """Pairs scoring 2, 1, 1, 1/2, 3/2: pentanomial 0/1/2/1/1, mean 0.6 a game. The pair
+    variance with half a pair in each cell: weights 0.5, 1.5, 2.5, 1.5, 1.5 (7.5), mean
+    8.5/7.5, variance 2.61667/7.5 = 0.348889; sd of the score sqrt(0.348889 / 20) = 0.132077,
+    90% half-width 1.644854 x 0.132077 = 0.217248."""
+    s = pair_stats([2, 1, 1, 0.5, 1.5])
+    assert s.pentanomial == (0, 1, 2, 1, 1) and s.pairs == 5
+    assert pair_variance(s.pentanomial) == pytest.approx(0.348889, abs=1e-6)
+    assert s.score == pytest.approx(0.6)
+    assert (s.score_lo, s.score_hi) == pytest.approx((0.382752, 0.817248), abs=1e-6)
+    assert s.elo == pytest.approx(70.44, abs=0.01)  # -400 log10(1/0.6 - 1)
+    assert (s.elo_lo, s.elo_hi) == pytest.approx((elo_of(0.382752), elo_of(0.817248)),
+                                                 abs=0.01)
+
+
+def test_a_match_one_player_won_every_game_of_is_a_bound() -> None:
+    """Five pairs lost 0-2: score at most 1 - 0.05^(1/10) = 0.258866 (one-sided 95%), so the
+    difference is below -400 log10(1/0.258866 - 1) = -182.73, and no point estimate."""
+    s = pair_stats([0.0] * 5)
+    assert s.elo is None and s.elo_lo == -math.inf
+    assert s.score_hi == pytest.approx(0.258866, abs=1e-6)
+    assert s.elo_hi == pytest.approx(-182.73, abs=0.01)
+    won = pair_stats([2.0] * 5)
+    assert won.elo is None and won.elo_lo == pytest.approx(182.73, abs=0.01)
+
+
+def test_identical_pairs_do_not_claim_certainty() -> None:
+    """Ten pairs each split 1-1: the score is 1/2, and its interval is not of width zero."""
+    s = pair_stats([1.0] * 10)
+    assert s.score == 0.5 and s.elo == 0.0
+    assert s.half_width > 30
+
+
+def test_the_stop_rule() -> None:
+    """Not before five pairs; at the target; at the game cap."""
+    narrow = pair_stats([1.0] * 400)
+    assert narrow.half_width < 70
+    assert finished(narrow, 800, 70, 1000)
+    assert not finished(pair_stats([1.0] * 4), 8, 1000, 1000)  # four pairs: too few
+    assert finished(pair_stats([1.0] * 5), 10, 1000, 1000)
+    assert not finished(pair_stats([2, 0, 1, 1.5, 0.5]), 10, 70, 1000)
+    assert finished(None, 12, 70, 12)
+
+
+def _match(out: Path, *extra: str) -> list[str]:
+    return ["match", "--model", "stockfish:nodes=1", "--opponent", "random", "--ply-cap", "30",
+            "--out", str(out), *extra]
+
+
+def _games(out: Path) -> int:
+    with sqlite3.connect(out / "match.db") as conn:
+        return conn.execute("SELECT count(*) FROM games").fetchone()[0]
+
+
+def test_pairs_reverse_colours_on_one_opening_and_a_rerun_resumes(stockfish: str,
+                                                                  tmp_path: Path) -> None:
+    """Each pair starts both games from one book opening, each player White once; a longer
+    match on the same store plays only the games it lacks, and its first pairs are the
+    shorter match's."""
+    out = tmp_path / "out"
+    assert benchmark.main(_match(out, "--max-games", "4", "--stockfish", stockfish)) == 0
+    assert _games(out) == 4
+    assert benchmark.main(_match(out, "--max-games", "8", "--stockfish", stockfish)) == 0
+    assert _games(out) == 8  # the first four found, four more played
+    [path] = [p for p in out.glob("match__*.json")
+              if json.loads(p.read_text())["settings"]["max_games"] == 8]
+    result = json.loads(path.read_text())
+    assert result["games"] == 8 and result["pairs"] == 4 and result["complete"]
+    pgn_path = path.with_suffix(".pgn")
+    games = []
+    with pgn_path.open() as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            games.append(game)
+    assert len(games) == 8
+    for first, second in zip(games[::2], games[1::2], strict=True):
+        assert first.headers["White"] == second.headers["Black"]
+        assert first.headers["Black"] == second.headers["White"]
+        assert first.headers.get("FEN") == second.headers.get("FEN")  # one opening a pair
+    assert len({g.headers.get("FEN") for g in games[::2]}) == 4  # a new opening each pair
+
+
+def test_bad_input_is_one_line_and_buys_nothing(tmp_path: Path) -> None:
+    """The same model twice, a missing opponent, an unknown baseline: one line, exit 2,
+    nothing asked (the server bills nothing)."""
+    with ChatServer(lambda fen, n: Response("e2e4"), price=0.01) as server:
+        cases = [(["--model", "local/m", "--opponent", "local/m", "--base-url",
+                   server.base_url], "against itself"),
+                 (["--model", "local/m", "--base-url", server.base_url], "--opponent"),
+                 (["--model", "local/m", "--opponent", "stockfish:foo=1", "--base-url",
+                   server.base_url], "stockfish")]
+        for argv, said in cases:
+            done = subprocess.run([sys.executable, "benchmark.py", "match", *argv, "--out",
+                                   str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                                  timeout=300)
+            assert done.returncode == 2, done.stderr
+            assert said in done.stderr and "Traceback" not in done.stderr
+        assert server.billed == 0
+
+
+def test_a_served_model_against_a_baseline_keeps_one_ledger(stockfish: str,
+                                                            tmp_path: Path) -> None:
+    """A model at an OpenAI-compatible endpoint against a baseline: its replies are bought
+    once (a rerun buys none), and the ledger has a line for each invocation."""
+    def first_legal(body: dict) -> Response:
+        board = chess.Board(FEN_RE.search(json.dumps(body)).group(1))
+        return Response(f"Final answer: {min(m.uci() for m in board.legal_moves)}")
+    with ChatServer(lambda fen, n: Response(), on_body=first_legal, price=0.01) as server:
+        argv = ["match", "--model", "local/m", "--base-url", server.base_url, "--opponent",
+                "stockfish:nodes=1", "--max-games", "2", "--ply-cap", "20", "--out",
+                str(tmp_path), "--stockfish", stockfish]
+        assert benchmark.main(argv) == 0
+        billed = server.billed
+        assert benchmark.main(argv) == 0
+        assert server.billed == billed > 0
+    [ledger] = (tmp_path / "books").glob("*.jsonl")
+    lines = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert [line["replies_completed"] for line in lines] == [billed, 0]
+    assert re.search(r"local_m__vs__stockfish", ledger.name)
