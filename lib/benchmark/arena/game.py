@@ -107,6 +107,12 @@ def forfeit_ending(categories: Sequence[str | None]) -> Ending:
 WHITE_SCORE = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}  # a result as White's score
 
 
+def side_score(record: GameRecord, white: bool) -> float:
+    """The score of the side that played White (`white`) or Black in a finished game."""
+    score = WHITE_SCORE[record.result]
+    return score if white else 1 - score
+
+
 def standard_start() -> Start:
     """The initial position."""
     return Start(Condition.STANDARD, "standard", chess.STARTING_FEN)

@@ -285,9 +285,7 @@ def play_command(args: argparse.Namespace, player: Player | None = None) -> int:
         result = play_result(args, setup, session)
         paths = write_session(args.out, setup.name, result, session, setup.ladders)
         print(session_summary(result.as_dict()))
-        if (written := ledger.write()) is not None:
-            paths.append(written)
-            print(f"  {ledger.text}")
+        ledger.report(paths)
     print("wrote " + ", ".join(str(p) for p in paths))
     if result.stopped:
         log.error("%s", result.stopped)

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Protocol
 
 from lib.benchmark.arena.game import (
-    WHITE_SCORE,
     GameRecord,
     chess960_start,
     midgame_starts,
     rule_of,
+    side_score,
     standard_start,
 )
 from lib.benchmark.arena.ladder import Ladder
@@ -96,8 +96,7 @@ class Game:
     def score(self) -> float:
         """The player's score."""
         assert self.record is not None
-        white = WHITE_SCORE[self.record.result]
-        return white if self.model_white else 1 - white
+        return side_score(self.record, self.model_white)
 
 
 @dataclass

@@ -146,9 +146,7 @@ def match_command(args: argparse.Namespace) -> int:
         result = match_result(args, first, second, session, shown)
         paths = write_match(args.out, name, result, session)
         print(match_summary(result))
-        if (written := ledger.write()) is not None:
-            paths.append(written)
-            print(f"  {ledger.text}")
+        ledger.report(paths)
     print("wrote " + ", ".join(str(p) for p in paths))
     if session.stopped:
         log.error("%s: the same command resumes the match", session.stopped)

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from lib.benchmark.arena.game import WHITE_SCORE, GameRecord, standard_start
+from lib.benchmark.arena.game import GameRecord, side_score, standard_start
 from lib.benchmark.arena.match import GameJob, GamePool
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Side, Start
@@ -57,8 +57,7 @@ class MatchGame:
     def score(self) -> float:
         """The first player's score."""
         assert self.record is not None
-        white = WHITE_SCORE[self.record.result]
-        return white if self.first_white else 1 - white
+        return side_score(self.record, self.first_white)
 
 
 @dataclass

@@ -36,6 +36,12 @@ class Ledger:
             self.path = record_books(self.out, self.name, self.budget.books)
         return self.path
 
+    def report(self, paths: list[Path]) -> None:
+        """Write the ledger (once), add it to the run's `paths` and print its line."""
+        if (written := self.write()) is not None:
+            paths.append(written)
+            print(f"  {self.text}")
+
     @property
     def text(self) -> str:
         """This invocation's purchases in a line ("" for a baseline)."""

@@ -145,9 +145,7 @@ def puzzles_command(args: argparse.Namespace, player: Player | None = None,
                             args.mcmc, args.seed, args.price)
         paths = write_run(args.out, setup.name, result)
         print(puzzle_summary(result.as_dict()))
-        if (written := ledger.write()) is not None:
-            paths.append(written)
-            print(f"  {ledger.text}")
+        ledger.report(paths)
     print("wrote " + ", ".join(str(p) for p in paths))
     if result.stopped:
         log.error("%s", result.stopped)

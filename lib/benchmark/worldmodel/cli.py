@@ -185,9 +185,7 @@ def worldmodel_command(args: argparse.Namespace, player: Player | None = None,
         result, paths = write_wm(args.out, setup.name, replace(
             worldmodel_result(args, setup, answers_), stopped=stopped))
         print(wm_summary(result.as_dict()))
-        if (written := ledger.write()) is not None:
-            paths.append(written)
-            print(f"  {ledger.text}")
+        ledger.report(paths)
     print("wrote " + ", ".join(str(p) for p in paths))
     if result.stopped:
         log.error("%s: the requests it left are asked by the same command", result.stopped)
