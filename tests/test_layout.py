@@ -15,7 +15,8 @@ CORE, TESTSET, BENCHMARK = "core", "testset", "benchmark"
 STATS, MODEL, PLAYERS = "benchmark.stats", "benchmark.model", "benchmark.players"
 SHARED, ARENA = "benchmark.core", "benchmark.arena"
 SHARED_LAYERS = {STATS, MODEL, PLAYERS, SHARED, ARENA}
-MODES = ("static", "games", "ladders", "puzzles", "worldmodel", "leaderboard", "compare")
+MODES = ("static", "games", "ladders", "puzzles", "worldmodel", "leaderboard", "compare",
+         "match")
 MODE_LAYERS = {f"benchmark.{m}" for m in MODES}
 # The modes inside another harness (Inspect's tasks): above the modes, as the entry point is.
 INSPECT = "benchmark.inspect_eval"
