@@ -577,7 +577,9 @@ def test_a_subset_of_samples_plays_the_first_games_or_is_refused(
                            "max_games=4", "-T", f"endpoint_id={ENDPOINT}", "-T",
                            "ladder=stockfish-15.1", *subset,
                            "--log-dir", str(tmp_path), "--display", "none"], cwd=ROOT,
-                          env=service(served.base_url), capture_output=True, text=True,
+                          env={**service(served.base_url),  # a store of its own
+                               "CHESS_EVAL_CACHE": str(tmp_path / "cache")},
+                          capture_output=True, text=True,
                           timeout=600)
     [path] = tmp_path.glob("*.eval")
     log = read_eval_log(str(path))

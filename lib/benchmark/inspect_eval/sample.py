@@ -175,11 +175,6 @@ class Slots(Generic[J, R]):
         self._ended = False  # the eval has ended: no sample will play another unit
         self._error: BaseException | None = None
 
-    @property
-    def ended(self) -> bool:
-        """Whether the eval has ended."""
-        return self._ended
-
     def here(self, ids: list[int | str]) -> None:
         """The eval's samples (as it starts): the slots that may run in it."""
         with self._lock:
