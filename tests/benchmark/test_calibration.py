@@ -16,6 +16,7 @@ import pytest
 
 import benchmark
 from lib.benchmark.arena.ladder import Ladder, Rung, anchor_of, load_ladder, pairs, rate
+from lib.benchmark.arena.versions import read_versions, version_of
 from lib.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, REFERENCE_LADDER
 from lib.benchmark.ladders import design
 from lib.benchmark.ladders.calibration import (
@@ -31,11 +32,12 @@ from lib.benchmark.ladders.calibration import (
 from lib.benchmark.ladders.ladder_prior import prior_from
 from lib.benchmark.stats import btd
 from lib.errors import DataError
+from lib.files import sha256_file
 from tests.conftest import ROOT, fault_engine
 
 RUNGS = ("rung,spec,anchor\nmix50@1,\"mix:random=50,nodes=500\",\n"
          "sf500@1,stockfish:nodes=500,1000\nsf1000@1,stockfish:nodes=1000,\n")
-OUTPUTS = ("games.csv.gz", "ladder.csv", "ladder_cov.csv")
+OUTPUTS = ("games.csv.gz", "ladder.csv", "ladder_cov.csv", "ladder_versions.csv")
 
 
 def _argv(tmp: Path, workers: int, add: int = 10) -> list[str]:
@@ -96,6 +98,17 @@ def test_kill_9_mid_run_resumes_byte_identical_to_another_cluster_size(
     assert len(added) == 4 and all(g.opening.startswith("960#") for g in added)
     assert (cut / "ladder_chess960.csv").exists() and (cut / "ladder_chess960_cov.csv").exists()
     assert (cut / "ladder.csv").read_bytes() == (whole / "ladder.csv").read_bytes()
+    # Each fit of a ladder is a version: a refit on the same games is not a new one, two
+    # more standard games are.
+    first = read_versions(cut / "ladder.csv")
+    assert [(v.number, v.sha256, v.games) for v in first] == [
+        (1, sha256_file(cut / "ladder.csv"), 10)]
+    assert benchmark.main(_argv(cut, 2, add=2)) == 0
+    second = read_versions(cut / "ladder.csv")
+    assert [(v.number, v.games) for v in second] == [(1, 10), (2, 12)]
+    assert second[1].sha256 == sha256_file(cut / "ladder.csv") != first[0].sha256
+    assert version_of(cut / "ladder.csv", first[0].sha256).text() == \
+        "version 1 (10 games; refitted since as version 2)"
 
 
 def test_games_file_round_trips_sorted(tmp_path: Path) -> None:

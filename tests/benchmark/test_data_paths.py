@@ -37,7 +37,8 @@ def test_every_committed_ladder_is_a_folder_with_its_own_files() -> None:
     ladder's engine only; the map between the two beside them."""
     assert ladders_in() == [FIRST_LADDER, REFERENCE_LADDER]
     for ladder in ladders_in():
-        for name in ("ladder.csv", "ladder_cov.csv", "ladder_fingerprint.json", LADDER_GAMES):
+        for name in ("ladder.csv", "ladder_cov.csv", "ladder_fingerprint.json", LADDER_GAMES,
+                     "ladder_versions.csv"):
             assert (ladder.parent / name).is_file(), (ladder.parent, name)
         assert ladder.parent.name == load_ladder(ladder).engine.lower().replace(" ", "-")
     assert (LADDERS / "ladder_map.json").is_file() and BOOK.parent == ROOT / "data"
@@ -155,7 +156,8 @@ def test_calibrate_with_a_new_engine_writes_a_new_ladder_folder(
                            "--store", str(tmp_path / "cal.db")]) == 0
     folder = root / "stockfish-99"
     assert sorted(p.name for p in folder.iterdir()) == [
-        "ladder.csv", "ladder_cov.csv", "ladder_fingerprint.json", LADDER_GAMES]
+        "ladder.csv", "ladder_cov.csv", "ladder_fingerprint.json", LADDER_GAMES,
+        "ladder_versions.csv"]
     ladder = load_ladder(folder / "ladder.csv")
     assert ladder.engine == "Stockfish 99" and ladder.prior.startswith("v2: Stockfish 15.1")
     assert {p: p.read_bytes() for p in LADDERS.rglob("*") if p.is_file()} == before

@@ -20,9 +20,11 @@ from lib.benchmark.arena.ladder import (
     rate_in_condition,
     write_ladder,
 )
-from lib.benchmark.core.data import FIRST_LADDER
+from lib.benchmark.arena.versions import read_versions, version_of
+from lib.benchmark.core.data import FIRST_LADDER, LADDERS
 from lib.benchmark.stats import btd
 from lib.errors import DataError
+from lib.files import sha256_file
 
 HEADER = "rung,spec,anchor,elo,lo,hi,games,score,nu,engine\n"
 
@@ -150,3 +152,16 @@ def test_a_condition_moves_the_rungs_it_measured_and_keeps_the_prior_elsewhere()
     by_name = {r.name: r for r in moved.rungs}
     assert by_name["a"].elo < standard.elos[0] - 100 and by_name["c"].elo == 1000
     assert abs(by_name["d"].elo - standard.elos[3]) < 60
+
+
+@pytest.mark.parametrize("folder", sorted(p.name for p in LADDERS.iterdir() if p.is_dir()))
+def test_every_committed_ladder_is_the_newest_version_of_its_registry(folder: str) -> None:
+    """A refit committed without its version row (or a registry edited by hand) fails here:
+    the committed ladder is the newest version, fitted on the games its rows count."""
+    path = LADDERS / folder / "ladder.csv"
+    versions = read_versions(path)
+    newest = version_of(path, sha256_file(path))
+    assert newest is not None and newest.current and newest == versions[-1]
+    assert newest.games == sum(r.games for r in load_ladder(path).rungs) // 2
+    assert len({v.sha256 for v in versions}) == len(versions)
+    assert all(v.games > 0 for v in versions)

@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 import benchmark
+from lib.benchmark.arena.versions import ladder_version_text, read_versions
 from lib.benchmark.core.data import FIRST_LADDER, LADDER_MAP
 from lib.benchmark.leaderboard import board
 from lib.benchmark.leaderboard.board import Entry, LadderPart, _limits, dagger, ranked
@@ -283,3 +284,20 @@ def test_a_real_run_on_the_old_ladder_is_listed_converted(tmp_path: Path,
     rows = json.loads((tmp_path / "leaderboard.json").read_text())["rows"]
     [row] = [r for r in rows if r["model"] == "random"]
     assert row["converted"] and row["scale"].startswith("game Elo, reference ladder")
+    # The run says which fit of its ladder it was rated on; once that fit is an earlier
+    # version (here: the run's digest set to the registry's next-to-last), the leaderboard
+    # marks it and its report says the ladder was refitted since.
+    versions = read_versions(FIRST_LADDER)
+    [result] = tmp_path.glob("play__*.json")
+    data = json.loads(result.read_text())
+    assert data["ladder"]["version"] == versions[-1].number == len(versions) > 1
+    assert f"version {versions[-1].number} (" in (tmp_path / f"{result.stem}.md").read_text()
+    data["settings"]["ladder_sha256"] = versions[-2].sha256
+    result.write_text(json.dumps(data))
+    assert benchmark.main(["leaderboard", "--results", str(tmp_path), "--questions",
+                           str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
+    md = (tmp_path / "leaderboard.md").read_text()
+    assert f"standard; ladder version {versions[-2].number} of {versions[-1].number}; " \
+        "converted from Stockfish 15.1" in md
+    assert ladder_version_text(data).endswith(
+        f"; refitted since as version {versions[-1].number})")

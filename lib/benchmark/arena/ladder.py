@@ -21,7 +21,8 @@ Files: a ladder is one folder named by the engine build that measured it
 (`data/ladders/stockfish-17.1/`; core/data.py): `ladder_games.csv.gz` (every calibration game
 of that engine, committed; see calibration.py) is the data; `ladder.csv` (one row per rung)
 and `ladder_cov.csv` (the rungs' covariance, Elo^2) are derived from it by
-`benchmark.py calibrate`; `ladder_fingerprint.json` records the engine's searches.
+`benchmark.py calibrate`; `ladder_fingerprint.json` records the engine's searches;
+`ladder_versions.csv` lists every fit (versions.py).
 
 A ladder belongs to the engine build it was measured with (its `engine` column): a rung at
 fixed nodes is another player under another Stockfish version. Ladders of several engines

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from lib.benchmark.arena.versions import ladder_version_text
 from lib.benchmark.compare.paired import (
     ALPHA,
     Difference,
@@ -222,8 +223,11 @@ def compare_games(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> Compar
     la, lb = a["ladder"], b["ladder"]
     if (la.get("names"), la.get("elos"), la.get("engine")) != \
             (lb.get("names"), lb.get("elos"), lb.get("engine")):
+        fits = "" if la.get("engine") != lb.get("engine") else (
+            f" (the {la.get('engine')} ladder's {ladder_version_text(a)} and "
+            f"{ladder_version_text(b)})")
         raise DataError("the two play runs were rated on different ladders (rungs, Elos or "
-                        "engine differ): rerun one on the other's ladder")
+                        f"engine differ{fits}): rerun one on the other's ladder")
     shared = sorted(set(a["conditions"]) & set(b["conditions"]))
     if not shared:
         raise DataError("the two play runs share no start condition")

@@ -24,6 +24,7 @@ from lib.benchmark.arena.ladder import (
     ladder_of,
     load_ladder,
 )
+from lib.benchmark.arena.versions import version_of
 from lib.benchmark.core.cli import (
     add_breaker_arg,
     add_chat_args,
@@ -269,7 +270,9 @@ def play_result(args: argparse.Namespace, setup: PlaySetup, session: Session) ->
     return session_result(model_label(args), setup.player.id, setup.shown, session,
                           setup.ladders, setup.sampler, args.seed, args.mcmc,
                           sha256_file(args.questions) if setup.questions else None,
-                          getattr(args, "price", None))
+                          getattr(args, "price", None),
+                          getattr(version_of(args.ladder, setup.shown["ladder_sha256"]),
+                                  "number", None))
 
 
 def play_command(args: argparse.Namespace, player: Player | None = None) -> int:

@@ -13,6 +13,7 @@ from scipy import stats
 
 from lib.benchmark.arena.game import cp_losses, pgn, rule_of
 from lib.benchmark.arena.ladder import Ladder, reference_ladder
+from lib.benchmark.arena.versions import ladder_version_text
 from lib.benchmark.core.answers import FAILED_ANSWERS, Category
 from lib.benchmark.core.header import Kind, write_result
 from lib.benchmark.core.human import committed_block, human_text
@@ -234,9 +235,10 @@ def markdown(result: dict[str, Any]) -> str:
              f"(`{result['prompt']}`), legal-move list "
              f"{'given' if result['legal_moves'] else 'not given'}, illegal retries "
              f"{result['illegal_retries']}. Ladder of {result['ladder']['rungs']} rungs "
-             f"({result['ladder']['engine']}); scale: Elo above a random mover, anchored on "
-             "Stockfish at fixed nodes (not Lichess, FIDE or CCRL); every interval includes "
-             "the ladder's own uncertainty. " + result["ladder"]["note"] + ".", "",
+             f"({result['ladder']['engine']}, {ladder_version_text(result)}); scale: Elo "
+             "above a random mover, anchored on Stockfish at fixed nodes (not Lichess, FIDE "
+             "or CCRL); every interval includes the ladder's own uncertainty. "
+             + result["ladder"]["note"] + ".", "",
              *([f"Note: {note}.", ""] if (note := transitivity_note(result["model"])) else []),
              *([f"**{result['stopped']}.**", ""] if result.get("stopped") else []),
              "| condition | games | distinct | W/D/L | Elo (90%) | bootstrap by opening and "
@@ -310,9 +312,11 @@ def _num(x: float | None) -> str:
 
 def session_result(model: str, player_id: str, settings: dict[str, Any], session: Session,
                    ladders: dict[str, Ladder], config: SamplerConfig, seed: int, mcmc: bool,
-                   questions_sha256: str | None, price: Price | None = None) -> GamesResult:
-    """The session's result record (`questions_sha256`: the mid-game starts' file, if any);
-    each condition rated on its own ladder (the standard one where none was measured)."""
+                   questions_sha256: str | None, price: Price | None = None,
+                   version: int | None = None) -> GamesResult:
+    """The session's result record (`questions_sha256`: the mid-game starts' file, if any;
+    `version`: the standard ladder's version number, None where its registry does not list
+    it); each condition rated on its own ladder (the standard one where none was measured)."""
     ladder = ladders[Condition.STANDARD]
     conditions = {}
     for name, games in session.games.items():
@@ -327,8 +331,8 @@ def session_result(model: str, player_id: str, settings: dict[str, Any], session
         model=model, player=player_id,
         prompt=settings["prompt"], legal_moves=settings["legal_moves"],
         illegal_retries=settings["illegal_retries"], settings=settings,
-        ladder={"rungs": len(ladder.rungs), "engine": ladder.engine, "nu": ladder.nu,
-                "adjudication": rule_of(ladder.adjudication).name,
+        ladder={"rungs": len(ladder.rungs), "engine": ladder.engine, "version": version,
+                "nu": ladder.nu, "adjudication": rule_of(ladder.adjudication).name,
                 **_ladder_json(ladder, "standard"), "note": btd_note(ladder)},
         judge=f"{rule_of(ladder.adjudication).nodes} nodes per position",
         complete=not any(c["aborted"] for c in conditions.values()) and not session.stopped,

@@ -30,6 +30,7 @@ from lib.benchmark.arena.ladder import (
     load_rungs,
     write_ladder,
 )
+from lib.benchmark.arena.versions import record_version
 from lib.benchmark.core.data import (
     BOOK,
     FIRST_LADDER,
@@ -232,6 +233,9 @@ def calibrate_command(args: argparse.Namespace) -> int:
     ladder, use, aborted = calibrate(rungs, config, settings, args.games_file, args.store,
                                      args.add_games, engine, prior)
     paths = write_ladder(ladder_path, ladder)
+    # A new fit is a new version of the ladder: results rated on the old one still say which.
+    paths += [p for p in [record_version(ladder_path, sum(r.games for r in ladder.rungs) // 2)]
+              if p is not None]
     if recorded is None:  # a new ladder: the fingerprint of the engine that measured it
         paths.append(fingerprint.of_binary(settings.path).write(fingerprint_path(args.ladder)))
     print(ladder_table(ladder, use))

@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from lib.benchmark.arena.ladder import reference_ladder
+from lib.benchmark.arena.ladder import ladder_for, reference_ladder
+from lib.benchmark.arena.versions import version_of
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
 from lib.benchmark.core.data import LADDER_MAP
 from lib.benchmark.core.header import Kind, read_result
@@ -288,6 +289,7 @@ def game_entries(results: list[dict[str, Any]], digest: str,
                                   tuple(map(tuple, cov)))
             protocol = r.get("protocol", "fen")
             label = name if protocol == "fen" else f"{name} ({protocol})"
+            label += superseded(r)
             per_game = (r.get("usage") or {}).get("per_game") or {}
             elo, converted = c["elo"], converts(r, ladder_map)
             if converted and ladder_map is not None:
@@ -306,6 +308,16 @@ def game_entries(results: list[dict[str, Any]], digest: str,
                              protocol=protocol, converted=converted,
                              cost=per_game.get("cost"), human=block))
     return out
+
+
+def superseded(result: dict[str, Any]) -> str:
+    """'; ladder version 7 of 8' for a play run rated on a fit of its ladder that was
+    refitted since (its Elo is that fit's reading); '' otherwise."""
+    version = version_of(ladder_for(result["ladder"].get("engine", "")),
+                         result["settings"].get("ladder_sha256"))
+    if version is None or version.current:
+        return ""
+    return f"; ladder version {version.number} of {version.latest}"
 
 
 def _blitz(block: dict[str, Any] | None) -> str:
