@@ -12,10 +12,14 @@ import sys
 from pathlib import Path
 
 import chess.pgn
+import numpy as np
 import pytest
 
 import benchmark
+from lib.benchmark.core.data import FIRST_LADDER
 from lib.benchmark.match.pairs import elo_of, finished, pair_stats, pair_variance
+from lib.benchmark.stats import btd
+from lib.benchmark.stats.joint import RungGames, joint_fit
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
 from tests.conftest import ROOT
 
@@ -138,3 +142,83 @@ def test_a_served_model_against_a_baseline_keeps_one_ledger(stockfish: str,
     lines = [json.loads(line) for line in ledger.read_text().splitlines()]
     assert [line["replies_completed"] for line in lines] == [billed, 0]
     assert re.search(r"local_m__vs__stockfish", ledger.name)
+
+
+def test_the_joint_refit_is_the_hand_computed_one() -> None:
+    """A and B each score 2/4 against one rung at 1000 (W, D, D, L) and 2/4 against each
+    other, draw parameter nu = 0.5, flat priors: both ratings 1000 by symmetry. Each game's
+    information at an even score is C^2 (1 + nu/2) / (2 + nu)^2 = 0.2 C^2 (C = ln 10 / 400),
+    so minus the Hessian is 0.2 C^2 [[8, -4], [-4, 8]] and the games' covariance its inverse,
+    [[8, 4], [4, 8]] / (0.2 C^2 x 48): variances 25,148.2, covariance 12,574.1. Each rating
+    moves one for one with the rung (W = H^-1 G = [1, 1]), so a rung sd of 30 adds 900 to
+    every entry; the difference's sd is sqrt(2 x 25,148.2 - 2 x 12,574.1) = 158.58, the
+    ladder's part cancelling."""
+    flat = btd.Prior(1000.0, 1e9)
+    games = ([RungGames(0, 1, 2, 1)], [RungGames(0, 1, 2, 1)])
+    fit = joint_fit([1000.0], np.array([[900.0]]), 0.5, games, (1, 2, 1), (flat, flat))
+    assert fit.means == pytest.approx((1000.0, 1000.0), abs=1e-6)
+    assert fit.own == pytest.approx(np.array([[25148.23, 12574.11], [12574.11, 25148.23]]),
+                                    abs=0.01)
+    assert fit.weights == pytest.approx(np.array([[1.0], [1.0]]))
+    assert fit.ladder == pytest.approx(np.full((2, 2), 900.0))
+    assert fit.difference() == pytest.approx((0.0, 158.58), abs=0.01)
+
+
+def test_without_head_to_head_games_each_rating_is_plays_own() -> None:
+    """No match games: A's rating is btd.fit's (play's estimator) on the same games and
+    prior, whatever B played."""
+    prior = btd.Prior(1500.0, 1000.0)
+    a = [RungGames(1, 3, 1, 2), RungGames(2, 1, 0, 4)]
+    fit = joint_fit([0.0, 800.0, 1200.0], np.zeros((3, 3)), 0.3, (a, [RungGames(0, 5, 0, 0)]),
+                    (0, 0, 0), (prior, prior))
+    alone = btd.fit(np.array([800.0] * 6 + [1200.0] * 5),
+                    np.array([1, 1, 1, 0.5, 0, 0, 1, 0, 0, 0, 0]), 0.3, prior)
+    assert fit.means[0] == pytest.approx(alone.mean, abs=1e-4)
+    assert math.sqrt(fit.own[0, 0]) == pytest.approx(alone.sd, abs=1e-4)
+    assert fit.own[0, 1] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_both_play_results_give_the_ladders_prediction_and_the_refit(stockfish: str,
+                                                                    tmp_path: Path) -> None:
+    """Two baselines rated by play on one ladder, then matched: the result holds the
+    ladder's predicted score at their play ratings' difference, a z, and both ratings with
+    the match's games added, which move toward what the match measured; without play
+    results it says why there is no prediction."""
+    out = tmp_path / "out"
+    for model in ("stockfish:nodes=1", "random"):
+        assert benchmark.main(["play", "--model", model, "--ladder", str(FIRST_LADDER),
+                               "--max-games", "6", "--ply-cap", "30", "--out", str(out),
+                               "--stockfish", stockfish]) == 0
+    plays = {json.loads(p.read_text())["model"]: json.loads(p.read_text())
+             for p in out.glob("play__*.json")}
+    assert benchmark.main(_match(tmp_path / "alone", "--max-games", "10", "--stockfish",
+                                 stockfish)) == 0
+    [alone] = (tmp_path / "alone").glob("match__*.json")
+    assert json.loads(alone.read_text())["ladder_check"] is None
+    assert "no complete play result of stockfish:nodes=1" in alone.with_suffix(".md").read_text()
+    assert benchmark.main(_match(tmp_path / "m", "--max-games", "10", "--stockfish", stockfish,
+                                 "--play-results", str(out))) == 0
+    [path] = (tmp_path / "m").glob("match__*.json")
+    result = json.loads(path.read_text())
+    check = result["ladder_check"]
+    a, b = (plays[m]["conditions"]["standard"]["elo"] for m in ("stockfish:nodes=1", "random"))
+    # The ladder-only ratings are the play results' own (play rounds to whole Elo).
+    only = check["ratings"]["ladder_only"]
+    assert [round(r["mean"]) for r in only] == pytest.approx([a["mean"], b["mean"]], abs=1)
+    nu = plays["random"]["ladder"]["nu"]
+    assert check["predicted"]["score"] == pytest.approx(
+        float(btd.expected_score(a["mean"] - b["mean"], nu)), abs=0.005)
+    lo, hi = check["predicted"]["lo"], check["predicted"]["hi"]
+    assert lo < check["predicted"]["score"] < hi
+    s = result["score"]
+    sd = math.hypot((s["hi"] - s["lo"]) / (2 * btd.Z90),
+                    (hi - lo) / (2 * btd.Z90))  # the predicted score's sd, near enough
+    assert check["z"] == pytest.approx((s["value"] - check["predicted"]["score"]) / sd,
+                                       rel=0.1, abs=0.05)
+    assert sum(result["wdl"]) == result["games"] == 10
+    # The match's games move the difference toward the match's own verdict.
+    before = only[0]["mean"] - only[1]["mean"]
+    after = check["difference_with_match"]["value"]
+    measured = float(btd.expected_score(before, nu)) < s["value"]
+    assert (after > before) == measured and after != before
+    assert "ladder's prediction" in path.with_suffix(".md").read_text()

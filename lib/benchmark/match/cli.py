@@ -23,12 +23,14 @@ from lib.benchmark.core.header import Kind, file_name, write_result
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, RETRIES, Side
 from lib.benchmark.match.pairs import MAX_GAMES, TARGET, PairStats
+from lib.benchmark.match.prediction import find_play, ladder_check, why_not
 from lib.benchmark.match.run import MatchConfig, MatchSession, play_match
 from lib.benchmark.model.cost import Budget
 from lib.benchmark.model.ledger import Ledger
 from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.model.protocols import template as protocol_template
 from lib.benchmark.players.player import Player, is_baseline, make_player
+from lib.benchmark.stats.btd import Z90
 from lib.cli import add_stockfish_arg, non_negative_int, positive_float, positive_int
 from lib.engine import EngineSettings, find_stockfish
 from lib.errors import ConfigError
@@ -82,6 +84,10 @@ def add_parser(commands: Any) -> None:
                    help="output directory (default results/)")
     p.add_argument("--store", type=Path, default=None,
                    help="the games and answers store (default OUT/match.db)")
+    p.add_argument("--play-results", type=Path, default=None, metavar="DIR",
+                   help="where both players' play results are (default --out): where each "
+                   "has one on the same ladder, the ladder's predicted score is shown beside "
+                   "the match's, with both ratings refitted with the match's games")
     add_stockfish_arg(p)
     p.set_defaults(handler=match_command)
 
@@ -169,17 +175,35 @@ def match_result(args: argparse.Namespace, first: Player, second: Player,
         "settings": shown, "games": 2 * len(session.totals()), "aborted": aborted,
         "complete": session.stopped is None, "stopped": session.stopped}
     if stats is None:
-        return body | {"pairs": 0, "pentanomial": [0] * 5, "score": None,
-                       "elo_difference": None}
+        return body | {"pairs": 0, "pentanomial": [0] * 5, "wdl": [0, 0, 0], "score": None,
+                       "elo_difference": None, "ladder_check": None,
+                       "ladder_check_missing": "no complete pair"}
     kind = "interval" if stats.elo is not None else (
         "below" if stats.score == 0.0 else "above")
-    return body | {
+    done = body | {
         "pairs": stats.pairs, "pentanomial": list(stats.pentanomial),
+        "wdl": list(session.wins_draws_losses()),
         "score": {"value": round(stats.score, 4), "lo": round(stats.score_lo, 4),
                   "hi": round(stats.score_hi, 4)},
         "elo_difference": {"kind": kind, "value": None if stats.elo is None
                            else round(stats.elo, 1), "lo": _bound(stats.elo_lo),
                            "hi": _bound(stats.elo_hi)}}
+    return done | _ladder_check(args, done, session)
+
+
+def _ladder_check(args: argparse.Namespace, result: dict[str, Any],
+                  session: MatchSession) -> dict[str, Any]:
+    """The ladder's prediction and the joint refit, or why there is none."""
+    labels = (result["first"]["model"], result["second"]["model"])
+    folder = args.play_results or args.out
+    plays = [find_play(folder, label) for label in labels]
+    missing = why_not(plays[0], plays[1], labels)
+    if missing:
+        return {"ladder_check": None, "ladder_check_missing": f"{missing} in {folder}"}
+    assert plays[0] is not None and plays[1] is not None
+    return {"ladder_check": ladder_check(result, plays[0], plays[1],
+                                         session.wins_draws_losses()),
+            "ladder_check_missing": None}
 
 
 def elo_difference_text(e: dict[str, Any] | None) -> str:
@@ -205,7 +229,28 @@ def match_summary(result: dict[str, Any]) -> str:
             f"{'/'.join(map(str, result['pentanomial']))})"
             + (f", {result['aborted']} aborted" if result["aborted"] else "") +
             f"\n  score of {result['first']['model']}: {score} (90%)"
-            f"\n  Elo difference: {elo_difference_text(result['elo_difference'])}")
+            f"\n  Elo difference: {elo_difference_text(result['elo_difference'])}"
+            + "".join(f"\n  {line}" for line in ladder_lines(result)))
+
+
+def _rating_text(r: dict[str, float]) -> str:
+    return f"{r['mean']:.0f} [{r['lo']:.0f}, {r['hi']:.0f}]"
+
+
+def ladder_lines(result: dict[str, Any]) -> list[str]:
+    """The ladder's prediction, z and the refitted ratings, or why there are none."""
+    check = result.get("ladder_check")
+    if check is None:
+        why = result.get("ladder_check_missing")
+        return [f"ladder's prediction: none ({why})"] if why else []
+    p, r = check["predicted"], check["ratings"]
+    names = (result["first"]["model"], result["second"]["model"])
+    return [f"ladder's prediction (their play ratings, {p['elo_difference']:+.0f} +- "
+            f"{Z90 * p['elo_difference_sd']:.0f} Elo apart): score {p['score']:.3f} "
+            f"[{p['lo']:.3f}, {p['hi']:.3f}]; measured - predicted z = {check['z']:+.2f}",
+            *(f"{name}: ladder only {_rating_text(alone)}; with the match's games "
+              f"{_rating_text(joint)}" for name, alone, joint in
+              zip(names, r["ladder_only"], r["with_match"], strict=True))]
 
 
 def write_match(out: Path, name: str, result: dict[str, Any],

@@ -75,6 +75,15 @@ class MatchSession:
                 by_pair.setdefault(g.pair, []).append(g)
         return [sum(g.score for g in gs) for _, gs in sorted(by_pair.items()) if len(gs) == 2]
 
+    def wins_draws_losses(self) -> tuple[int, int, int]:
+        """The first player's wins, draws and losses in the complete pairs."""
+        by_pair: dict[int, list[MatchGame]] = {}
+        for g in self.games:
+            if g.record is not None:
+                by_pair.setdefault(g.pair, []).append(g)
+        scores = [g.score for gs in by_pair.values() if len(gs) == 2 for g in gs]
+        return scores.count(1.0), scores.count(0.5), scores.count(0.0)
+
     def stats(self) -> PairStats | None:
         """The pairs' statistics (None before a pair is complete)."""
         totals = self.totals()

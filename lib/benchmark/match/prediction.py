@@ -1,0 +1,113 @@
+"""What the ladder predicted for a match, and the two ratings with the match's games added.
+
+Where both players have a `play` result on one ladder (the same fit), their games against
+the rungs give each a rating (joint.joint_fit without head-to-head games: play's own
+estimator, with the ladder's shared error in the difference), so the score A should make
+against B: the BTD expected score at the difference, with the ladder's draw parameter, its
+90% interval from the difference's. The match's measured score beside it, with
+z = (measured - predicted) / sqrt(sd_measured^2 + sd_predicted^2): a |z| above about 2 says
+the two are not transitive through the ladder's engines (docs/games-and-ladder.md). The same
+fit with the head-to-head games added gives both ratings refitted, reported apart from the
+ladder-only ones.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lib.benchmark.core.header import Kind, read_result
+from lib.benchmark.core.turns import Condition
+from lib.benchmark.stats.btd import Z90, Prior, expected_score
+from lib.benchmark.stats.joint import JointFit, RungGames, joint_fit
+from lib.errors import DataError
+
+STANDARD = Condition.STANDARD.value
+
+
+def rung_games(result: dict[str, Any]) -> list[RungGames]:
+    """A play result's standard games, per rung (indices into its ladder's names)."""
+    names = result["ladder"]["names"]
+    rows = result["conditions"][STANDARD]["rungs"]
+    return [RungGames(names.index(name), int(r["w"]), int(r["d"]), int(r["l"]))
+            for name, r in rows.items()]
+
+
+def _prior(result: dict[str, Any]) -> Prior:
+    mean, sd = result["settings"]["prior"]
+    return Prior(float(mean), float(sd))
+
+
+def fits(play_a: dict[str, Any], play_b: dict[str, Any],
+         head_to_head: tuple[int, int, int]) -> tuple[JointFit, JointFit]:
+    """The two players' ratings from the ladder alone, and with the match's games added."""
+    ladder = play_a["ladder"]
+    args = (ladder["elos"], np.array(ladder["cov"], float), float(ladder["nu"]),
+            (rung_games(play_a), rung_games(play_b)))
+    priors = (_prior(play_a), _prior(play_b))
+    return joint_fit(*args, (0, 0, 0), priors), joint_fit(*args, head_to_head, priors)
+
+
+def _rating(fit: JointFit, player: int) -> dict[str, float]:
+    lo, hi = fit.interval(player)
+    return {"mean": round(fit.means[player], 1), "lo": round(lo, 1), "hi": round(hi, 1)}
+
+
+def ladder_check(match: dict[str, Any], play_a: dict[str, Any], play_b: dict[str, Any],
+                 head_to_head: tuple[int, int, int]) -> dict[str, Any]:
+    """The ladder's predicted score beside the match's, their z, and both ratings with and
+    without the match's games (the match result's `ladder_check` block)."""
+    alone, joint = fits(play_a, play_b, head_to_head)
+    nu = float(play_a["ladder"]["nu"])
+    difference, sd = alone.difference()
+    predicted = float(expected_score(difference, nu))
+    # The score's sd by the delta method: the slope of the expected score at the difference.
+    slope = float(expected_score(difference + 0.5, nu) - expected_score(difference - 0.5, nu))
+    predicted_sd = abs(slope) * sd
+    score = match["score"]
+    measured_sd = (score["hi"] - score["lo"]) / (2 * Z90)
+    z = (score["value"] - predicted) / math.hypot(measured_sd, predicted_sd)
+    return {
+        "play_results": [play_a["_file"], play_b["_file"]],
+        "ladder_sha256": play_a["settings"]["ladder_sha256"],
+        "predicted": {
+            "elo_difference": round(difference, 1), "elo_difference_sd": round(sd, 1),
+            "score": round(predicted, 4),
+            "lo": round(float(expected_score(difference - Z90 * sd, nu)), 4),
+            "hi": round(float(expected_score(difference + Z90 * sd, nu)), 4)},
+        "z": round(z, 2),
+        "ratings": {"ladder_only": [_rating(alone, 0), _rating(alone, 1)],
+                    "with_match": [_rating(joint, 0), _rating(joint, 1)]},
+        "difference_with_match": {"value": round(joint.difference()[0], 1),
+                                  "sd": round(joint.difference()[1], 1)}}
+
+
+def why_not(play_a: dict[str, Any] | None, play_b: dict[str, Any] | None,
+            labels: tuple[str, str]) -> str:
+    """Why no prediction can be made ('' when one can)."""
+    for play, label in zip((play_a, play_b), labels, strict=True):
+        if play is None:
+            return f"no complete play result of {label} with standard games"
+    assert play_a is not None and play_b is not None
+    if play_a["settings"]["ladder_sha256"] != play_b["settings"]["ladder_sha256"]:
+        return "the two play results were rated on different fits of the ladder"
+    return ""
+
+
+def find_play(results: Path, label: str) -> dict[str, Any] | None:
+    """The play result of `label` in `results` to predict with: complete, with standard
+    games; of several, the one with the most games (then the last by file name)."""
+    found = []
+    for path in sorted(results.glob(f"{Kind.PLAY}__*.json")) if results.is_dir() else []:
+        try:
+            result = read_result(path, (Kind.PLAY,))
+        except DataError:
+            continue
+        standard = result.get("conditions", {}).get(STANDARD)
+        if result.get("model") == label and result.get("complete") and standard \
+                and standard.get("games") and standard.get("rungs"):
+            found.append((standard["games"], path.name, result))
+    return max(found, key=lambda f: (f[0], f[1]))[2] if found else None
