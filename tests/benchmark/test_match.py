@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -222,3 +223,13 @@ def test_both_play_results_give_the_ladders_prediction_and_the_refit(stockfish: 
     measured = float(btd.expected_score(before, nu)) < s["value"]
     assert (after > before) == measured and after != before
     assert "ladder's prediction" in path.with_suffix(".md").read_text()
+    # The leaderboard over the play runs and both matches: a pairwise row each, the ladder's
+    # prediction where the play runs are there (both matches are on one pair of players).
+    for p in (path, alone):
+        shutil.copy(p, out / p.name.replace("match__", f"match__{p.parent.name}_"))
+    assert benchmark.main(["leaderboard", "--results", str(out)]) == 0
+    rows = json.loads((out / "leaderboard.json").read_text())["head_to_head"]
+    assert len(rows) == 2 and all(r["first"] == "stockfish:nodes=1" for r in rows)
+    assert [r["z"] for r in rows] == [check["z"]] * 2  # the play runs are beside both now
+    table = (out / "leaderboard.md").read_text().split("## Head to head")[1].split("##")[0]
+    assert table.count("| stockfish:nodes=1 | random | 10 (5) |") == 2

@@ -40,6 +40,7 @@ from lib.benchmark.core.human import (
     human_text,
     load_crosswalks,
 )
+from lib.benchmark.core.ladder_check import check_of, elo_difference_text
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.results import elo_text, load_results, result_files
 from lib.benchmark.core.scoring import SUMMARY_METRICS, illegal_text, metric_digits
@@ -236,8 +237,10 @@ def _elo_cell(e: Entry) -> str:
 
 def _kind_files(out: Path) -> dict[str, list[dict[str, Any]]]:
     """The JSON results of `play`, `puzzles` and `worldmodel` in a directory."""
-    found: dict[str, list[dict[str, Any]]] = {"games": [], "puzzles": [], "worldmodel": []}
-    table_of = {Kind.PLAY: "games", Kind.PUZZLES: "puzzles", Kind.WORLDMODEL: "worldmodel"}
+    found: dict[str, list[dict[str, Any]]] = {"games": [], "puzzles": [], "worldmodel": [],
+                                              "match": []}
+    table_of = {Kind.PLAY: "games", Kind.PUZZLES: "puzzles", Kind.WORLDMODEL: "worldmodel",
+                Kind.MATCH: "match"}
     for path in result_files(out):
         try:
             data = read_result(path, tuple(table_of))
@@ -257,6 +260,8 @@ def _read_as_table(data: dict[str, Any]) -> None:
     """Read a result as its table will (KeyError, TypeError, ... when it cannot be)."""
     if data["kind"] == Kind.PLAY:
         game_entries([data], "")
+    elif data["kind"] == Kind.MATCH:
+        head_to_head_rows([data], [])
     elif data["kind"] == "puzzles":
         puzzle_entries([data], data["settings"]["puzzles_sha256"])
     else:
@@ -314,7 +319,7 @@ def superseded(result: dict[str, Any]) -> str:
     """'; ladder version 7 of 8' for a play run rated on a fit of its ladder that was
     refitted since (its Elo is that fit's reading); '' otherwise."""
     version = version_of(ladder_for(result["ladder"].get("engine", "")),
-                         result["settings"].get("ladder_sha256"))
+                         result.get("settings", {}).get("ladder_sha256"))
     if version is None or version.current:
         return ""
     return f"; ladder version {version.number} of {version.latest}"
@@ -433,6 +438,9 @@ class Board:
     worldmodel: list[dict[str, Any]]  # complete world-model runs on the questions file
     tables: dict[str, list[Entry]]  # each Elo scale's entries: games, puzzles, human, ...
     ladder_map: LadderMap | None = None  # converts Stockfish 15.1's ladder to the reference
+    # Complete head-to-head matches, a row each: the measured score beside the ladder's
+    # prediction from the two players' play runs here (head_to_head_rows).
+    head_to_head: tuple[dict[str, Any], ...] = ()
 
 
 def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
@@ -456,12 +464,54 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
         "puzzles": puzzle_entries(kinds["puzzles"], puzzle_digest),
         "human": static_entries(static, "human", by_id),
         "static puzzle": static_entries(static, "puzzle", by_id)}
-    if not static and not wm and not any(tables.values()):
+    pairs = head_to_head_rows([r for r in kinds["match"] if r["complete"]], games)
+    if not static and not wm and not any(tables.values()) and not pairs:
         raise DataError(f"no complete results on {questions} (sha256 {digest[:12]}) in {out}: "
                         "run python benchmark.py --model ... (or play, puzzles, worldmodel) "
                         "first")
     kept = [r for r in kinds["puzzles"] if r["settings"]["puzzles_sha256"] == puzzle_digest]
-    return Board(digest, static, games, primary, kept, wm, tables, conv)
+    return Board(digest, static, games, primary, kept, wm, tables, conv, tuple(pairs))
+
+
+def head_to_head_rows(matches: list[dict[str, Any]],
+                      games: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A row per match: both players, games and pairs, the pentanomial, the measured score
+    and Elo difference (90%), and, where both have play runs among `games` on one ladder
+    fit, the ladder's predicted score (90%) and z; sorted by the players' names."""
+    rows = []
+    for m in matches:
+        check = check_of(m, games)
+        c = check["ladder_check"]
+        score, diff = m["score"], m["elo_difference"]
+        rows.append({
+            "first": m["first"]["model"], "second": m["second"]["model"], "games": m["games"],
+            "pairs": m["pairs"], "pentanomial": m["pentanomial"],
+            "score": None if score is None else score["value"],
+            "score_lo": None if score is None else score["lo"],
+            "score_hi": None if score is None else score["hi"],
+            "elo_difference": elo_difference_text(diff),
+            "predicted": None if c is None else c["predicted"]["score"],
+            "predicted_lo": None if c is None else c["predicted"]["lo"],
+            "predicted_hi": None if c is None else c["predicted"]["hi"],
+            "z": None if c is None else c["z"],
+            "why_no_prediction": check["ladder_check_missing"]})
+    return sorted(rows, key=lambda r: (r["first"], r["second"], r["games"]))
+
+
+def head_to_head_lines(rows: tuple[dict[str, Any], ...]) -> list[str]:
+    """The pairwise table in markdown."""
+    out = ["| A | B | games (pairs) | pairs scoring 0/½/1/1½/2 for A | A's score (90%) | Elo A - B "
+           "| ladder's predicted score (90%) | z |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        score = "-" if r["score"] is None else \
+            f"{r['score']:.3f} [{r['score_lo']:.3f}, {r['score_hi']:.3f}]"
+        predicted = "- (" + str(r["why_no_prediction"]) + ")" if r["predicted"] is None \
+            else f"{r['predicted']:.3f} [{r['predicted_lo']:.3f}, {r['predicted_hi']:.3f}]"
+        z = "-" if r["z"] is None else f"{r['z']:+.2f}"
+        out.append(f"| {r['first']} | {r['second']} | {r['games']} ({r['pairs']}) | "
+                   f"{'/'.join(map(str, r['pentanomial']))} | {score} | "
+                   f"{r['elo_difference']} | {predicted} | {z} |")
+    return out
 
 
 # The crosswalk's place per time control, flat and named for what each is (human_metrics).
@@ -502,7 +552,8 @@ def write_rows(board: Board, out: Path) -> list[Path]:
     rows = board_rows(board)
     paths = [out / "leaderboard.json", out / "leaderboard.csv"]
     with atomic_write(paths[0], encoding="utf-8") as handle:
-        json.dump({"reference": REFERENCE_ENGINE, "rows": rows}, handle, indent=1)
+        json.dump({"reference": REFERENCE_ENGINE, "rows": rows,
+                   "head_to_head": list(board.head_to_head)}, handle, indent=1)
         handle.write("\n")
     with atomic_write(paths[1], encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=ROW_FIELDS, lineterminator="\n")
@@ -517,7 +568,7 @@ def leaderboard(out: Path, questions: Path, puzzles: Path | None, floor: dict[st
     `questions`, and puzzle runs on `puzzles` (none when it does not exist)."""
     board = collect(out, questions, puzzles)
     static, wm, tables, digest = board.static, board.worldmodel, board.tables, board.digest
-    md = _markdown(tables, static, wm, floor, questions, digest, seed)
+    md = _markdown(tables, static, wm, floor, questions, digest, seed, board.head_to_head)
     paths = [out / "leaderboard.md", out / "leaderboard.svg", out / "leaderboard.png",
              out / "leaderboard-worldmodel.png"]
     with atomic_write(paths[0], encoding="utf-8") as handle:
@@ -529,7 +580,7 @@ def leaderboard(out: Path, questions: Path, puzzles: Path | None, floor: dict[st
 
 def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
               wm: list[dict[str, Any]], floor: dict[str, Any], questions: Path, digest: str,
-              seed: int) -> str:
+              seed: int, pairs: tuple[dict[str, Any], ...] = ()) -> str:
     out = ["# Leaderboard", "",
            f"Runs on `{questions}` (sha256 {digest[:12]}) only; incomplete runs are left out. "
            "Each scale is ranked in its own table and never mixed. \"below ~N\" / \"above ~N\": "
@@ -577,6 +628,13 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
                 lines.append(f"| floor | random mover |{row} | |" if numbered
                              else f"| random mover (floor) |{row}")
             out += [f"## {title}", "", *lines, ""]
+    if pairs:
+        out += ["## Head to head", "", "Matches played in colour-reversed pairs (benchmark.py "
+                "match): A's score with its 90% interval from the pairs, the Elo difference, "
+                "and where both players have play runs here on one ladder fit, the score the "
+                "ladder predicts from their game Elos and z = (measured - predicted) / its sd "
+                "(beyond about +-2: not transitive through the ladder).", "",
+                *head_to_head_lines(pairs), ""]
     out += ["## By model", "", "The run with the most observations of each kind, one row per "
             "model and protocol (docs/protocols.md).", "",
             *by_model(tables, wm), ""]

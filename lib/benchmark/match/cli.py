@@ -20,10 +20,10 @@ from lib.benchmark.core.cli import (
 )
 from lib.benchmark.core.data import BOOK, data_path
 from lib.benchmark.core.header import Kind, file_name, write_result
+from lib.benchmark.core.ladder_check import check_of, elo_difference_text, find_play
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, RETRIES, Side
 from lib.benchmark.match.pairs import MAX_GAMES, TARGET, PairStats
-from lib.benchmark.match.prediction import find_play, ladder_check, why_not
 from lib.benchmark.match.run import MatchConfig, MatchSession, play_match
 from lib.benchmark.model.cost import Budget
 from lib.benchmark.model.ledger import Ledger
@@ -188,35 +188,19 @@ def match_result(args: argparse.Namespace, first: Player, second: Player,
         "elo_difference": {"kind": kind, "value": None if stats.elo is None
                            else round(stats.elo, 1), "lo": _bound(stats.elo_lo),
                            "hi": _bound(stats.elo_hi)}}
-    return done | _ladder_check(args, done, session)
+    return done | _ladder_check(args, done)
 
 
-def _ladder_check(args: argparse.Namespace, result: dict[str, Any],
-                  session: MatchSession) -> dict[str, Any]:
-    """The ladder's prediction and the joint refit, or why there is none."""
-    labels = (result["first"]["model"], result["second"]["model"])
+def _ladder_check(args: argparse.Namespace, result: dict[str, Any]) -> dict[str, Any]:
+    """The ladder's prediction and the joint refit from the play results in --play-results
+    (default --out), or why there is none."""
     folder = args.play_results or args.out
-    plays = [find_play(folder, label) for label in labels]
-    missing = why_not(plays[0], plays[1], labels)
-    if missing:
-        return {"ladder_check": None, "ladder_check_missing": f"{missing} in {folder}"}
-    assert plays[0] is not None and plays[1] is not None
-    return {"ladder_check": ladder_check(result, plays[0], plays[1],
-                                         session.wins_draws_losses()),
-            "ladder_check_missing": None}
-
-
-def elo_difference_text(e: dict[str, Any] | None) -> str:
-    """The Elo difference as text: an interval, or a one-sided bound."""
-    if e is None:
-        return "no complete pair"
-    if e["kind"] == "below":
-        return f"below {e['hi']:+.0f} (a one-sided 95% bound: every game lost)"
-    if e["kind"] == "above":
-        return f"above {e['lo']:+.0f} (a one-sided 95% bound: every game won)"
-    lo = "no lower bound" if e["lo"] is None else f"{e['lo']:+.0f}"
-    hi = "no upper bound" if e["hi"] is None else f"{e['hi']:+.0f}"
-    return f"{e['value']:+.0f} [{lo}, {hi}] (90%)"
+    plays = [p for label in (result["first"]["model"], result["second"]["model"])
+             if (p := find_play(folder, label)) is not None]
+    check = check_of(result, plays)
+    if check["ladder_check_missing"]:
+        check["ladder_check_missing"] += f" in {folder}"
+    return check
 
 
 def match_summary(result: dict[str, Any]) -> str:

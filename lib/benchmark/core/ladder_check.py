@@ -97,17 +97,51 @@ def why_not(play_a: dict[str, Any] | None, play_b: dict[str, Any] | None,
     return ""
 
 
-def find_play(results: Path, label: str) -> dict[str, Any] | None:
-    """The play result of `label` in `results` to predict with: complete, with standard
-    games; of several, the one with the most games (then the last by file name)."""
+def pick_play(results: list[dict[str, Any]], label: str) -> dict[str, Any] | None:
+    """The play result of `label` to predict with: complete, with standard games; of
+    several, the one with the most games (then the last by file name)."""
     found = []
-    for path in sorted(results.glob(f"{Kind.PLAY}__*.json")) if results.is_dir() else []:
-        try:
-            result = read_result(path, (Kind.PLAY,))
-        except DataError:
-            continue
+    for result in results:
         standard = result.get("conditions", {}).get(STANDARD)
         if result.get("model") == label and result.get("complete") and standard \
                 and standard.get("games") and standard.get("rungs"):
-            found.append((standard["games"], path.name, result))
+            found.append((standard["games"], result.get("_file", ""), result))
     return max(found, key=lambda f: (f[0], f[1]))[2] if found else None
+
+
+def find_play(results: Path, label: str) -> dict[str, Any] | None:
+    """pick_play among the play results in the folder `results`."""
+    found = []
+    for path in sorted(results.glob(f"{Kind.PLAY}__*.json")) if results.is_dir() else []:
+        try:
+            found.append(read_result(path, (Kind.PLAY,)))
+        except DataError:
+            continue
+    return pick_play(found, label)
+
+
+def check_of(match: dict[str, Any], plays: list[dict[str, Any]]) -> dict[str, Any]:
+    """A match result's ladder check from these play results: its `ladder_check` block and
+    `ladder_check_missing` (why there is none, or None)."""
+    labels = (match["first"]["model"], match["second"]["model"])
+    a, b = (pick_play(plays, label) for label in labels)
+    missing = "no complete pair" if not match.get("score") else why_not(a, b, labels)
+    if missing:
+        return {"ladder_check": None, "ladder_check_missing": missing}
+    assert a is not None and b is not None
+    wdl = match["wdl"]
+    return {"ladder_check": ladder_check(match, a, b, (wdl[0], wdl[1], wdl[2])),
+            "ladder_check_missing": None}
+
+
+def elo_difference_text(e: dict[str, Any] | None) -> str:
+    """The Elo difference as text: an interval, or a one-sided bound."""
+    if e is None:
+        return "no complete pair"
+    if e["kind"] == "below":
+        return f"below {e['hi']:+.0f} (a one-sided 95% bound: every game lost)"
+    if e["kind"] == "above":
+        return f"above {e['lo']:+.0f} (a one-sided 95% bound: every game won)"
+    lo = "no lower bound" if e["lo"] is None else f"{e['lo']:+.0f}"
+    hi = "no upper bound" if e["hi"] is None else f"{e['hi']:+.0f}"
+    return f"{e['value']:+.0f} [{lo}, {hi}] (90%)"
