@@ -233,3 +233,18 @@ def test_both_play_results_give_the_ladders_prediction_and_the_refit(stockfish: 
     assert [r["z"] for r in rows] == [check["z"]] * 2  # the play runs are beside both now
     table = (out / "leaderboard.md").read_text().split("## Head to head")[1].split("##")[0]
     assert table.count("| stockfish:nodes=1 | random | 10 (5) |") == 2
+    # compare of the two play runs takes the match as direct evidence: the verdict's row is
+    # the refit's difference (B - A, with random as A: the match's first player is B).
+    [pa] = list(out.glob("play__random__*.json"))
+    [pb] = list(out.glob("play__stockfish*.json"))
+    assert benchmark.main(["compare", str(pa), str(pb), "--results", str(out), "--out",
+                           str(tmp_path / "c.json")]) == 0
+    cmp = json.loads((tmp_path / "c.json").read_text())
+    first, ladder_route = cmp["differences"][:2]
+    assert first["metric"] == "game_elo_with_match"
+    assert first["diff"] == pytest.approx(check["difference_with_match"]["value"], abs=0.2)
+    assert first["hi"] - first["lo"] == pytest.approx(
+        2 * btd.Z90 * check["difference_with_match"]["sd"], abs=0.5)
+    assert ladder_route["metric"] == "game_elo_standard"
+    assert "game elo with match" in cmp["verdict"]
+    assert any(n.startswith("direct evidence: match") for n in cmp["notes"])

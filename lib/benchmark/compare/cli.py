@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from lib.benchmark.compare.compare import compare, find_run, load_run, table
+from lib.benchmark.compare.compare import compare, find_run, load_run, match_results, table
 from lib.benchmark.compare.plan import plan
 from lib.benchmark.core.header import Kind, write_result
 from lib.cli import positive_float
@@ -24,9 +24,10 @@ def add_parser(commands: Any) -> None:
         "each with a 90% interval from a bootstrap that resamples the same questions for "
         "both, and McNemar's exact test for the binary ones (legal, best move). Puzzle runs: "
         "the difference of their puzzle Elos. Play runs on one ladder: the difference of "
-        "their game Elos with the ladder's shared error cancelled. Runs that share nothing "
-        "comparable are refused. --plan says instead how many questions, puzzles or games a "
-        "comparison needs.")
+        "their game Elos with the ladder's shared error cancelled, and a match between "
+        "their models in --results (benchmark.py match) refitted in as direct evidence. "
+        "Runs that share nothing comparable are refused. --plan says instead how many "
+        "questions, puzzles or games a comparison needs.")
     p.add_argument("a", nargs="?", metavar="A", help="the baseline run: a result file, or "
                    "its name (or the start of it) in --results")
     p.add_argument("b", nargs="?", metavar="B", help="the run compared with it")
@@ -60,7 +61,7 @@ def compare_command(args: argparse.Namespace) -> None:
         raise ConfigError("compare needs two runs, A and B (or --plan)")
     a = load_run(find_run(args.a, args.results))
     b = load_run(find_run(args.b, args.results))
-    result = compare(a, b, args.seed)
+    result = compare(a, b, args.seed, match_results(args.results, a, b))
     print(table(result))
     out = args.out or args.results / f"compare__{a['_name'][:60]}__{b['_name'][:60]}.json"
     write_result(out, Kind.COMPARE, result.as_dict())

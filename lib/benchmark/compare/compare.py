@@ -20,8 +20,10 @@ from lib.benchmark.compare.paired import (
 )
 from lib.benchmark.core.answers import Category
 from lib.benchmark.core.header import Kind, read_result
+from lib.benchmark.core.ladder_check import elo_difference_text, ladder_check, why_not
 from lib.benchmark.core.scoring import STRATA, UNSCORED, Item, metric_arrays
 from lib.benchmark.core.scoring import metric_digits as digits
+from lib.benchmark.core.turns import Condition
 from lib.benchmark.stats.elo import Z
 from lib.benchmark.stats.mcnemar import mcnemar
 from lib.errors import DataError
@@ -76,16 +78,33 @@ def find_run(name: str, results: Path) -> Path:
                     + ", ".join(p.stem for p in found[:5]) + (" ..." if len(found) > 5 else ""))
 
 
+def match_results(results: Path, *runs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The match results in `results` and in the runs' own folders (when they were given as
+    files elsewhere), read as the leaderboard reads them; unreadable files are skipped."""
+    folders = {results, *(Path(r["_path"]).parent for r in runs if r.get("_path"))}
+    found: dict[str, dict[str, Any]] = {}
+    for folder in sorted(folders):
+        for path in sorted(folder.glob(f"{Kind.MATCH}__*.json")) if folder.is_dir() else []:
+            try:
+                found.setdefault(path.name, read_result(path, (Kind.MATCH,)))
+            except DataError:
+                continue
+    return list(found.values())
+
+
 def load_run(path: Path) -> dict[str, Any]:
     """A result file's JSON (its header checked), with its kind and name."""
     data = read_result(path, (Kind.STATIC, Kind.PLAY, Kind.PUZZLES, Kind.WORLDMODEL))
     if not data["complete"]:
         raise DataError(f"{path}: incomplete run (rerun its command to complete it first)")
-    return {**data, "_kind": data["kind"], "_name": path.stem}
+    return {**data, "_kind": data["kind"], "_name": path.stem, "_path": str(path)}
 
 
-def compare(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> Comparison:
-    """B against A, by what the two runs share; DataError when they share nothing."""
+def compare(a: dict[str, Any], b: dict[str, Any], seed: int = 0,
+            matches: list[dict[str, Any]] | None = None) -> Comparison:
+    """B against A, by what the two runs share; DataError when they share nothing. Two play
+    runs: a complete match between their models among `matches` is direct evidence, added
+    beside the ladder route (match_evidence)."""
     kinds = (a["_kind"], b["_kind"])
     if kinds[0] != kinds[1]:
         raise DataError(f"cannot compare a {kinds[0]} run with a {kinds[1]} run: they "
@@ -100,6 +119,8 @@ def compare(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> Comparison:
     except (KeyError, TypeError, ValueError) as exc:  # a file of another version, or edited
         raise DataError(f"{a['_name']} or {b['_name']} is not a {kinds[0]} result of this "
                         f"version ({type(exc).__name__}: {exc})") from exc
+    if kinds[0] == Kind.PLAY:
+        match_evidence(found, a, b, matches or [])
     protocols = (a.get("protocol", "fen"), b.get("protocol", "fen"))
     if protocols[0] != protocols[1]:  # one model under two protocols: what asking changes
         found.notes.append(f"protocols: A {protocols[0]}, B {protocols[1]} (the difference "
@@ -244,6 +265,50 @@ def compare_games(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> Compar
                                        "normal, the ladder's shared error cancelled"))
     basis = f"one ladder, {', '.join(shared)}"
     return Comparison("games", a["_name"], b["_name"], basis, diffs, verdict(diffs[0], basis))
+
+
+def match_evidence(found: Comparison, a: dict[str, Any], b: dict[str, Any],
+                   matches: list[dict[str, Any]]) -> None:
+    """A match between the two runs' models (the one with the most games) as direct
+    evidence: a note with its score, Elo difference and the ladder's z, and the two game
+    Elos refitted with its games (one BTD fit, the ladder's shared error in it) as the
+    verdict's difference."""
+    models = (a["model"], b["model"])
+    played = [m for m in matches if m.get("complete") and m.get("score") and models[0] !=
+              models[1] and {m["first"]["model"], m["second"]["model"]} == set(models)]
+    if not played:
+        return
+    m = max(played, key=lambda m: (m["games"], m.get("_file", "")))
+    first_is_a = m["first"]["model"] == models[0]
+    found.notes.append(
+        f"direct evidence: match {m.get('_file', '')} ({m['games']} games, {m['pairs']} "
+        f"pairs): {m['first']['model']} - {m['second']['model']} "
+        f"{elo_difference_text(m['elo_difference'])}")
+    plays = (a, b) if first_is_a else (b, a)
+    missing = why_not(plays[0], plays[1], models)
+    if missing or Condition.STANDARD.value not in found_conditions(a, b):
+        why = missing or "no standard games in both runs"
+        found.notes.append(f"not combined with the ladder route: {why}")
+        return
+    wdl = m["wdl"]
+    check = ladder_check(m, plays[0], plays[1], (wdl[0], wdl[1], wdl[2]))
+    found.notes.append(f"the ladder predicted a score of {check['predicted']['score']:.3f} "
+                       f"for {m['first']['model']}, measured {m['score']['value']:.3f}: "
+                       f"z = {check['z']:+.2f}")
+    joint = check["ratings"]["with_match"]
+    ra, rb = (joint[0], joint[1]) if first_is_a else (joint[1], joint[0])
+    sd = check["difference_with_match"]["sd"]
+    combined = normal_difference("game_elo_with_match", ra, rb, sd,
+                                 found.differences[0].n + m["games"],
+                                 "normal; one BTD fit of both runs' games and the match's")
+    found.differences.insert(0, combined)
+    found.basis += f"; with match {m.get('_file', '')}"
+    found.verdict = verdict(combined, found.basis)
+
+
+def found_conditions(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
+    """The start conditions both play runs have."""
+    return set(a["conditions"]) & set(b["conditions"])
 
 
 def _own(total_sd: float, condition: dict[str, Any]) -> float:
