@@ -91,6 +91,20 @@ def score_to_cp(score: chess.engine.Score) -> int:
     return MATE_CP if score == chess.engine.MateGiven else -MATE_CP
 
 
+MATE_SCORES = MATE_CP - MATE_STEP * 150  # cp this large (or more) encode a mate in <= 150
+
+
+def cp_to_score(cp: int) -> chess.engine.Score:
+    """The python-chess score of centipawns written by score_to_cp (its inverse): a mate in
+    n for cp = +-(MATE_CP - 100 n), centipawns below that."""
+    if abs(cp) < MATE_SCORES:
+        return chess.engine.Cp(cp)
+    if cp == MATE_CP:
+        return chess.engine.MateGiven
+    moves = (MATE_CP - abs(cp)) // MATE_STEP
+    return chess.engine.Mate(moves if cp > 0 else -moves)
+
+
 # The portable engine `make engine` installs: npm's WebAssembly build of Stockfish (one thread,
 # full network), pinned in package.json, run by the OS's node. The same bits run on every OS.
 PROJECT = Path(__file__).resolve().parents[1]

@@ -84,3 +84,46 @@ def puzzle_solved(expected: dict[str, int], uci: str, solution: str, is_mate: bo
     if is_mate and cp >= MATE_FLOOR:
         return True
     return max(expected.values()) - cp <= PUZZLE_TOLERANCE
+
+
+class Judgement(StrEnum):
+    """Lichess's mark of a move in a game, by how much it lowers the mover's winning chances."""
+
+    INACCURACY = "inaccuracy"
+    MISTAKE = "mistake"
+    BLUNDER = "blunder"
+
+
+# Lichess's thresholds (lila's Advice.scala): a drop in winning chances, on its -1..1 scale,
+# of at least 0.3, 0.2, 0.1; on the win% scale (0-100, 50 points per unit) 15, 10 and 5.
+JUDGEMENTS = ((Judgement.BLUNDER, 15.0), (Judgement.MISTAKE, 10.0),
+              (Judgement.INACCURACY, 5.0))
+
+
+def judgement(win_loss: float) -> Judgement | None:
+    """The mark of a move that lowers the mover's win% by `win_loss` points (None: none)."""
+    return next((name for name, bound in JUDGEMENTS if win_loss >= bound), None)
+
+
+@dataclass(frozen=True)
+class MoveNote:
+    """One move of a game read off the judge's evals."""
+
+    white: bool  # White made it
+    win: float  # White's win% after it
+    win_loss: float  # how far it lowered the mover's win% (points, >= 0)
+    accuracy: float  # Lichess's move-accuracy formula on that drop, 0-100
+    mark: Judgement | None
+
+
+def game_notes(evals: list[int], white_first: bool) -> list[MoveNote]:
+    """Every move's note from the evals (cp for White) of the positions before and after
+    it: evals[0] the start, evals[i + 1] after move i."""
+    notes = []
+    for i, (before, after) in enumerate(zip(evals, evals[1:], strict=False)):
+        white = (i % 2 == 0) == white_first
+        sign = 1 if white else -1
+        loss = max(0.0, win_percent(sign * before) - win_percent(sign * after))
+        notes.append(MoveNote(white, win_percent(after), loss, accuracy(loss),
+                              judgement(loss)))
+    return notes

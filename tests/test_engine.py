@@ -15,6 +15,7 @@ from lib.engine import (
     MATE_CP,
     Engine,
     EngineSettings,
+    cp_to_score,
     find_stockfish,
     score_to_cp,
     stall_bound,
@@ -220,3 +221,19 @@ def test_ctrl_c_while_an_engine_starts_exits_at_once_with_130(
         proc.kill()
     assert proc.returncode == Exit.INTERRUPTED, err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("cp", "pgn"), [(0, "0.00"), (35, "0.35"), (-9000, "-90.00"),
+                                         (MATE_CP - 300, "#3"), (-(MATE_CP - 500), "#-5")])
+def test_centipawns_read_back_as_the_score_the_pgn_writes(cp: int, pgn: str) -> None:
+    """A judge's eval, as play stores it, becomes the score a PGN's [%eval] carries and
+    reads back to the same centipawns (a mate in n is +-(MATE_CP - 100 n))."""
+    import io
+
+    import chess.pgn
+
+    game = chess.pgn.Game()
+    game.set_eval(chess.engine.PovScore(cp_to_score(cp), chess.WHITE))
+    assert f"[%eval {pgn}]" in str(game)
+    back = chess.pgn.read_game(io.StringIO(str(game)))
+    assert back is not None and score_to_cp(back.eval().white()) == cp

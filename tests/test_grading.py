@@ -4,7 +4,16 @@ to Blunder, puzzle solving."""
 import pytest
 
 from lib.engine import MATE_CP
-from lib.grading import accuracy, grade, puzzle_solved, score_move, win_percent
+from lib.grading import (
+    Judgement,
+    accuracy,
+    game_notes,
+    grade,
+    judgement,
+    puzzle_solved,
+    score_move,
+    win_percent,
+)
 
 
 def test_win_percent_curve() -> None:
@@ -42,3 +51,28 @@ def test_puzzle_solved_rules() -> None:
     near = {"a1a8": 400, "b1b8": 392, "c1c8": 100}
     assert puzzle_solved(near, "b1b8", "a1a8", is_mate=False)  # within 10 cp
     assert not puzzle_solved(near, "c1c8", "a1a8", is_mate=False)
+
+
+@pytest.mark.parametrize(("drop", "mark"), [(4.99, None), (5.0, Judgement.INACCURACY),
+                                            (9.99, Judgement.INACCURACY),
+                                            (10.0, Judgement.MISTAKE),
+                                            (15.0, Judgement.BLUNDER), (60.0, Judgement.BLUNDER)])
+def test_lichess_marks_a_move_by_its_drop_in_win_percent(drop: float,
+                                                         mark: Judgement | None) -> None:
+    """Lichess's 0.1, 0.2 and 0.3 on its -1..1 winning-chances scale: 5, 10, 15 win% points."""
+    assert judgement(drop) == mark
+
+
+def test_a_game_s_notes_follow_the_mover() -> None:
+    """The committed replay game's 6...Bf5 (tests/data/replay): White's eval -0.69 before,
+    +4.22 after. Black's win% falls from 50 + 50 (2 / (1 + e^(-0.00368208 x 69)) - 1) =
+    56.318 to 17.453: a drop of 38.864 points, a blunder, move accuracy
+    103.1668 e^(-0.04354 x 38.864) - 3.1669 = 15.83. A move that gains loses nothing."""
+    [note] = game_notes([-69, 422], white_first=False)
+    assert not note.white and note.mark == Judgement.BLUNDER
+    assert note.win_loss == pytest.approx(38.864, abs=1e-3)
+    assert note.win == pytest.approx(100 - 17.453, abs=1e-3)  # White's win% after it
+    assert note.accuracy == pytest.approx(15.83, abs=0.01)
+    gains = game_notes([0, 10, -300], white_first=True)  # each side's move helps itself
+    assert [(n.white, n.win_loss, n.mark) for n in gains] == [(True, 0.0, None),
+                                                               (False, 0.0, None)]

@@ -66,6 +66,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
                                "--limit", "2"]) == 0
     assert benchmark.main(["run", "--model", "random", "--limit", "60", "--out",
                            str(results)]) == 0
+    assert benchmark.main(["match", "--model", "stockfish:nodes=1", "--opponent", "random",
+                           "--max-games", "2", "--ply-cap", "24", "--out", str(results)]) == 0
     assert benchmark.main(["report", "--results", str(results), "--out", str(out),
                            "--puzzles", str(PUZZLES_1K)]) == 0
     return results, out
@@ -88,15 +90,15 @@ def _kind(page: Path) -> str:
     """index, ladder, or the kind of run a run page shows."""
     if page.stem in ("index", "ladder"):
         return page.stem
-    return next((k for k in ("play", "puzzles", "worldmodel") if page.stem.startswith(k)),
-                "static")
+    return next((k for k in ("play", "puzzles", "worldmodel", "match")
+                 if page.stem.startswith(k)), "static")
 
 
 def test_every_page_loads_clean_with_nothing_from_elsewhere(site, browser: Browser) -> None:
     _, out = site
     pages = _pages(out)
     assert {_kind(p) for p in pages} == {"index", "ladder", "static", "play", "puzzles",
-                                         "worldmodel"}
+                                         "worldmodel", "match"}
     shot_of: dict[str, Path] = {}
     for page in pages:
         since = len(browser.events)
@@ -431,3 +433,102 @@ def test_a_scale_with_no_ranked_entry_draws_no_empty_chart(tmp_path: Path) -> No
     [games] = [s for s in tree.iter("section") if "scale" in s.get("class", "")]
     assert "below ~" in "".join(games.itertext())  # listed apart, with its bound
     assert not [e for e in games.iter() if str(e.tag).endswith("svg")]  # (its namespace)
+
+
+REPLAY = ROOT / "tests" / "data" / "replay"  # a committed play run: 2 games, the judge's evals
+
+
+def _win(cp: int) -> float:
+    """Lichess's win% of an eval from the mover's side (cp clamped to +-1000), written here
+    apart from the product's lib/grading.py."""
+    cp = max(-1000, min(1000, cp))
+    return 50 + 50 * (2 / (1 + np.exp(-0.00368208 * cp)) - 1)
+
+
+def _marks(game: chess.pgn.Game) -> list[str | None]:
+    """Each move's mark by Lichess's thresholds: a drop of 15, 10, 5 win% points."""
+    scores = [game.eval(), *(n.eval() for n in game.mainline())]
+    cps = [s.white().score(mate_score=100_000) for s in scores]
+    marks: list[str | None] = []
+    white = game.board().turn == chess.WHITE
+    for before, after in zip(cps, cps[1:], strict=False):
+        sign = 1 if white else -1
+        loss = max(0.0, _win(sign * before) - _win(sign * after))
+        marks.append("blunder" if loss >= 15 else "mistake" if loss >= 10
+                     else "inaccuracy" if loss >= 5 else None)
+        white = not white
+    return marks
+
+
+def test_the_replay_draws_the_judges_evals_and_marks_each_move(tmp_path: Path,
+                                                               browser: Browser) -> None:
+    """A committed game's replay: one graph point per position, a click on a point goes to
+    that move, each move marked as Lichess's thresholds mark it (recomputed here from the
+    PGN's evals), and each side's counts and mean move accuracy. In the first game Black's
+    6...Bf5 turns White's -0.69 into +4.22: a blunder for Black (its win% 56 -> 17)."""
+    results = tmp_path / "results"
+    shutil.copytree(REPLAY, results)
+    out = tmp_path / "site"
+    assert benchmark.main(["report", "--results", str(results), "--out", str(out),
+                           "--puzzles", str(PUZZLES_1K)]) == 0
+    [pgn] = results.glob("*.pgn")
+    with pgn.open() as handle:
+        games = list(iter(lambda: chess.pgn.read_game(handle), None))
+    since = len(browser.events)
+    browser.open((out / "runs" / f"{pgn.stem}.html").as_uri())
+    fen = "document.getElementById('board').dataset.fen"
+    for index, game in enumerate(games):
+        browser.js(f"document.getElementById('game-select').value = '{index}';"
+                   "document.getElementById('game-select').dispatchEvent(new Event('change'))")
+        expected = _marks(game)
+        assert browser.js("document.querySelectorAll('#eval-graph circle').length") == \
+            len(expected) + 1
+        shown = browser.js("Array.from(document.querySelectorAll('#moves li'))"
+                           ".map(li => li.dataset.mark || null)")
+        assert shown == expected and any(expected)
+        nodes = list(game.mainline())
+        for ply in (1, len(nodes) // 2, len(nodes)):  # a click on the point goes there
+            browser.js(f"(() => {{ const c = document.querySelector("
+                       f"'#eval-graph circle[data-ply=\"{ply}\"]').getBoundingClientRect();"
+                       "document.getElementById('eval-graph').dispatchEvent(new MouseEvent("
+                       "'click', {clientX: c.x + c.width / 2, clientY: c.y + c.height / 2,"
+                       " bubbles: true})); })()")
+            assert browser.js(fen) == nodes[ply - 1].board().fen()
+        for colour, white in (("white", True), ("black", False)):
+            cells = browser.js(f"Array.from(document.querySelector('#game-sides "
+                               f"tr[data-side=\"{colour}\"]').cells).map(c => c.textContent)")
+            own = [m for m, w in zip(expected, _movers(game), strict=True) if w == white]
+            assert [int(c) for c in cells[1:4]] == [own.count(k) for k in
+                                                    ("inaccuracy", "mistake", "blunder")]
+    first = list(games[0].mainline())
+    assert first[5].san() == "Bf5" and _marks(games[0])[5] == "blunder"
+    assert browser.errors(since) == []
+    assert [u for u in browser.requests(since) if not u.startswith(out.as_uri() + "/")] == []
+    browser.screenshot(SHOTS / "replay.png")
+
+
+def _movers(game: chess.pgn.Game) -> list[bool]:
+    """For each move of a game, whether White made it."""
+    white = game.board().turn == chess.WHITE
+    return [(i % 2 == 0) == white for i in range(len(list(game.mainline())))]
+
+
+def test_a_game_that_ends_in_checkmate_keeps_its_graph(tmp_path: Path) -> None:
+    """The PGN has no [%eval] for a mated position (python-chess writes none for mate in 0):
+    the replay takes it from the rules, so a game won by mate keeps its graph and marks."""
+    import io
+
+    from lib.benchmark.arena.game import GameRecord, pgn
+    from lib.engine import MATE_CP
+
+    fools = ["f2f3", "e7e5", "g2g4", "d8h4"]
+    record = GameRecord("k", "w", "b", {"condition": "standard", "label": "start",
+                                        "fen": chess.STARTING_FEN}, moves=fools,
+                        evals=[20, -40, -60, -900, -MATE_CP], result="0-1",
+                        termination="checkmate")
+    game = chess.pgn.read_game(io.StringIO(pgn(record, {})))
+    assert game is not None and views.judged(game) == [20, -40, -60, -900, -MATE_CP]
+    (tmp_path / "g.pgn").write_text(pgn(record, {}))
+    [view] = views.game_views(tmp_path / "g.pgn", tmp_path / "no-traces.jsonl")
+    assert [p["mark"] for p in view["plies"]] == ["inaccuracy", None, "blunder", None]
+    assert view["sides"]["white"]["blunder"] == 1

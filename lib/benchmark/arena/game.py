@@ -28,7 +28,7 @@ import chess.pgn
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES, Category
 from lib.benchmark.core.questions import Question
 from lib.benchmark.core.turns import Condition, Side, Start, take_turn
-from lib.engine import MATE_CP, Engine, score_to_cp
+from lib.engine import MATE_CP, Engine, cp_to_score, score_to_cp
 from lib.errors import DataError
 from lib.grading import CP_LOSS_CAP
 from lib.kvstore import Store
@@ -420,12 +420,20 @@ def pgn(record: GameRecord, headers: dict[str, str]) -> str:
                 f"before this move, {kind} try {a['text'] or a['answer'][:40]!r}: "
                 f"{a['category']}{hint}")
     node: chess.pgn.GameNode = game
+    nodes = [node]
     for ply, uci in enumerate(record.moves):
         node = node.add_variation(chess.Move.from_uci(uci))
+        nodes.append(node)
         if ply in illegal:
             node.comment = "; ".join(illegal[ply])
     if record.forfeit:
         tries = "; ".join(illegal.get(len(record.moves), []))
         node.comment = (node.comment + " " if node.comment else "") + \
             f"forfeit: {record.forfeit}" + (f" ({tries})" if tries else "")
+    # The judge's eval of every position, as Lichess writes them ([%eval 0.35], [%eval #-3]):
+    # the start's on the game, each move's on the position it left. Games whose judge kept
+    # no evals (calibration's screened judge) have none.
+    if len(record.evals) == len(nodes):
+        for at, cp in zip(nodes, record.evals, strict=True):
+            at.set_eval(chess.engine.PovScore(cp_to_score(cp), chess.WHITE))
     return str(game)

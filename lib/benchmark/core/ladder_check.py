@@ -145,3 +145,23 @@ def elo_difference_text(e: dict[str, Any] | None) -> str:
     lo = "no lower bound" if e["lo"] is None else f"{e['lo']:+.0f}"
     hi = "no upper bound" if e["hi"] is None else f"{e['hi']:+.0f}"
     return f"{e['value']:+.0f} [{lo}, {hi}] (90%)"
+
+
+def _rating_text(r: dict[str, float]) -> str:
+    return f"{r['mean']:.0f} [{r['lo']:.0f}, {r['hi']:.0f}]"
+
+
+def ladder_lines(result: dict[str, Any]) -> list[str]:
+    """The ladder's prediction, z and the refitted ratings, or why there are none."""
+    check = result.get("ladder_check")
+    if check is None:
+        why = result.get("ladder_check_missing")
+        return [f"ladder's prediction: none ({why})"] if why else []
+    p, r = check["predicted"], check["ratings"]
+    names = (result["first"]["model"], result["second"]["model"])
+    return [f"ladder's prediction (their play ratings, {p['elo_difference']:+.0f} +- "
+            f"{Z90 * p['elo_difference_sd']:.0f} Elo apart): score {p['score']:.3f} "
+            f"[{p['lo']:.3f}, {p['hi']:.3f}]; measured - predicted z = {check['z']:+.2f}",
+            *(f"{name}: ladder only {_rating_text(alone)}; with the match's games "
+              f"{_rating_text(joint)}" for name, alone, joint in
+              zip(names, r["ladder_only"], r["with_match"], strict=True))]

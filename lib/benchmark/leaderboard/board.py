@@ -441,6 +441,7 @@ class Board:
     # Complete head-to-head matches, a row each: the measured score beside the ladder's
     # prediction from the two players' play runs here (head_to_head_rows).
     head_to_head: tuple[dict[str, Any], ...] = ()
+    matches: tuple[dict[str, Any], ...] = ()  # the complete match results behind them
 
 
 def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
@@ -464,13 +465,15 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
         "puzzles": puzzle_entries(kinds["puzzles"], puzzle_digest),
         "human": static_entries(static, "human", by_id),
         "static puzzle": static_entries(static, "puzzle", by_id)}
-    pairs = head_to_head_rows([r for r in kinds["match"] if r["complete"]], games)
+    matches = [r for r in kinds["match"] if r["complete"]]
+    pairs = head_to_head_rows(matches, games)
     if not static and not wm and not any(tables.values()) and not pairs:
         raise DataError(f"no complete results on {questions} (sha256 {digest[:12]}) in {out}: "
                         "run python benchmark.py --model ... (or play, puzzles, worldmodel) "
                         "first")
     kept = [r for r in kinds["puzzles"] if r["settings"]["puzzles_sha256"] == puzzle_digest]
-    return Board(digest, static, games, primary, kept, wm, tables, conv, tuple(pairs))
+    return Board(digest, static, games, primary, kept, wm, tables, conv, tuple(pairs),
+                 tuple(matches))
 
 
 def head_to_head_rows(matches: list[dict[str, Any]],
@@ -494,7 +497,7 @@ def head_to_head_rows(matches: list[dict[str, Any]],
             "predicted_lo": None if c is None else c["predicted"]["lo"],
             "predicted_hi": None if c is None else c["predicted"]["hi"],
             "z": None if c is None else c["z"],
-            "why_no_prediction": check["ladder_check_missing"]})
+            "why_no_prediction": check["ladder_check_missing"], "file": m.get("_file", "")})
     return sorted(rows, key=lambda r: (r["first"], r["second"], r["games"]))
 
 

@@ -25,6 +25,7 @@ import markupsafe
 
 from lib.benchmark.arena.ladder import reference_ladder
 from lib.benchmark.core.human import HUMAN_DIR, load_crosswalks
+from lib.benchmark.core.ladder_check import check_of, ladder_lines
 from lib.benchmark.core.results import elo_text
 from lib.benchmark.core.scoring import illegal_text, metric_digits
 from lib.benchmark.leaderboard.board import (
@@ -39,6 +40,7 @@ from lib.benchmark.leaderboard.board import (
     collect,
     converts,
     dagger,
+    head_to_head_rows,
     on_current_scale,
     place,
     rank_draws,
@@ -191,7 +193,9 @@ def _index(board: Board, inputs: SiteInputs, ladder: dict[str, Any]) -> dict[str
     return {"rows": _rows(board), "scales": scales, "human": _human(board),
             "digest": board.digest,
             "questions": inputs.questions.name, "dagger_rule": DAGGER_RULE, "level": LEVEL,
-            "floor": inputs.floor, "comparisons": comparisons(inputs.results)}
+            "floor": inputs.floor, "comparisons": comparisons(inputs.results),
+            "head_to_head": [{**row, "page": _page_name(row["file"])}
+                             for row in board.head_to_head]}
 
 
 def _human(board: Board) -> dict[str, Any]:
@@ -231,7 +235,8 @@ def comparisons(results: Path) -> list[dict[str, Any]]:
     return found
 
 
-def _run_page(kind: str, result: dict[str, Any], results: Path) -> dict[str, Any]:
+def _run_page(kind: str, result: dict[str, Any], results: Path,
+              board_games: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """What one run's page shows, by the kind of run."""
     usage = result.get("usage") or {}
     page: dict[str, Any] = {"kind": kind, "r": result, "games": [],
@@ -251,6 +256,12 @@ def _run_page(kind: str, result: dict[str, Any], results: Path) -> dict[str, Any
         page["evolution"] = {name: evolution(c.get("evolution", []), CHART_W, CHART_H,
                                              c.get("elo"))
                              for name, c in result["conditions"].items()}
+    elif kind == "match":
+        pgn = results / f"{Path(result['_file']).stem}.pgn"
+        page["games"] = game_views(pgn, results / "none.jsonl") if pgn.is_file() else []
+        plays = board_games or []
+        page["match"] = head_to_head_rows([result], plays)[0]
+        page["match_lines"] = ladder_lines(result | check_of(result, plays))
     elif kind == "puzzles":
         page["games"] = puzzle_views(result)
         page["evolution"] = {"puzzles": evolution(
@@ -289,12 +300,13 @@ def build_site(inputs: SiteInputs, out: Path) -> list[Path]:
 def _run_pages(env: jinja2.Environment, board: Board, results: Path, out: Path) -> list[Path]:
     """One page per run; a file of an older version that lacks a field is skipped, logged."""
     runs = [("static", r) for r in board.static] + [("games", r) for r in board.games] + \
-        [("puzzles", r) for r in board.puzzles] + [("worldmodel", r) for r in board.worldmodel]
+        [("puzzles", r) for r in board.puzzles] + [("worldmodel", r) for r in board.worldmodel] + \
+        [("match", _as_run(r)) for r in board.matches]
     board_svg = markupsafe.Markup(_board_svg())  # python-chess's, no model text
     written = []
     for kind, result in runs:
         try:
-            page = _run_page(kind, result, results)
+            page = _run_page(kind, result, results, board.games)
             html = env.get_template("run.html").render(
                 root="../", title=f"{result['model']}: {kind}", board_svg=board_svg, **page)
         except (jinja2.UndefinedError, KeyError, TypeError, ValueError) as exc:
@@ -303,6 +315,12 @@ def _run_pages(env: jinja2.Environment, board: Board, results: Path, out: Path) 
             continue
         written.append(_write(out / _page_name(result["_file"]), html))
     return written
+
+
+def _as_run(match: dict[str, Any]) -> dict[str, Any]:
+    """A match result as a run page reads one: its two players as the model and player."""
+    return {**match, "model": f"{match['first']['model']} vs {match['second']['model']}",
+            "player": f"{match['first']['player']} / {match['second']['player']}"}
 
 
 def _write(path: Path, text: str) -> Path:

@@ -23,8 +23,10 @@ import chess.pgn
 from lib.benchmark.core.data import LADDER_GAMES
 from lib.benchmark.core.scoring import CELLS, MIN_INTERVAL_N, metric_digits
 from lib.benchmark.stats.elo import ABOVE, BELOW
+from lib.engine import MATE_CP, score_to_cp
 from lib.errors import DataError
 from lib.files import open_text
+from lib.grading import Judgement, MoveNote, game_notes, win_percent
 
 log = logging.getLogger(__name__)
 
@@ -44,17 +46,48 @@ def _try(attempt: dict[str, Any]) -> dict[str, Any]:
 
 
 def _replay(board: chess.Board, moves: list[chess.Move], by: list[str],
-            tries: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The plies from `board` on: SAN, UCI, the FEN after the move, who moved, the replies."""
+            tries: dict[int, list[dict[str, Any]]],
+            notes: list[MoveNote] | None = None) -> list[dict[str, Any]]:
+    """The plies from `board` on: SAN, UCI, the FEN after the move, who moved, the replies;
+    with the judge's evals, White's win% after it, the mover's loss, accuracy and mark."""
     plies = []
     for i, move in enumerate(moves):
         if move not in board.legal_moves:
             raise ValueError(f"{move.uci()} is illegal in {board.fen()}")
         san = board.san(move)
         board.push(move)
-        plies.append({"san": san, "uci": move.uci(), "fen": board.fen(), "by": by[i],
-                      "tries": [_try(a) for a in tries.get(i, [])]})
+        ply: dict[str, Any] = {"san": san, "uci": move.uci(), "fen": board.fen(),
+                               "by": by[i], "tries": [_try(a) for a in tries.get(i, [])]}
+        if notes:
+            n = notes[i]
+            ply |= {"win": round(n.win, 1), "loss": round(n.win_loss, 1),
+                    "accuracy": round(n.accuracy, 1), "mark": n.mark and str(n.mark)}
+        plies.append(ply)
     return plies
+
+
+def judged(game: chess.pgn.Game) -> list[int] | None:
+    """The judge's eval of every position of a PGN game (cp for White; the start's first),
+    None unless every position has one. A checkmate's has none in the PGN (python-chess
+    writes no [%eval #0]): the rules give it."""
+    evals = []
+    for node in [game, *game.mainline()]:
+        score = node.eval()
+        if score is not None:
+            evals.append(score_to_cp(score.white()))
+        elif node.board().is_checkmate():
+            evals.append(-MATE_CP if node.board().turn == chess.WHITE else MATE_CP)
+        else:
+            return None
+    return evals
+
+
+def side_summary(notes: list[MoveNote], white: bool) -> dict[str, Any]:
+    """One side's marks and mean move accuracy (computed here from the judge's evals)."""
+    own = [n for n in notes if n.white == white]
+    counts = {str(j): sum(n.mark == j for n in own) for j in Judgement}
+    mean = round(sum(n.accuracy for n in own) / len(own), 1) if own else None
+    return {**counts, "moves": len(own), "accuracy": mean}
 
 
 def _traces(path: Path) -> dict[str, dict[int, list[dict[str, Any]]]]:
@@ -96,23 +129,33 @@ def _game_view(game: chess.pgn.Game, tries: dict[int, list[dict[str, Any]]]) -> 
     first_white = board.turn == chess.WHITE
     by = ["model" if ((i % 2 == 0) == first_white) == model_white else "engine"
           for i in range(len(moves))]
-    return _view(board, moves, by, tries, model_white,
+    return _view(board, moves, by, tries, model_white, judged(game),
                  title=f"{h.get('Round', '')}: {h.get('White', '?')} - {h.get('Black', '?')}",
                  white=h.get("White", "?"), black=h.get("Black", "?"),
                  result=h.get("Result", "*"), termination=h.get("Termination", ""),
-                 rung=h.get("Rung", ""), condition=h.get("Condition", ""))
+                 rung=h.get("Rung", ""), condition=h.get("Condition", ""),
+                 # A match's game: two players, neither "the model" (the board from White).
+                 match="1" if h.get("GameId", "").startswith("match:") else "")
 
 
 def _view(board: chess.Board, moves: list[chess.Move], by: list[str],
           tries: dict[int, list[dict[str, Any]]], model_white: bool,
-          **labels: str) -> dict[str, Any]:
+          evals: list[int] | None = None, **labels: str) -> dict[str, Any]:
     """What the viewer gets for one game or line: its labels, the start, every ply with its
-    replies, the replies after the last move (a forfeit's) and the final position."""
+    replies, the replies after the last move (a forfeit's) and the final position; with the
+    judge's evals, White's win% at the start and each side's marks and accuracy."""
     start = board.fen()
-    plies = _replay(board, moves, by, tries)
-    return {**labels, "orientation": "white" if model_white else "black", "start": start,
-            "plies": plies, "end": [_try(a) for a in tries.get(len(moves), [])],
-            "final": board.fen()}
+    notes = game_notes(evals, board.turn == chess.WHITE) if evals else None
+    plies = _replay(board, moves, by, tries, notes)
+    view: dict[str, Any] = {
+        **labels, "orientation": "white" if model_white else "black", "start": start,
+        "plies": plies, "end": [_try(a) for a in tries.get(len(moves), [])],
+        "final": board.fen()}
+    if evals and notes is not None:
+        view |= {"start_win": round(win_percent(evals[0]), 1),
+                 "sides": {"white": side_summary(notes, True),
+                           "black": side_summary(notes, False)}}
+    return view
 
 
 def puzzle_views(result: dict[str, Any]) -> list[dict[str, Any]]:

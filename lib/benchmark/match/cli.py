@@ -20,7 +20,12 @@ from lib.benchmark.core.cli import (
 )
 from lib.benchmark.core.data import BOOK, data_path
 from lib.benchmark.core.header import Kind, file_name, write_result
-from lib.benchmark.core.ladder_check import check_of, elo_difference_text, find_play
+from lib.benchmark.core.ladder_check import (
+    check_of,
+    elo_difference_text,
+    find_play,
+    ladder_lines,
+)
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, RETRIES, Side
 from lib.benchmark.match.pairs import MAX_GAMES, TARGET, PairStats
@@ -30,7 +35,6 @@ from lib.benchmark.model.ledger import Ledger
 from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.model.protocols import template as protocol_template
 from lib.benchmark.players.player import Player, is_baseline, make_player
-from lib.benchmark.stats.btd import Z90
 from lib.cli import add_stockfish_arg, non_negative_int, positive_float, positive_int
 from lib.engine import EngineSettings, find_stockfish
 from lib.errors import ConfigError
@@ -215,26 +219,6 @@ def match_summary(result: dict[str, Any]) -> str:
             f"\n  score of {result['first']['model']}: {score} (90%)"
             f"\n  Elo difference: {elo_difference_text(result['elo_difference'])}"
             + "".join(f"\n  {line}" for line in ladder_lines(result)))
-
-
-def _rating_text(r: dict[str, float]) -> str:
-    return f"{r['mean']:.0f} [{r['lo']:.0f}, {r['hi']:.0f}]"
-
-
-def ladder_lines(result: dict[str, Any]) -> list[str]:
-    """The ladder's prediction, z and the refitted ratings, or why there are none."""
-    check = result.get("ladder_check")
-    if check is None:
-        why = result.get("ladder_check_missing")
-        return [f"ladder's prediction: none ({why})"] if why else []
-    p, r = check["predicted"], check["ratings"]
-    names = (result["first"]["model"], result["second"]["model"])
-    return [f"ladder's prediction (their play ratings, {p['elo_difference']:+.0f} +- "
-            f"{Z90 * p['elo_difference_sd']:.0f} Elo apart): score {p['score']:.3f} "
-            f"[{p['lo']:.3f}, {p['hi']:.3f}]; measured - predicted z = {check['z']:+.2f}",
-            *(f"{name}: ladder only {_rating_text(alone)}; with the match's games "
-              f"{_rating_text(joint)}" for name, alone, joint in
-              zip(names, r["ladder_only"], r["with_match"], strict=True))]
 
 
 def write_match(out: Path, name: str, result: dict[str, Any],

@@ -118,7 +118,87 @@
     answers.appendChild(box);
   }
 
+  const evalBox = document.getElementById("eval-box");
+  const graph = document.getElementById("eval-graph");
+  const sides = document.getElementById("game-sides");
+  const GRAPH_W = 360, GRAPH_H = 120, PAD = 6;
+  const SYMBOL = { inaccuracy: "?!", mistake: "?", blunder: "??" };
+
+  function graphX(i) {
+    return PAD + (GRAPH_W - 2 * PAD) * i / Math.max(1, game.plies.length);
+  }
+
+  function graphY(win) {
+    return PAD + (GRAPH_H - 2 * PAD) * (100 - win) / 100;
+  }
+
+  // White's win% after every ply (the start first), points marked by the mover's loss; a
+  // click anywhere goes to the nearest ply.
+  function drawGraph() {
+    graph.textContent = "";
+    const judged = game.start_win !== undefined;
+    evalBox.hidden = !judged;
+    if (!judged) return;
+    const wins = [game.start_win].concat(game.plies.map(function (p) { return p.win; }));
+    const mid = document.createElementNS(SVG_NS, "line");
+    mid.setAttribute("class", "mid");
+    mid.setAttribute("x1", PAD); mid.setAttribute("x2", GRAPH_W - PAD);
+    mid.setAttribute("y1", graphY(50)); mid.setAttribute("y2", graphY(50));
+    graph.appendChild(mid);
+    const line = document.createElementNS(SVG_NS, "polyline");
+    line.setAttribute("class", "line");
+    line.setAttribute("points", wins.map(function (w, i) {
+      return graphX(i).toFixed(1) + "," + graphY(w).toFixed(1);
+    }).join(" "));
+    graph.appendChild(line);
+    wins.forEach(function (w, i) {
+      const dot = document.createElementNS(SVG_NS, "circle");
+      const mark = i > 0 ? game.plies[i - 1].mark : null;
+      dot.setAttribute("cx", graphX(i).toFixed(1));
+      dot.setAttribute("cy", graphY(w).toFixed(1));
+      dot.setAttribute("r", mark ? 3.5 : 1.8);
+      dot.dataset.ply = String(i);
+      if (mark) dot.setAttribute("class", "mark-" + mark);
+      const title = document.createElementNS(SVG_NS, "title");
+      title.textContent = (i === 0 ? "start" : label(i - 1) + (mark ? " " + SYMBOL[mark] : "")) +
+        ": White " + w.toFixed(0) + "%";
+      dot.appendChild(title);
+      graph.appendChild(dot);
+    });
+    const now = document.createElementNS(SVG_NS, "line");
+    now.setAttribute("class", "now");
+    now.setAttribute("y1", PAD); now.setAttribute("y2", GRAPH_H - PAD);
+    graph.appendChild(now);
+    const body = sides.tBodies[0];
+    body.textContent = "";
+    for (const colour of ["white", "black"]) {
+      const s = game.sides[colour];
+      const row = body.insertRow();
+      const name = colour === "white" ? game.white : game.black;
+      const cells = [colour + (name ? " (" + name + ")" : ""), s.inaccuracy, s.mistake,
+        s.blunder, s.accuracy === null ? "-" : s.accuracy.toFixed(1)];
+      cells.forEach(function (text, k) {
+        const cell = k === 0 ? document.createElement("th") : row.insertCell();
+        if (k === 0) { cell.scope = "row"; row.appendChild(cell); }
+        cell.textContent = String(text);
+      });
+      row.dataset.side = colour;
+    }
+  }
+
+  graph.addEventListener("click", function (event) {
+    const box = graph.getBoundingClientRect();
+    const x = (event.clientX - box.left) * GRAPH_W / box.width;
+    const i = Math.round((x - PAD) / (GRAPH_W - 2 * PAD) * game.plies.length);
+    step(i);
+  });
+
   function render() {
+    const now = graph.querySelector("line.now");
+    if (now) {
+      now.setAttribute("x1", graphX(ply).toFixed(1));
+      now.setAttribute("x2", graphX(ply).toFixed(1));
+    }
     const fen = ply === 0 ? game.start : game.plies[ply - 1].fen;
     drawBoard(fen, ply === 0 ? null : game.plies[ply - 1].uci);
     answers.textContent = "";
@@ -151,6 +231,15 @@
         button.textContent += " (" + illegal + " failed)";
         li.classList.add("had-illegal");
       }
+      if (p.mark) {
+        const mark = document.createElement("span");
+        mark.className = "mark mark-" + p.mark;
+        mark.textContent = SYMBOL[p.mark];
+        mark.title = p.mark + ": White's win% " + p.win.toFixed(0) + " after it, the mover lost " +
+          p.loss.toFixed(0) + " points";
+        button.appendChild(mark);
+        li.dataset.mark = p.mark;
+      }
       li.classList.add("by-" + p.by);
       li.dataset.ply = String(i + 1);
       button.addEventListener("click", function () { ply = i + 1; render(); });
@@ -161,7 +250,8 @@
     info.textContent = who + "Result " + game.result + (game.termination ? ", " +
       game.termination : "") + (game.rung ? "; rung " + game.rung : "") +
       (game.themes ? "; themes: " + game.themes : "") +
-      "; the model plays " + game.orientation + ".";
+      (game.match ? "." : "; the model plays " + game.orientation + ".");
+    drawGraph();
     render();
   }
 
