@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import math
-import re
+import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import chess.pgn
@@ -21,6 +24,7 @@ from lib.benchmark.core.data import FIRST_LADDER
 from lib.benchmark.match.pairs import elo_of, finished, pair_stats, pair_variance
 from lib.benchmark.stats import btd
 from lib.benchmark.stats.joint import RungGames, joint_fit
+from lib.exits import Exit
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
 from tests.conftest import ROOT
 
@@ -124,25 +128,89 @@ def test_bad_input_is_one_line_and_buys_nothing(tmp_path: Path) -> None:
         assert server.billed == 0
 
 
-def test_a_served_model_against_a_baseline_keeps_one_ledger(stockfish: str,
-                                                            tmp_path: Path) -> None:
-    """A model at an OpenAI-compatible endpoint against a baseline: its replies are bought
-    once (a rerun buys none), and the ledger has a line for each invocation."""
-    def first_legal(body: dict) -> Response:
-        board = chess.Board(FEN_RE.search(json.dumps(body)).group(1))
-        return Response(f"Final answer: {min(m.uci() for m in board.legal_moves)}")
-    with ChatServer(lambda fen, n: Response(), on_body=first_legal, price=0.01) as server:
-        argv = ["match", "--model", "local/m", "--base-url", server.base_url, "--opponent",
-                "stockfish:nodes=1", "--max-games", "2", "--ply-cap", "20", "--out",
-                str(tmp_path), "--stockfish", stockfish]
+def _first_legal(body: dict) -> Response:
+    board = chess.Board(FEN_RE.search(json.dumps(body)).group(1))
+    return Response(f"Final answer: {min(m.uci() for m in board.legal_moves)}")
+
+
+def test_each_served_model_keeps_its_own_books_under_one_budget(stockfish: str,
+                                                                tmp_path: Path) -> None:
+    """Two models at two endpoints: each model's ledger (books/NAME__MODEL.jsonl) counts the
+    replies its own server billed, a rerun buys none (a line of zeros each), and one
+    --max-cost for the match stops both: a second match with a budget of three replies buys
+    at most three in all and exits 3, resumable."""
+    with ChatServer(lambda fen, n: Response(), on_body=_first_legal, price=0.01) as a, \
+            ChatServer(lambda fen, n: Response(), on_body=_first_legal, price=0.01) as b:
+        argv = ["match", "--model", "local/a", "--base-url", a.base_url, "--opponent",
+                "local/b", "--opponent-base-url", b.base_url, "--max-games", "2",
+                "--ply-cap", "20", "--out", str(tmp_path / "m"), "--stockfish", stockfish]
         assert benchmark.main(argv) == 0
-        billed = server.billed
+        billed = (a.billed, b.billed)
         assert benchmark.main(argv) == 0
-        assert server.billed == billed > 0
-    [ledger] = (tmp_path / "books").glob("*.jsonl")
-    lines = [json.loads(line) for line in ledger.read_text().splitlines()]
-    assert [line["replies_completed"] for line in lines] == [billed, 0]
-    assert re.search(r"local_m__vs__stockfish", ledger.name)
+        assert (a.billed, b.billed) == billed and min(billed) > 0
+        books = {p.name: [json.loads(x) for x in p.read_text().splitlines()]
+                 for p in (tmp_path / "m" / "books").glob("*.jsonl")}
+        assert len(books) == 2
+        [mine] = [v for k, v in books.items() if k.endswith("__local_a.jsonl")]
+        [theirs] = [v for k, v in books.items() if k.endswith("__local_b.jsonl")]
+        assert [x["replies_completed"] for x in mine] == [billed[0], 0]
+        assert [x["replies_completed"] for x in theirs] == [billed[1], 0]
+        assert mine[0]["cost"] == pytest.approx(0.01 * billed[0])
+        before = a.billed + b.billed
+        capped = [*argv[:-4], "--out", str(tmp_path / "capped"), "--stockfish", stockfish,
+                  "--max-cost", "0.03", "--price", "1,1", "--max-tokens", "1"]
+        assert benchmark.main(capped) == Exit.INCOMPLETE
+        assert 0 < a.billed + b.billed - before <= 3
+
+
+def test_a_match_stopped_by_ctrl_c_resumes_and_buys_nothing_twice(stockfish: str,
+                                                                   tmp_path: Path) -> None:
+    """A real SIGINT once the first pair is stored and the next request is waiting on the
+    server: exit 130; the same command finishes the match. Together the two invocations
+    bought exactly what an undisturbed match buys, and wrote the same result and PGN."""
+    hold = threading.Event()
+
+    def answer(body: dict) -> Response:
+        return Response(hang=True) if hold.is_set() else _first_legal(body)
+    with ChatServer(lambda fen, n: Response(), on_body=answer, price=0.01) as server:
+        def argv(out: Path) -> list[str]:
+            return ["match", "--model", "local/m", "--base-url", server.base_url,
+                    "--endpoint-id", "m", "--opponent", "stockfish:nodes=1", "--max-games",
+                    "6", "--ply-cap", "20", "--out", str(out), "--stockfish", stockfish]
+        assert benchmark.main(argv(tmp_path / "whole")) == 0
+        undisturbed = server.billed
+        cut = tmp_path / "cut"
+        proc = subprocess.Popen([sys.executable, "benchmark.py", *argv(cut)], cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline and not (
+                (cut / "match.db").exists() and _games(cut) >= 2):
+            time.sleep(0.05)
+        hold.set()
+        waiting = sum(server.calls.values())
+        while proc.poll() is None and time.monotonic() < deadline and \
+                sum(server.calls.values()) == waiting:
+            time.sleep(0.05)  # a request now waits on the server, unanswered
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == Exit.INTERRUPTED and "Traceback" not in err, err
+        assert 2 <= _games(cut) < 6 and not list(cut.glob("match__*.json"))
+        hold.clear()
+        assert benchmark.main(argv(cut)) == 0
+        assert server.billed == 2 * undisturbed
+    for suffix in (".json", ".pgn"):
+        [whole] = (tmp_path / "whole").glob(f"match__*{suffix}")
+        [resumed] = cut.glob(f"match__*{suffix}")
+        if suffix == ".pgn":
+            assert resumed.read_bytes() == whole.read_bytes()
+        else:
+            strip = {"created_at", "revision"}
+            assert {k: v for k, v in json.loads(resumed.read_text()).items()
+                    if k not in strip} == {k: v for k, v in
+                                           json.loads(whole.read_text()).items()
+                                           if k not in strip}
 
 
 def test_the_joint_refit_is_the_hand_computed_one() -> None:

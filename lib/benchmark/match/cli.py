@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import logging
 import math
@@ -26,15 +27,15 @@ from lib.benchmark.core.ladder_check import (
     find_play,
     ladder_lines,
 )
-from lib.benchmark.core.results import run_name
+from lib.benchmark.core.results import run_name, slug
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, RETRIES, Side
 from lib.benchmark.match.pairs import MAX_GAMES, TARGET, PairStats
 from lib.benchmark.match.run import MatchConfig, MatchSession, play_match
-from lib.benchmark.model.cost import Budget
+from lib.benchmark.model.cost import Budget, PlayerBudget
 from lib.benchmark.model.ledger import Ledger
 from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.model.protocols import template as protocol_template
-from lib.benchmark.players.player import Player, is_baseline, make_player
+from lib.benchmark.players.player import Player, budget_of, is_baseline, make_player
 from lib.cli import add_stockfish_arg, non_negative_int, positive_float, positive_int
 from lib.engine import EngineSettings, find_stockfish
 from lib.errors import ConfigError
@@ -120,12 +121,13 @@ def match_players(args: argparse.Namespace, stockfish: str) -> tuple[Player, Pla
     if args.model == args.opponent and (other.base_url or "") == (args.base_url or ""):
         raise ConfigError(f"--model and --opponent are both {args.model!r} at the same "
                           "endpoint: a player against itself measures nothing")
-    budget = Budget(args.max_cost, args.price)
+    shared = Budget(args.max_cost, args.price)
     players = []
     for a in (args, other):
         chat = None if is_baseline(a.model) else model_config(a)
+        # Each model's own books under the one --max-cost of the match.
         players.append(make_player(a.model, chat, stockfish, args.seed, 2 * args.concurrency,
-                                   None if chat is None else budget))
+                                   None if chat is None else PlayerBudget(shared)))
     return players[0], players[1]
 
 
@@ -143,9 +145,13 @@ def match_command(args: argparse.Namespace) -> int:
              "book_sha256": sha256_file(args.book) if openings else None}
     label = f"{model_label(args)}__vs__{model_label(_opponent_args(args))}"
     name = run_name(file_name(Kind.MATCH, label), [first.id, second.id, shown])
-    budget = next((b for b in (getattr(p, "budget", None) for p in (first, second))
-                   if isinstance(b, Budget)), None)
-    with Ledger(args.out, name, budget) as ledger:
+    labels = (model_label(args), model_label(_opponent_args(args)))
+    with contextlib.ExitStack() as stack:
+        # A ledger per model that buys (a baseline has none): books/NAME__MODEL.jsonl.
+        ledgers = [stack.enter_context(Ledger(args.out, f"{name}__{slug(label)}", budget,
+                                              label))
+                   for player, label in zip((first, second), labels, strict=True)
+                   if (budget := budget_of(player)) is not None]
         try:
             session = play_match(_side(args, args.model, first),
                                  _side(args, args.opponent, second), config,
@@ -156,7 +162,8 @@ def match_command(args: argparse.Namespace) -> int:
         result = match_result(args, first, second, session, shown)
         paths = write_match(args.out, name, result, session)
         print(match_summary(result))
-        ledger.report(paths)
+        for ledger in ledgers:
+            ledger.report(paths)
     print("wrote " + ", ".join(str(p) for p in paths))
     if session.stopped:
         log.error("%s: the same command resumes the match", session.stopped)
@@ -202,8 +209,8 @@ def _ladder_check(args: argparse.Namespace, result: dict[str, Any]) -> dict[str,
     plays = [p for label in (result["first"]["model"], result["second"]["model"])
              if (p := find_play(folder, label)) is not None]
     check = check_of(result, plays)
-    if check["ladder_check_missing"]:
-        check["ladder_check_missing"] += f" in {folder}"
+    if check["ladder_check_missing"]:  # the folder is the terminal's (results read the same)
+        log.info("no ladder check: %s in %s", check["ladder_check_missing"], folder)
     return check
 
 

@@ -163,8 +163,13 @@ class Budget:
         self.refused = False  # a request found no room: the run stops on budget
         # A readable reply came with no cost and no tokens to price under --max-cost: it is
         # charged at its reservation and kept (cached by its caller); no request follows it.
-        self.unpriced = False
+        self._unpriced = False
         self._lock = threading.Lock()
+
+    @property
+    def unpriced(self) -> bool:
+        """Whether a reply came with no cost to charge under --max-cost (no request follows)."""
+        return self._unpriced
 
     @property
     def exhausted(self) -> bool:
@@ -207,7 +212,7 @@ class Budget:
                 self.books.unknown_cost += 1
                 # An answer with no usage: the provider does not report it (an unreadable
                 # reply has none by nature, and is charged at its reservation).
-                self.unpriced |= self.limit is not None and readable
+                self._unpriced |= self.limit is not None and readable
                 cost = amount
             self.spent += cost
             self.books.cost += cost
@@ -227,6 +232,52 @@ class Budget:
         """What the budget stopped, for the result and the log."""
         return (f"stopped on budget: --max-cost {self.limit:g} spent or reserved "
                 f"({self.spent:.4f} spent this run); the same command resumes it")
+
+
+class PlayerBudget(Budget):
+    """One player's books under a budget it shares with another (a match's one --max-cost):
+    every request is reserved, settled and counted in both, so the shared limit holds for
+    the two together while each player's ledger says what that player bought."""
+
+    def __init__(self, shared: Budget) -> None:
+        super().__init__(None, shared.price)  # the limit is the shared budget's
+        self.shared = shared
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether the shared budget is spent or refused a request."""
+        return self.shared.exhausted
+
+    @property
+    def unpriced(self) -> bool:
+        """Whether either player got a reply with no cost to charge."""
+        return self.shared.unpriced
+
+    def estimate(self, prompt_chars: int, max_tokens: int) -> float:
+        """The shared budget's estimate (its dearest reply covers both players')."""
+        return self.shared.estimate(prompt_chars, max_tokens)
+
+    def reserve(self, amount: float) -> bool:
+        """Hold `amount` in the shared budget, and count the request here."""
+        if not self.shared.reserve(amount):
+            self.refused = True
+            return False
+        return super().reserve(amount)
+
+    def settle(self, amount: float, cost: float | None, completed: bool,
+               readable: bool = True, latency_s: float = 0.0) -> None:
+        """Settle in both books."""
+        self.shared.settle(amount, cost, completed, readable, latency_s)
+        super().settle(amount, cost, completed, readable, latency_s)
+
+    def release(self, amount: float) -> None:
+        """Release in both."""
+        self.shared.release(amount)
+        super().release(amount)
+
+    def note(self) -> str:
+        """The shared budget's note."""
+        return self.shared.note()
 
 
 def text(u: dict[str, Any]) -> str:

@@ -14,10 +14,11 @@ class Ledger:
     `write()` on the way to a result, or on leaving the `with` block by an error (when any
     request was sent). A baseline (no budget) has none."""
 
-    def __init__(self, out: Path, name: str, budget: Budget | None) -> None:
+    def __init__(self, out: Path, name: str, budget: Budget | None, who: str = "") -> None:
         self.out = out  # the run's output folder (its books/ beside the results)
-        self.name = name  # the run's name (its files' stem)
+        self.name = name  # the ledger's name (the run's files' stem, or with its model's)
         self.budget = budget  # the model's budget and books (None: a baseline)
+        self.who = who  # the model, where a run has two (its printed line says whose)
         self.path: Path | None = None  # the ledger, once written
 
     def __enter__(self) -> Ledger:
@@ -40,7 +41,7 @@ class Ledger:
         """Write the ledger (once), add it to the run's `paths` and print its line."""
         if (written := self.write()) is not None:
             paths.append(written)
-            print(f"  {self.text}")
+            print(f"  {self.who + ': ' if self.who else ''}{self.text}")
 
     @property
     def text(self) -> str:
