@@ -9,6 +9,7 @@ from inspect_ai import Task, task
 
 from lib.benchmark.inspect_eval import options  # noqa: F401 - registers its hook
 from lib.benchmark.inspect_eval.games import games_task
+from lib.benchmark.inspect_eval.match import match_task
 from lib.benchmark.inspect_eval.puzzles import puzzles_task
 from lib.benchmark.inspect_eval.sample import build, refuse_unknown
 from lib.benchmark.inspect_eval.static import static_task
@@ -35,6 +36,18 @@ def games(protocol: str = "fen", max_games: int | None = None, target: float | N
     refuse_unknown("games", games, unknown)
     return build("games", games_task, protocol, max_games, target, ladder, concurrency, seed,
                  condition, endpoint_id)
+
+
+@task
+def match(protocol: str = "fen", max_games: int | None = None, target: float | None = None,
+          concurrency: int = 1, seed: int = 0, endpoint_id: str | None = None,
+          **unknown: Any) -> Task:
+    """The eval's model against `--model-role opponent=PROVIDER/MODEL` in colour-reversed
+    pairs, as `benchmark.py match` plays them: the first player's score and the Elo
+    difference with 90% intervals from the pairs, each game one sample."""
+    refuse_unknown("match", match, unknown)
+    return build("match", match_task, protocol, max_games, target, concurrency, seed,
+                 endpoint_id)
 
 
 @task

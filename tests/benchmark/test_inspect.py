@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import chess
+import chess.pgn
 import pytest
 from inspect_ai.log import EvalLog, read_eval_log
 
@@ -902,3 +903,56 @@ def test_one_task_object_evaluated_again_and_for_two_models_rates_each_eval(
     assert {model for model, _ in asked} >= {"m", "n"}  # the second model was asked
     assert max(asked.values()) == 1  # no prompt of a model bought twice
 
+
+
+OPPONENT = "served/gnuchess:depth=1"  # a second deterministic player, of another family
+
+
+def test_the_match_task_plays_the_cli_s_match_between_the_eval_s_two_models(
+        served: PlayerServer, tmp_path: Path) -> None:
+    """`inspect eval chess_eval/match --model A --model-role opponent=B`: each game a sample,
+    and, both players deterministic, the same games and statistics as `benchmark.py match`
+    between them; a rerun buys nothing; without the role, one line saying what to add."""
+    env = {**service(served.base_url), "CHESS_EVAL_CACHE": str(tmp_path / "cache")}
+    logs = tmp_path / "logs"
+    args = ["max_games=6", f"endpoint_id={ENDPOINT}"]
+    roles = ["--model-role", f"opponent=openai-api/local/{OPPONENT}"]
+    argv = [INSPECT, "eval", "chess_eval/match", "--model", MODEL, *roles, "--log-dir",
+            str(logs), "--display", "none", *(x for a in args for x in ("-T", a))]
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    [path] = logs.glob("*.eval")
+    log = read_eval_log(str(path))
+    assert log.status == "success"
+    got = metrics(log)
+    played = [s for s in log.samples or [] if s.scores["match_scorer"].metadata["game"]]
+    assert len(played) == got["games"] == 6 and got["pairs"] == 3
+    assert benchmark.main(["match", "--model", PLAYER, "--opponent", OPPONENT, "--base-url",
+                           served.base_url, "--endpoint-id", ENDPOINT, "--max-games", "6",
+                           "--out", str(tmp_path / "cli")]) == 0
+    cli = json.loads(next((tmp_path / "cli").glob("match__*.json")).read_text())
+    assert got["score"] == pytest.approx(cli["score"]["value"], abs=1e-4)
+    assert (got["score_lo"], got["score_hi"]) == pytest.approx(
+        (cli["score"]["lo"], cli["score"]["hi"]), abs=1e-4)
+    # The same games: each sample's PGN moves are the CLI's game of that pair and colour.
+    with (tmp_path / "cli").glob("match__*.pgn").__next__().open() as handle:
+        cli_games = list(iter(lambda: chess.pgn.read_game(handle), None))
+    for sample in sorted(played, key=lambda s: int(s.id)):
+        record = sample.scores["match_scorer"].metadata["game"]["record"]
+        game = cli_games[int(sample.id) - 1]
+        assert record["moves"] == [m.uci() for m in game.mainline_moves()]
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    [again] = set(logs.glob("*.eval")) - {path}
+    rerun = read_eval_log(str(again))
+    assert metrics(rerun) == got  # every game found stored: no request in any sample
+    assert not any(e.event == "model" for s in rerun.samples or [] for e in s.events)
+    lone = subprocess.run([INSPECT, "eval", "chess_eval/match", "--model", MODEL, "--log-dir",
+                           str(tmp_path / "lone"), "--display", "none", "-T", "max_games=2"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert "Traceback" not in lone.stderr
+    [lone_log] = (tmp_path / "lone").glob("*.eval")
+    failed = read_eval_log(str(lone_log))
+    assert failed.status == "error" and "--model-role opponent=" in str(failed.error)

@@ -13,6 +13,7 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from lib.benchmark.arena.game import (
     RULE,
@@ -187,3 +188,19 @@ def play_one(job: GameJob, judge: Engine, games: JsonStore, cache: JsonStore) ->
     games.commit()
     return Played(job, record, None, stored=False)
 
+
+class Pool(Protocol):
+    """Where a batch of games is played: `match.GamePool` (worker threads), or the samples
+    of the Inspect task."""
+
+    def __enter__(self) -> Pool: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def play(self, jobs: list[GameJob],
+             preflight: Callable[[], None] | None = None) -> Iterator[Played]:
+        """Outcomes of all jobs, as they finish."""
+        ...
+
+
+PoolFactory = Callable[[JsonStore, JsonStore, EngineSettings, int], Pool]

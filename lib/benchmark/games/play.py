@@ -6,10 +6,9 @@ import hashlib
 import json
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
 
 from lib.benchmark.arena.game import (
     GameRecord,
@@ -20,7 +19,7 @@ from lib.benchmark.arena.game import (
     standard_start,
 )
 from lib.benchmark.arena.ladder import Ladder
-from lib.benchmark.arena.match import GameJob, GamePool, Played
+from lib.benchmark.arena.match import GameJob, GamePool, Pool, PoolFactory
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.questions import Question
 from lib.benchmark.core.start import GAME_CONDITIONS
@@ -133,21 +132,6 @@ def start_for(condition: str, index: int, seed: int, mid: list[Start],
     return mid[(index // 2) % len(mid)]
 
 
-class Pool(Protocol):
-    """Where a batch of games is played: `match.GamePool` (worker threads), or the samples
-    of the Inspect task."""
-
-    def __enter__(self) -> Pool: ...
-
-    def __exit__(self, *exc: object) -> None: ...
-
-    def play(self, jobs: list[GameJob],
-             preflight: Callable[[], None] | None = None) -> Iterator[Played]:
-        """Outcomes of all jobs, as they finish."""
-        ...
-
-
-PoolFactory = Callable[[JsonStore, JsonStore, EngineSettings, int], Pool]
 # A game's rung by its place in the schedule: the first one chosen for that place.
 Pin = Callable[[int, int], int]
 

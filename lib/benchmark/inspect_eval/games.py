@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, as_completed
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from inspect_ai import Task
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
@@ -210,7 +210,7 @@ def game_solver(runs: PerEval[GamesRun]) -> Solver:
     """A sample records its slot's game: played here, or by a sample that helped while this
     one had not started; none once the stop rule is met."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        got = await slot_outcome(runs, state, BOUND, _play)
+        got = await slot_outcome(runs, state, BOUND, play_unit)
         if got is None:
             store().set("not_needed", True)
             return state
@@ -231,7 +231,13 @@ def game_solver(runs: PerEval[GamesRun]) -> Solver:
     return solve
 
 
-async def _play(run: GamesRun, unit: Unit[GameJob | Played, Played]) -> Played:
+class Dispatched(Protocol):
+    """A run whose games a Dispatch hands to the samples (games, match)."""
+
+    dispatch: Dispatch
+
+
+async def play_unit(run: Dispatched, unit: Unit[GameJob | Played, Played]) -> Played:
     """A slot's game, played on a worker thread (a stored one as it is), its outcome handed
     back to the schedule."""
     if isinstance(unit.job, Played):

@@ -1,15 +1,15 @@
 """The eval options a chess_eval task refuses, read when the task starts: every sample of an
 eval that set one fails at once, in one line, before any request.
 
-Every figure of the four tasks is the CLI's, from one answer a prompt: the adaptive tasks
-(games, puzzles) and worldmodel take their units from one run, so a second epoch would replay
+Every figure of the five tasks is the CLI's, from one answer a prompt: the adaptive tasks
+(games, match, puzzles) and worldmodel take their units from one run, so a second epoch would replay
 it (or buy every prompt again for the same figures), and static's metrics read one answer a
 question (Inspect's reducer would keep one epoch's and drop the rest it paid for). So
-`--epochs` above 1 is refused. The requests of games, puzzles and worldmodel are not messages
+`--epochs` above 1 is refused. The requests of games, match, puzzles and worldmodel are not messages
 of the sample's conversation (each game or position keeps its own), so `--message-limit`
 could never trip there, and is refused rather than silently ignored. The eval's options reach
 a sample only through this hook (Inspect passes a sample its limits, not the eval's epochs).
-The adaptive tasks (games, puzzles) play unit k in sample k + 1, each after the ones before
+The adaptive tasks (games, match, puzzles) play unit k in sample k + 1, each after the ones before
 it: `--sample-shuffle` would start later samples first, waiting for earlier ones that cannot
 start, so it is refused there too.
 """
@@ -23,10 +23,10 @@ from inspect_ai.hooks import Hooks, RunEnd, TaskEnd, TaskStart, hooks
 
 from lib.benchmark.model.inspect_internals import active_sample
 
-TASKS = ("static", "games", "puzzles", "worldmodel")
+TASKS = ("static", "games", "match", "puzzles", "worldmodel")
 # The tasks whose requests are not the sample's messages (each unit keeps its own).
-OWN_MESSAGES = ("games", "puzzles", "worldmodel")
-ADAPTIVE = ("games", "puzzles")  # the tasks whose samples play their units in order
+OWN_MESSAGES = ("games", "match", "puzzles", "worldmodel")
+ADAPTIVE = ("games", "match", "puzzles")  # the tasks whose samples play their units in order
 
 _lock = threading.Lock()
 _refused: dict[str, str] = {}  # eval id -> why its samples may not run

@@ -88,12 +88,25 @@ def mode_args(add_parser: Callable[[Any], None], command: str,
     return parser.parse_args([command, *argv])
 
 
-def activate() -> list[str]:
+ROLE_OPTIONS = {"opponent": "--opponent"}  # a task's model roles, as the CLI's options
+
+
+def activate(roles: tuple[str, ...] = ()) -> list[str]:
     """Make the eval's model the one `--model inspect:<it>` means in this sample (and in the
-    threads it starts); the CLI options that ask it as the eval does."""
+    threads it starts), and each of `roles`' models (`--model-role ROLE=...`) the one its
+    option names; the CLI options that ask them as the eval does."""
     model = get_model()
-    ACTIVE.set(Active(model, asyncio.get_running_loop()))
-    return ["--model", PREFIX + str(model), *request_argv()]
+    argv = ["--model", PREFIX + str(model)]
+    bound = {}
+    for role in roles:
+        try:
+            bound[role] = get_model(role=role, required=True)
+        except Exception as exc:  # noqa: BLE001 - Inspect's PrerequisiteError (private)
+            raise RunFailed(f"this task needs --model-role {role}=PROVIDER/MODEL "
+                            f"({exc})") from None
+        argv += [ROLE_OPTIONS[role], PREFIX + str(bound[role])]
+    ACTIVE.set(Active(model, asyncio.get_running_loop(), tuple(bound.values())))
+    return [*argv, *request_argv()]
 
 
 # The eval's settings that change how a request travels, not what it answers: used as given,
@@ -390,6 +403,7 @@ class Driver:
         self.thread: threading.Thread | None = None  # the driver, once started
         self.scratch: Path | None = None  # its stores' folder, once started
         self.before: list[Driver] = []  # runs of earlier evals of the task (see _main)
+        self.roles: tuple[str, ...] = ()  # the model roles the run's second player takes
 
     def start(self, model: list[str]) -> None:
         """Start the run once, with the eval's model (`activate()`'s options)."""
@@ -542,7 +556,7 @@ async def slot_outcome(runs: PerEval[Any], state: TaskState, bound: str,
     run = runs.get()
     check_options(state.epoch, f"chess_eval/{run.mode} plays one epoch: its run decides how "
                   f"many are played ({bound})")
-    run.start(activate())
+    run.start(activate(run.roles))
     index = int(state.sample_id) - 1
     while True:
         step, unit = await asyncio.wrap_future(run.slots.next(index))

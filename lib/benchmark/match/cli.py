@@ -7,6 +7,7 @@ import contextlib
 import copy
 import logging
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -131,14 +132,39 @@ def match_players(args: argparse.Namespace, stockfish: str) -> tuple[Player, Pla
     return players[0], players[1]
 
 
-def match_command(args: argparse.Namespace) -> int:
-    """Play the match, write its result, PGN and report; the exit status."""
-    ensure_writable_dir(args.out, "--out")
+@dataclass(frozen=True)
+class MatchSetup:
+    """A match ready to play: both players as they are asked, the rules and the judge."""
+
+    first: Player  # --model
+    second: Player  # --opponent
+    sides: tuple[Side, Side]  # each player with how it is asked
+    config: MatchConfig
+    settings: EngineSettings  # the judge's engine
+
+    def close(self) -> None:
+        """Let both players go."""
+        self.first.close()
+        self.second.close()
+
+
+def match_setup(args: argparse.Namespace) -> MatchSetup:
+    """The players, the sides, the rules and the judge of `match ARGS`."""
     settings = EngineSettings(find_stockfish(args.stockfish))
     first, second = match_players(args, settings.path)
     openings = () if args.no_book else tuple(o.start() for o in book.load_book(args.book))
     config = MatchConfig(args.target, args.max_games, args.concurrency, args.seed,
                          args.ply_cap, openings)
+    return MatchSetup(first, second, (_side(args, args.model, first),
+                                      _side(args, args.opponent, second)), config, settings)
+
+
+def match_command(args: argparse.Namespace) -> int:
+    """Play the match, write its result, PGN and report; the exit status."""
+    ensure_writable_dir(args.out, "--out")
+    setup = match_setup(args)
+    first, second, config, settings = setup.first, setup.second, setup.config, setup.settings
+    openings = config.openings
     shown = {"protocol": str(args.protocol), "legal_moves": args.legal_moves,
              "illegal_retries": args.illegal_retries, "ply_cap": args.ply_cap,
              "target": args.target, "max_games": args.max_games, "seed": args.seed,
@@ -153,12 +179,10 @@ def match_command(args: argparse.Namespace) -> int:
                    for player, label in zip((first, second), labels, strict=True)
                    if (budget := budget_of(player)) is not None]
         try:
-            session = play_match(_side(args, args.model, first),
-                                 _side(args, args.opponent, second), config,
-                                 args.store or args.out / "match.db", settings)
+            session = play_match(*setup.sides, config, args.store or args.out / "match.db",
+                                 settings)
         finally:
-            first.close()
-            second.close()
+            setup.close()
         result = match_result(args, first, second, session, shown)
         paths = write_match(args.out, name, result, session)
         print(match_summary(result))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lib.benchmark.arena.game import GameRecord, side_score, standard_start
-from lib.benchmark.arena.match import GameJob, GamePool
+from lib.benchmark.arena.match import GameJob, GamePool, PoolFactory
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Side, Start
 from lib.benchmark.match.pairs import PairStats, finished, pair_stats
@@ -103,18 +103,19 @@ def game_key(match: str, seed: int, pair: int, first_white: bool) -> str:
 
 
 def play_match(first: Side, second: Side, config: MatchConfig, store: Path,
-               settings: EngineSettings) -> MatchSession:
+               settings: EngineSettings, pools: PoolFactory = GamePool) -> MatchSession:
     """Play pairs to the stop rule, resuming stored games; one process at a time on a store
-    (lib/claim.py)."""
+    (lib/claim.py). `pools` makes where the games are played (the Inspect task's gives each
+    game to its sample)."""
     ident = json.dumps([first.player.id, first.template, first.retries,
                         second.player.id, second.template, second.retries, config.ply_cap])
     match = hashlib.sha256(ident.encode()).hexdigest()[:12]
     with claim(store, f"match {ident}", f"the match {first.player.id} - {second.player.id}"):
-        return _play(first, second, config, store, settings, match)
+        return _play(first, second, config, store, settings, match, pools)
 
 
 def _play(first: Side, second: Side, config: MatchConfig, store: Path,
-          settings: EngineSettings, match: str) -> MatchSession:
+          settings: EngineSettings, match: str, pools: PoolFactory) -> MatchSession:
     games, cache = JsonStore(store, "games"), JsonStore(store, "answers")
     gate = InFlight()  # this match's requests in flight
     first, second = (_gated(s, gate) for s in (first, second))
@@ -125,7 +126,7 @@ def _play(first: Side, second: Side, config: MatchConfig, store: Path,
     budgets = [b for b in (budget_of(first.player), budget_of(second.player)) if b is not None]
     in_a_row, pair = 0, 0
     try:
-        with GamePool(games, cache, settings, 2 * config.pairs_at_once) as pool:
+        with pools(games, cache, settings, 2 * config.pairs_at_once) as pool:
             while not finished(session.stats(), len(session.totals()) * 2, config.target,
                                config.max_games):
                 if any(b.exhausted for b in budgets):

@@ -66,6 +66,7 @@ class Active:
 
     model: Any  # inspect_ai.model.Model, the eval's --model
     loop: asyncio.AbstractEventLoop  # the eval's event loop
+    roles: tuple[Any, ...] = ()  # the models of the task's roles (a match's opponent)
 
 
 # Set by the chess_eval tasks in each sample (and so in the threads it starts through
@@ -78,8 +79,10 @@ def backend(spec: str, config: ModelConfig) -> InspectBackend:
     """The backend of --model inspect:PROVIDER/MODEL: the eval's own model inside a chess_eval
     task, else one Inspect makes from the provider's variables."""
     active = ACTIVE.get()
-    if active is not None and spec == PREFIX + str(active.model):
-        return InspectBackend(active.model, config, active.loop)
+    if active is not None:
+        for model in (active.model, *active.roles):
+            if spec == PREFIX + str(model):
+                return InspectBackend(model, config, active.loop)
     return InspectBackend(load_model(spec, config.base_url or None, config.api_key), config)
 
 
