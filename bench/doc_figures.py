@@ -473,6 +473,21 @@ def inspect_games_block() -> str:
                                                 summary(rows).splitlines())
 
 
+def head_to_head_block(root: Path = ROOT) -> str:
+    """Served engine players of known game Elo played through `match`: the measured score
+    beside the ladder's prediction, pooled z."""
+    from bench.head_to_head import TABLE, pairs_markdown, read
+
+    return pairs_markdown(read(root / TABLE.relative_to(ROOT)))
+
+
+def head_to_head_cost_block(root: Path = ROOT) -> str:
+    """One pair's difference by `match` and by two `play` runs: games and requests."""
+    from bench.head_to_head import COST_TABLE, cost_markdown, read
+
+    return cost_markdown(read(root / COST_TABLE.relative_to(ROOT)))
+
+
 # Each block: the page it lives in, and its generator.
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "ladder": ("docs/games-and-ladder.md", ladder_block),
@@ -488,6 +503,8 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "neutrality": ("docs/protocols.md", neutrality_block),
     "layout": ("docs/getting-started.md", layout_block),
     "inspectgames": ("docs/inspect.md", inspect_games_block),
+    "headtohead": ("docs/games-and-ladder.md", head_to_head_block),
+    "headtohead_cost": ("docs/games-and-ladder.md", head_to_head_cost_block),
 }
 
 

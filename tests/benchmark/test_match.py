@@ -316,3 +316,20 @@ def test_both_play_results_give_the_ladders_prediction_and_the_refit(stockfish: 
     assert ladder_route["metric"] == "game_elo_standard"
     assert "game elo with match" in cmp["verdict"]
     assert any(n.startswith("direct evidence: match") for n in cmp["notes"])
+
+
+def test_the_bench_s_pair_row_is_the_hand_computed_one() -> None:
+    """bench/head_to_head.py's z: two readings of 1000 +- 0 predict 0.5 exactly (nu 0.43);
+    the match of the hand-computed pairs above (0.6 [0.382752, 0.817248]: sd 0.132077)
+    gives z = 0.1 / 0.132077 = 0.757."""
+    from bench.head_to_head import pair_row
+
+    match = {"games": 10, "pentanomial": [0, 1, 2, 1, 1],
+             "score": {"value": 0.6, "lo": 0.382752, "hi": 0.817248}}
+    row = pair_row(match, (1000.0, 0.0), (1000.0, 0.0), 0.43)
+    assert row["predicted"] == 0.5 == row["predicted_lo"] == row["predicted_hi"]
+    assert row["z"] == pytest.approx(0.757, abs=0.005)
+    # A reading 100 Elo above the other predicts the BTD expected score there.
+    wider = pair_row(match, (1100.0, 30.0), (1000.0, 40.0), 0.43)
+    assert wider["predicted"] == pytest.approx(float(btd.expected_score(100.0, 0.43)), abs=1e-4)
+    assert wider["predicted_lo"] < wider["predicted"] < wider["predicted_hi"]
