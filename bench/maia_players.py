@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
-import io
 import json
 import math
 import sys
@@ -33,11 +31,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import chess.pgn
 import numpy as np
 from scipy import stats
 
 import benchmark
+from bench.served_games import pgn_rows, refit, write_games
 from bench.validation_players import (
     Player,
     game_columns,
@@ -46,8 +44,7 @@ from bench.validation_players import (
     serving,
     shard,
 )
-from lib.benchmark.arena.game import WHITE_SCORE
-from lib.benchmark.arena.ladder import load_ladder, reference_ladder
+from lib.benchmark.arena.ladder import reference_ladder
 from lib.benchmark.core.data import REFERENCE_LADDER, ladder_label, ladder_path
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.human import (
@@ -60,9 +57,7 @@ from lib.benchmark.core.human import (
 )
 from lib.benchmark.core.results import slug
 from lib.benchmark.core.server import SERVED
-from lib.benchmark.games.sampler import SamplerConfig, game_elo, ladder_weights, posterior
 from lib.benchmark.players.maia import NETS
-from lib.benchmark.stats.btd import Z90
 from lib.cli import run_cli
 from lib.files import atomic_write
 
@@ -158,9 +153,6 @@ def table_command(args: argparse.Namespace) -> None:
     print(f"wrote {args.write}")
 
 
-GAME_FIELDS = ("player", "ladder", "round", "white", "black", "result", "start", "moves")
-
-
 def game_rows(out: Path) -> list[dict[str, str]]:
     """Every game of the nets' play runs in `out`, from each run's PGN."""
     found = []
@@ -168,17 +160,8 @@ def game_rows(out: Path) -> list[dict[str, str]]:
         ladder_dir = out / row["ladder"].removesuffix(".csv")
         label = slug(file_name(Kind.PLAY, f"{SERVED}/{spec(row['net'])}__standard"))
         pgn = sorted(ladder_dir.glob(f"{label}__*.pgn"), key=lambda p: p.stat().st_mtime)
-        if not pgn:
-            continue
-        text = io.StringIO(pgn[-1].read_text())
-        while (game := chess.pgn.read_game(text)) is not None:
-            found.append({"player": row["player"], "ladder": row["ladder"],
-                          "round": game.headers.get("Round", ""),
-                          "white": game.headers.get("White", ""),
-                          "black": game.headers.get("Black", ""),
-                          "result": game.headers.get("Result", ""),
-                          "start": game.headers.get("FEN", chess.STARTING_FEN),
-                          "moves": " ".join(m.uci() for m in game.mainline_moves())})
+        if pgn:
+            found += pgn_rows(pgn[-1], row["player"], row["ladder"])
     return found
 
 
@@ -188,13 +171,7 @@ def games_command(args: argparse.Namespace) -> None:
     found = game_rows(args.out)
     if not found:
         raise SystemExit(f"no Maia games in {args.out}: run `run` first")
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=GAME_FIELDS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(found)
-    with atomic_write(args.write, "wb") as handle, \
-            gzip.GzipFile(fileobj=handle, mode="wb", mtime=0) as zipped:
-        zipped.write(text.getvalue().encode())
+    write_games(args.write, found)
     print(f"wrote {len(found)} games to {args.write}")
 
 
@@ -202,38 +179,12 @@ def refitted(games: Path = GAMES, ladder_file: Path = REFERENCE_LADDER,
              table: Path = DATA) -> list[dict[str, Any]]:
     """The committed table with each reference-ladder row's game columns refitted from the
     net's committed games on the ladder as it is now (play's estimator and prior)."""
-    ladder = load_ladder(ladder_file)
-    index = {r.spec: i for i, r in enumerate(ladder.rungs)}
-    config = SamplerConfig(tuple(ladder.elos), ladder.nu, ladder_cov=tuple(map(tuple, ladder.cov)))
-    by_player: dict[str, tuple[list[float], list[float]]] = {}
-    with gzip.open(games, "rt", encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle):
-            if row["ladder"] != f"{LABEL}.csv":
-                continue
-            white = row["white"].startswith(f"{SERVED}/")
-            rival = (row["black"] if white else row["white"]).split("@")[0]
-            rival = rival.removesuffix(":seed=0")
-            if rival not in index:
-                raise SystemExit(f"{games}: {row['player']} played {rival}, no rung of "
-                                 f"{ladder_file}")
-            opp, scores = by_player.setdefault(row["player"], ([], []))
-            opp.append(float(ladder.elos[index[rival]]))
-            score = WHITE_SCORE[row["result"]]
-            scores.append(score if white else 1 - score)
+    columns = refit(games, ladder_file, f"{LABEL}.csv")
     with table.open(encoding="utf-8", newline="") as handle:
         rows: list[dict[str, Any]] = list(csv.DictReader(handle))
     for row in rows:
-        if row["ladder"] != f"{LABEL}.csv" or row["player"] not in by_player:
-            continue
-        opp, scores = by_player[row["player"]]
-        est = game_elo(opp, scores, config)
-        post = posterior(opp, scores, config)
-        row |= {"game_elo": round(est.mean), "game_elo_lo": round(est.lo),
-                "game_elo_hi": round(est.hi),
-                "game_elo_sd": round((est.hi - est.lo) / (2 * Z90), 1), "games": len(scores),
-                "game_elo_ladder_sd": round(post.ladder, 1),
-                "ladder_weights": " ".join(f"{w:.5f}" for w in
-                                           ladder_weights(opp, post.mean, config))}
+        if row["ladder"] == f"{LABEL}.csv" and row["player"] in columns:
+            row |= columns[row["player"]]
     return rows
 
 
