@@ -13,6 +13,9 @@ it stopped. `table` gathers the results into the committed data file.
         --ladder stockfish-17.1 --stockfish <a Stockfish 17.1 build>
     python -m bench.validation_players run --map --ladder L --stockfish S  # the map's players
     python -m bench.validation_players map-table                # ladder_map_players.csv
+    python -m bench.validation_players map-games                # their games, committed
+    python -m bench.validation_players map-refit                # the reference ladder's rows
+                                                                # refitted from those games
     python -m bench.validation_players table --write bench/data/validation_players.csv
     python -m bench.validation_players table --update --write bench/data/validation_players.csv
 """
@@ -32,7 +35,13 @@ from typing import Any
 
 import benchmark
 from lib.benchmark.arena.ladder import ladders_in, load_ladder
-from lib.benchmark.core.data import FIRST_LADDER, MAP_PLAYERS, ladder_label, ladder_path
+from lib.benchmark.core.data import (
+    FIRST_LADDER,
+    MAP_PLAYERS,
+    REFERENCE_LADDER,
+    ladder_label,
+    ladder_path,
+)
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.results import slug
 from lib.benchmark.core.server import SERVED, PlayerServer
@@ -305,6 +314,54 @@ def map_command(args: argparse.Namespace) -> None:
     print(f"wrote {len(found)} rows to {args.write}")
 
 
+MAP_GAMES_FILE = MAP_DATA.with_name("ladder_map_games.csv.gz")  # the readings' games
+
+
+def map_games_command(args: argparse.Namespace) -> None:
+    """Keep the map's players' games (every ladder's run in --out) in the committed games
+    file, so a refit of a ladder re-reads them without playing again."""
+    from bench.served_games import pgn_rows, write_games
+
+    found = []
+    for ladder_dir in sorted(d for d in args.out.iterdir() if d.is_dir()) \
+            if args.out.exists() else []:
+        for player in (p for p in PLAYERS if p.map):
+            label = slug(file_name(Kind.PLAY, f"{SERVED}/{player.spec}__standard"))
+            pgn = sorted(ladder_dir.glob(f"{label}__*.pgn"), key=lambda p: p.stat().st_mtime)
+            if pgn:
+                found += pgn_rows(pgn[-1], player.spec, f"{ladder_dir.name}.csv")
+    if not found:
+        raise SystemExit(f"no map players' games in {args.out}: run `run --map` first")
+    write_games(args.write, found)
+    print(f"wrote {len(found)} games to {args.write}")
+
+
+def map_refitted(games: Path = MAP_GAMES_FILE, ladder: Path = REFERENCE_LADDER,
+                 table: Path = MAP_DATA) -> list[dict[str, Any]]:
+    """The map's players' table with the rows of `ladder` refitted from their committed
+    games on it as it is now (play's estimator and prior)."""
+    from bench.served_games import refit
+
+    name = ladder_label(ladder)
+    columns = refit(games, ladder, name)
+    rows: list[dict[str, Any]] = read_table(table)
+    for row in rows:
+        if row["ladder"] == name and row["player"] in columns:
+            row |= {k: columns[row["player"]][k] for k in MAP_FIELDS[3:]}
+    return rows
+
+
+def map_refit_command(args: argparse.Namespace) -> None:
+    """Write the map's players' table with the reference ladder's rows refitted."""
+    rows = map_refitted(args.games, args.ladder, args.write)
+    with atomic_write(args.write) as handle:
+        writer = csv.DictWriter(handle, fieldnames=MAP_FIELDS, lineterminator="\n",
+                                extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"wrote {args.write}")
+
+
 def read_table(path: Path) -> list[dict[str, str]]:
     """The committed table's rows."""
     with path.open(encoding="utf-8", newline="") as handle:
@@ -357,6 +414,16 @@ def main() -> None:
     m.add_argument("--write", type=Path, default=MAP_DATA,
                    help=f"where (default the committed {MAP_DATA.name})")
     m.set_defaults(handler=map_command)
+    g = sub.add_parser("map-games", help=f"the map's players' games as {MAP_GAMES_FILE.name}")
+    g.add_argument("--out", type=Path, default=OUT)
+    g.add_argument("--write", type=Path, default=MAP_GAMES_FILE)
+    g.set_defaults(handler=map_games_command)
+    f = sub.add_parser("map-refit", help=f"{MAP_DATA.name}'s reference-ladder rows refitted "
+                       f"from {MAP_GAMES_FILE.name} on the ladder as it is now")
+    f.add_argument("--games", type=Path, default=MAP_GAMES_FILE)
+    f.add_argument("--ladder", type=ladder_path, default=REFERENCE_LADDER)
+    f.add_argument("--write", type=Path, default=MAP_DATA)
+    f.set_defaults(handler=map_refit_command)
     args = p.parse_args()
     sys.exit(run_cli(lambda: args.handler(args)))
 
