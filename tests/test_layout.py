@@ -4,6 +4,7 @@ inside lib/benchmark, each mode imports the benchmark's core, never another mode
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -233,3 +234,15 @@ def test_no_package_is_a_grab_bag() -> None:
                                            for f in d.glob("*.py"))
              for d in [ROOT / "lib", *ROOT.glob("lib/**/")] if (d / "__init__.py").is_file()}
     assert sizes and {d: n for d, n in sizes.items() if n > 3000} == {}
+
+
+def test_no_module_outside_the_model_layer_branches_on_a_backend() -> None:
+    """A backend's defaults (base URL, key variables) live in its own file, reached through
+    the prefix registry (model/backends.py): no other module names a backend to branch on
+    it (the Inspect tasks, which are Inspect's, aside)."""
+    allowed = (ROOT / "lib" / "benchmark" / "model", ROOT / "lib" / "benchmark" / "inspect_eval")
+    found = [p.relative_to(ROOT).as_posix() for p in (ROOT / "lib").rglob("*.py")
+             if not any(p.is_relative_to(a) for a in allowed)
+             and re.search(r"\bis_inspect\(|model\.inspect_backend import",
+                           p.read_text(encoding="utf-8"))]
+    assert found == []

@@ -314,7 +314,9 @@ def test_ctrl_c_against_a_silent_server_is_quick_and_keeps_answers(questions: Pa
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=20)
         took = time.monotonic() - start
-    assert proc.returncode == 130 and took < 5, (took, err)
+    # Far below the silent server's --timeout 600 that an uninterruptible wait would take (a
+    # bound loose enough for a slow, busy machine: the claim is "not the timeout").
+    assert proc.returncode == 130 and took < 60, (took, err)
     assert "Traceback" not in err and "interrupted" in err
     with sqlite3.connect(tmp_path / "cache.db") as db:
         assert db.execute("SELECT count(*) FROM answers").fetchone()[0] == 3
@@ -350,7 +352,9 @@ def test_retry_after_is_honoured_up_to_its_cap(header: str, waits: bool, fails: 
             reply = client.generate(_user(f"Chess position (FEN): {fen}"))
             assert reply.text == "Final answer: e4" and reply.attempts == 2
         took = time.monotonic() - start
-    assert (took >= 1.0) == waits and took < 5
+    # A wait of Retry-After's 1 s where asked; never the 120 s cap or the 500 s asked (the
+    # upper bound loose enough for a slow, busy machine).
+    assert (took >= 1.0) == waits and took < 60
 
 
 def test_two_endpoints_with_one_model_name_never_share_answers(questions: Path,

@@ -10,15 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from lib.benchmark.core.data import ROOT
+from lib.benchmark.model.backends import connection_for
 from lib.benchmark.model.cost import price_arg
 from lib.benchmark.model.http_backend import (
+    DEFAULT_BASE_URL,
     REASONING_EFFORTS,
     REASONING_MAX_TOKENS,
-    check_base_url,
-    key_for,
     parse_extra,
 )
-from lib.benchmark.model.inspect_backend import is_inspect
 from lib.benchmark.model.interface import DEFAULT_MAX_TOKENS, ModelConfig
 from lib.benchmark.model.protocols import GameProtocol
 from lib.benchmark.players.player import BASELINE_SPECS
@@ -31,7 +30,6 @@ from lib.cli import (
 )
 from lib.errors import ConfigError
 
-OPENROUTER = "https://openrouter.ai/api/v1"
 STEP04_PUZZLES = Path("output/lichess_puzzles.csv")  # generate.py's step 04 output
 SHARED_PUZZLES = (ROOT.parent / "shared/data/lichess/puzzles"
                   / "lichess_db_puzzle.sample44k.csv.zst")
@@ -54,7 +52,7 @@ def add_model_arg(p: argparse.ArgumentParser, extra: str = "") -> None:
 def add_chat_args(p: argparse.ArgumentParser) -> None:
     """Options of the endpoint and its requests, shared by every subcommand that asks."""
     p.add_argument("--base-url", default=None,
-                   help=f"OpenAI-compatible API base URL (default {OPENROUTER}); with "
+                   help=f"OpenAI-compatible API base URL (default {DEFAULT_BASE_URL}); with "
                    "--model inspect:..., the provider's address (default: Inspect's, from "
                    "the provider's own variable such as OPENAI_BASE_URL)")
     p.add_argument("--api-key-env", default=None, metavar="VAR",
@@ -156,13 +154,8 @@ def add_breaker_arg(p: argparse.ArgumentParser, what: str, default: int) -> None
 
 def model_config(args: argparse.Namespace) -> ModelConfig:
     """Where and how to ask the model --model names."""
-    through_inspect = is_inspect(args.model)
-    base_url = args.base_url or ("" if through_inspect else OPENROUTER)
-    if base_url:
-        check_base_url(base_url)
-    # Inspect reads the provider's own key unless --api-key-env names one.
-    key, source = (None, None) if through_inspect and not args.api_key_env else \
-        key_for(base_url, args.api_key_env, dict(os.environ))
+    base_url, key, source = connection_for(args.model, args.base_url, args.api_key_env,
+                                           dict(os.environ))
     try:
         extra = parse_extra(args.extra)
     except ValueError as exc:

@@ -127,6 +127,20 @@ def key_for(base_url: str, key_env: str | None, environ: dict[str, str]) -> tupl
     return environ[var], var
 
 
+DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"  # --base-url when none is given
+
+
+def connection(base_url: str | None, key_env: str | None,
+               environ: dict[str, str]) -> tuple[str, str | None, str | None]:
+    """Where this backend asks and with which key: --base-url (default DEFAULT_BASE_URL),
+    checked, and the key of --api-key-env or the endpoint's provider (key_for), with the
+    variable it came from."""
+    url = base_url or DEFAULT_BASE_URL
+    check_base_url(url)
+    key, source = key_for(url, key_env, environ)
+    return url, key, source
+
+
 def check_base_url(base_url: str) -> None:
     """A clear error for a --base-url that cannot be an HTTP endpoint."""
     parts = urlparse(base_url)

@@ -29,7 +29,13 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, cast
 
-from lib.benchmark.model.http_backend import PREFLIGHT_PROMPT, RESPONSE_FORMAT, Refusal, refusal_of
+from lib.benchmark.model.http_backend import (
+    PREFLIGHT_PROMPT,
+    RESPONSE_FORMAT,
+    Refusal,
+    check_base_url,
+    refusal_of,
+)
 from lib.benchmark.model.inspect_internals import (
     active_generate_config,
     model_event_sink,
@@ -84,6 +90,20 @@ def backend(spec: str, config: ModelConfig) -> InspectBackend:
             if spec == PREFIX + str(model):
                 return InspectBackend(model, config, active.loop)
     return InspectBackend(load_model(spec, config.base_url or None, config.api_key), config)
+
+
+def connection(base_url: str | None, key_env: str | None,
+               environ: dict[str, str]) -> tuple[str, str | None, str | None]:
+    """Where Inspect asks and with which key: its provider's own variables
+    (`<PROVIDER>_API_KEY`, `<SERVICE>_BASE_URL`) unless --base-url or --api-key-env say
+    otherwise; the key's variable."""
+    if base_url:
+        check_base_url(base_url)
+    if not key_env:
+        return base_url or "", None, None
+    if not environ.get(key_env):
+        raise ConfigError(f"--api-key-env {key_env}: that variable is not set")
+    return base_url or "", environ[key_env], key_env
 
 
 def load_model(spec: str, base_url: str | None, api_key: str | None) -> Any:
