@@ -949,6 +949,12 @@ def test_the_match_task_plays_the_cli_s_match_between_the_eval_s_two_models(
     rerun = read_eval_log(str(again))
     assert metrics(rerun) == got  # every game found stored: no request in any sample
     assert not any(e.event == "model" for s in rerun.samples or [] for e in s.events)
+    # Each model's books in the run's folder: a line per eval, the rerun's buying nothing.
+    books = sorted((tmp_path / "cache").glob("match-*/books/match__*.jsonl"))
+    assert [p.name for p in books] == ["match__first.jsonl", "match__second.jsonl"]
+    for book in books:
+        sent = [json.loads(line)["requests_sent"] for line in book.read_text().splitlines()]
+        assert len(sent) == 2 and sent[0] > 0 and sent[1] == 0
     lone = subprocess.run([INSPECT, "eval", "chess_eval/match", "--model", MODEL, "--log-dir",
                            str(tmp_path / "lone"), "--display", "none", "-T", "max_games=2"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)

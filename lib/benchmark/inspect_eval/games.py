@@ -54,6 +54,8 @@ from lib.benchmark.inspect_eval.sample import (
     work,
 )
 from lib.benchmark.model.inflight import InFlight
+from lib.benchmark.model.ledger import Ledger
+from lib.benchmark.players.player import budget_of
 from lib.engine import Engine, EngineSettings
 from lib.errors import ConfigError
 from lib.kvstore import JsonStore
@@ -161,12 +163,16 @@ class GamesRun(Driver):
         self.ladder = setup.ladders[args.conditions[0]]
         self.dispatch.folder = scratch / "games.db"
         pins = Pins(scratch, "rungs")
-        try:
-            session = play(setup.player, setup.ladders, setup.questions, setup.config,
-                           scratch / "games.db", setup.settings, pools=self.dispatch.pool,
-                           pin=pins)
-        finally:
-            pins.close()
+        # The run's books: a line per eval of what it bought, on every way out (ledger.py),
+        # in the run's folder beside its stores.
+        with Ledger(scratch, setup.name, budget_of(setup.player)) as ledger:
+            try:
+                session = play(setup.player, setup.ladders, setup.questions, setup.config,
+                               scratch / "games.db", setup.settings, pools=self.dispatch.pool,
+                               pin=pins)
+            finally:
+                pins.close()
+            ledger.write()
         if session.stopped:  # the breaker, or a failure every request would repeat
             raise RunFailed(f"play stopped before its stop rule: {session.stopped}")
 

@@ -12,6 +12,7 @@ stopping, as for the other adaptive tasks.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,8 @@ from lib.benchmark.inspect_eval.sample import (
 )
 from lib.benchmark.match import cli
 from lib.benchmark.match.run import MatchGame, MatchSession, play_match
+from lib.benchmark.model.ledger import Ledger
+from lib.benchmark.players.player import budget_of
 
 BOUND = "raise max_games or lower target"  # how a match eval plays more games
 
@@ -52,11 +55,18 @@ class MatchRun(Driver):
         args = match_args(self.argv + model + ["--out", str(scratch)])
         setup = cli.match_setup(args)
         self.dispatch.folder = scratch / "match.db"
-        try:
-            session = play_match(*setup.sides, setup.config, scratch / "match.db",
-                                 setup.settings, pools=self.dispatch.pool)
-        finally:
-            setup.close()
+        # Each model's books, a line per eval, on every way out (ledger.py).
+        with contextlib.ExitStack() as stack:
+            ledgers = [stack.enter_context(Ledger(scratch, f"match__{side}", budget))
+                       for side, player in (("first", setup.first), ("second", setup.second))
+                       if (budget := budget_of(player)) is not None]
+            try:
+                session = play_match(*setup.sides, setup.config, scratch / "match.db",
+                                     setup.settings, pools=self.dispatch.pool)
+            finally:
+                setup.close()
+            for ledger in ledgers:
+                ledger.write()
         if session.stopped:  # the breaker, a budget, or a failure every request would repeat
             raise RunFailed(f"match stopped before its stop rule: {session.stopped}")
 

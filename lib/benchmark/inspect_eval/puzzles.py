@@ -37,6 +37,8 @@ from lib.benchmark.inspect_eval.sample import (
     slot_outcome,
     work,
 )
+from lib.benchmark.model.ledger import Ledger
+from lib.benchmark.players.player import budget_of
 from lib.benchmark.puzzles import cli
 from lib.benchmark.puzzles.line import ALTERNATIVE, SOLVED, BadPuzzle, LineResult, play_line
 from lib.benchmark.puzzles.run import estimate, run_puzzles
@@ -68,11 +70,14 @@ class LinesRun(Driver):
         self.endpoint = setup.player.answered_by  # before any line is handed out
         self.settings, self.folder = setup.settings, scratch / "puzzles.db"
         pins = Pins(scratch, "puzzles")
-        try:
-            run_puzzles(setup.player, setup.puzzles, setup.config, scratch / "puzzles.db",
-                        setup.settings, self.play, self.reuse, preflight=False, pin=pins)
-        finally:
-            pins.close()
+        # The run's books, a line per eval, on every way out (ledger.py).
+        with Ledger(scratch, "puzzles", budget_of(setup.player)) as ledger:
+            try:
+                run_puzzles(setup.player, setup.puzzles, setup.config, scratch / "puzzles.db",
+                            setup.settings, self.play, self.reuse, preflight=False, pin=pins)
+            finally:
+                pins.close()
+            ledger.write()
 
     def play(self, puzzle: LinePuzzle, side: Side, engine: Engine,
              cache: JsonStore) -> LineResult:
