@@ -1,4 +1,4 @@
-"""chess-eval inside Inspect, offline: the four registered tasks run by name from a folder
+"""chess-eval inside Inspect, offline: the registered tasks run by name from a folder
 outside the clone against `benchmark.py serve` (and Inspect's mockllm), their numbers held
 against the CLI's on the same served player, their logs read back onto the leaderboard, and
 the CLI asking through Inspect's model API (`--model inspect:...`), its faults included."""
