@@ -481,6 +481,14 @@ def test_the_replay_draws_the_judges_evals_and_marks_each_move(tmp_path: Path,
         browser.js(f"document.getElementById('game-select').value = '{index}';"
                    "document.getElementById('game-select').dispatchEvent(new Event('change'))")
         expected = _marks(game)
+        # The model's colour from the game (the rung's side carries its Elo), its moves
+        # marked as the model's.
+        model_white = "WhiteElo" not in game.headers
+        info = browser.js("document.getElementById('game-info').textContent")
+        assert f"the model plays {'white' if model_white else 'black'}" in info
+        ours = browser.js("Array.from(document.querySelectorAll('#moves li'))"
+                          ".map(li => li.classList.contains('by-model'))")
+        assert ours == [w == model_white for w in _movers(game)]
         assert browser.js("document.querySelectorAll('#eval-graph circle').length") == \
             len(expected) + 1
         shown = browser.js("Array.from(document.querySelectorAll('#moves li'))"

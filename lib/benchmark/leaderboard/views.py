@@ -122,13 +122,23 @@ def game_views(pgn: Path, traces: Path) -> list[dict[str, Any]]:
 def _game_view(game: chess.pgn.Game, tries: dict[int, list[dict[str, Any]]]) -> dict[str, Any]:
     h = game.headers
     board = game.board()
-    sides = {a.get("side") for rows in tries.values() for a in rows}
-    model_white = "white" in sides or ("black" not in sides and "Rung" in h
-                                       and "WhiteElo" not in h)
+    game_id = h.get("GameId", "")
+    if game_id.startswith("match:"):  # a match's: "model" is --model, the first player
+        model_white = game_id.endswith("first-white")
+    elif "Rung" in h:  # a play game's: the rung's side carries its Elo
+        model_white = "WhiteElo" not in h
+    else:
+        sides = {a.get("side") for rows in tries.values() for a in rows}
+        model_white = "white" in sides or "black" not in sides
     moves = list(game.mainline_moves())
     first_white = board.turn == chess.WHITE
     by = ["model" if ((i % 2 == 0) == first_white) == model_white else "engine"
           for i in range(len(moves))]
+    # Only the model's own replies: a trace may hold the other side's moves too.
+    colour = "white" if model_white else "black"
+    tries = {i: kept for i, rows in tries.items()
+             if (i >= len(moves) or by[i] == "model")
+             and (kept := [a for a in rows if a.get("side") in (None, colour)])}
     return _view(board, moves, by, tries, model_white, judged(game),
                  title=f"{h.get('Round', '')}: {h.get('White', '?')} - {h.get('Black', '?')}",
                  white=h.get("White", "?"), black=h.get("Black", "?"),
