@@ -110,6 +110,17 @@ def test_pairs_reverse_colours_on_one_opening_and_a_rerun_resumes(stockfish: str
     assert len({g.headers.get("FEN") for g in games[::2]}) == 4  # a new opening each pair
 
 
+def test_an_endpoint_that_cannot_answer_fails_before_the_first_game(tmp_path: Path) -> None:
+    """A well-formed --base-url where nothing listens: the preflight says so in one line,
+    exit 2, no game played or result written (not seven retries a game)."""
+    done = subprocess.run([sys.executable, "benchmark.py", "match", "--model", "local/m",
+                           "--base-url", "http://127.0.0.1:9/v1", "--opponent", "random",
+                           "--max-games", "4", "--out", str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "preflight" in done.stderr
+    assert "Traceback" not in done.stderr and not list(tmp_path.glob("match__*.json"))
+
+
 def test_bad_input_is_one_line_and_buys_nothing(tmp_path: Path) -> None:
     """The same model twice, a missing opponent, an unknown baseline: one line, exit 2,
     nothing asked (the server bills nothing)."""
@@ -167,7 +178,7 @@ def test_a_match_stopped_by_ctrl_c_resumes_and_buys_nothing_twice(stockfish: str
                                                                    tmp_path: Path) -> None:
     """A real SIGINT once the first pair is stored and the next request is waiting on the
     server: exit 130; the same command finishes the match. Together the two invocations
-    bought exactly what an undisturbed match buys, and wrote the same result and PGN."""
+    bought exactly the moves an undisturbed match buys, and wrote the same result and PGN."""
     hold = threading.Event()
 
     def answer(body: dict) -> Response:
@@ -197,9 +208,16 @@ def test_a_match_stopped_by_ctrl_c_resumes_and_buys_nothing_twice(stockfish: str
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == Exit.INTERRUPTED and "Traceback" not in err, err
         assert 2 <= _games(cut) < 6 and not list(cut.glob("match__*.json"))
+        # The request left waiting on the server is counted as possibly billed.
+        [book] = (cut / "books").glob("*.jsonl")
+        line = json.loads(book.read_text().splitlines()[-1])
+        assert line["requests_sent"] == line["replies_completed"] + line["aborted_attempts"]
+        assert line["aborted_attempts"] >= 1
         hold.clear()
         assert benchmark.main(argv(cut)) == 0
-        assert server.billed == 2 * undisturbed
+        # Each invocation's one small preflight request aside (undisturbed: one; the cut and
+        # the resumed: one each), the moves bought are the undisturbed match's.
+        assert server.billed - undisturbed - 2 == undisturbed - 1
     for suffix in (".json", ".pgn"):
         [whole] = (tmp_path / "whole").glob(f"match__*{suffix}")
         [resumed] = cut.glob(f"match__*{suffix}")

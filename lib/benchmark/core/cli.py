@@ -124,6 +124,14 @@ def model_label(args: argparse.Namespace) -> str:
     return f"{args.model} [effort={effort}]" if effort else str(args.model)
 
 
+PROTOCOL_HELP = {  # each protocol in a few words, for --help
+    GameProtocol.FEN: "one prompt per move with the FEN",
+    GameProtocol.BLIND: "the game's moves only, no board",
+    GameProtocol.CHAT: "one conversation per game",
+    GameProtocol.TOOLS: "tool calls: get_board, get_legal_moves, make_move",
+    GameProtocol.PGN: "a PGN to complete at /completions, for base models"}
+
+
 def add_protocol_arg(p: argparse.ArgumentParser, choices: tuple[GameProtocol, ...]) -> None:
     """--protocol: how the model is asked (docs/protocols.md), recorded in the result."""
     def protocol(text: str) -> GameProtocol:
@@ -134,13 +142,8 @@ def add_protocol_arg(p: argparse.ArgumentParser, choices: tuple[GameProtocol, ..
 
     p.add_argument("--protocol", type=protocol, default=GameProtocol.FEN,
                    metavar="{" + ",".join(choices) + "}",
-                   help="how the model is asked: fen (one prompt per move with the FEN, the "
-                   "default), blind (the moves only, no board), chat (one conversation per "
-                   "game), tools (tool calls: get_board, get_legal_moves, make_move), pgn (a "
-                   "PGN to complete at /completions, for base models)" if len(choices) > 3
-                   else "how the model is asked: fen (the FEN, the default), blind (the "
-                   "game's moves only, for game positions), pgn (a PGN to complete at "
-                   "/completions, for base models)")
+                   help="how the model is asked: " + "; ".join(
+                       f"{c} ({PROTOCOL_HELP[c]})" for c in choices) + " (default fen)")
 
 
 def add_breaker_arg(p: argparse.ArgumentParser, what: str, default: int) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from lib.benchmark.arena.versions import ladder_version_text
 from lib.benchmark.core.header import Kind, read_result
 from lib.benchmark.core.turns import Condition
 from lib.benchmark.stats.btd import Z90, Prior, expected_score
@@ -73,6 +74,8 @@ def ladder_check(match: dict[str, Any], play_a: dict[str, Any], play_b: dict[str
     return {
         "play_results": [play_a["_file"], play_b["_file"]],
         "ladder_sha256": play_a["settings"]["ladder_sha256"],
+        # The scale the ratings are on (a 15.1 ladder's are not the reference's).
+        "ladder": f"the {play_a['ladder']['engine']} ladder, {ladder_version_text(play_a)}",
         "predicted": {
             "elo_difference": round(difference, 1), "elo_difference_sd": round(sd, 1),
             "score": round(predicted, 4),
@@ -159,7 +162,8 @@ def ladder_lines(result: dict[str, Any]) -> list[str]:
         return [f"ladder's prediction: none ({why})"] if why else []
     p, r = check["predicted"], check["ratings"]
     names = (result["first"]["model"], result["second"]["model"])
-    return [f"ladder's prediction (their play ratings, {p['elo_difference']:+.0f} +- "
+    on = f" on {check['ladder']}" if check.get("ladder") else ""
+    return [f"ladder's prediction (their play ratings{on}, {p['elo_difference']:+.0f} +- "
             f"{Z90 * p['elo_difference_sd']:.0f} Elo apart): score {p['score']:.3f} "
             f"[{p['lo']:.3f}, {p['hi']:.3f}]; measured - predicted z = {check['z']:+.2f}",
             *(f"{name}: ladder only {_rating_text(alone)}; with the match's games "

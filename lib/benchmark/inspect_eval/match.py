@@ -121,7 +121,8 @@ def match_scorer() -> Scorer:
                          if store().get("not_needed") else CUT_OFF)
         record = game["record"]
         white = WHITE_SCORE[record["result"]]
-        headers = {"Round": f"{game['pair'] + 1}.{1 if game['first_white'] else 2}"}
+        headers = {"Event": "chess-eval match",
+                   "Round": f"{game['pair'] + 1}.{1 if game['first_white'] else 2}"}
         return Score(value={"score": white if game["first_white"] else 1 - white},
                      answer=pgn(GameRecord(**record), headers),
                      explanation=f"{record['result']} {record['termination']}",

@@ -77,7 +77,8 @@ def add_parser(commands: Any) -> None:
                    help="stop when the Elo difference's 90%% interval is within +-TARGET "
                    f"(default {TARGET:.0f})")
     p.add_argument("--max-games", type=positive_int, default=MAX_GAMES,
-                   help=f"stop after this many games (default {MAX_GAMES})")
+                   help=f"stop after this many games (default {MAX_GAMES}; games come in "
+                   "pairs, so an odd number is rounded up)")
     p.add_argument("--concurrency", type=positive_int, default=1,
                    help="pairs played at once (default 1)")
     p.add_argument("--seed", type=int, default=0,
@@ -244,7 +245,7 @@ def match_summary(result: dict[str, Any]) -> str:
     score = "no complete pair" if s is None else \
         f"{s['value']:.3f} [{s['lo']:.3f}, {s['hi']:.3f}]"
     return (f"{result['first']['model']} vs {result['second']['model']}: {result['games']} "
-            f"games in {result['pairs']} pairs (pentanomial "
+            f"games in {result['pairs']} pair{'' if result['pairs'] == 1 else 's'} (pentanomial "
             f"{'/'.join(map(str, result['pentanomial']))})"
             + (f", {result['aborted']} aborted" if result["aborted"] else "") +
             f"\n  score of {result['first']['model']}: {score} (90%)"
@@ -263,7 +264,8 @@ def write_match(out: Path, name: str, result: dict[str, Any],
     with atomic_write(paths[2], encoding="utf-8") as handle:
         for g in session.games:
             if g.record is not None:
-                headers = {"Round": f"{g.pair + 1}.{1 if g.first_white else 2}",
+                headers = {"Event": "chess-eval match",
+                           "Round": f"{g.pair + 1}.{1 if g.first_white else 2}",
                            "GameId": g.record.key}
                 handle.write(pgn(g.record, headers) + "\n\n")
     return paths

@@ -125,6 +125,15 @@ def _play(first: Side, second: Side, config: MatchConfig, store: Path,
                                                            "aborted"), unit="game")
     budgets = [b for b in (budget_of(first.player), budget_of(second.player)) if b is not None]
     in_a_row, pair = 0, 0
+    checked: list[bool] = []
+
+    def preflight() -> None:
+        """Both players checked once, before the first game not stored (an endpoint that
+        cannot answer fails here, not game after game)."""
+        if not checked:
+            for side in (first, second):
+                side.player.preflight()
+            checked.append(True)
     try:
         with pools(games, cache, settings, 2 * config.pairs_at_once) as pool:
             while not finished(session.stats(), len(session.totals()) * 2, config.target,
@@ -142,7 +151,7 @@ def _play(first: Side, second: Side, config: MatchConfig, store: Path,
                         jobs.append(GameJob(key, white, black, start, config.ply_cap))
                         meta[key] = (p, first_white)
                 pair += len(jobs) // 2
-                for played in pool.play(jobs):
+                for played in pool.play(jobs, preflight):
                     p, first_white = meta[played.job.key]
                     game = MatchGame(p, first_white, played.record, played.aborted)
                     session.games.append(game)

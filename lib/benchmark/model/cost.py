@@ -110,8 +110,11 @@ class Books:
 
     def as_dict(self) -> dict[str, Any]:
         """The books as the run's ledger records them (one line per invocation)."""
+        # A request sent that has not completed (given up on, or still in flight when the
+        # invocation ended: Ctrl-C) may be billed all the same.
         return {"requests_sent": self.sent, "replies_completed": self.completed,
-                "unreadable_replies": self.unreadable, "aborted_attempts": self.aborted,
+                "unreadable_replies": self.unreadable,
+                "aborted_attempts": max(self.aborted, self.sent - self.completed),
                 "cost": round(self.cost, 6), "cost_unknown_replies": self.unknown_cost,
                 "latency_s": round(self.latency_s, 1)}
 
