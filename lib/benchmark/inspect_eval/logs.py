@@ -109,6 +109,9 @@ def read_log(path: Path, results: Path) -> list[Path]:
     mode = meta.get("chess_eval")
     if mode is None:
         raise DataError(f"not a chess_eval task's log ({eval_log.eval.task})")
+    if mode not in READERS:
+        raise DataError(f"a chess_eval/{mode} log is not read back (its figures are in the "
+                        "log itself; benchmark.py match writes a result the leaderboard reads)")
     if "argv" not in meta:
         raise DataError("a chess_eval log of an earlier version (no options)")
     if eval_log.status != "success":
@@ -119,14 +122,7 @@ def read_log(path: Path, results: Path) -> list[Path]:
     before = set(results.rglob("*"))
     argv = [_here(a) for a in meta["argv"]]
     with tempfile.TemporaryDirectory(prefix="chess_eval_log_") as scratch:
-        if mode == "static":
-            _static(eval_log, argv, results, Path(scratch))
-        elif mode == "games":
-            _games(eval_log, argv, results, Path(scratch))
-        elif mode == "puzzles":
-            _puzzles(eval_log, argv, results, Path(scratch))
-        else:
-            _worldmodel(eval_log, argv, results, Path(scratch))
+        READERS[mode](eval_log, argv, results, Path(scratch))
     return sorted(p for p in set(results.rglob("*")) - before if p.is_file())
 
 
@@ -234,3 +230,7 @@ def _worldmodel(eval_log: EvalLog, argv: list[str], results: Path, scratch: Path
     player = ModelPlayer(model_config(args),
                         model=LoggedModel(asked[0]["endpoint"]))
     worldmodel_cli.worldmodel_command(args, player, answers_of(meta))
+
+
+# The modes whose logs are read back into result files, by the task's name.
+READERS = {"static": _static, "games": _games, "puzzles": _puzzles, "worldmodel": _worldmodel}
