@@ -78,12 +78,14 @@ def _chat(base_url: str, out: Path, stockfish: str | None) -> list[str]:
 def run_command(args: argparse.Namespace) -> None:
     """Play every pair's match and the cost comparison's runs (each resumes), then write."""
     with serving(args.stockfish) as server:
-        for n, (a, b) in enumerate(PAIRS, start=1):
+        for n, (a, b) in enumerate(PAIRS if args.part in ("all", "pairs") else (), start=1):
             print(f"[{n}/{len(PAIRS)}] {a} vs {b}", flush=True)
             # A target below any reachable half-width plays exactly --max-games games.
             _main(["match", "--model", f"{SERVED}/{a}", "--opponent", f"{SERVED}/{b}",
                    *_chat(server.base_url, args.out / "pairs", args.stockfish), "--max-games",
                    str(args.games), "--target", "1"])
+        if args.part == "pairs":
+            return
         a, b = COST_PAIR
         cost = args.out / "cost"
         _main(["match", "--model", f"{SERVED}/{a}", "--opponent", f"{SERVED}/{b}",
@@ -92,7 +94,8 @@ def run_command(args: argparse.Namespace) -> None:
             _main(["play", "--model", f"{SERVED}/{player}",
                    *_chat(server.base_url, cost, args.stockfish),
                    "--target", f"{COST_TARGET / math.sqrt(2):.1f}"])
-    table_command(args)
+    if args.part == "all":
+        table_command(args)
 
 
 def _main(argv: list[str]) -> None:
@@ -226,6 +229,9 @@ def main() -> None:
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="play what is missing (resumable), then write the tables")
     r.add_argument("--games", type=int, default=PAIR_GAMES, help="games a pair")
+    r.add_argument("--part", choices=("all", "pairs", "cost"), default="all",
+                   help="only the pairs' matches, or only the cost comparison (two processes "
+                   "on two cores); `table` then writes the tables (default all, then table)")
     r.add_argument("--stockfish", default=None,
                    help="the judge's and the ladder's engine: a Stockfish 17.1 build, so play "
                    "rates on the reference ladder (default: the one found)")

@@ -166,3 +166,24 @@ def test_a_run_against_an_unknown_served_model_fails_in_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "served/nosuch:depth=1" in err[0]
     assert not list(tmp_path.glob("*.json"))
+
+
+def test_serve_stops_on_ctrl_c_without_talk_of_resuming(stockfish: str) -> None:
+    """`benchmark.py serve` until SIGINT: it says it stopped (a server has nothing to
+    resume) and exits 0."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    proc = subprocess.Popen([sys.executable, "benchmark.py", "serve", "--port", "0",
+                             "--stockfish", stockfish], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith("serving baseline players at http://127.0.0.1:")
+    os.kill(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "stopped serving" in err and "resume" not in err, err

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -214,5 +215,7 @@ def serve_command(args: argparse.Namespace) -> None:
     print(f"serving baseline players at {server.base_url} (Ctrl-C stops)", flush=True)
     try:
         server.serve()
+    except KeyboardInterrupt:
+        print("stopped serving", file=sys.stderr)  # nothing to resume: a server's stop
     finally:
         server.close()

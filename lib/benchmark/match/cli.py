@@ -39,7 +39,7 @@ from lib.benchmark.model.protocols import template as protocol_template
 from lib.benchmark.players.player import Player, budget_of, is_baseline, make_player
 from lib.cli import add_stockfish_arg, non_negative_int, positive_float, positive_int
 from lib.engine import EngineSettings, find_stockfish
-from lib.errors import ConfigError
+from lib.errors import ChessEvalError, ConfigError
 from lib.exits import Exit
 from lib.files import atomic_write, ensure_writable_dir, sha256_file
 
@@ -124,12 +124,18 @@ def match_players(args: argparse.Namespace, stockfish: str) -> tuple[Player, Pla
         raise ConfigError(f"--model and --opponent are both {args.model!r} at the same "
                           "endpoint: a player against itself measures nothing")
     shared = Budget(args.max_cost, args.price)
-    players = []
-    for a in (args, other):
-        chat = None if is_baseline(a.model) else model_config(a)
-        # Each model's own books under the one --max-cost of the match.
-        players.append(make_player(a.model, chat, stockfish, args.seed, 2 * args.concurrency,
-                                   None if chat is None else PlayerBudget(shared)))
+    players: list[Player] = []
+    for option, a in (("--model", args), ("--opponent", other)):
+        try:
+            chat = None if is_baseline(a.model) else model_config(a)
+            # Each model's own books under the one --max-cost of the match.
+            players.append(make_player(a.model, chat, stockfish, args.seed,
+                                       2 * args.concurrency,
+                                       None if chat is None else PlayerBudget(shared)))
+        except ChessEvalError as exc:  # which of the two options it was, in the one line
+            for made in players:
+                made.close()
+            raise type(exc)(f"{option} {a.model}: {exc}") from None
     return players[0], players[1]
 
 
