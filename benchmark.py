@@ -17,6 +17,7 @@ if __name__ == "__main__":  # not when a test imports this module
     signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
 
 import argparse
+from typing import NoReturn
 
 from lib.benchmark.compare import cli as compare
 from lib.benchmark.core import cli as core
@@ -45,10 +46,19 @@ EPILOG = (f"Options with no subcommand mean '{DEFAULT}': 'benchmark.py --model r
           "(infrastructure failures; rerun to complete), 130 interrupted (rerun to resume).")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with its errors in one line (which command, what is wrong, where the options
+    are listed) instead of the usage block first; exit status 2 as argparse's."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(Exit.ERROR, f"error: {self.prog}: {message} (`{self.prog} --help` lists "
+                  "the options)\n")
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     """The top-level parser with one sub-parser per subcommand, and the subcommands' names."""
-    parser = argparse.ArgumentParser(prog="benchmark.py", description=__doc__.split("\n\n")[0],
-                                     epilog=EPILOG)
+    parser = OneLineParser(prog="benchmark.py", description=__doc__.split("\n\n")[0],
+                           epilog=EPILOG)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in ADDERS:
         add(commands)

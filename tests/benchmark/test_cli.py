@@ -89,10 +89,17 @@ def test_an_option_without_its_value_is_one_line(argv: list[str]) -> None:
     assert "expected one argument" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_an_unknown_option_is_named_with_its_subcommands_usage() -> None:
-    done = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "play", "--model",
-                           "random", "--workers", "2"], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+@pytest.mark.parametrize(("argv", "said"), [
+    (["play", "--model", "random", "--workers", "2"], "unrecognized arguments: --workers 2"),
+    (["match", "--model", "random"], "required: --opponent"),
+    (["match", "--model", "random", "--opponent", "x", "--max-games", "0"],
+     "--max-games: must be >= 1, got 0")])
+def test_an_option_error_is_one_line_naming_the_subcommand(argv: list[str], said: str) -> None:
+    """argparse's errors in one line: the subcommand, what is wrong, where the options are
+    listed (not the usage block first); exit 2."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), *argv],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 2
-    assert "usage: benchmark.py play" in done.stderr
-    assert "unrecognized arguments: --workers 2" in done.stderr
+    assert done.stderr.count("\n") == 1 and said in done.stderr
+    assert done.stderr.startswith(f"error: benchmark.py {argv[0]}: ")
+    assert f"benchmark.py {argv[0]} --help" in done.stderr
