@@ -503,6 +503,8 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "neutrality": ("docs/protocols.md", neutrality_block),
     "layout": ("docs/getting-started.md", layout_block),
     "inspectgames": ("docs/inspect.md", inspect_games_block),
+    "headtohead": ("docs/games-and-ladder.md", head_to_head_block),
+    "headtohead_cost": ("docs/games-and-ladder.md", head_to_head_cost_block),
 }
 
 

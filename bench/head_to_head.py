@@ -25,6 +25,7 @@ import argparse
 import csv
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from lib.benchmark.core.data import MAP_PLAYERS, REFERENCE_LADDER
 from lib.benchmark.core.results import slug
 from lib.benchmark.stats.btd import Z90, expected_score
 from lib.files import atomic_write
+from lib.kvstore import JsonStore
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "head_to_head"
@@ -56,7 +58,7 @@ PAIRS = (
     ("gnuchess:depth=1,random=50", "toga2:depth=1,random=70"),
 )
 COST_PAIR = ("glaurung:depth=1,random=70", "sjeng:depth=2,random=80")  # about 110 apart
-COST_TARGET = 100.0  # the 90% half-width wanted on the difference, Elo
+COST_TARGET = 150.0  # the 90% half-width wanted on the difference, Elo (an hour on 2 cores)
 TABLE_FIELDS = ["a", "b", "a_elo", "a_sd", "b_elo", "b_sd", "games", "pentanomial", "score",
                 "score_lo", "score_hi", "predicted", "predicted_lo", "predicted_hi", "z"]
 COST_FIELDS = ["route", "games", "requests", "half_width"]
@@ -142,10 +144,16 @@ def pair_rows(out: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _requests(out: Path, stem: str) -> int:
-    """Requests the run's ledgers say its invocations sent (a match has one per model)."""
-    return sum(json.loads(line)["requests_sent"] for p in (out / "books").glob(f"{stem}*.jsonl")
-               for line in p.read_text().splitlines())
+def _match_requests(folder: Path, stem: str) -> int:
+    """The requests a match's games needed, both players': every reply its games hold (the
+    games of its PGN, read from the match's store), whichever invocation bought them."""
+    pgn = (folder / f"{stem}.pgn").read_text()
+    keys = set(re.findall(r'\[GameId "([^"]+)"\]', pgn))
+    store = JsonStore(folder / "match.db", "games")
+    try:
+        return sum(len((store.get(k) or {}).get("attempts", [])) for k in keys)
+    finally:
+        store.close()
 
 
 def cost_rows(out: Path) -> list[dict[str, Any]]:
@@ -160,11 +168,11 @@ def cost_rows(out: Path) -> list[dict[str, Any]]:
     # shared part counted in both (compare cancels some of it: an upper bound).
     play_half = math.hypot(*((x["hi"] - x["lo"]) / 2 for x in elos))
     return [{"route": "match", "games": match["games"],
-             "requests": _requests(folder, match["_stem"]),
+             "requests": _match_requests(folder, match["_stem"]),
              "half_width": round((e["hi"] - e["lo"]) / 2, 1)},
             {"route": "two play runs", "games": sum(p["conditions"]["standard"]["games"]
                                                     for p in plays),
-             "requests": sum(_requests(folder, p["_stem"]) for p in plays),
+             "requests": sum(p["usage"]["requests"] for p in plays),
              "half_width": round(play_half, 1)}]
 
 
