@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from lib.benchmark.arena.versions import ladder_version_text
 from lib.benchmark.core.header import Kind, read_result
 from lib.benchmark.core.turns import Condition
 from lib.benchmark.stats.btd import Z90, Prior, expected_score
@@ -75,7 +74,8 @@ def ladder_check(match: dict[str, Any], play_a: dict[str, Any], play_b: dict[str
         "play_results": [play_a["_file"], play_b["_file"]],
         "ladder_sha256": play_a["settings"]["ladder_sha256"],
         # The scale the ratings are on (a 15.1 ladder's are not the reference's).
-        "ladder": f"the {play_a['ladder']['engine']} ladder, {ladder_version_text(play_a)}",
+        "ladder": f"the {play_a['ladder']['engine']} ladder" + (
+            f", version {v}" if (v := play_a["ladder"].get("version")) else ""),
         "predicted": {
             "elo_difference": round(difference, 1), "elo_difference_sd": round(sd, 1),
             "score": round(predicted, 4),
