@@ -351,3 +351,20 @@ def test_the_bench_s_pair_row_is_the_hand_computed_one() -> None:
     wider = pair_row(match, (1100.0, 30.0), (1000.0, 40.0), 0.43)
     assert wider["predicted"] == pytest.approx(float(btd.expected_score(100.0, 0.43)), abs=1e-4)
     assert wider["predicted_lo"] < wider["predicted"] < wider["predicted_hi"]
+
+
+def test_play_results_a_prediction_cannot_read_leave_the_match_standing() -> None:
+    """A play result of an older version (here the committed replay run without its prior)
+    gives no prediction and says why; the match's own result is not lost to it."""
+    from lib.benchmark.core.ladder_check import check_of
+
+    [path] = (ROOT / "tests" / "data" / "replay").glob("play__*.json")
+    a = json.loads(path.read_text()) | {"model": "a", "_file": "a.json"}
+    b = json.loads(path.read_text()) | {"model": "b", "_file": "b.json"}
+    match = {"first": {"model": "a"}, "second": {"model": "b"}, "wdl": [1, 0, 1],
+             "score": {"value": 0.5, "lo": 0.1, "hi": 0.9}}
+    assert check_of(match, [a, b])["ladder_check"] is not None  # as committed: a prediction
+    del a["settings"]["prior"]
+    found = check_of(match, [a, b])
+    assert found["ladder_check"] is None
+    assert found["ladder_check_missing"].startswith("the play results cannot be read")

@@ -26,7 +26,7 @@ from lib.benchmark.core.scoring import metric_digits as digits
 from lib.benchmark.core.turns import Condition
 from lib.benchmark.stats.elo import Z
 from lib.benchmark.stats.mcnemar import mcnemar
-from lib.errors import DataError
+from lib.errors import DataError, FitError
 
 HEADLINE = ("legal_rate", "accuracy", "acpl", "best_move_rate", "puzzle_solve_rate")
 LOWER_IS_BETTER = {"acpl"}
@@ -291,7 +291,12 @@ def match_evidence(found: Comparison, a: dict[str, Any], b: dict[str, Any],
         found.notes.append(f"not combined with the ladder route: {why}")
         return
     wdl = m["wdl"]
-    check = ladder_check(m, plays[0], plays[1], (wdl[0], wdl[1], wdl[2]))
+    try:
+        check = ladder_check(m, plays[0], plays[1], (wdl[0], wdl[1], wdl[2]))
+    except (KeyError, TypeError, ValueError, IndexError, FitError) as exc:  # an older file
+        found.notes.append(f"not combined with the ladder route: the play results cannot be "
+                           f"read for it ({type(exc).__name__}: {exc})")
+        return
     found.notes.append(f"the ladder predicted a score of {check['predicted']['score']:.3f} "
                        f"for {m['first']['model']}, measured {m['score']['value']:.3f}: "
                        f"z = {check['z']:+.2f}")

@@ -23,7 +23,7 @@ from lib.benchmark.core.header import Kind, read_result
 from lib.benchmark.core.turns import Condition
 from lib.benchmark.stats.btd import Z90, Prior, expected_score
 from lib.benchmark.stats.joint import JointFit, RungGames, joint_fit
-from lib.errors import DataError
+from lib.errors import DataError, FitError
 
 STANDARD = Condition.STANDARD.value
 
@@ -133,8 +133,14 @@ def check_of(match: dict[str, Any], plays: list[dict[str, Any]]) -> dict[str, An
         return {"ladder_check": None, "ladder_check_missing": missing}
     assert a is not None and b is not None
     wdl = match["wdl"]
-    return {"ladder_check": ladder_check(match, a, b, (wdl[0], wdl[1], wdl[2])),
-            "ladder_check_missing": None}
+    try:
+        check = ladder_check(match, a, b, (wdl[0], wdl[1], wdl[2]))
+    # A play result of an older version (a field missing) or one the fit cannot use: the
+    # match's own result stands, and says why it has no prediction.
+    except (KeyError, TypeError, ValueError, IndexError, FitError) as exc:
+        return {"ladder_check": None, "ladder_check_missing": "the play results cannot be "
+                f"read for a prediction ({type(exc).__name__}: {exc})"}
+    return {"ladder_check": check, "ladder_check_missing": None}
 
 
 def elo_difference_text(e: dict[str, Any] | None) -> str:
