@@ -216,16 +216,11 @@ def game_solver(runs: PerEval[GamesRun]) -> Solver:
     """A sample records its slot's game: played here, or by a sample that helped while this
     one had not started; none once the stop rule is met."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        got = await slot_outcome(runs, state, BOUND, play_unit)
+        got = await slot_game(runs, state, BOUND)
         if got is None:
-            store().set("not_needed", True)
             return state
-        run, unit, played = got
-        n = unit.index
-        if played.record is None:  # unrated, as play leaves it: this sample is an error
-            raise RunFailed(f"game {n + 1} aborted for infrastructure reasons: "
-                            f"{played.aborted}")
-        assert run.ladder is not None
+        run, n, played = got
+        assert run.ladder is not None and played.record is not None
         job = played.job
         rung = run.ladder.rungs[job.rung]
         store().set("game", {"index": n, "rung": job.rung, "endpoint": run.endpoint,
@@ -235,6 +230,22 @@ def game_solver(runs: PerEval[GamesRun]) -> Solver:
                              "record": played.record.as_dict()})
         return state
     return solve
+
+
+async def slot_game(runs: PerEval[Any], state: TaskState, bound: str
+                    ) -> tuple[Any, int, Played] | None:
+    """This sample's run, its slot and the slot's finished game (None, marked not needed,
+    when the run ended without it); RunFailed when the game was aborted (unrated, as the
+    CLI leaves it: this sample is an error)."""
+    got = await slot_outcome(runs, state, bound, play_unit)
+    if got is None:
+        store().set("not_needed", True)
+        return None
+    run, unit, played = got
+    if played.record is None:
+        raise RunFailed(f"game {unit.index + 1} aborted for infrastructure reasons: "
+                        f"{played.aborted}")
+    return run, unit.index, played
 
 
 class Dispatched(Protocol):

@@ -23,7 +23,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
 from lib.benchmark.arena.game import WHITE_SCORE, GameRecord, pgn
-from lib.benchmark.inspect_eval.games import CUT_OFF, NOT_PLAYED, Dispatch, play_unit
+from lib.benchmark.inspect_eval.games import CUT_OFF, NOT_PLAYED, Dispatch, slot_game
 from lib.benchmark.inspect_eval.sample import (
     Driver,
     PerEval,
@@ -31,7 +31,6 @@ from lib.benchmark.inspect_eval.sample import (
     adaptive_task,
     mode_args,
     request_argv,
-    slot_outcome,
 )
 from lib.benchmark.match import cli
 from lib.benchmark.match.run import MatchGame, MatchSession, play_match
@@ -94,15 +93,11 @@ def match_solver(runs: PerEval[MatchRun]) -> Solver:
     """A sample records its slot's game (played here or by a sample that helped); none once
     the stop rule is met."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        got = await slot_outcome(runs, state, BOUND, play_unit)
+        got = await slot_game(runs, state, BOUND)
         if got is None:
-            store().set("not_needed", True)
             return state
-        _, unit, played = got
-        n = unit.index
-        if played.record is None:  # unrated, as match leaves it: this sample is an error
-            raise RunFailed(f"game {n + 1} aborted for infrastructure reasons: "
-                            f"{played.aborted}")
+        _, n, played = got
+        assert played.record is not None
         # Pairs in order, the first player White in a pair's first game (run.game_key).
         store().set("game", {"index": n, "pair": n // 2, "first_white": n % 2 == 0,
                              "request": request_argv(), "record": played.record.as_dict()})
