@@ -32,15 +32,18 @@ def _wait_for_claim(out: Path, holder: subprocess.Popen[str]) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("command", ["play", "run"])
+@pytest.mark.parametrize("command", ["play", "run", "puzzles", "worldmodel", "match"])
 def test_a_second_process_on_the_same_run_is_refused_and_buys_nothing(
         command: str, tmp_path: Path, stockfish: str) -> None:
     out = tmp_path / "results"
     with ChatServer(lambda fen, n: Response(), on_body=_slow_first_legal) as server:
         base = [sys.executable, str(ROOT / "benchmark.py"), command, "--model", "m",
                 "--base-url", server.base_url, "--out", str(out), "--stockfish", stockfish]
-        base += ["--max-games", "2"] if command == "play" else [
-            "--questions", str(first_questions(tmp_path, 60)), "--concurrency", "1"]
+        base += {"play": ["--max-games", "2"], "puzzles": ["--max-puzzles", "20"],
+                 "match": ["--opponent", "stockfish:nodes=1", "--max-games", "4"],
+                 "worldmodel": ["--limit", "20", "--concurrency", "1"],
+                 "run": ["--questions", str(first_questions(tmp_path, 60)),
+                         "--concurrency", "1"]}[command]
         first = subprocess.Popen(base, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True)
         try:

@@ -116,6 +116,16 @@ def test_the_four_tasks_run_by_name_from_outside_the_clone(logs: dict[str, EvalL
     positions = logs["worldmodel"].samples or []
     assert len(positions) == 6
     assert all(sum(e.event == "model" for e in s.events) >= 5 for s in positions)
+    # Each task but static keeps books in its run's folder: a line per eval, whatever it
+    # bought (static's are Inspect's log: each sample's model usage).
+    cache = Path(os.environ["CHESS_EVAL_CACHE"])
+    for task, ledger in (("games", "play__*"), ("puzzles", "puzzles"),
+                         ("worldmodel", "worldmodel")):
+        lines = [json.loads(line) for path in cache.glob(f"{task}-*/books/{ledger}.jsonl")
+                 for line in path.read_text().splitlines()]
+        assert any(b["requests_sent"] > 0 for b in lines), task
+        assert all(b["replies_completed"] <= b["requests_sent"] for b in lines), task
+    assert sum(s.model_usage != {} for s in logs["static"].samples or []) == LIMIT
 
 
 def test_the_static_task_gives_the_cli_s_accuracy_and_legal_rate(
@@ -689,7 +699,8 @@ def _finished(cache: Path, task: str) -> int:
 # Each task's arguments, and where a sample's unit (game, line) keeps its place in the run.
 LIFECYCLE = {"games": (["-T", "max_games=6", "-T", "ladder=stockfish-15.1", "-T",
                         f"endpoint_id={ENDPOINT}"], "game"),
-             "puzzles": (["-T", "max_puzzles=6"], "line")}
+             "puzzles": (["-T", "max_puzzles=6"], "line"),
+             "worldmodel": (["-T", "limit=6"], "answers")}
 
 
 def _units(log: EvalLog, task: str) -> list[int]:
@@ -761,6 +772,43 @@ def test_an_adaptive_eval_stopped_by_ctrl_c_and_retried_buys_nothing_twice(
         metrics(retried)[count]  # each unit once, none missing
     if when != "before a game ends":  # the interrupted eval had recorded some already
         assert _units(read_eval_log(str(log)), task)
+
+
+@pytest.mark.parametrize("task", ["games", "worldmodel"])
+def test_a_second_process_evaluating_the_same_run_fails_in_a_line_and_buys_nothing(
+        task: str, tmp_path: Path) -> None:
+    """Two terminals start one eval on one cache: the second eval's samples fail with the
+    claim's line naming the first process, before any request, and no prompt is bought twice
+    (before, 53 of 134 replies were bought twice and both logs said success)."""
+    asked, release = threading.Event(), threading.Event()
+
+    def held(body: dict) -> Response:
+        """Each reply held until the second eval has ended (the first is still buying)."""
+        asked.set()
+        release.wait(timeout=600)
+        return _first_legal(body)
+    with ChatServer(lambda fen, n: Response(), on_body=held, price=0.01) as server:
+        first = _lifecycle_eval(task, tmp_path / "cache", tmp_path / "logs1", server)
+        try:
+            while not asked.is_set() and first.poll() is None:  # the first is asking
+                threading.Event().wait(0.05)
+            assert first.poll() is None, first.stderr.read()[-3000:]
+            second = _lifecycle_eval(task, tmp_path / "cache", tmp_path / "logs2", server)
+            second.wait(timeout=600)
+            assert first.poll() is None, "the first eval ended before the second was tried"
+        finally:
+            release.set()
+            os.killpg(first.pid, signal.SIGINT)
+            first.wait(timeout=120)
+        # Each request (its messages at its temperature: the temperature test asks one prompt
+        # at several) sent once, by the first eval.
+        sent = Counter(json.dumps([b["messages"], b.get("temperature")]) for b in server.bodies)
+    [log] = (tmp_path / "logs2").glob("*.eval")
+    refused = read_eval_log(str(log))
+    assert refused.status == "error" and refused.error is not None
+    assert "is already running on" in refused.error.message
+    assert f"pid {first.pid}" in refused.error.message
+    assert max(sent.values()) == 1  # no request sent twice
 
 
 @pytest.mark.parametrize("task", ["games", "puzzles"])

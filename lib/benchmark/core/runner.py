@@ -59,10 +59,13 @@ def cache_key(player: Player, template: str, question: Question, prompt: str) ->
 
 def ask_all(player: Player, template: str, render: Callable[[Question], str],
             questions: list[Question], cache: JsonStore, concurrency: int,
-            breaker: int = BREAKER, cluster: ClusterSettings | None = None) -> Iterator[Outcome]:
+            breaker: int = BREAKER, cluster: ClusterSettings | None = None,
+            gate: InFlight | None = None, preflight: bool = True) -> Iterator[Outcome]:
     """Outcomes of all questions, cached ones first, the rest as they finish. The player's
     preflight runs once before the first request (never when everything is cached). An
-    engine player's answers are computed on the Dask `cluster` when one is given."""
+    engine player's answers are computed on the Dask `cluster` when one is given; `gate`:
+    the run's requests in flight (these are counted in it, and stop with it); `preflight`:
+    False where the model is made and checked already (an Inspect eval's)."""
     todo = []
     for question in questions:
         prompt = render(question)
@@ -80,12 +83,14 @@ def ask_all(player: Player, template: str, render: Callable[[Question], str],
         for question, prompt in todo:
             yield Outcome(question, prompt, None, None, cached=False, unasked=True)
         return
-    player.preflight()
+    if preflight:
+        player.preflight()
     if cluster is not None and isinstance(player, EnginePlayer):
         yield from _on_cluster(player, template, todo, cache, cluster)
         return
     workers = min(concurrency, player.max_concurrency or concurrency, len(todo))
-    yield from _run(player, template, todo, cache, workers, breaker)
+    yield from _run(player, template, todo, cache, workers, breaker,
+                    InFlight() if gate is None else gate.child())
 
 
 def _answer(engine: Engine, job: tuple[EnginePlayer, Question, str]) -> Reply:
@@ -105,14 +110,13 @@ def _on_cluster(player: EnginePlayer, template: str, todo: list[tuple[Question, 
 
 
 def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache: JsonStore,
-         workers: int, breaker: int) -> Iterator[Outcome]:
+         workers: int, breaker: int, flying: InFlight) -> Iterator[Outcome]:
     jobs: queue.SimpleQueue[tuple[Question, str]] = queue.SimpleQueue()
     for job in todo:
         jobs.put(job)
     results: queue.SimpleQueue[tuple[tuple[Question, str], Reply | None, Any]] = \
         queue.SimpleQueue()
     stop = threading.Event()
-    flying = InFlight()
 
     def work() -> None:
         while not stop.is_set():
@@ -124,7 +128,7 @@ def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache:
                 with flying.request():
                     _one(job)
             except Stopping:  # the run stopped while this job waited: it is not asked
-                return
+                results.put((job, None, None))
 
     def _one(job: tuple[Question, str]) -> None:
         """Ask one question and hand on what came back (stored first when it is a reply)."""

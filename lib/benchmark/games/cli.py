@@ -44,13 +44,13 @@ from lib.benchmark.core.data import (
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.results import run_name
+from lib.benchmark.core.run import Run
 from lib.benchmark.core.turns import RETRIES, Condition
 from lib.benchmark.games.play import BREAKER as GAMES_BREAKER
 from lib.benchmark.games.play import CONDITIONS, PlayConfig, Session, play
 from lib.benchmark.games.report import session_result, session_summary, write_session
 from lib.benchmark.games.result import GamesResult
 from lib.benchmark.games.sampler import MAX_GAMES, PRIOR, TARGET, SamplerConfig
-from lib.benchmark.model.ledger import Ledger
 from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.players.player import Player, budget_of, is_baseline, make_player
 from lib.benchmark.stats import btd
@@ -279,16 +279,16 @@ def play_command(args: argparse.Namespace, player: Player | None = None) -> int:
     """Play the games, rate them, write PGN, traces, report and figures; the exit status.
     `player`: as play_setup's."""
     setup = play_setup(args, player)
-    with Ledger(args.out, setup.name, budget_of(setup.player)) as ledger:
+    with Run(args.out, [(setup.name, "", budget_of(setup.player))]) as run:
         try:
             session = play(setup.player, setup.ladders, setup.questions, setup.config,
-                           args.store or args.out / "games.db", setup.settings)
+                           args.store or args.out / "games.db", setup.settings, run=run)
         finally:
             setup.player.close()
         result = play_result(args, setup, session)
         paths = write_session(args.out, setup.name, result, session, setup.ladders)
         print(session_summary(result.as_dict()))
-        ledger.report(paths)
+        run.report(paths)
     print("wrote " + ", ".join(str(p) for p in paths))
     if result.stopped:
         log.error("%s", result.stopped)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections import Counter
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from lib.benchmark.arena.ladder import Ladder
 from lib.benchmark.arena.match import GameJob, GamePool, Pool, PoolFactory
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.questions import Question
+from lib.benchmark.core.run import Run
 from lib.benchmark.core.start import GAME_CONDITIONS
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start
 from lib.benchmark.games.sampler import (
@@ -38,10 +39,8 @@ from lib.benchmark.model.interface import FatalInfraError, InfraError
 from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.model.protocols import template as protocol_template
 from lib.benchmark.players.player import Player, budget_of, make_player
-from lib.claim import claim
 from lib.engine import EngineSettings
 from lib.errors import ConfigError
-from lib.kvstore import JsonStore
 
 log = logging.getLogger(__name__)
 
@@ -138,10 +137,12 @@ Pin = Callable[[int, int], int]
 
 def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
          config: PlayConfig, store: Path, settings: EngineSettings,
-         pools: PoolFactory = GamePool, pin: Pin | None = None) -> Session:
+         pools: PoolFactory = GamePool, pin: Pin | None = None,
+         run: Run | None = None) -> Session:
     """Play each condition's adaptive schedule to its stop (resuming stored games) against
     that condition's ladder; `pools` makes where the games are played; `pin` fixes each
-    game's rung the first time it is scheduled (an Inspect eval's slots)."""
+    game's rung the first time it is scheduled (an Inspect eval's slots); `run`: the
+    invocation that claims the store and owns the requests (else one of its own)."""
     mid = midgame_starts(questions, config.seed)
     if Condition.MIDGAME in config.conditions and not mid:
         raise ConfigError("no game positions in the questions file for mid-game starts")
@@ -150,18 +151,19 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
     # process at a time plays them (a second would buy every move the first is buying).
     ident = json.dumps([player.id, config.template, config.retries, config.ply_cap,
                         *config.ladder_key])
-    with claim(store, f"play {ident}", f"play of {player.id}"):
-        return _play(player, ladders, mid, config, store, settings, pools,
-                     hashlib.sha256(ident.encode()).hexdigest()[:12], pin)
+    with nullcontext(run) if run is not None else Run() as owner:
+        prefix = owner.claim(store, f"play {ident}", f"play of {player.id}")
+        return _play(player, ladders, mid, config, store, settings, pools, prefix, pin,
+                     owner)
 
 
 def _play(player: Player, ladders: dict[str, Ladder], mid: list[Start], config: PlayConfig,
           store: Path, settings: EngineSettings, pools: PoolFactory, prefix: str,
-          pin: Pin | None) -> Session:
+          pin: Pin | None, run: Run) -> Session:
     """play() once its run is claimed (`prefix`: its stored games' key prefix)."""
     rungs = {r.name: make_player(r.spec, None, settings.path, config.seed, config.concurrency)
              for ladder in ladders.values() for r in ladder.rungs}
-    games_db, cache = JsonStore(store, "games"), JsonStore(store, "answers")
+    games_db, cache = run.store(store, "games"), run.store(store, "answers")
     session = Session()
     # The bar counts the games the runs will most likely play, re-estimated as they go.
     total = games_expected(None, 0, config.sampler) * len(config.conditions)
@@ -169,7 +171,7 @@ def _play(player: Player, ladders: dict[str, Ladder], mid: list[Start], config: 
                                                                   "aborted"), unit="game")
     preflight = _once(player)
     budget = budget_of(player)
-    gate = InFlight()  # this run's requests in flight, its own
+    gate = run.gate  # the run's requests in flight
     try:
         with pools(games_db, cache, settings, config.concurrency) as pool:
             later = len(config.conditions) - 1  # conditions after this one
@@ -190,17 +192,12 @@ def _play(player: Player, ladders: dict[str, Ladder], mid: list[Start], config: 
                     session.stopped = budget.note()
                     break
         progress.finish()
-    except BaseException:
-        # Ctrl-C, or a failure: the requests in flight land and are stored before the stores
-        # close, and none is sent after them.
-        gate.drain()
-        raise
     finally:
+        # (Ctrl-C, or a failure: the run lets the requests in flight land and be stored
+        # before it closes the stores.)
         if budget is not None:
             session.books = budget.books
         progress.close()
-        games_db.close()
-        cache.close()
         for rung in rungs.values():
             rung.close()
     return session

@@ -34,6 +34,7 @@ from lib.benchmark.arena.ladder import Ladder, load_ladder, reference_ladder
 from lib.benchmark.arena.match import GameJob, Played, play_one
 from lib.benchmark.core.data import ROOT
 from lib.benchmark.core.human import committed_block, human_metrics
+from lib.benchmark.core.run import Run
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition
 from lib.benchmark.games import cli
 from lib.benchmark.games.play import Game, play
@@ -54,7 +55,6 @@ from lib.benchmark.inspect_eval.sample import (
     work,
 )
 from lib.benchmark.model.inflight import InFlight
-from lib.benchmark.model.ledger import Ledger
 from lib.benchmark.players.player import budget_of
 from lib.engine import Engine, EngineSettings
 from lib.errors import ConfigError
@@ -165,14 +165,14 @@ class GamesRun(Driver):
         pins = Pins(scratch, "rungs")
         # The run's books: a line per eval of what it bought, on every way out (ledger.py),
         # in the run's folder beside its stores.
-        with Ledger(scratch, setup.name, budget_of(setup.player)) as ledger:
+        with Run(scratch, [(setup.name, "", budget_of(setup.player))]) as run:
             try:
                 session = play(setup.player, setup.ladders, setup.questions, setup.config,
                                scratch / "games.db", setup.settings, pools=self.dispatch.pool,
-                               pin=pins)
+                               pin=pins, run=run)
             finally:
                 pins.close()
-            ledger.write()
+            run.write_books()
         if session.stopped:  # the breaker, or a failure every request would repeat
             raise RunFailed(f"play stopped before its stop rule: {session.stopped}")
 

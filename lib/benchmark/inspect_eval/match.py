@@ -12,7 +12,6 @@ stopping, as for the other adaptive tasks.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
 from lib.benchmark.arena.game import WHITE_SCORE, GameRecord, pgn
+from lib.benchmark.core.run import Run
 from lib.benchmark.inspect_eval.games import CUT_OFF, NOT_PLAYED, Dispatch, slot_game
 from lib.benchmark.inspect_eval.sample import (
     Driver,
@@ -34,7 +34,6 @@ from lib.benchmark.inspect_eval.sample import (
 )
 from lib.benchmark.match import cli
 from lib.benchmark.match.run import MatchGame, MatchSession, play_match
-from lib.benchmark.model.ledger import Ledger
 from lib.benchmark.players.player import budget_of
 
 BOUND = "raise max_games or lower target"  # how a match eval plays more games
@@ -55,17 +54,15 @@ class MatchRun(Driver):
         setup = cli.match_setup(args)
         self.dispatch.folder = scratch / "match.db"
         # Each model's books, a line per eval, on every way out (ledger.py).
-        with contextlib.ExitStack() as stack:
-            ledgers = [stack.enter_context(Ledger(scratch, f"match__{side}", budget))
-                       for side, player in (("first", setup.first), ("second", setup.second))
-                       if (budget := budget_of(player)) is not None]
+        with Run(scratch, [(f"match__{side}", "", budget_of(player))
+                           for side, player in (("first", setup.first),
+                                                ("second", setup.second))]) as run:
             try:
                 session = play_match(*setup.sides, setup.config, scratch / "match.db",
-                                     setup.settings, pools=self.dispatch.pool)
+                                     setup.settings, pools=self.dispatch.pool, run=run)
             finally:
                 setup.close()
-            for ledger in ledgers:
-                ledger.write()
+            run.write_books()
         if session.stopped:  # the breaker, a budget, or a failure every request would repeat
             raise RunFailed(f"match stopped before its stop rule: {session.stopped}")
 

@@ -21,6 +21,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
 from lib.benchmark.core.cli import default_puzzles
+from lib.benchmark.core.run import Run
 from lib.benchmark.core.turns import GameAborted, Side
 from lib.benchmark.inspect_eval.sample import (
     Driver,
@@ -37,7 +38,6 @@ from lib.benchmark.inspect_eval.sample import (
     slot_outcome,
     work,
 )
-from lib.benchmark.model.ledger import Ledger
 from lib.benchmark.players.player import budget_of
 from lib.benchmark.puzzles import cli
 from lib.benchmark.puzzles.line import ALTERNATIVE, SOLVED, BadPuzzle, LineResult, play_line
@@ -71,13 +71,14 @@ class LinesRun(Driver):
         self.settings, self.folder = setup.settings, scratch / "puzzles.db"
         pins = Pins(scratch, "puzzles")
         # The run's books, a line per eval, on every way out (ledger.py).
-        with Ledger(scratch, "puzzles", budget_of(setup.player)) as ledger:
+        with Run(scratch, [("puzzles", "", budget_of(setup.player))]) as run:
             try:
                 run_puzzles(setup.player, setup.puzzles, setup.config, scratch / "puzzles.db",
-                            setup.settings, self.play, self.reuse, preflight=False, pin=pins)
+                            setup.settings, self.play, self.reuse, preflight=False, pin=pins,
+                            run=run)
             finally:
                 pins.close()
-            ledger.write()
+            run.write_books()
 
     def play(self, puzzle: LinePuzzle, side: Side, engine: Engine,
              cache: JsonStore) -> LineResult:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import threading
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inspect_ai import Task
@@ -23,17 +24,21 @@ from inspect_ai.util import store
 
 from lib.benchmark.core.data import ROOT
 from lib.benchmark.core.questions import Question, load_questions, select
+from lib.benchmark.core.run import Run
 from lib.benchmark.core.scoring import Item
+from lib.benchmark.inspect_eval.options import when_ended
 from lib.benchmark.inspect_eval.sample import (
     RunFailed,
     activate,
     check_options,
-    in_thread,
     mode_args,
     request_argv,
     run_dir,
+    until_stopped,
 )
+from lib.benchmark.model.inspect_internals import active_sample
 from lib.benchmark.model.interface import DEFAULT_MAX_TOKENS
+from lib.benchmark.players.player import budget_of
 from lib.benchmark.worldmodel import cli
 from lib.benchmark.worldmodel.prompts import Listed
 from lib.benchmark.worldmodel.run import Answers, ask_tests, merged, summarise
@@ -50,28 +55,61 @@ FIGURES: dict[str, tuple[str, ...]] = {
     "mirror_agree_hi": ("symmetry", "agree", "hi")}
 
 
+@dataclass
+class EvalRun:
+    """One eval's run of the tests: the CLI's setup (its players at every temperature, made
+    once, so each is checked once), its answer cache and the run that owns them."""
+
+    setup: cli.WorldModelSetup
+    cache: JsonStore
+    run: Run
+
+
 class PositionsRun:
-    """What an eval's samples share: the CLI's setup (its players at every temperature, made
-    once, so each is checked once) and the answer cache."""
+    """A task's runs, one per eval of it (a Task object evaluated twice, or for two models,
+    runs twice, each claiming its folder's cache and keeping its own books)."""
 
     def __init__(self, argv: list[str]) -> None:
         self.argv = argv
         self._lock = threading.Lock()
-        self.setup: cli.WorldModelSetup | None = None
-        self.cache: JsonStore | None = None
+        self._evals: dict[str, EvalRun] = {}
 
-    def ready(self, model: list[str]) -> cli.WorldModelSetup:
-        """The setup, made by the first sample with the eval's model."""
+    def ready(self, model: list[str]) -> EvalRun:
+        """This eval's run, made by its first sample with the eval's model."""
+        active = active_sample()
+        key = "" if active is None else str(active.eval_id)
         with self._lock:
-            if self.setup is None:
-                folder = run_dir("worldmodel", self.argv, model)  # outlives the eval
-                args = worldmodel_args(self.argv + model + ["--out", str(folder)])
-                setup = cli.worldmodel_setup(args)
-                for t in (*args.temperatures, args.temperature):
-                    setup.at(t)
-                self.cache = JsonStore(folder / "cache.db", "answers")
-                self.setup = setup
-            return self.setup
+            if key not in self._evals:
+                self._evals[key] = self._start(model)
+                when_ended(key, lambda: self._end(key))
+            return self._evals[key]
+
+    def _start(self, model: list[str]) -> EvalRun:
+        folder = run_dir("worldmodel", self.argv, model)  # outlives the eval
+        args = worldmodel_args(self.argv + model + ["--out", str(folder)])
+        setup = cli.worldmodel_setup(args)
+        run = Run(folder, [("worldmodel", "", budget_of(setup.base))])
+        try:
+            # One process at a time asks this run's prompts (a second eval fails in a line).
+            run.claim(folder / "cache.db", f"worldmodel {setup.name}",
+                      f"the world-model run {setup.name}")
+            for t in (*args.temperatures, args.temperature):
+                setup.at(t)
+            return EvalRun(setup, run.store(folder / "cache.db", "answers"), run)
+        except BaseException:
+            run.close()
+            setup.close()
+            raise
+
+    def _end(self, key: str) -> None:
+        """The eval ended (however): its run ends, its books written."""
+        with self._lock:
+            ended = self._evals.pop(key, None)
+        if ended is not None:
+            try:
+                ended.run.close()
+            finally:
+                ended.setup.close()
 
 
 def worldmodel_args(argv: list[str]) -> argparse.Namespace:
@@ -102,9 +140,14 @@ def position_solver(run: PositionsRun, questions: dict[str, Question]) -> Solver
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         check_options(state.epoch, "chess_eval/worldmodel runs one epoch: its statistics come "
                       "from one answer a prompt (raise -T limit for more positions)")
-        setup = run.ready(activate())
-        question = questions[str(state.sample_id)]
-        part = await in_thread(ask_tests, setup.at, [question], run.cache, setup.config)
+        mine = run.ready(activate())
+        setup, question = mine.setup, questions[str(state.sample_id)]
+        # The position's requests through a gate of its own (a child of the run's): a limit
+        # or Ctrl-C that cancels the sample closes it, the replies in flight land.
+        gate = mine.run.gate.child()
+        config = replace(setup.config, preflight=False)  # Inspect made the model already
+        part = await until_stopped(ask_tests, setup.at, [question], mine.cache, config, gate,
+                                   stop=gate.close)
         if part.infra:  # the CLI's run would be incomplete: this sample fails
             raise RunFailed(f"{part.infra} requests on {question.id} failed for "
                             "infrastructure reasons")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import copy
 import logging
 import math
@@ -29,11 +28,11 @@ from lib.benchmark.core.ladder_check import (
     ladder_lines,
 )
 from lib.benchmark.core.results import run_name, slug
+from lib.benchmark.core.run import Run
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, RETRIES, Side
 from lib.benchmark.match.pairs import MAX_GAMES, TARGET, PairStats
 from lib.benchmark.match.run import MatchConfig, MatchSession, play_match
 from lib.benchmark.model.cost import Budget, PlayerBudget
-from lib.benchmark.model.ledger import Ledger
 from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.model.protocols import template as protocol_template
 from lib.benchmark.players.player import Player, budget_of, is_baseline, make_player
@@ -179,22 +178,18 @@ def match_command(args: argparse.Namespace) -> int:
     label = f"{model_label(args)}__vs__{model_label(_opponent_args(args))}"
     name = run_name(file_name(Kind.MATCH, label), [first.id, second.id, shown])
     labels = (model_label(args), model_label(_opponent_args(args)))
-    with contextlib.ExitStack() as stack:
-        # A ledger per model that buys (a baseline has none): books/NAME__MODEL.jsonl.
-        ledgers = [stack.enter_context(Ledger(args.out, f"{name}__{slug(label)}", budget,
-                                              label))
-                   for player, label in zip((first, second), labels, strict=True)
-                   if (budget := budget_of(player)) is not None]
+    # A ledger per model that buys (a baseline has none): books/NAME__MODEL.jsonl.
+    with Run(args.out, [(f"{name}__{slug(label)}", label, budget_of(player))
+                        for player, label in zip((first, second), labels, strict=True)]) as run:
         try:
             session = play_match(*setup.sides, config, args.store or args.out / "match.db",
-                                 settings)
+                                 settings, run=run)
         finally:
             setup.close()
         result = match_result(args, first, second, session, shown)
         paths = write_match(args.out, name, result, session)
         print(match_summary(result))
-        for ledger in ledgers:
-            ledger.report(paths)
+        run.report(paths)
     print("wrote " + ", ".join(str(p) for p in paths))
     if session.stopped:
         log.error("%s: the same command resumes the match", session.stopped)

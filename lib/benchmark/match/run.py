@@ -7,22 +7,21 @@ and buys none of its replies again; a game cut short resumes from the answer cac
 
 from __future__ import annotations
 
-import hashlib
 import json
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lib.benchmark.arena.game import GameRecord, side_score, standard_start
 from lib.benchmark.arena.match import GameJob, GamePool, PoolFactory
 from lib.benchmark.core.progress import Progress
+from lib.benchmark.core.run import Run
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Side, Start
 from lib.benchmark.match.pairs import PairStats, finished, pair_stats
 from lib.benchmark.model.inflight import InFlight
 from lib.benchmark.model.interface import InfraError
 from lib.benchmark.players.player import budget_of
-from lib.claim import claim
 from lib.engine import EngineSettings
-from lib.kvstore import JsonStore
 
 BREAKER = 3  # games in a row aborted for infrastructure reasons stop the match
 
@@ -103,22 +102,24 @@ def game_key(match: str, seed: int, pair: int, first_white: bool) -> str:
 
 
 def play_match(first: Side, second: Side, config: MatchConfig, store: Path,
-               settings: EngineSettings, pools: PoolFactory = GamePool) -> MatchSession:
-    """Play pairs to the stop rule, resuming stored games; one process at a time on a store
-    (lib/claim.py). `pools` makes where the games are played (the Inspect task's gives each
-    game to its sample)."""
+               settings: EngineSettings, pools: PoolFactory = GamePool,
+               run: Run | None = None) -> MatchSession:
+    """Play pairs to the stop rule, resuming stored games; one process at a time on a store.
+    `pools` makes where the games are played (the Inspect task's gives each game to its
+    sample); `run`: the invocation that claims the store and owns the requests (else one of
+    its own)."""
     ident = json.dumps([first.player.id, first.template, first.retries,
                         second.player.id, second.template, second.retries, config.ply_cap])
-    match = hashlib.sha256(ident.encode()).hexdigest()[:12]
-    with claim(store, f"match {ident}", f"the match {first.player.id} - {second.player.id}"):
-        return _play(first, second, config, store, settings, match, pools)
+    with nullcontext(run) if run is not None else Run() as owner:
+        match = owner.claim(store, f"match {ident}",
+                            f"the match {first.player.id} - {second.player.id}")
+        return _play(first, second, config, store, settings, match, pools, owner)
 
 
 def _play(first: Side, second: Side, config: MatchConfig, store: Path,
-          settings: EngineSettings, match: str, pools: PoolFactory) -> MatchSession:
-    games, cache = JsonStore(store, "games"), JsonStore(store, "answers")
-    gate = InFlight()  # this match's requests in flight
-    first, second = (_gated(s, gate) for s in (first, second))
+          settings: EngineSettings, match: str, pools: PoolFactory, run: Run) -> MatchSession:
+    games, cache = run.store(store, "games"), run.store(store, "answers")
+    first, second = (_gated(s, run.gate) for s in (first, second))
     session = MatchSession()
     progress = Progress(config.max_games, f"match {first.player.id[:20]} - "
                         f"{second.player.id[:20]}", kinds=("first", "draw", "second",
@@ -165,13 +166,10 @@ def _play(first: Side, second: Side, config: MatchConfig, store: Path,
         progress.finish()
     except MatchAborted as exc:
         session.stopped = str(exc)
-    except BaseException:
-        gate.drain()  # the replies in flight land and are stored; none is sent after
-        raise
     finally:
+        # (Ctrl-C, or a failure: the run lets the replies in flight land and be stored
+        # before it closes the stores.)
         progress.close()
-        games.close()
-        cache.close()
     session.games.sort(key=lambda g: (g.pair, not g.first_white))
     return session
 

@@ -358,6 +358,7 @@ class ModelPlayer:
         self.model: Model = model or Metered(HttpBackend(config), config)
         self.max_concurrency = None
         self._checked = False
+        self._checking = threading.Lock()  # held while the preflight is asked
         # The endpoint is part of the identity: one model name at two servers (a 4-bit
         # quantisation here, bf16 there) is two players whose answers never mix, unless
         # --endpoint-id names them one. It is canonical (localhost is 127.0.0.1).
@@ -390,9 +391,11 @@ class ModelPlayer:
         return self.model.generate(request, label)
 
     def preflight(self) -> None:
-        if not self._checked:  # once per player, however many runs of questions it answers
-            self.model.preflight()
-            self._checked = True
+        # Once per player, however many runs of questions (or threads) ask it at once.
+        with self._checking:
+            if not self._checked:
+                self.model.preflight()
+                self._checked = True
 
     def close(self) -> None:
         pass

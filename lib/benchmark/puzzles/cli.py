@@ -19,8 +19,8 @@ from lib.benchmark.core.cli import (
 )
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.results import run_name
+from lib.benchmark.core.run import Run
 from lib.benchmark.core.runner import BREAKER
-from lib.benchmark.model.ledger import Ledger
 from lib.benchmark.players.player import Player, budget_of, is_baseline, make_player
 from lib.benchmark.puzzles.line import RULES as PUZZLE_RULES
 from lib.benchmark.puzzles.line import TEMPLATE as PUZZLE_TEMPLATE
@@ -135,17 +135,18 @@ def puzzles_command(args: argparse.Namespace, player: Player | None = None,
     """Run the adaptive puzzle sequence; write the JSON, markdown report and figure.
     `player`, `lines`: as puzzles_setup's and run_puzzles'."""
     setup = puzzles_setup(args, player)
-    with Ledger(args.out, setup.name, budget_of(setup.player)) as ledger:
+    with Run(args.out, [(setup.name, "", budget_of(setup.player))]) as run:
         try:
             session = run_puzzles(setup.player, setup.puzzles, setup.config,
-                                  args.store or args.out / "puzzles.db", setup.settings, lines)
+                                  args.store or args.out / "puzzles.db", setup.settings, lines,
+                                  run=run)
         finally:
             setup.player.close()
         result = run_result(model_label(args), setup.player.id, setup.shown, session,
                             args.mcmc, args.seed, args.price)
         paths = write_run(args.out, setup.name, result)
         print(puzzle_summary(result.as_dict()))
-        ledger.report(paths)
+        run.report(paths)
     print("wrote " + ", ".join(str(p) for p in paths))
     if result.stopped:
         log.error("%s", result.stopped)

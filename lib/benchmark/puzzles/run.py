@@ -3,11 +3,11 @@ its result, report and figure."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections import Counter
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,11 +17,11 @@ import numpy as np
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
 from lib.benchmark.core.header import Kind, write_result
 from lib.benchmark.core.progress import Progress
+from lib.benchmark.core.run import Run
 from lib.benchmark.core.runner import BREAKER
 from lib.benchmark.core.turns import GameAborted, Side
 from lib.benchmark.model import cost
 from lib.benchmark.model.cost import Price
-from lib.benchmark.model.inflight import InFlight
 from lib.benchmark.model.interface import InfraError
 from lib.benchmark.players.player import Player, budget_of
 from lib.benchmark.puzzles.line import (
@@ -39,7 +39,6 @@ from lib.benchmark.puzzles.line import (
 from lib.benchmark.puzzles.result import PuzzlesResult
 from lib.benchmark.puzzles.sampler import Pool, draw, finished, pick, puzzles_expected
 from lib.benchmark.stats.elo import Estimate, puzzle_elo_laplace, puzzle_elo_mcmc
-from lib.claim import claim
 from lib.engine import Engine, EngineSettings
 from lib.figures import save_figure
 from lib.files import atomic_write
@@ -104,28 +103,30 @@ def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig,
                 settings: EngineSettings, lines: LinePlayer = play_line,
                 reused: Callable[[LineResult], None] | None = None,
                 preflight: bool = True,
-                pin: Callable[[int, int], int] | None = None) -> PuzzleSession:
+                pin: Callable[[int, int], int] | None = None,
+                run: Run | None = None) -> PuzzleSession:
     """Play the adaptive sequence to its stop, reusing stored lines and answers; `lines`
     plays each line, and `reused` is told each stored line the run takes again (an Inspect
     eval's sample records it); `preflight`: ask the model's preflight before the first line
     (an Inspect eval has made its model already, and a preflight is no answer a cache
     keeps); `pin` fixes the puzzle of each place in the sequence the first time it is picked
-    (an Inspect eval's slots). One process at a time runs it on a store (lib/claim.py)."""
+    (an Inspect eval's slots); `run`: the invocation that claims the store and owns the
+    requests (else one of its own). One process at a time runs it on a store."""
     ident = json.dumps([player.id, TEMPLATE, RULES])  # all that changes how lines are played
-    with claim(store, f"puzzles {ident}", f"puzzles of {player.id}"):
-        return _run_puzzles(player, puzzles, config, store, settings, lines,
-                            hashlib.sha256(ident.encode()).hexdigest()[:12], reused,
-                            preflight, pin)
+    with nullcontext(run) if run is not None else Run() as owner:
+        prefix = owner.claim(store, f"puzzles {ident}", f"puzzles of {player.id}")
+        return _run_puzzles(player, puzzles, config, store, settings, lines, prefix, reused,
+                            preflight, pin, owner)
 
 
 def _run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig, store: Path,
                  settings: EngineSettings, lines: LinePlayer, prefix: str,
                  reused: Callable[[LineResult], None] | None,
-                 preflight: bool, pin: Callable[[int, int], int] | None) -> PuzzleSession:
+                 preflight: bool, pin: Callable[[int, int], int] | None,
+                 run: Run) -> PuzzleSession:
     """run_puzzles once its run is claimed (`prefix`: its stored lines' key prefix)."""
-    lines_db, cache = JsonStore(store, "puzzles"), JsonStore(store, "answers")
-    gate = InFlight()  # this run's requests in flight, its own
-    side = Side(player, TEMPLATE, retries=0, gate=gate)
+    lines_db, cache = run.store(store, "puzzles"), run.store(store, "answers")
+    side = Side(player, TEMPLATE, retries=0, gate=run.gate)
     pool, session = pool_of(puzzles), PuzzleSession()
     used = np.zeros(len(puzzles), bool)
     played: Counter[str] = Counter()
@@ -190,15 +191,10 @@ def _run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig
                 played.update(puzzle.motifs)
                 progress.update(line.outcome, stored is not None)
         progress.finish()
-    except BaseException:
-        # Ctrl-C, or a failure: the requests in flight land and are stored before the store
-        # closes, and none is sent after them.
-        gate.drain()
-        raise
     finally:
+        # (Ctrl-C, or a failure: the run lets the requests in flight land and be stored
+        # before it closes the stores.)
         progress.close()
-        lines_db.close()
-        cache.close()
     return session
 
 

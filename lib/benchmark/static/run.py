@@ -19,6 +19,7 @@ from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.prompts import TEMPLATES
 from lib.benchmark.core.questions import Question, load_questions, select
 from lib.benchmark.core.results import run_name
+from lib.benchmark.core.run import Run
 from lib.benchmark.core.runner import CircuitOpen, Outcome, ask_all, trace_record
 from lib.benchmark.core.scoring import (
     Item,
@@ -34,13 +35,11 @@ from lib.benchmark.core.scoring import (
 from lib.benchmark.model import cost
 from lib.benchmark.model.cost import Price
 from lib.benchmark.model.interface import FatalInfraError, ModelConfig
-from lib.benchmark.model.ledger import Ledger
 from lib.benchmark.model.protocols import PGN_MAX_TOKENS, GameProtocol
 from lib.benchmark.players.player import Completing, ModelPlayer, Player, budget_of, make_player
 from lib.benchmark.static.prediction import load_fit, predict_result
 from lib.benchmark.static.report import markdown_report, summary_table
 from lib.benchmark.static.result import StaticResult
-from lib.claim import claim
 from lib.cluster import ClusterSettings
 from lib.errors import ConfigError
 from lib.exits import Exit
@@ -117,11 +116,11 @@ def run_static(config: StaticConfig, chat: ModelConfig | None,
     name = run_name(file_name(Kind.STATIC, f"{config.model}__{config.template}__{config.split}"),
                     [player.id, keyed, digest])
     budget = budget_of(player)
-    with Ledger(config.out, name, budget) as ledger:
+    with Run(config.out, [(name, "", budget)]) as run:
         try:
-            # One process at a time asks this run's questions on its cache (lib/claim.py).
-            with claim(config.cache_path, f"static {name}", f"the static run {name}"):
-                items, replies, halted = _ask(config, player, questions, name)
+            # One process at a time asks this run's questions on its cache.
+            run.claim(config.cache_path, f"static {name}", f"the static run {name}")
+            items, replies, halted = _ask(config, player, questions, name, run)
         finally:
             player.close()
         result = _result(config, player.id, settings, digest, items,
@@ -137,11 +136,10 @@ def run_static(config: StaticConfig, chat: ModelConfig | None,
         with atomic_write(config.out / f"{name}.md") as handle:
             handle.write(markdown_report(report))
         print(summary_table(report))
-        books = ""
-        if ledger.write() is not None:
-            print(f"  {ledger.text}")
-            books = f" and books/{name}.jsonl"
-    print(f"wrote {config.out / (name + '.json')}, {name}.md, traces/{name}.jsonl{books}")
+        books: list[Path] = []
+        run.report(books)
+    books_text = f" and books/{name}.jsonl" if books else ""
+    print(f"wrote {config.out / (name + '.json')}, {name}.md, traces/{name}.jsonl{books_text}")
     if result.stopped:
         log.error("%s: %d of %d questions answered", result.stopped, len(items),
                   len(questions))
@@ -173,11 +171,11 @@ def _settings(config: StaticConfig, chat: ModelConfig | None) -> dict[str, Any]:
 
 
 def _ask(config: StaticConfig, player: Player, questions: list[Question],
-         name: str) -> tuple[list[Item], list[dict[str, Any]], str | None]:
+         name: str, run: Run) -> tuple[list[Item], list[dict[str, Any]], str | None]:
     """Every question's scored item (those asked before --max-cost ran out), every reply, and
     why the run stopped early (a failure every request would repeat, or the breaker) when it
     did after some answers; traces are written under a temporary name and renamed."""
-    cache = (_Forgetful if config.no_cache else JsonStore)(config.cache_path, "answers")
+    cache = run.store(config.cache_path, "answers", _Forgetful if config.no_cache else JsonStore)
     traces_path = config.out / "traces" / f"{name}.jsonl"
     traces_path.parent.mkdir(parents=True, exist_ok=True)
     items: list[Item] = []
@@ -185,7 +183,7 @@ def _ask(config: StaticConfig, player: Player, questions: list[Question],
     halted = None
     progress = Progress(len(questions), f"ask {config.model[:30]}")
     outcomes = ask_all(player, config.template, TEMPLATES[config.template], questions, cache,
-                       config.concurrency, config.breaker, config.cluster)
+                       config.concurrency, config.breaker, config.cluster, run.gate)
     try:
         with atomic_write(traces_path, encoding="utf-8") as traces:
             for outcome in _until_halted(outcomes, items):
@@ -213,7 +211,6 @@ def _ask(config: StaticConfig, player: Player, questions: list[Question],
         raise
     finally:
         progress.close()
-        cache.close()
     items.sort(key=lambda i: i.id)
     return items, replies, halted
 

@@ -19,16 +19,15 @@ from lib.benchmark.core.data import questions_path
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.questions import Question, load_questions, select
 from lib.benchmark.core.results import run_name
+from lib.benchmark.core.run import Run
 from lib.benchmark.core.runner import BREAKER
 from lib.benchmark.model.interface import DEFAULT_MAX_TOKENS, ModelConfig
-from lib.benchmark.model.ledger import Ledger
 from lib.benchmark.players.player import Player, budget_of, is_baseline, make_player
 from lib.benchmark.worldmodel.prompts import CHOOSE_TEMPLATE, LIST_TEMPLATE, MOVE_TEMPLATE
 from lib.benchmark.worldmodel.result import WorldModelResult
 from lib.benchmark.worldmodel.run import Answers, WorldModelConfig, ask_tests, summarise
 from lib.benchmark.worldmodel.run import summary as wm_summary
 from lib.benchmark.worldmodel.run import write_run as write_wm
-from lib.claim import claim
 from lib.cli import (
     add_engine_args,
     cluster_of,
@@ -39,7 +38,6 @@ from lib.files import (
     ensure_writable_dir,
     sha256_file,
 )
-from lib.kvstore import JsonStore
 
 log = logging.getLogger(__name__)
 
@@ -168,24 +166,24 @@ def worldmodel_command(args: argparse.Namespace, player: Player | None = None,
     """Ask the three tests, score them, write JSON, report and figure; the exit status.
     `player` and `answers_`: a run read back (an Inspect log's), nothing asked."""
     setup = worldmodel_setup(args, player)
-    cache = JsonStore(args.cache or args.out / "cache.db", "answers")
     budget = budget_of(setup.base)  # shared by the model at every temperature
-    with Ledger(args.out, setup.name, budget) as ledger:
+    with Run(args.out, [(setup.name, "", budget)]) as run:
         try:
             if answers_ is None:
-                # One process at a time asks this run's prompts on its cache (lib/claim.py).
-                with claim(args.cache or args.out / "cache.db", f"worldmodel {setup.name}",
-                           f"the world-model run {setup.name}"):
-                    answers_ = ask_tests(setup.at, setup.questions, cache, setup.config)
+                # One process at a time asks this run's prompts on its cache.
+                store = args.cache or args.out / "cache.db"
+                run.claim(store, f"worldmodel {setup.name}",
+                          f"the world-model run {setup.name}")
+                answers_ = ask_tests(setup.at, setup.questions, run.store(store, "answers"),
+                                     setup.config, run.gate)
         finally:
-            cache.close()
             setup.close()
         stopped = budget.note() if budget is not None and budget.exhausted and \
             answers_.infra else None
         result, paths = write_wm(args.out, setup.name, replace(
             worldmodel_result(args, setup, answers_), stopped=stopped))
         print(wm_summary(result.as_dict()))
-        ledger.report(paths)
+        run.report(paths)
     print("wrote " + ", ".join(str(p) for p in paths))
     if result.stopped:
         log.error("%s: the requests it left are asked by the same command", result.stopped)

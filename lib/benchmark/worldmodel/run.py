@@ -21,6 +21,7 @@ from lib.benchmark.core.runner import Outcome, ask_all
 from lib.benchmark.core.scoring import NOT_APPLICABLE, UNSCORED, Item, score_item
 from lib.benchmark.model import cost
 from lib.benchmark.model.cost import Price
+from lib.benchmark.model.inflight import InFlight
 from lib.benchmark.players.player import Player
 from lib.benchmark.stats.elo import LEVEL
 from lib.benchmark.stats.mcnemar import mcnemar_p
@@ -68,6 +69,9 @@ class WorldModelConfig:
     cluster: ClusterSettings | None = None  # where a Stockfish player's answers are computed
     baseline: bool = False  # a baseline player: legal by construction, so no score
     price: Price | None = None  # --price, for replies whose cost the server does not report
+    # Ask the model's preflight before its first request (an Inspect eval's model is made and
+    # checked by Inspect: a preflight there is a request bought for nothing).
+    preflight: bool = True
 
 
 @dataclass
@@ -86,10 +90,11 @@ class Answers:
 
 def _ask(player: Player, template: str, render: Callable[[Question], str],
          questions: list[Question], cache: JsonStore, config: WorldModelConfig,
-         progress: Progress, replies: list[dict[str, Any]]) -> list[Outcome]:
+         progress: Progress, replies: list[dict[str, Any]],
+         gate: InFlight | None) -> list[Outcome]:
     outcomes = []
     for o in ask_all(player, template, render, questions, cache, config.concurrency,
-                     config.breaker, config.cluster):
+                     config.breaker, config.cluster, gate, config.preflight):
         outcomes.append(o)
         if o.reply is not None:
             replies.append(asdict(o.reply))
@@ -103,8 +108,9 @@ def _items(outcomes: list[Outcome]) -> list[Item]:
 
 
 def ask_tests(players: Callable[[float], Player], questions: list[Question], cache: JsonStore,
-              config: WorldModelConfig) -> Answers:
-    """Ask every prompt of the three tests (cached answers are reused)."""
+              config: WorldModelConfig, gate: InFlight | None = None) -> Answers:
+    """Ask every prompt of the three tests (cached answers are reused; `gate`: the run's
+    requests in flight)."""
     base = players(config.base)
     # Original, mirror, list A, choice B (at most), and each temperature but the base one.
     total = len(questions) * (4 + sum(t != config.base for t in config.temperatures))
@@ -112,7 +118,7 @@ def ask_tests(players: Callable[[float], Player], questions: list[Question], cac
     out = Answers()
     move = TEMPLATES[MOVE_TEMPLATE]
     try:
-        seen = (cache, config, progress, out.replies)  # where answers come from and go
+        seen = (cache, config, progress, out.replies, gate)  # where answers come from and go
         out.original = _items(_ask(base, MOVE_TEMPLATE, move, questions, *seen))
         out.mirror = _items(_ask(base, MOVE_TEMPLATE, move, [mirrored(q) for q in questions],
                                  *seen))

@@ -1,0 +1,149 @@
+"""A run owns its claims, stores, requests in flight and books: real HTTP on 127.0.0.1 (a
+provider that bills each reply it completes), real SQLite, real file locks."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import chess
+import pytest
+
+from lib.benchmark.core.questions import load_questions
+from lib.benchmark.core.run import Run
+from lib.benchmark.model.cost import Budget
+from lib.benchmark.model.inflight import Stopping
+from lib.benchmark.model.interface import ModelConfig
+from lib.benchmark.model.metered import bought
+from lib.benchmark.players.player import budget_of, make_player
+from lib.claim import ClaimHeld
+from lib.kvstore import JsonStore
+from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
+from tests.conftest import ROOT
+
+PRICED = {"prompt_tokens": 100, "completion_tokens": 10, "cost": 0.01}
+
+
+def _legal(body: dict) -> Response:
+    fen = FEN_RE.search(json.dumps(body)).group(1)
+    return Response(f"Final answer: {min(m.uci() for m in chess.Board(fen).legal_moves)}",
+                    usage=PRICED)
+
+
+def _until(condition: threading.Event | None, check: object = None) -> None:
+    """Wait for a condition (never a sleep of fixed length), failing after a generous bound."""
+    deadline = time.monotonic() + 120
+    while not (condition.is_set() if condition is not None else check()):  # type: ignore
+        assert time.monotonic() < deadline, "the condition never came"
+        time.sleep(0.01)
+
+
+def _model(server: ChatServer):  # noqa: ANN202 - a model player with a budget
+    chat = ModelConfig(server.base_url, "m", max_cost=10.0)
+    return make_player("m", chat, None, 0, 1, Budget(10.0, None))
+
+
+def test_a_stopped_run_lets_the_reply_in_flight_land_then_closes_releases_and_books(
+        tmp_path: Path) -> None:
+    """Ctrl-C while a request is out: its reply is stored before the store closes, no request
+    goes out after it, the claim is released, and the books say what was bought, once."""
+    question = load_questions(ROOT / "questions.csv")[0]
+    asked, store = threading.Event(), tmp_path / "cache.db"
+    holder: list[Run] = []
+
+    def answer(body: dict) -> Response:
+        asked.set()
+        _until(None, lambda: holder[0].gate.closed)  # answered only once the run stopped
+        return _legal(body)
+    with ChatServer(lambda fen, n: Response(), on_body=answer, price=0.01) as server:
+        player = _model(server)
+        landed: list[object] = []
+        with pytest.raises(KeyboardInterrupt), \
+                Run(tmp_path, [("run", "", budget_of(player))], grace=120) as run:
+            holder.append(run)
+            run.claim(store, "the identity", "the test's run")
+            cache = run.store(store, "answers")
+
+            def ask() -> None:
+                with run.gate.request():
+                    landed.append(bought(cache, "k", lambda: player.answer(
+                        question, f"Position (FEN): {question.fen}\n")))
+            worker = threading.Thread(target=ask)
+            worker.start()
+            _until(asked)
+            raise KeyboardInterrupt
+        worker.join(timeout=120)
+        assert landed and server.billed == 1
+        with pytest.raises(Stopping), run.gate.request():  # the door stays closed
+            pass
+    kept = JsonStore(store, "answers")
+    assert kept.get("k") is not None  # stored before the store closed
+    kept.close()
+    [line] = (tmp_path / "books" / "run.jsonl").read_text().splitlines()
+    books = json.loads(line)
+    assert books["requests_sent"] == 1 and books["replies_completed"] == 1
+    assert books["cost"] == pytest.approx(0.01)
+    with Run() as again:  # the claim ended with the run
+        again.claim(store, "the identity", "the test's run")
+
+
+def test_a_run_claims_its_store_alone_and_runs_of_a_process_keep_their_own_gates(
+        tmp_path: Path) -> None:
+    """A second run on the same store and identity is refused in one line; another run in the
+    same process asks on after the first one stopped (no gate is shared)."""
+    question = load_questions(ROOT / "questions.csv")[0]
+    store = tmp_path / "cache.db"
+    with ChatServer(lambda fen, n: Response(), on_body=_legal, price=0.01) as server:
+        player = _model(server)
+        with Run() as first, Run() as second:
+            first.claim(store, "one", "the first run")
+            with pytest.raises(ClaimHeld, match="the first run is already running on"):
+                second.claim(store, "one", "the first run")
+            second.claim(store, "two", "another run")  # another identity: side by side
+            first.stop("stopped by its user")
+            with pytest.raises(Stopping), first.gate.request():
+                pass
+            with second.gate.request():
+                reply = player.answer(question, f"Position (FEN): {question.fen}\n")
+        assert reply.text.startswith("Final answer") and first.stopped == "stopped by its user"
+        assert server.billed == 1
+    assert not (tmp_path / "books").exists()  # runs with no folder keep no books
+
+
+def test_a_run_stopped_while_its_questions_are_asked_ends_them_without_asking_the_rest(
+        tmp_path: Path) -> None:
+    """The run stops while its first requests are out (an Inspect limit, Ctrl-C elsewhere):
+    those replies land and are kept, the questions not yet asked come back unasked, and the
+    asking ends (before, a worker that found the door closed left its question unanswered
+    and the run waited for it for ever)."""
+    from lib.benchmark.core.prompts import TEMPLATES
+    from lib.benchmark.core.runner import ask_all
+
+    questions = load_questions(ROOT / "questions.csv")[:8]
+    holder: list[Run] = []
+
+    def answer(body: dict) -> Response:
+        holder[0].stop("stopped while asking")
+        return _legal(body)
+    with ChatServer(lambda fen, n: Response(), on_body=answer, price=0.01) as server:
+        player = _model(server)
+        outcomes: list[object] = []
+        with Run() as run:
+            holder.append(run)
+            run.claim(tmp_path / "cache.db", "questions", "the test's run")
+            cache = run.store(tmp_path / "cache.db", "answers")
+            asking = threading.Thread(target=lambda: outcomes.extend(ask_all(
+                player, "fen@1", TEMPLATES["fen@1"], questions, cache, 2,
+                gate=run.gate)), daemon=True)
+            asking.start()
+            asking.join(timeout=300)
+            assert not asking.is_alive(), "the asking never ended"
+        asked = [o for o in outcomes if o.reply is not None]  # type: ignore[attr-defined]
+        bought = sum(n for prompt, n in server.bought.items() if "FEN" in prompt)
+        assert len(outcomes) == 8 and 1 <= len(asked) <= 2 and bought == len(asked)
+        assert all(o.unasked for o in outcomes if o.reply is None)  # type: ignore[attr-defined]
+    kept = JsonStore(tmp_path / "cache.db", "answers")
+    assert len(kept.values()) == len(asked)  # each reply bought is kept
+    kept.close()
