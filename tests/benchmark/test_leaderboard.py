@@ -284,6 +284,8 @@ def test_a_real_run_on_the_old_ladder_is_listed_converted(tmp_path: Path,
     rows = json.loads((tmp_path / "leaderboard.json").read_text())["rows"]
     [row] = [r for r in rows if r["model"] == "random"]
     assert row["converted"] and row["scale"].startswith("game Elo, reference ladder")
+    # Its games were drawn at ply 12 (for speed here): its row says so.
+    assert row["label"].startswith("standard; games drawn at ply 12")
     # The run says which fit of its ladder it was rated on; once that fit is an earlier
     # version (here: the run's digest set to the registry's next-to-last), the leaderboard
     # marks it and its report says the ladder was refitted since.
@@ -297,7 +299,7 @@ def test_a_real_run_on_the_old_ladder_is_listed_converted(tmp_path: Path,
     assert benchmark.main(["leaderboard", "--results", str(tmp_path), "--questions",
                            str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
     md = (tmp_path / "leaderboard.md").read_text()
-    assert f"standard; ladder version {versions[-2].number} of {versions[-1].number}; " \
-        "converted from Stockfish 15.1" in md
+    assert f"standard; games drawn at ply 12; ladder version {versions[-2].number} of " \
+        f"{versions[-1].number}; converted from Stockfish 15.1" in md
     assert ladder_version_text(data).endswith(
         f"; refitted since as version {versions[-1].number})")

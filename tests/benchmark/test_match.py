@@ -167,6 +167,16 @@ def test_each_served_model_keeps_its_own_books_under_one_budget(stockfish: str,
         assert [x["replies_completed"] for x in mine] == [billed[0], 0]
         assert [x["replies_completed"] for x in theirs] == [billed[1], 0]
         assert mine[0]["cost"] == pytest.approx(0.01 * billed[0])
+        # Each player's usage in the result: its game replies (all but the preflight, cached
+        # ones included, so the rerun's result is the first's), at the provider's cost.
+        [result] = (tmp_path / "m").glob("match__*.json")
+        body = json.loads(result.read_text())
+        for side, paid in (("first", billed[0]), ("second", billed[1])):
+            usage = body[side]["usage"]
+            assert usage["requests"] == usage["answers"] == paid - 1, side
+            assert usage["cost"] == pytest.approx(0.01 * (paid - 1)), side
+            assert usage["per_game"]["requests"] == pytest.approx((paid - 1) / 2, abs=0.01)
+        assert "local/a: " in (tmp_path / "m" / result.with_suffix(".md").name).read_text()
         before = a.billed + b.billed
         capped = [*argv[:-4], "--out", str(tmp_path / "capped"), "--stockfish", stockfish,
                   "--max-cost", "0.03", "--price", "1,1", "--max-tokens", "1"]

@@ -428,6 +428,7 @@ class Driver:
             if earlier.scratch == scratch and earlier.thread is not None:
                 earlier.slots.end()
                 earlier.thread.join()
+        self.before = []  # joined: nothing to hold on to
         try:
             self.drive(model, scratch)
         except NoSample as exc:  # the eval's last sample reached (--limit), or it ended
@@ -456,13 +457,22 @@ class PerEval(Generic[D]):
         self._make = make
         self._lock = threading.Lock()
         self._runs: dict[str, D] = {}
+        self._ended: set[str] = set()  # evals that ended (their runs let go once finished)
         self.shape = make()  # its samples and options (never started)
 
     def begin(self, eval_id: str, ids: list[int | str]) -> None:
         """An eval of the task starts, with these samples; its run ends with it."""
         run = self._of(eval_id)
         run.slots.here(ids)
-        when_ended(eval_id, run.slots.end)
+        when_ended(eval_id, lambda: self._end(eval_id))
+
+    def _end(self, eval_id: str) -> None:
+        """The eval ended: its run ends, and is let go once its driver has finished."""
+        with self._lock:
+            self._ended.add(eval_id)
+            run = self._runs.get(eval_id)
+        if run is not None:
+            run.slots.end()
 
     def get(self) -> D:
         """The run of the eval this sample belongs to."""
@@ -474,6 +484,12 @@ class PerEval(Generic[D]):
             if key not in self._runs:
                 run = self._make()
                 run.before = list(self._runs.values())
+                # The runs of ended evals are let go (a long-lived process evaluating one
+                # task many times keeps none of them): the new run holds those it must
+                # wait for (`before`) until it has.
+                for done in self._ended & set(self._runs):
+                    del self._runs[done]
+                self._ended.clear()
                 self._runs[key] = run
             return self._runs[key]
 

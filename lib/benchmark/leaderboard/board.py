@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from lib.benchmark.arena.game import PLY_CAP
 from lib.benchmark.arena.ladder import ladder_for, reference_ladder
 from lib.benchmark.arena.versions import version_of
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
@@ -294,6 +295,9 @@ def game_entries(results: list[dict[str, Any]], digest: str,
                                   tuple(map(tuple, cov)))
             protocol = r.get("protocol", "fen")
             label = name if protocol == "fen" else f"{name} ({protocol})"
+            cap = (r.get("settings") or {}).get("ply_cap", PLY_CAP)
+            # Games drawn early: a score the ladder's games (to the default cap) never met.
+            label += f"; games drawn at ply {cap}" if cap < PLY_CAP else ""
             label += superseded(r)
             per_game = (r.get("usage") or {}).get("per_game") or {}
             elo, converted = c["elo"], converts(r, ladder_map)

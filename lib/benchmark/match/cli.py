@@ -32,7 +32,8 @@ from lib.benchmark.core.run import Run
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, RETRIES, Side
 from lib.benchmark.match.pairs import MAX_GAMES, TARGET, PairStats
 from lib.benchmark.match.run import MatchConfig, MatchSession, play_match
-from lib.benchmark.model.cost import Budget, PlayerBudget
+from lib.benchmark.model import cost
+from lib.benchmark.model.cost import Budget, PlayerBudget, Price
 from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.model.protocols import template as protocol_template
 from lib.benchmark.players.player import Player, budget_of, is_baseline, make_player
@@ -197,6 +198,17 @@ def match_command(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
+def side_usage(session: MatchSession, first: bool, price: Price | None) -> dict[str, Any]:
+    """One player's tokens, requests, tool calls and cost over the match's finished games
+    (replies stored by an earlier invocation included), in all, per move and per game (an
+    engine's: its moves, no tokens, no cost)."""
+    games = [g for g in session.games if g.record is not None]
+    attempts = [a for g in games if g.record is not None for a in g.record.attempts
+                if a["side"] == ("white" if g.first_white == first else "black")]
+    moves = sum(a["move"] is not None for a in attempts)
+    return cost.summary(attempts, price, moves, len(games))
+
+
 def _bound(value: float) -> float | None:
     return None if math.isinf(value) else round(value, 1)
 
@@ -207,8 +219,10 @@ def match_result(args: argparse.Namespace, first: Player, second: Player,
     stats: PairStats | None = session.stats()
     aborted = sum(g.record is None for g in session.games)
     body: dict[str, Any] = {
-        "first": {"model": model_label(args), "player": first.id},
-        "second": {"model": model_label(_opponent_args(args)), "player": second.id},
+        "first": {"model": model_label(args), "player": first.id,
+                  "usage": side_usage(session, True, args.price)},
+        "second": {"model": model_label(_opponent_args(args)), "player": second.id,
+                   "usage": side_usage(session, False, args.price)},
         "settings": shown, "games": 2 * len(session.totals()), "aborted": aborted,
         "complete": session.stopped is None, "stopped": session.stopped}
     if stats is None:
@@ -251,7 +265,19 @@ def match_summary(result: dict[str, Any]) -> str:
             + (f", {result['aborted']} aborted" if result["aborted"] else "") +
             f"\n  score of {result['first']['model']}: {score} (90%)"
             f"\n  Elo difference: {elo_difference_text(result['elo_difference'])}"
-            + "".join(f"\n  {line}" for line in ladder_lines(result)))
+            + "".join(f"\n  {line}" for line in ladder_lines(result))
+            + "".join(f"\n  {usage_line(result[side])}" for side in ("first", "second")
+                      if result[side].get("usage", {}).get("tokens")))
+
+
+def usage_line(side: dict[str, Any]) -> str:
+    """What one player's answers took, in a line (a model's: tokens, requests, cost)."""
+    u = side["usage"]
+    spent = "cost unknown" if u["cost"] is None else f"cost {u['cost']:.4f}"
+    game = u.get("per_game") or {}
+    each = "" if not game else f" (a game: {game['requests']} requests, {game['tokens']:,.0f} " \
+        "tokens)"
+    return f"{side['model']}: {u['requests']:,} requests, {u['tokens']:,} tokens, {spent}{each}"
 
 
 def write_match(out: Path, name: str, result: dict[str, Any],
