@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from lib.errors import ChessEvalError
+from lib.errors import ChessEvalError, ConfigError
 
 
 class ClaimHeld(ChessEvalError):
@@ -55,8 +55,12 @@ def claim(store: Path, identity: str, what: str) -> Iterator[None]:
     """Hold the run (`what`: how a message names it) for the block; ClaimHeld at once, in
     one line naming the holder, when another process holds it."""
     path = claim_path(store, identity)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = path.open("a+", encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = path.open("a+", encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{store}: cannot keep a store there ({exc.strerror or exc}): "
+                          "give a writable folder") from None
     try:
         if not _lock(handle):
             handle.seek(0)

@@ -78,3 +78,19 @@ def test_a_claim_ends_with_its_process_however_it_ends(tmp_path: Path) -> None:
     holder.wait()
     with claim(store, "run", "the run"):  # kill -9 left no claim behind
         assert claim_path(store, "run").read_text().startswith(f"pid {os.getpid()} ")
+
+
+@pytest.mark.parametrize(("command", "option"), [("play", "--store"), ("worldmodel", "--cache"),
+                                                 ("run", "--cache")])
+def test_a_store_that_cannot_be_kept_is_one_line(command: str, option: str, tmp_path: Path,
+                                                 stockfish: str) -> None:
+    """A store under a path that is not a folder: one line naming it, exit 2, no traceback."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), command, "--model",
+                           "random", option, "/dev/null/store.db", "--out", str(tmp_path),
+                           "--stockfish", stockfish, "--questions",
+                           str(first_questions(tmp_path, 4))] + (
+                               ["--max-games", "2"] if command == "play" else []),
+                          capture_output=True, text=True, timeout=600)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert len(lines) == 1 and "/dev/null/store.db: cannot keep a store there" in lines[0]

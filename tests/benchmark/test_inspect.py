@@ -809,6 +809,9 @@ def test_a_second_process_evaluating_the_same_run_fails_in_a_line_and_buys_nothi
     assert "is already running on" in refused.error.message
     assert f"pid {first.pid}" in refused.error.message
     assert max(sent.values()) == 1  # no request sent twice
+    # The books: the first eval's line, none from the refused one (it asked nothing).
+    [books] = (tmp_path / "cache").glob(f"{task}-*/books/*.jsonl")
+    assert len(books.read_text().splitlines()) == 1
 
 
 @pytest.mark.parametrize("task", ["games", "puzzles"])

@@ -97,6 +97,7 @@ def test_pairs_reverse_colours_on_one_opening_and_a_rerun_resumes(stockfish: str
               if json.loads(p.read_text())["settings"]["max_games"] == 8]
     result = json.loads(path.read_text())
     assert result["games"] == 8 and result["pairs"] == 4 and result["complete"]
+    assert result["first"]["usage"] is None and result["second"]["usage"] is None  # engines
     pgn_path = path.with_suffix(".pgn")
     games = []
     with pgn_path.open() as handle:

@@ -71,6 +71,12 @@ class Run:
         finally:
             self.write_books()
 
+    def abandon(self) -> None:
+        """End a run that never began (its claim refused, its setup failed): what it holds is
+        let go, and no books are written (nothing was asked)."""
+        self.gate.close()
+        self._held.close()
+
     def claim(self, store: Path, identity: str, what: str) -> str:
         """Claim `store` for this run (`identity`: all that makes it this run; `what`: how a
         refusal names it) until the run ends; the key prefix of what it stores there."""

@@ -162,7 +162,7 @@ class GamesRun(Driver):
         self.endpoint = setup.player.answered_by
         self.ladder = setup.ladders[args.conditions[0]]
         self.dispatch.folder = scratch / "games.db"
-        pins = Pins(scratch, "rungs")
+        self.pins = pins = Pins(scratch, "rungs")
         # The run's books: a line per eval of what it bought, on every way out (ledger.py),
         # in the run's folder beside its stores.
         with Run(scratch, [(setup.name, "", budget_of(setup.player))]) as run:
@@ -253,10 +253,14 @@ class Dispatched(Protocol):
 
     dispatch: Dispatch
 
+    def begun(self, index: int) -> None:
+        """Slot `index`'s sample begins its game."""
+
 
 async def play_unit(run: Dispatched, unit: Unit[GameJob | Played, Played]) -> Played:
     """A slot's game, played on a worker thread (a stored one as it is), its outcome handed
     back to the schedule."""
+    run.begun(unit.index)
     if isinstance(unit.job, Played):
         hand_back(unit, unit.job)
         return unit.job

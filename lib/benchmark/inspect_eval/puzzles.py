@@ -69,7 +69,7 @@ class LinesRun(Driver):
         setup = cli.puzzles_setup(args)
         self.endpoint = setup.player.answered_by  # before any line is handed out
         self.settings, self.folder = setup.settings, scratch / "puzzles.db"
-        pins = Pins(scratch, "puzzles")
+        self.pins = pins = Pins(scratch, "puzzles")
         # The run's books, a line per eval, on every way out (ledger.py).
         with Run(scratch, [("puzzles", "", budget_of(setup.player))]) as run:
             try:
@@ -169,6 +169,7 @@ async def _play(run: LinesRun, unit: Unit[Line | LineResult, LineResult]
     """A slot's line, played on a worker thread (a stored one as it is), its outcome (or
     why it was skipped or left out) handed back to the run."""
     job = unit.job
+    run.begun(unit.index)
     if isinstance(job, LineResult):
         hand_back(unit, job)
         return job

@@ -302,22 +302,33 @@ def hand_back(unit: Unit[Any, R], value: R | BaseException) -> None:
 
 
 class Pins:
-    """What each slot of a run was given the first time it was scheduled (a rung, a puzzle),
-    kept in the run's store: an attempt that finishes a unit an earlier one lost decides the
-    later slots as the earlier did, so the games (lines) its samples already recorded are the
-    ones it plays."""
+    """What each slot of a run was given (a rung, a puzzle) when its unit first began, kept
+    in the run's store: an attempt that finishes a unit an earlier one lost decides the later
+    slots as the earlier did, so the games (lines) its samples already recorded are the ones
+    it plays. A choice is kept only once its sample begins the unit: a slot scheduled as an
+    eval was cancelled (Ctrl-C), its history cut short, binds no later attempt."""
 
     def __init__(self, folder: Path, table: str) -> None:
         self._store = JsonStore(folder / "slots.db", table)
+        self._lock = threading.Lock()
+        self._proposed: dict[int, Any] = {}  # choices made, not yet begun
 
     def __call__(self, index: int, choice: Any) -> Any:
-        """Slot `index`'s choice: the first one made for it."""
+        """Slot `index`'s choice: the one kept for it, else `choice` (kept once begun)."""
         got = self._store.get(str(index))
         if got is not None:
             return got
-        self._store.put(str(index), choice)
-        self._store.commit()
+        with self._lock:
+            self._proposed[index] = choice
         return choice
+
+    def begun(self, index: int) -> None:
+        """Slot `index`'s unit began on its sample: its choice is kept for later attempts."""
+        with self._lock:
+            choice = self._proposed.pop(index, None)
+        if choice is not None and self._store.get(str(index)) is None:
+            self._store.put(str(index), choice)
+            self._store.commit()
 
     def close(self) -> None:
         """Close the store."""
@@ -385,7 +396,11 @@ def run_dir(mode: str, argv: list[str], model: list[str]) -> Path:
     root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "chess_eval")
     digest = hashlib.sha256(json.dumps([mode, argv, model]).encode()).hexdigest()[:16]
     folder = root / f"{mode}-{digest}"
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{CACHE_ENV}={root}: cannot keep the runs' stores there "
+                          f"({exc.strerror or exc}); set it to a writable folder") from None
     return folder
 
 
@@ -404,6 +419,12 @@ class Driver:
         self.scratch: Path | None = None  # its stores' folder, once started
         self.before: list[Driver] = []  # runs of earlier evals of the task (see _main)
         self.roles: tuple[str, ...] = ()  # the model roles the run's second player takes
+        self.pins: Pins | None = None  # what each slot was given (a run that pins its units)
+
+    def begun(self, index: int) -> None:
+        """Slot `index`'s sample begins its unit (its pin is kept from now on)."""
+        if self.pins is not None:
+            self.pins.begun(index)
 
     def start(self, model: list[str]) -> None:
         """Start the run once, with the eval's model (`activate()`'s options)."""

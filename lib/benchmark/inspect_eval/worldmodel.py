@@ -42,6 +42,7 @@ from lib.benchmark.players.player import budget_of
 from lib.benchmark.worldmodel import cli
 from lib.benchmark.worldmodel.prompts import Listed
 from lib.benchmark.worldmodel.run import Answers, ask_tests, merged, summarise
+from lib.errors import ChessEvalError
 from lib.kvstore import JsonStore
 
 # The headline figures: metric name -> path into the CLI's summary.
@@ -72,17 +73,24 @@ class PositionsRun:
     def __init__(self, argv: list[str]) -> None:
         self.argv = argv
         self._lock = threading.Lock()
-        self._evals: dict[str, EvalRun] = {}
+        self._evals: dict[str, EvalRun | ChessEvalError] = {}
 
     def ready(self, model: list[str]) -> EvalRun:
-        """This eval's run, made by its first sample with the eval's model."""
+        """This eval's run, made by its first sample with the eval's model; a run that could
+        not start (its claim refused) fails every sample with the same line."""
         active = active_sample()
         key = "" if active is None else str(active.eval_id)
         with self._lock:
             if key not in self._evals:
-                self._evals[key] = self._start(model)
+                try:
+                    self._evals[key] = self._start(model)
+                except ChessEvalError as exc:
+                    self._evals[key] = exc
                 when_ended(key, lambda: self._end(key))
-            return self._evals[key]
+            got = self._evals[key]
+        if isinstance(got, ChessEvalError):
+            raise got
+        return got
 
     def _start(self, model: list[str]) -> EvalRun:
         folder = run_dir("worldmodel", self.argv, model)  # outlives the eval
@@ -97,7 +105,7 @@ class PositionsRun:
                 setup.at(t)
             return EvalRun(setup, run.store(folder / "cache.db", "answers"), run)
         except BaseException:
-            run.close()
+            run.abandon()  # nothing was asked: no books
             setup.close()
             raise
 
@@ -105,7 +113,7 @@ class PositionsRun:
         """The eval ended (however): its run ends, its books written."""
         with self._lock:
             ended = self._evals.pop(key, None)
-        if ended is not None:
+        if isinstance(ended, EvalRun):
             try:
                 ended.run.close()
             finally:

@@ -198,10 +198,13 @@ def match_command(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
-def side_usage(session: MatchSession, first: bool, price: Price | None) -> dict[str, Any]:
-    """One player's tokens, requests, tool calls and cost over the match's finished games
-    (replies stored by an earlier invocation included), in all, per move and per game (an
-    engine's: its moves, no tokens, no cost)."""
+def side_usage(session: MatchSession, first: bool, price: Price | None,
+               player: Player) -> dict[str, Any] | None:
+    """One model's tokens, requests, tool calls and cost over the match's finished games
+    (replies stored by an earlier invocation included), in all, per move and per game; None
+    for a baseline (an engine asks no one and costs nothing)."""
+    if budget_of(player) is None:
+        return None
     games = [g for g in session.games if g.record is not None]
     attempts = [a for g in games if g.record is not None for a in g.record.attempts
                 if a["side"] == ("white" if g.first_white == first else "black")]
@@ -220,9 +223,9 @@ def match_result(args: argparse.Namespace, first: Player, second: Player,
     aborted = sum(g.record is None for g in session.games)
     body: dict[str, Any] = {
         "first": {"model": model_label(args), "player": first.id,
-                  "usage": side_usage(session, True, args.price)},
+                  "usage": side_usage(session, True, args.price, first)},
         "second": {"model": model_label(_opponent_args(args)), "player": second.id,
-                   "usage": side_usage(session, False, args.price)},
+                   "usage": side_usage(session, False, args.price, second)},
         "settings": shown, "games": 2 * len(session.totals()), "aborted": aborted,
         "complete": session.stopped is None, "stopped": session.stopped}
     if stats is None:
@@ -267,7 +270,7 @@ def match_summary(result: dict[str, Any]) -> str:
             f"\n  Elo difference: {elo_difference_text(result['elo_difference'])}"
             + "".join(f"\n  {line}" for line in ladder_lines(result))
             + "".join(f"\n  {usage_line(result[side])}" for side in ("first", "second")
-                      if result[side].get("usage", {}).get("tokens")))
+                      if (result[side].get("usage") or {}).get("tokens")))
 
 
 def usage_line(side: dict[str, Any]) -> str:
