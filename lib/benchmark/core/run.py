@@ -6,7 +6,8 @@ from an Inspect eval, and all it owns while it lasts:
 - its stores, each claimed for it alone (lib/claim.py: a second process on the same run is
   refused in one line naming the holder, before it asks anything);
 - its gate for requests in flight (its own: nothing is shared between runs of a process);
-- its stop: the gate closes, so no request is sent after it, and those in flight land;
+- its stop: the gate closes (Ctrl-C, a failure, the end of an Inspect eval; a sample's limit
+  closes a child gate of it), so no request is sent after it, and those in flight land;
 - its books: a line per model of what this invocation bought (ledger.py).
 
 However it ends (a result, exit 2 or 3, Ctrl-C, a failure), leaving it does the same, in
@@ -41,7 +42,6 @@ class Run:
         # budget), kept in `books` (OUT/books/NAME.jsonl); a baseline's budget is None.
         self.ledgers = [Ledger(books, name, budget, who) for name, who, budget in ledgers
                         if books is not None and budget is not None]
-        self.stopped: str | None = None  # why the run was stopped, once it was
         self._held = ExitStack()  # the claims and stores, released in reverse
 
     def __enter__(self) -> Run:
@@ -90,11 +90,6 @@ class Run:
         opened = kind(path, table)
         self._held.callback(opened.close)
         return opened
-
-    def stop(self, why: str) -> None:
-        """Stop the run: no request is sent from now on (those in flight land)."""
-        self.stopped = self.stopped or why
-        self.gate.close()
 
     def report(self, paths: list[Path]) -> None:
         """Write the books (once), add them to the run's written `paths`, print their lines."""

@@ -478,7 +478,7 @@ class PerEval(Generic[D]):
         self._make = make
         self._lock = threading.Lock()
         self._runs: dict[str, D] = {}
-        self._ended: set[str] = set()  # evals that ended (their runs let go once finished)
+        self._ended: set[str] = set()  # evals that ended (their runs let go at the next eval)
         self.shape = make()  # its samples and options (never started)
 
     def begin(self, eval_id: str, ids: list[int | str]) -> None:
@@ -488,7 +488,7 @@ class PerEval(Generic[D]):
         when_ended(eval_id, lambda: self._end(eval_id))
 
     def _end(self, eval_id: str) -> None:
-        """The eval ended: its run ends, and is let go once its driver has finished."""
+        """The eval ended: its run ends (and is let go when the task's next eval begins)."""
         with self._lock:
             self._ended.add(eval_id)
             run = self._runs.get(eval_id)

@@ -61,9 +61,9 @@ class EvalRun:
     """One eval's run of the tests: the CLI's setup (its players at every temperature, made
     once, so each is checked once), its answer cache and the run that owns them."""
 
-    setup: cli.WorldModelSetup
-    cache: JsonStore
-    run: Run
+    setup: cli.WorldModelSetup  # the CLI's setup: players, questions, config
+    cache: JsonStore  # the answers, held open by the run
+    run: Run  # its claim, requests in flight and books
 
 
 class PositionsRun:
