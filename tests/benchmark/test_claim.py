@@ -32,23 +32,28 @@ def _wait_for_claim(out: Path, holder: subprocess.Popen[str]) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("command", ["play", "run", "puzzles", "worldmodel", "match"])
+@pytest.mark.parametrize("command", ["play", "run", "puzzles", "worldmodel", "match",
+                                     "worldmodel --limit"])
 def test_a_second_process_on_the_same_run_is_refused_and_buys_nothing(
         command: str, tmp_path: Path, stockfish: str) -> None:
     out = tmp_path / "results"
     with ChatServer(lambda fen, n: Response(), on_body=_slow_first_legal) as server:
-        base = [sys.executable, str(ROOT / "benchmark.py"), command, "--model", "m",
+        base = [sys.executable, str(ROOT / "benchmark.py"), command.split()[0], "--model", "m",
                 "--base-url", server.base_url, "--out", str(out), "--stockfish", stockfish]
         base += {"play": ["--max-games", "2"], "puzzles": ["--max-puzzles", "20"],
                  "match": ["--opponent", "stockfish:nodes=1", "--max-games", "4"],
                  "worldmodel": ["--limit", "20", "--concurrency", "1"],
+                 # Two runs that differ only in how many positions share the first ones.
+                 "worldmodel --limit": ["--limit", "21", "--concurrency", "1"],
                  "run": ["--questions", str(first_questions(tmp_path, 60)),
                          "--concurrency", "1"]}[command]
         first = subprocess.Popen(base, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True)
         try:
             _wait_for_claim(out, first)
-            second = subprocess.run(base, capture_output=True, text=True, timeout=600)
+            second = subprocess.run([*base[:-4], "--limit", "20", *base[-2:]]
+                                    if command == "worldmodel --limit" else base,
+                                    capture_output=True, text=True, timeout=600)
             assert first.poll() is None, "the first run ended before the second was tried"
         finally:
             first.send_signal(signal.SIGINT)

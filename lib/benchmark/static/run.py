@@ -118,8 +118,10 @@ def run_static(config: StaticConfig, chat: ModelConfig | None,
     budget = budget_of(player)
     with Run(config.out, [(name, "", budget)]) as run:
         try:
-            # One process at a time asks this run's questions on its cache.
-            run.claim(config.cache_path, f"static {name}", f"the static run {name}")
+            # One process at a time asks this player's questions on its cache (two runs
+            # that differ only in which questions, --limit, would buy their shared ones twice).
+            run.claim(config.cache_path, f"answers {player.id}",
+                      f"a run asking {player.id}")
             items, replies, halted = _ask(config, player, questions, name, run)
         finally:
             player.close()

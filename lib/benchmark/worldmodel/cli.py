@@ -170,10 +170,10 @@ def worldmodel_command(args: argparse.Namespace, player: Player | None = None,
     with Run(args.out, [(setup.name, "", budget)]) as run:
         try:
             if answers_ is None:
-                # One process at a time asks this run's prompts on its cache.
+                # One process at a time asks this player's prompts on its cache (two runs
+                # that differ only in --limit would buy their shared prompts twice).
                 store = args.cache or args.out / "cache.db"
-                run.claim(store, f"worldmodel {setup.name}",
-                          f"the world-model run {setup.name}")
+                run.claim(store, f"answers {setup.base.id}", f"a run asking {setup.base.id}")
                 answers_ = ask_tests(setup.at, setup.questions, run.store(store, "answers"),
                                      setup.config, run.gate)
         finally:
