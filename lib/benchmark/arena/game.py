@@ -15,7 +15,7 @@ committed games under both and counts the results that differ.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from functools import partial
@@ -28,6 +28,8 @@ import chess.pgn
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES, Category
 from lib.benchmark.core.questions import Question
 from lib.benchmark.core.turns import Condition, Side, Start, take_turn
+from lib.benchmark.model import cost
+from lib.benchmark.model.cost import Price
 from lib.engine import MATE_CP, Engine, cp_to_score, score_to_cp
 from lib.errors import DataError
 from lib.grading import CP_LOSS_CAP
@@ -437,3 +439,14 @@ def pgn(record: GameRecord, headers: dict[str, str]) -> str:
         for at, cp in zip(nodes, record.evals, strict=True):
             at.set_eval(chess.engine.PovScore(cp_to_score(cp), chess.WHITE))
     return str(game)
+
+
+def side_usage(games: Iterable[tuple[GameRecord, bool]], price: Price | None) -> dict[str, Any]:
+    """Tokens, requests, tool calls and cost of one side's answers over finished games (each
+    with whether that side had White; cached answers included), in all, per move and per
+    game."""
+    played = list(games)
+    attempts = [a for record, white in played for a in record.attempts
+                if a["side"] == ("white" if white else "black")]
+    moves = sum(a["move"] is not None for a in attempts)
+    return cost.summary(attempts, price, moves, len(played))

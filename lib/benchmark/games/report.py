@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from lib.benchmark.arena.game import cp_losses, pgn, rule_of
+from lib.benchmark.arena.game import cp_losses, pgn, rule_of, side_usage
 from lib.benchmark.arena.ladder import Ladder, reference_ladder
 from lib.benchmark.arena.versions import ladder_version_text
 from lib.benchmark.core.answers import FAILED_ANSWERS, Category
@@ -177,12 +177,8 @@ def acpl(session: Session) -> dict[str, Any]:
 def usage(session: Session, price: Price | None) -> dict[str, Any]:
     """Tokens, requests, tool calls and cost of the model's answers (cached ones included),
     in all, per move and per game."""
-    rated = [(g.record, g.model_white) for games in session.games.values() for g in games
-             if g.record is not None]
-    attempts = [a for record, white in rated for a in record.attempts
-                if a["side"] == ("white" if white else "black")]
-    moves = sum(a["move"] is not None for a in attempts)
-    return cost.summary(attempts, price, moves, len(rated))
+    return side_usage(((g.record, g.model_white) for games in session.games.values()
+                       for g in games if g.record is not None), price)
 
 
 def _limited(condition: dict[str, Any]) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lib.benchmark.arena import book
-from lib.benchmark.arena.game import PLY_CAP, pgn
+from lib.benchmark.arena.game import PLY_CAP, pgn, side_usage
 from lib.benchmark.core.cli import (
     add_chat_args,
     add_model_arg,
@@ -32,7 +32,6 @@ from lib.benchmark.core.run import Run
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, RETRIES, Side
 from lib.benchmark.match.pairs import MAX_GAMES, TARGET, PairStats
 from lib.benchmark.match.run import MatchConfig, MatchSession, play_match
-from lib.benchmark.model import cost
 from lib.benchmark.model.cost import Budget, PlayerBudget, Price
 from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.model.protocols import template as protocol_template
@@ -198,18 +197,15 @@ def match_command(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
-def side_usage(session: MatchSession, first: bool, price: Price | None,
+def model_usage(session: MatchSession, first: bool, price: Price | None,
                player: Player) -> dict[str, Any] | None:
     """One model's tokens, requests, tool calls and cost over the match's finished games
     (replies stored by an earlier invocation included), in all, per move and per game; None
     for a baseline (an engine asks no one and costs nothing)."""
     if budget_of(player) is None:
         return None
-    games = [g for g in session.games if g.record is not None]
-    attempts = [a for g in games if g.record is not None for a in g.record.attempts
-                if a["side"] == ("white" if g.first_white == first else "black")]
-    moves = sum(a["move"] is not None for a in attempts)
-    return cost.summary(attempts, price, moves, len(games))
+    return side_usage(((g.record, g.first_white == first) for g in session.games
+                       if g.record is not None), price)
 
 
 def _bound(value: float) -> float | None:
@@ -223,9 +219,9 @@ def match_result(args: argparse.Namespace, first: Player, second: Player,
     aborted = sum(g.record is None for g in session.games)
     body: dict[str, Any] = {
         "first": {"model": model_label(args), "player": first.id,
-                  "usage": side_usage(session, True, args.price, first)},
+                  "usage": model_usage(session, True, args.price, first)},
         "second": {"model": model_label(_opponent_args(args)), "player": second.id,
-                   "usage": side_usage(session, False, args.price, second)},
+                   "usage": model_usage(session, False, args.price, second)},
         "settings": shown, "games": 2 * len(session.totals()), "aborted": aborted,
         "complete": session.stopped is None, "stopped": session.stopped}
     if stats is None:
