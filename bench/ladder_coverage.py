@@ -6,9 +6,11 @@ covariance, the random mover fixed at 0), re-measures the ladder as it was reall
 (Elos and covariance), then rates a simulated player of known Elo against the refitted ladder
 with play's sampler and stop rule, outcomes from the true Elos of the rungs it chose. A ladder
 measured with too few games shows up here as undercoverage unless its error is in the
-interval. Goals (issue 29): coverage 87-93% at every true Elo 0, 200, ..., 2800; a median
-total half-width (the ladder's part included) of 70 or less in a median of at most 150 games
-at true Elos 0-2000; reported with the share of runs stopped by the ladder. Rank
+interval. Goals: coverage 87-93% at every true Elo 0, 200, ..., 2800; a median total
+half-width (the ladder's part included) of 70 or less in a median of at most 150 games at true
+Elos 0-2000, and at most 110 at 2,350 on the reference ladder; reported with the share of runs
+stopped by the ladder. With --write, each true Elo's row is kept in a table under the ladder's
+name and version (the docs' before/after table reads it). Rank
 probabilities: two players at most 150 Elo apart rated against one re-measured ladder,
 compared with the leaderboard's shared-ladder draws; the event "A above B" stated at p should
 happen about p of the time.
@@ -17,6 +19,7 @@ happen about p of the time.
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,6 +29,7 @@ import numpy as np
 from bench.elo_coverage import covers
 from bench.games_coverage import outcome
 from lib.benchmark.arena.ladder import Ladder, by_elo, load_ladder
+from lib.benchmark.arena.versions import version_of
 from lib.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, games_path, ladder_path
 from lib.benchmark.games.sampler import (
     PRIOR,
@@ -42,9 +46,13 @@ from lib.benchmark.leaderboard.ranking import Shared, ranks
 from lib.benchmark.stats import btd
 from lib.benchmark.stats.elo import ABOVE, BELOW
 from lib.cli import run_cli
+from lib.files import atomic_write, sha256_file
 
 ROOT = Path(__file__).resolve().parents[1]
 CLOSE = 150.0  # rank calibration: the two players' true Elos are at most this far apart
+TABLE = ROOT / "bench" / "data" / "ladder_coverage.csv"  # --write's default
+FIELDS = ("ladder", "version", "ladder_games", "true_elo", "runs", "target", "seed",
+          "coverage", "one_sided", "median_games", "median_half_width", "limited")
 
 
 @dataclass(frozen=True)
@@ -166,6 +174,41 @@ def _cov_in(truth: Ladder, measured: Ladder) -> np.ndarray:
     return measured.cov[np.ix_(order, order)]
 
 
+def summary_row(ladder: Path, true_elo: float, result: list[Run], target: float,
+                seed: int) -> dict[str, str]:
+    """One true Elo's figures as a row of the table, under the ladder's name and version."""
+    version = version_of(ladder, sha256_file(ladder))
+    widths = [r.half_width for r in result if not r.one_sided]
+    return {"ladder": ladder.parent.name, "version": str(version.number) if version else "",
+            "ladder_games": str(version.games) if version else "", "true_elo": f"{true_elo:.0f}",
+            "runs": str(len(result)), "target": f"{target:g}", "seed": str(seed),
+            "coverage": f"{np.mean([r.covered for r in result]):.3f}",
+            "one_sided": f"{np.mean([r.one_sided for r in result]):.3f}",
+            "median_games": f"{np.median([r.games for r in result]):.0f}",
+            "median_half_width": f"{np.median(widths):.1f}" if widths else "",
+            "limited": f"{np.mean([r.limited for r in result]):.3f}"}
+
+
+def read_table(path: Path) -> list[dict[str, str]]:
+    """The table's rows ([] when it does not exist yet)."""
+    if not path.exists():
+        return []
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def write_rows(path: Path, rows: list[dict[str, str]]) -> None:
+    """Replace the table's rows of the same ladder, version and true Elo by `rows`."""
+    keys = {(r["ladder"], r["version"], r["true_elo"]) for r in rows}
+    kept = [r for r in read_table(path) if (r["ladder"], r["version"], r["true_elo"]) not in keys]
+    ordered = sorted(kept + rows, key=lambda r: (r["ladder"], int(r["version"] or 0),
+                                                 float(r["true_elo"])))
+    with atomic_write(path) as handle:
+        writer = csv.DictWriter(handle, fieldnames=FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(ordered)
+
+
 def main() -> None:
     """Print coverage per true Elo, games, how often the ladder limited, rank calibration."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -176,6 +219,10 @@ def main() -> None:
     p.add_argument("--games", type=games_path, default=None,
                    help="the calibration games (default: the ladder's, beside it)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--write", type=Path, nargs="?", const=TABLE, default=None,
+                   help="keep each true Elo's row in this table (default when given without "
+                   f"a path: {TABLE.relative_to(ROOT)})")
+    p.add_argument("--no-ranks", action="store_true", help="leave out the rank calibration")
     args = p.parse_args()
     ladder = load_ladder(args.ladder)
     games_file = args.games or args.ladder.with_name(LADDER_GAMES)
@@ -189,14 +236,21 @@ def main() -> None:
     if args.elos:
         print("| true Elo | coverage | one-sided | median games | median half-width (total) "
               "| stopped by the ladder |\n|---|---|---|---|---|---|")
+    rows = []
     for elo in args.elos:
         result = coverage(ladder, games, elo, args.runs, args.target, args.seed)
+        rows.append(summary_row(args.ladder, elo, result, args.target, args.seed))
         widths = [r.half_width for r in result if not r.one_sided]
         print(f"| {elo:.0f} | {np.mean([r.covered for r in result]):.1%} | "
               f"{np.mean([r.one_sided for r in result]):.1%} | "
               f"{np.median([r.games for r in result]):.0f} | "
               f"{np.median(widths) if widths else float('nan'):.0f} | "
               f"{np.mean([r.limited for r in result]):.1%} |", flush=True)
+    if args.write and rows:
+        write_rows(args.write, rows)
+        print(f"wrote {len(rows)} rows to {args.write}")
+    if args.no_ranks:
+        return
     pairs = rank_calibration(ladder, games, args.runs, args.target, args.seed)
     stated = np.array([p for p, _ in pairs])
     happened = np.array([h for _, h in pairs])

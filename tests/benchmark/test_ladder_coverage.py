@@ -1,5 +1,7 @@
 """Smoke version of bench/ladder_coverage.py: re-measured ladders, play's intervals cover."""
 
+from pathlib import Path
+
 import numpy as np
 
 from bench.ladder_coverage import coverage, draw_truth, remeasure, remeasure_normal
@@ -69,3 +71,33 @@ def test_a_ladder_fitted_with_a_prior_is_remeasured_by_its_covariance() -> None:
     order = [[r.name for r in prior.rungs].index(n) for n in NAMES]
     expected = np.sqrt(np.diag(prior.cov)[order])
     assert np.allclose(errors.std(axis=0), expected, rtol=0.1, atol=1)
+
+
+def test_the_written_table_keeps_each_version_s_rows_once(tmp_path: Path) -> None:
+    """--write keys a row by ladder, version and true Elo: a rerun replaces its own rows,
+    another version's rows stay, and the version is the committed registry's."""
+    import csv
+    import subprocess
+    import sys
+
+    from bench.ladder_coverage import ROOT, write_rows
+    from lib.benchmark.arena.versions import version_of
+    from lib.benchmark.core.data import REFERENCE_LADDER
+    from lib.files import sha256_file
+
+    table = tmp_path / "coverage.csv"
+    other = {"ladder": "stockfish-17.1", "version": "1", "ladder_games": "800",
+             "true_elo": "800", "runs": "9", "target": "70", "seed": "0", "coverage": "0.9",
+             "one_sided": "0", "median_games": "99", "median_half_width": "70", "limited": "0"}
+    write_rows(table, [other])
+    command = [sys.executable, "-m", "bench.ladder_coverage", "--ladder",
+               str(REFERENCE_LADDER), "--runs", "2", "--elos", "800", "--no-ranks",
+               "--write", str(table)]
+    for _ in range(2):
+        subprocess.run(command, cwd=ROOT, check=True, capture_output=True, timeout=600)
+    rows = list(csv.DictReader(table.open()))
+    version = version_of(REFERENCE_LADDER, sha256_file(REFERENCE_LADDER))
+    assert version is not None and len(rows) == 2 and rows[0] == other
+    assert (rows[1]["version"], rows[1]["ladder_games"], rows[1]["runs"]) == \
+        (str(version.number), str(version.games), "2")
+    assert int(rows[1]["median_games"]) >= 5

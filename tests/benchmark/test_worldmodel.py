@@ -63,7 +63,8 @@ def _model(body: dict) -> Response:
     return Response(f"Final answer: {_canonical(board).uci()}")
 
 
-def test_worldmodel_flow_against_a_scripted_model(tmp_path: Path) -> None:
+def test_worldmodel_flow_against_a_scripted_model(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["worldmodel", "--model", "local/m", "--endpoint-id", "scripted", "--questions",
             str(QUESTIONS), "--limit", str(LIMIT), "--out", str(tmp_path), "--retries", "0"]
     with ChatServer(lambda fen, attempt: Response(), on_body=_model) as server:
@@ -109,6 +110,10 @@ def test_worldmodel_flow_against_a_scripted_model(tmp_path: Path) -> None:
     # for each temperature's player.
     assert asked == 6 * LIMIT + 3
     assert (tmp_path / r["figure"]).stat().st_size > 0
+    # The summary reads as text: the power line names each rate, not a raw dict.
+    printed = capsys.readouterr().out
+    power = [line for line in printed.splitlines() if "power at this n" in line]
+    assert power and "{" not in power[0] and "0.0%: 0%" in power[0]
     # A rerun asks nothing and writes the same bytes.
     before = path.read_bytes()
     with ChatServer(lambda fen, attempt: Response(status=500)) as server:

@@ -307,7 +307,8 @@ def summary(result: dict[str, Any]) -> str:
            else score["note"]),
         f"  H0 {hyp['h0']}: {'rejected' if hyp['reject_h0'] else 'not rejected'} (p = "
         + ", ".join(f"{k} {t['p_value']}" for k, t in hyp["parts"].items())
-        + f"); power at this n against true rates of {hyp['power']}"
+        + "); power at this n against true rates of "
+        + ", ".join(f"{rate}: {power:.0%}" for rate, power in hyp["power"].items())
         + (f"; {hyp['note']}" if hyp["note"] else ""),
         *([f"  cost: {cost.text(result['usage'])}"]
           if (result.get("usage") or {}).get("requests") else [])])
