@@ -814,6 +814,52 @@ def test_a_second_process_evaluating_the_same_run_fails_in_a_line_and_buys_nothi
     assert len(books.read_text().splitlines()) == 1
 
 
+def test_a_larger_worldmodel_limit_on_one_cache_buys_only_the_positions_added(
+        tmp_path: Path) -> None:
+    """`-T limit=2`, then `-T limit=3` on the same cache: the second eval asks only the third
+    position's prompts (before, a folder keyed by the limit bought all three again), and
+    both runs keep their books in the one folder."""
+    sent: Counter[str] = Counter()
+    with ChatServer(lambda fen, n: Response(), on_body=_first_legal, price=0.01) as server:
+        env = {**service(server.base_url), "CHESS_EVAL_CACHE": str(tmp_path / "cache")}
+        for limit in (2, 3):
+            done = subprocess.run([INSPECT, "eval", "chess_eval/worldmodel", "--model",
+                                   "openai-api/local/m", "-T", f"limit={limit}", "--display",
+                                   "none", "--log-dir", str(tmp_path / f"logs{limit}")],
+                                  cwd=ROOT, env=env, capture_output=True, text=True,
+                                  timeout=600)
+            assert done.returncode == 0, done.stderr[-2000:]
+            sent.update(json.dumps([b["messages"], b.get("temperature")])
+                        for b in server.bodies)
+            if limit == 2:
+                first = len(server.bodies)
+            server.bodies.clear()
+    assert max(sent.values()) == 1  # no request sent twice
+    assert sum(sent.values()) - first == first // 2  # the third position's prompts
+    for limit in (2, 3):
+        [log] = (tmp_path / f"logs{limit}").glob("*.eval")
+        assert read_eval_log(str(log)).status == "success"
+    [books] = (tmp_path / "cache").glob("worldmodel-*/books/*.jsonl")
+    assert len(books.read_text().splitlines()) == 2
+
+
+def test_a_run_folder_keyed_by_its_limit_before_is_moved_not_bought_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache made when the folder's name held the limit is found under the new name."""
+    from lib.benchmark.inspect_eval.sample import CACHE_ENV, run_dir
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    argv, model = ["--seed", "0", "--limit", "4"], ["--model", "inspect:m"]
+    earlier = run_dir("worldmodel", argv, model)  # keyed by every option, as before
+    (earlier / "cache.db").write_text("answers")
+    folder = run_dir("worldmodel", argv, model, unkeyed=("--limit",))
+    assert folder != earlier and not earlier.exists()
+    assert (folder / "cache.db").read_text() == "answers"
+    larger = run_dir("worldmodel", ["--seed", "0", "--limit", "9"], model, unkeyed=("--limit",))
+    assert larger == folder and run_dir("worldmodel", ["--seed", "1", "--limit", "4"], model,
+                                        unkeyed=("--limit",)) != folder
+
+
 @pytest.mark.parametrize("task", ["games", "puzzles"])
 def test_eval_set_s_own_retries_after_a_refused_request_rate_the_undisturbed_units(
         task: str, tmp_path: Path) -> None:

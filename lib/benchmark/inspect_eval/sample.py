@@ -388,20 +388,43 @@ async def work(unit: Unit[Any, R], fn: Callable[..., R], *args: Any,
 CACHE_ENV = "CHESS_EVAL_CACHE"  # where the tasks keep their runs' stores (default below)
 
 
-def run_dir(mode: str, argv: list[str], model: list[str]) -> Path:
+def run_dir(mode: str, argv: list[str], model: list[str], unkeyed: tuple[str, ...] = ()) -> Path:
     """Where a task's run keeps its stores (answers, games, lines): a folder keyed by the
     mode, the run's options and the model with every setting that changes its answers, under
     $CHESS_EVAL_CACHE (default ~/.cache/chess_eval). It outlives the eval, so a rerun of the
-    same eval, or one after a failure or Ctrl-C, resumes and buys no reply again."""
+    same eval, or one after a failure or Ctrl-C, resumes and buys no reply again. Options in
+    `unkeyed` (with their values) only say how much of the run to do: evals that differ in
+    them share a folder, so a larger one asks only what the smaller did not."""
     root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "chess_eval")
-    digest = hashlib.sha256(json.dumps([mode, argv, model]).encode()).hexdigest()[:16]
-    folder = root / f"{mode}-{digest}"
+    folder = root / f"{mode}-{_digest(mode, _without(argv, unkeyed), model)}"
+    # A folder an earlier version keyed by every option: moved, not bought again.
+    earlier = root / f"{mode}-{_digest(mode, argv, model)}"
     try:
+        if unkeyed and earlier != folder and earlier.is_dir() and not folder.exists():
+            earlier.rename(folder)
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"{CACHE_ENV}={root}: cannot keep the runs' stores there "
                           f"({exc.strerror or exc}); set it to a writable folder") from None
     return folder
+
+
+def _digest(mode: str, argv: list[str], model: list[str]) -> str:
+    return hashlib.sha256(json.dumps([mode, argv, model]).encode()).hexdigest()[:16]
+
+
+def _without(argv: list[str], options: tuple[str, ...]) -> list[str]:
+    """argv less each of `options` and the value after it."""
+    out: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word in options:
+            skip = True
+        else:
+            out.append(word)
+    return out
 
 
 class Driver:

@@ -93,7 +93,9 @@ class PositionsRun:
         return got
 
     def _start(self, model: list[str]) -> EvalRun:
-        folder = run_dir("worldmodel", self.argv, model)  # outlives the eval
+        # Outlives the eval; one folder whatever the limit: a position's prompts are the same
+        # in any selection that holds it, so a larger limit buys only the positions added.
+        folder = run_dir("worldmodel", self.argv, model, unkeyed=("--limit",))
         args = worldmodel_args(self.argv + model + ["--out", str(folder)])
         setup = cli.worldmodel_setup(args)
         run = Run(folder, [("worldmodel", "", budget_of(setup.base))])
