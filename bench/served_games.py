@@ -44,6 +44,14 @@ def pgn_rows(pgn: Path, player: str, ladder: str) -> list[dict[str, str]]:
     return found
 
 
+def read_game_rows(path: Path) -> list[dict[str, str]]:
+    """The games file's rows ([] when it does not exist yet)."""
+    if not path.exists():
+        return []
+    with gzip.open(path, "rt", encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
 def write_games(path: Path, rows: list[dict[str, str]]) -> None:
     """The games file, gzip with a fixed mtime."""
     text = io.StringIO()

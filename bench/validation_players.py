@@ -149,6 +149,12 @@ def run_command(args: argparse.Namespace) -> None:
     index, count = args.shard
     players = players[index::count]
     out = args.out / (Path(ladder_label(args.ladder)).stem if args.ladder else "ladder")
+    if args.map:
+        kept = kept_map_players(f"{out.name}.csv")
+        for player in (p for p in players if p.spec in kept):
+            print(f"{player.spec}: its {MAP_GAMES} games on {out.name} are in "
+                  f"{MAP_GAMES_FILE.name} already", flush=True)
+        players = [p for p in players if p.spec not in kept]
     with serving(args.stockfish) as server:
         for n, player in enumerate(players, start=1):
             print(f"[{n}/{len(players)}] {player.spec} ({player.family})", flush=True)
@@ -317,10 +323,23 @@ def map_command(args: argparse.Namespace) -> None:
 MAP_GAMES_FILE = MAP_DATA.with_name("ladder_map_games.csv.gz")  # the readings' games
 
 
+def kept_map_players(ladder: str, games: Path | None = None) -> set[str]:
+    """The map's players whose MAP_GAMES games on `ladder` (the games file's name of it) are
+    in the committed games file: a rerun of `run --map` on a fresh clone skips them."""
+    from bench.served_games import read_game_rows
+
+    count: dict[str, int] = {}
+    for row in read_game_rows(games or MAP_GAMES_FILE):
+        if row["ladder"] == ladder:
+            count[row["player"]] = count.get(row["player"], 0) + 1
+    return {player for player, n in count.items() if n >= MAP_GAMES}
+
+
 def map_games_command(args: argparse.Namespace) -> None:
     """Keep the map's players' games (every ladder's run in --out) in the committed games
-    file, so a refit of a ladder re-reads them without playing again."""
-    from bench.served_games import pgn_rows, write_games
+    file, so a refit of a ladder re-reads them without playing again; a player and ladder
+    with no run in --out keeps the games the file has."""
+    from bench.served_games import pgn_rows, read_game_rows, write_games
 
     found = []
     for ladder_dir in sorted(d for d in args.out.iterdir() if d.is_dir()) \
@@ -332,8 +351,10 @@ def map_games_command(args: argparse.Namespace) -> None:
                 found += pgn_rows(pgn[-1], player.spec, f"{ladder_dir.name}.csv")
     if not found:
         raise SystemExit(f"no map players' games in {args.out}: run `run --map` first")
-    write_games(args.write, found)
-    print(f"wrote {len(found)} games to {args.write}")
+    fresh = {(r["player"], r["ladder"]) for r in found}
+    kept = [r for r in read_game_rows(args.write) if (r["player"], r["ladder"]) not in fresh]
+    write_games(args.write, kept + found)
+    print(f"wrote {len(kept) + len(found)} games to {args.write} ({len(kept)} kept from it)")
 
 
 def map_refitted(games: Path = MAP_GAMES_FILE, ladder: Path = REFERENCE_LADDER,

@@ -61,3 +61,31 @@ def test_update_adds_a_row_for_a_ladder_the_player_had_none_on(tmp_path: Path) -
     assert known["accuracy"] == row["accuracy"] and known["family"] == "fruit"
     assert new["player"] == "toga2:depth=1,random=70" and new["accuracy"] == ""
     assert new["games"] == known["games"] == play["conditions"]["standard"]["games"]
+
+
+def test_map_games_keep_the_committed_games_of_players_with_no_run_here(tmp_path: Path) -> None:
+    """`map-games` on an --out with one player's run (a real play PGN): that player's games
+    are the run's, another player's committed games stay, and `run --map` would skip only
+    the players with all their games in the file."""
+    import argparse
+
+    from bench.served_games import pgn_rows, read_game_rows, write_games
+    from bench.validation_players import MAP_GAMES, PLAYERS, kept_map_players, map_games_command
+
+    pgn = ROOT / "tests" / "data" / "replay" / "play__stockfish_nodes_1__standard__33ed37243a.pgn"
+    fresh, other = [p.spec for p in PLAYERS if p.map][:2]
+    folder = tmp_path / "out" / "ladder@stockfish-17.1"
+    folder.mkdir(parents=True)
+    label = slug(file_name(Kind.PLAY, f"{SERVED}/{fresh}__standard"))
+    (folder / f"{label}__0123456789.pgn").write_text(pgn.read_text())
+    games = tmp_path / "games.csv.gz"
+    committed = pgn_rows(pgn, other, "ladder@stockfish-17.1.csv")
+    stale = pgn_rows(pgn, fresh, "ladder@stockfish-17.1.csv")[:1]
+    write_games(games, committed * MAP_GAMES + stale)
+    map_games_command(argparse.Namespace(out=tmp_path / "out", write=games))
+    rows = read_game_rows(games)
+    mine = [r for r in rows if r["player"] == fresh]
+    assert mine == pgn_rows(pgn, fresh, "ladder@stockfish-17.1.csv") and len(mine) > 1
+    assert len([r for r in rows if r["player"] == other]) == len(committed) * MAP_GAMES
+    assert kept_map_players("ladder@stockfish-17.1.csv", games) == {other}
+    assert kept_map_players("ladder.csv", games) == set()
