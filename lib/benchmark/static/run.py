@@ -206,10 +206,10 @@ def _ask(config: StaticConfig, player: Player, questions: list[Question],
                 progress.update(item.category, outcome.cached)
                 traces.write(trace_record(outcome, item.as_dict()) + "\n")
     except BaseException:
-        kept = progress.done - progress.counts[Category.INFRA]
-        if kept:
-            log.info("%d answers are kept in %s; the same command resumes", kept,
-                     config.cache_path)
+        # Replies still in flight land in the cache as the run ends, after this line: it
+        # says where they are, not how many (a count here missed those).
+        log.info("every answer bought is kept in %s; the same command resumes",
+                 config.cache_path)
         raise
     finally:
         progress.close()
