@@ -284,8 +284,12 @@ def test_a_real_run_on_the_old_ladder_is_listed_converted(tmp_path: Path,
     rows = json.loads((tmp_path / "leaderboard.json").read_text())["rows"]
     [row] = [r for r in rows if r["model"] == "random"]
     assert row["converted"] and row["scale"].startswith("game Elo, reference ladder")
-    # Its games were drawn at ply 12 (for speed here): its row says so.
+    # Its games were drawn at ply 12 (for speed here): its row says so, in the By model
+    # table too.
     assert row["label"].startswith("standard; games drawn at ply 12")
+    by_model = (tmp_path / "leaderboard.md").read_text().split("## By model")[1]
+    [line] = [x for x in by_model.splitlines() if x.startswith("| random |")]
+    assert "(games drawn at ply 12)" in line
     # The run says which fit of its ladder it was rated on; once that fit is an earlier
     # version (here: the run's digest set to the registry's next-to-last), the leaderboard
     # marks it and its report says the ladder was refitted since.

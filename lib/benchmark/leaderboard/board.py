@@ -20,6 +20,7 @@ placed by its bound and not ranked.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -392,9 +393,15 @@ def by_model(tables: dict[str, list[Entry]], wm: list[dict[str, Any]]) -> list[s
              "|---|" + "---|" * (len(PANELS) + 1)]
     for m in models:
         cells = [elo_text(best[(m, k)].elo) + (" †" if dagger(best[(m, k)]) else "")
-                 if (m, k) in best else "" for k, _ in PANELS]
+                 + _capped(best[(m, k)].label) if (m, k) in best else "" for k, _ in PANELS]
         lines.append(f"| {m} | " + " | ".join(cells) + f" | {scores.get(m, '')} |")
     return lines
+
+
+def _capped(label: str) -> str:
+    """' (games drawn at ply N)' where the row's games were cut short, else ''."""
+    found = re.search(r"games drawn at ply \d+", label)
+    return f" ({found.group(0)})" if found else ""
 
 
 def _short(m: dict[str, float] | None, metric: str) -> str:
