@@ -13,7 +13,7 @@ Over several pairs it gives the mean difference (Inspect minus play) with its 90
 on average, not only pair by pair. Each finished pair is appended to the table (--table), and a
 rerun skips the pairs already there.
 
-    python -m bench.inspect_games                 # 2 players x 4 seeds, 100 games each
+    python -m bench.inspect_games                 # 4 players x 2 seeds, 100 games each
     python -m bench.inspect_games --players sjeng:depth=1 --seeds 0 --max-games 10
 """
 
@@ -38,13 +38,14 @@ from lib.cli import run_cli
 from lib.engine import find_stockfish
 
 ROOT = Path(__file__).resolve().parents[1]
-PLAYERS = ("sjeng:depth=1", "stockfish:nodes=1")
+# Four engine families, two of them with a share of random moves.
+PLAYERS = ("sjeng:depth=1", "stockfish:nodes=1", "toga2:depth=1,random=25",
+           "glaurung:depth=1,random=70")
 TABLE = ROOT / "bench" / "inspect_games.csv"
 # The eval asked as `play` asks: six retries, 120 s an attempt, and a game whose requests
 # fail is left unrated rather than ending the eval (play's own rule), so a served engine
 # that fails on a position costs one game on both sides, not Inspect's 30-minute back-off.
-CLI_TRANSPORT = ("--max-retries", "6", "--timeout", "840", "--attempt-timeout", "120",
-                 "--fail-on-error", "0.1")
+TRANSPORT = {"max_retries": 6, "timeout": 840, "attempt_timeout": 120, "fail_on_error": 0.1}
 FIELDS = ("player", "seed", "games", "play", "play_lo", "play_hi", "play_games", "inspect",
           "inspect_lo", "inspect_hi", "inspect_games")
 
@@ -64,15 +65,29 @@ def play_rating(spec: str, base_url: str, seed: int, games: int, out: Path) -> d
     return {**condition["elo"], "games": condition["games"]}
 
 
+# The eval through Inspect's Python API in a child process: its `model` given as a list keeps
+# a served spec with a comma (toga2:depth=1,random=25) one model, where `inspect eval --model`
+# splits it in two.
+EVAL = """
+import json, sys
+from inspect_ai import eval as inspect_eval
+from chess_eval.tasks import games
+a = json.loads(sys.argv[1])
+[log] = inspect_eval(games(**a["task_args"]), model=[a["model"]], log_dir=a["log_dir"],
+                     display="none", **a["transport"])
+if log.status != "success":
+    sys.exit(f"the eval ended {log.status}: {log.error.message if log.error else ''}")
+"""
+
+
 def inspect_rating(spec: str, base_url: str, seed: int, games: int, logs: Path) -> dict:
-    """`inspect eval chess_eval/games`'s estimate of the served player."""
+    """Inspect's `chess_eval/games` estimate of the served player."""
     env = {**os.environ, "LOCAL_BASE_URL": base_url, "LOCAL_API_KEY": "unused"}
-    subprocess.run([str(Path(sys.executable).parent / "inspect"), "eval", "chess_eval/games",
-                    "--model", f"openai-api/local/served/{spec}", "-T", f"max_games={games}",
-                    "-T", f"seed={seed}", "-T", "endpoint_id=served", "--log-dir", str(logs),
-                    "--display", "none", *CLI_TRANSPORT], check=True, capture_output=True,
-                   env=env,
-                   timeout=3600)
+    settings = {"model": f"openai-api/local/served/{spec}", "log_dir": str(logs),
+                "task_args": {"max_games": games, "seed": seed, "endpoint_id": "served"},
+                "transport": TRANSPORT}
+    subprocess.run([sys.executable, "-c", EVAL, json.dumps(settings)], check=True,
+                   capture_output=True, env=env, timeout=3600)
     [path] = logs.glob("*.eval")
     log = read_eval_log(str(path))
     assert log.results is not None, log.error
@@ -138,8 +153,8 @@ def main() -> None:
     """Rate each player both ways, append each pair to the table and print the agreement."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--players", nargs="+", default=list(PLAYERS),
-                   help="baseline specs without commas (Inspect splits --model on them)")
-    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3])
+                   help="baseline specs to serve")
+    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
     p.add_argument("--max-games", type=int, default=100)
     p.add_argument("--table", type=Path, default=TABLE,
                    help="CSV of finished pairs (resumed; default bench/inspect_games.csv)")

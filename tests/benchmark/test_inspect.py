@@ -167,6 +167,20 @@ def test_the_games_task_and_play_rate_the_player_within_their_intervals(
         assert 0 <= shown["_expected_score_lo"] <= shown["_expected_score_hi"] < 0.5
 
 
+def test_the_bench_rates_a_served_spec_with_a_comma_as_one_model(served: PlayerServer,
+                                                                 tmp_path: Path) -> None:
+    """bench/inspect_games.py asks through Inspect's Python API: a player whose spec has a
+    comma (which `inspect eval --model` splits into two models) is one model, rated."""
+    from bench.inspect_games import inspect_rating
+
+    spec = "toga2:depth=1,random=25"
+    got = inspect_rating(spec, served.base_url, 0, 2, tmp_path)
+    [path] = tmp_path.glob("*.eval")
+    log = read_eval_log(str(path), header_only=True)
+    assert log.status == "success" and log.eval.model == f"openai-api/local/served/{spec}"
+    assert got["games"] == 2 and got["lo"] is not None
+
+
 def test_the_tasks_logs_are_ranked_with_the_cli_s_results(
         logs: dict[str, EvalLog], tmp_path: Path) -> None:
     for log in logs.values():
