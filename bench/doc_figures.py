@@ -473,6 +473,44 @@ def inspect_games_block() -> str:
                                                 summary(rows).splitlines())
 
 
+def ladder_coverage_block(root: Path = ROOT) -> str:
+    """Play's end-to-end simulation on each version of the reference ladder in the table:
+    median games to the +-70 stop and the 90% interval's coverage by true Elo, against the
+    goals (median at 2,350 at most 110 games, coverage 87-93% everywhere)."""
+    from bench.ladder_coverage import TABLE, read_table
+
+    rows = [r for r in read_table(root / TABLE.relative_to(ROOT))
+            if r["ladder"] == REFERENCE_LADDER.parent.name]
+    if not rows:
+        raise SystemExit(f"{TABLE.relative_to(ROOT)}: no rows of the reference ladder")
+    versions = sorted({int(r["version"]) for r in rows})
+    cell = {(int(r["version"]), float(r["true_elo"])): r for r in rows}
+    elos = sorted({float(r["true_elo"]) for r in rows})
+    head = [f"version {v} ({int(cell[next(k for k in cell if k[0] == v)]['ladder_games']):,} "
+            "games)" for v in versions]
+    lines = ["| true Elo | " + " | ".join(f"median games, {h}" for h in head) + " | "
+             + " | ".join(f"coverage, {h}" for h in head) + " | stopped by the ladder, "
+             f"{head[-1]} |", "|---" * (2 + 2 * len(versions)) + "|"]
+    for elo in elos:
+        got = [cell.get((v, elo)) for v in versions]
+        games = [r["median_games"] if r else "-" for r in got]
+        covered = [f"{float(r['coverage']):.1%}" if r else "-" for r in got]
+        limited = f"{float(got[-1]['limited']):.1%}" if got[-1] else "-"
+        lines.append(f"| {elo:,.0f} | {' | '.join(games)} | {' | '.join(covered)} | {limited} |")
+    latest = [r for r in rows if int(r["version"]) == versions[-1]]
+    runs = min(int(r["runs"]) for r in latest)
+    at_2350 = [r for r in latest if float(r["true_elo"]) == 2350]
+    games_ok = bool(at_2350) and float(at_2350[0]["median_games"]) <= 110
+    cover_ok = all(0.87 <= float(r["coverage"]) <= 0.93 for r in latest)
+    target = float(latest[0]["target"])
+    text = (f"{runs} runs per true Elo and version, seed {latest[0]['seed']}; a coverage's Monte "
+            f"Carlo error is about +-{100 * math.sqrt(0.09 / runs):.1f} points (one sd). On "
+            f"version {versions[-1]}: median games to the +-{target:.0f} stop at 2,350")
+    text += (f" at most 110: {'met' if games_ok else 'not met'}; coverage 87-93% at every "
+             f"true Elo: {'met' if cover_ok else 'not met'}.")
+    return "\n".join(lines) + "\n\n" + "\n".join(textwrap.wrap(text, 95))
+
+
 def head_to_head_block(root: Path = ROOT) -> str:
     """Served engine players of known game Elo played through `match`: the measured score
     beside the ladder's prediction, pooled z."""
@@ -505,6 +543,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "inspectgames": ("docs/inspect.md", inspect_games_block),
     "headtohead": ("docs/games-and-ladder.md", head_to_head_block),
     "headtohead_cost": ("docs/games-and-ladder.md", head_to_head_cost_block),
+    "laddercoverage": ("docs/games-and-ladder.md", ladder_coverage_block),
 }
 
 
