@@ -857,6 +857,22 @@ def test_a_larger_worldmodel_limit_on_one_cache_buys_only_the_positions_added(
     assert len(books.read_text().splitlines()) == 2
 
 
+@pytest.mark.parametrize("task", sorted(LIFECYCLE))
+def test_a_cache_folder_that_cannot_be_made_fails_the_eval_in_a_line_and_asks_nothing(
+        task: str, tmp_path: Path) -> None:
+    """CHESS_EVAL_CACHE under a file: the eval ends (games and puzzles waited for ever: the
+    driver's error reached no sample) with that line as its error, before any request."""
+    (tmp_path / "file").write_text("")
+    with ChatServer(lambda fen, n: Response(), on_body=_first_legal) as server:
+        run = _lifecycle_eval(task, tmp_path / "file" / "cache", tmp_path / "logs", server)
+        _, err = run.communicate(timeout=600)
+        assert server.bodies == []
+    [log] = (tmp_path / "logs").glob("*.eval")
+    failed = read_eval_log(str(log))
+    assert failed.status == "error" and failed.error is not None, err[-2000:]
+    assert "cannot keep the runs' stores there" in failed.error.message
+
+
 def test_a_run_folder_keyed_by_its_limit_before_is_moved_not_bought_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A cache made when the folder's name held the limit is found under the new name."""

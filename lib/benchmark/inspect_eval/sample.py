@@ -462,18 +462,18 @@ class Driver:
 
     def _main(self, model: list[str]) -> None:
         error: BaseException | None = None
-        scratch = run_dir(self.mode, self.argv, model)
-        self.scratch = scratch
-        # An earlier eval of this run in this process whose run is still going has ended
-        # (Inspect runs one eval of a task and model at a time; eval-set retries a failed
-        # one in the same process, and says nothing when it fails): its run lets go of its
-        # stores before this one claims them.
-        for earlier in self.before:
-            if earlier.scratch == scratch and earlier.thread is not None:
-                earlier.slots.end()
-                earlier.thread.join()
-        self.before = []  # joined: nothing to hold on to
-        try:
+        try:  # whatever fails, from the folder on, reaches every waiting sample
+            scratch = run_dir(self.mode, self.argv, model)
+            self.scratch = scratch
+            # An earlier eval of this run in this process whose run is still going has
+            # ended (Inspect runs one eval of a task and model at a time; eval-set retries a
+            # failed one in the same process, and says nothing when it fails): its run lets
+            # go of its stores before this one claims them.
+            for earlier in self.before:
+                if earlier.scratch == scratch and earlier.thread is not None:
+                    earlier.slots.end()
+                    earlier.thread.join()
+            self.before = []  # joined: nothing to hold on to
             self.drive(model, scratch)
         except NoSample as exc:  # the eval's last sample reached (--limit), or it ended
             if exc.hole:
