@@ -828,6 +828,44 @@ def test_a_second_process_evaluating_the_same_run_fails_in_a_line_and_buys_nothi
     assert len(books.read_text().splitlines()) == 1
 
 
+BOUNDED = {"games": ("max_games", ["-T", "ladder=stockfish-15.1", "-T",
+                                   f"endpoint_id={ENDPOINT}"]),
+           "puzzles": ("max_puzzles", [])}
+
+
+@pytest.mark.parametrize("task", sorted(BOUNDED))
+def test_a_larger_then_smaller_bound_on_one_cache_plays_on_and_rates_as_undisturbed(
+        task: str, tmp_path: Path) -> None:
+    """`-T max_games=2`, then 3, then 2 again on one cache (puzzles: max_puzzles): the
+    second buys only the third unit's requests (before, a folder keyed by the bound played
+    all three again), the third buys nothing, and each log rates what an undisturbed eval
+    with its bound rates."""
+    bound, extra = BOUNDED[task]
+
+    def evaluate(n: int, cache: Path, server: ChatServer) -> dict[str, float]:
+        logs = tmp_path / f"logs-{cache.name}-{n}-{len(server.bodies)}"
+        done = subprocess.run([INSPECT, "eval", f"chess_eval/{task}", "--model",
+                               "openai-api/local/m", "-T", f"{bound}={n}", *extra,
+                               "--display", "none", "--log-dir", str(logs)], cwd=ROOT,
+                              env={**service(server.base_url), "CHESS_EVAL_CACHE": str(cache)},
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        [log] = logs.glob("*.eval")
+        return metrics(read_eval_log(str(log)))
+    with ChatServer(lambda fen, n: Response(), on_body=_first_legal) as server:
+        undisturbed = {n: evaluate(n, tmp_path / f"alone{n}", server) for n in (2, 3)}
+        server.bodies.clear()
+        first = evaluate(2, tmp_path / "shared", server)
+        two = Counter(json.dumps(b["messages"]) for b in server.bodies)
+        larger = evaluate(3, tmp_path / "shared", server)
+        three = Counter(json.dumps(b["messages"]) for b in server.bodies)
+        again = evaluate(2, tmp_path / "shared", server)
+        after = len(server.bodies)
+    assert (first, larger, again) == (undisturbed[2], undisturbed[3], undisturbed[2])
+    assert max(three.values()) == 1 and sum(three.values()) > sum(two.values())
+    assert after == sum(three.values())  # the smaller bound again: nothing bought
+
+
 def test_a_larger_worldmodel_limit_on_one_cache_buys_only_the_positions_added(
         tmp_path: Path) -> None:
     """`-T limit=2`, then `-T limit=3` on the same cache: the second eval asks only the third

@@ -150,7 +150,7 @@ class GamesRun(Driver):
 
     def __init__(self, argv: list[str], samples: int) -> None:
         self.dispatch = Dispatch(samples)
-        super().__init__("games", argv, self.dispatch.slots)
+        super().__init__("games", argv, self.dispatch.slots, unkeyed=("--max-games",))
         self.endpoint = ""  # the rated model's endpoint, as its games' keys hold it
         self.ladder: Ladder | None = None  # the condition's ladder (its rungs' names, Elos)
 

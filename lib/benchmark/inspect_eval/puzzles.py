@@ -57,7 +57,7 @@ class LinesRun(Driver):
     def __init__(self, argv: list[str], samples: int) -> None:
         self.lines: Slots[Line | LineResult, LineResult] = Slots(
             samples, _lost, lambda done: isinstance(done.exception(), GameAborted))
-        super().__init__("puzzles", argv, self.lines)
+        super().__init__("puzzles", argv, self.lines, unkeyed=("--max-puzzles",))
         self.endpoint = ""  # the rated model's endpoint (read back, its id is rebuilt)
         self._next = 0  # the next line's slot: run_puzzles plays them one after another
         self.settings: EngineSettings | None = None  # the run's engine (a replay's own)

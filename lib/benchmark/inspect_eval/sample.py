@@ -432,9 +432,14 @@ class Driver:
     it, in its context: the eval's model), giving each slot its unit (Slots). When the run
     ends, the samples still waiting get no unit, or its error."""
 
-    def __init__(self, mode: str, argv: list[str], slots: Slots[Any, Any]) -> None:
+    def __init__(self, mode: str, argv: list[str], slots: Slots[Any, Any],
+                 unkeyed: tuple[str, ...] = ()) -> None:
         self.mode = mode  # the CLI's command: play, puzzles
         self.argv = argv  # the CLI's options of the run, but --model and --out
+        # Options that only bound how far the run goes: evals that differ in them share the
+        # run's folder (its units are played in one order whatever the bound, so a larger
+        # bound plays on from the smaller one's units, and a smaller one stops among them).
+        self.unkeyed = unkeyed
         self.slots = slots
         self._lock = threading.Lock()
         self._started = False
@@ -463,7 +468,7 @@ class Driver:
     def _main(self, model: list[str]) -> None:
         error: BaseException | None = None
         try:  # whatever fails, from the folder on, reaches every waiting sample
-            scratch = run_dir(self.mode, self.argv, model)
+            scratch = run_dir(self.mode, self.argv, model, self.unkeyed)
             self.scratch = scratch
             # An earlier eval of this run in this process whose run is still going has
             # ended (Inspect runs one eval of a task and model at a time; eval-set retries a
