@@ -52,16 +52,17 @@ def match(protocol: str = "fen", max_games: int | None = None, target: float | N
 
 @task
 def puzzles(max_puzzles: int | None = None, target: float | None = None,
-            seed: int = 0, **unknown: Any) -> Task:
+            seed: int = 0, endpoint_id: str | None = None, **unknown: Any) -> Task:
     """Whole Lichess puzzle lines chosen adaptively, as `benchmark.py puzzles` plays them:
     puzzle_elo with its 90% interval (Lichess puzzle ratings), each line one sample."""
     refuse_unknown("puzzles", puzzles, unknown)
-    return build("puzzles", puzzles_task, max_puzzles, target, seed)
+    return build("puzzles", puzzles_task, max_puzzles, target, seed, endpoint_id)
 
 
 @task
-def worldmodel(limit: int | None = None, seed: int = 0, **unknown: Any) -> Task:
+def worldmodel(limit: int | None = None, seed: int = 0, endpoint_id: str | None = None,
+               **unknown: Any) -> Task:
     """The world-model tests of `benchmark.py worldmodel` (self-consistency, mirror
     symmetry, temperature): the world-model score and its parts, each position one sample."""
     refuse_unknown("worldmodel", worldmodel, unknown)
-    return build("worldmodel", worldmodel_task, limit, seed)
+    return build("worldmodel", worldmodel_task, limit, seed, endpoint_id)

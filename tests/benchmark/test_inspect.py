@@ -866,6 +866,30 @@ def test_a_larger_then_smaller_bound_on_one_cache_plays_on_and_rates_as_undistur
     assert after == sum(three.values())  # the smaller bound again: nothing bought
 
 
+@pytest.mark.parametrize(("task", "bound"), [("worldmodel", "limit=2"),
+                                           ("puzzles", "max_puzzles=2")])
+def test_endpoint_id_shares_a_run_between_two_addresses_of_one_endpoint(
+        task: str, bound: str, tmp_path: Path) -> None:
+    """`-T endpoint_id=NAME`, as the CLI's --endpoint-id: one endpoint reached by two
+    addresses (127.0.0.1 and localhost) is one run, so the second eval buys nothing (the
+    tasks lacked the argument: the second address bought every prompt again)."""
+    with ChatServer(lambda fen, n: Response(), on_body=_first_legal) as server:
+        for host in ("127.0.0.1", "localhost"):
+            url = server.base_url.replace("127.0.0.1", host)
+            env = {**service(url), "CHESS_EVAL_CACHE": str(tmp_path / "cache")}
+            done = subprocess.run([INSPECT, "eval", f"chess_eval/{task}", "--model",
+                                   "openai-api/local/m", "-T", bound, "-T", "endpoint_id=here",
+                                   "--display", "none", "--log-dir", str(tmp_path / host)],
+                                  cwd=ROOT, env=env, capture_output=True, text=True,
+                                  timeout=600)
+            assert done.returncode == 0, done.stderr[-2000:]
+            if host == "127.0.0.1":
+                bought = len(server.bodies)
+        assert bought > 0 and len(server.bodies) == bought
+    [first], [second] = ((tmp_path / h).glob("*.eval") for h in ("127.0.0.1", "localhost"))
+    assert metrics(read_eval_log(str(first))) == metrics(read_eval_log(str(second)))
+
+
 def test_a_larger_worldmodel_limit_on_one_cache_buys_only_the_positions_added(
         tmp_path: Path) -> None:
     """`-T limit=2`, then `-T limit=3` on the same cache: the second eval asks only the third

@@ -123,10 +123,12 @@ def puzzles_args(argv: list[str]) -> Any:
     return mode_args(cli.add_parser, "puzzles", argv)
 
 
-def puzzles_task(max_puzzles: int | None, target: float | None, seed: int) -> Task:
+def puzzles_task(max_puzzles: int | None, target: float | None, seed: int,
+                 endpoint_id: str | None = None) -> Task:
     """Puzzle lines as an Inspect task: `benchmark.py puzzles`' options and run."""
     # The puzzle file named now, wherever the eval runs from.
     argv = ["--seed", str(seed), "--puzzles", str(default_puzzles().resolve())]
+    argv += ["--endpoint-id", endpoint_id] if endpoint_id else []
     argv += ["--max-puzzles", str(max_puzzles)] if max_puzzles is not None else []
     argv += ["--target", str(target)] if target is not None else []
     args = puzzles_args(argv + ["--model", "inspect:eval"])

@@ -127,10 +127,11 @@ def worldmodel_args(argv: list[str]) -> argparse.Namespace:
     return mode_args(cli.add_parser, "worldmodel", argv)
 
 
-def worldmodel_task(limit: int | None, seed: int) -> Task:
+def worldmodel_task(limit: int | None, seed: int, endpoint_id: str | None = None) -> Task:
     """The world-model tests as an Inspect task: the positions `benchmark.py worldmodel`
     asks with the same options, one sample each."""
     argv = ["--seed", str(seed), "--questions", str(ROOT / "questions.csv")]
+    argv += ["--endpoint-id", endpoint_id] if endpoint_id else []
     argv += ["--limit", str(limit)] if limit is not None else []
     args = worldmodel_args(argv + ["--model", "inspect:eval"])
     chosen = select(load_questions(args.questions), "all", [], args.limit, args.seed)
