@@ -212,8 +212,8 @@ def serve_command(args: argparse.Namespace) -> None:
         server = PlayerServer(args.host, args.port, args.stockfish, args.seed, args.slots)
     except OSError as exc:
         raise ConfigError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from exc
-    print(f"serving baseline players at {server.base_url} (Ctrl-C stops)", flush=True)
-    try:
+    try:  # Ctrl-C from the moment the address is printed is a stop, not an interruption
+        print(f"serving baseline players at {server.base_url} (Ctrl-C stops)", flush=True)
         server.serve()
     except KeyboardInterrupt:
         print("stopped serving", file=sys.stderr)  # nothing to resume: a server's stop
