@@ -503,7 +503,7 @@ def ladder_coverage_block(root: Path = ROOT) -> str:
     games_ok = bool(at_2350) and float(at_2350[0]["median_games"]) <= 110
     cover_ok = all(0.87 <= float(r["coverage"]) <= 0.93 for r in latest)
     target = float(latest[0]["target"])
-    text = (f"{runs} runs per true Elo and version, --seed {latest[0]['seed']}; a coverage's Monte "
+    text = (f"{runs} runs per true Elo and version, --seed={latest[0]['seed']}; a coverage's Monte "
             f"Carlo error is about +-{100 * math.sqrt(0.09 / runs):.1f} points (one sd). On "
             f"version {versions[-1]}: median games to the +-{target:.0f} stop at 2,350")
     text += (f" at most 110: {'met' if games_ok else 'not met'}; coverage 87-93% at every "
