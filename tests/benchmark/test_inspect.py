@@ -480,17 +480,17 @@ def test_a_log_with_an_errored_sample_is_read_back_with_it_missing(tmp_path: Pat
 
 
 @pytest.mark.parametrize("task, arg, said", [
-    ("static", "limit=0", "--limit: must be >= 1"),
-    ("games", "max_games=0", "--max-games: must be >= 1"),
+    ("static", "limit=0", "run: limit: must be >= 1"),
+    ("games", "max_games=0", "play: max_games: must be >= 1"),
     ("games", "condition=standard,chess960", "one start condition an eval"),
     ("games", "ladder=nope.csv", "ladder=nope.csv: no such file"),
-    ("puzzles", "max_puzzles=0", "--max-puzzles: must be >= 1"),
-    ("worldmodel", "limit=0", "--limit: must be >= 1"),
+    ("puzzles", "max_puzzles=0", "puzzles: max_puzzles: must be >= 1"),
+    ("worldmodel", "limit=0", "worldmodel: limit: must be >= 1"),
 ])
 def test_a_bad_task_argument_is_refused_in_one_line_before_any_request(
         task: str, arg: str, said: str, tmp_path: Path) -> None:
     """-T checked as the CLI checks the same option, when the task is built: no sample runs,
-    no traceback."""
+    no traceback, and the line names the task's argument (max_games), not the CLI's option."""
     done = subprocess.run([INSPECT, "eval", f"chess_eval/{task}", "--model", "mockllm/model",
                            "-T", arg, "--log-dir", str(tmp_path)], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)

@@ -11,6 +11,7 @@ import hashlib
 import inspect
 import json
 import os
+import re
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, InvalidStateError
@@ -52,10 +53,13 @@ class RunFailed(ChessEvalError):
 
 
 class _Parser(argparse.ArgumentParser):
-    """A parser whose errors are ConfigError (one line), not an exit."""
+    """A parser whose errors are ConfigError (one line), not an exit, naming the task's
+    argument (`max_games`) where the CLI's message names its option (`--max-games`)."""
 
     def error(self, message: str) -> Any:
-        raise ConfigError(f"{self.prog}: {message}")
+        named = re.sub(r"argument --([a-z0-9-]+)", lambda m: m.group(1).replace("-", "_"),
+                       message)
+        raise ConfigError(f"{self.prog}: {named}")
 
 
 def build(name: str, make: Callable[..., Any], *args: Any) -> Any:
