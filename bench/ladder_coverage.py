@@ -239,13 +239,11 @@ def main() -> None:
     rows = []
     for elo in args.elos:
         result = coverage(ladder, games, elo, args.runs, args.target, args.seed)
-        rows.append(summary_row(args.ladder, elo, result, args.target, args.seed))
-        widths = [r.half_width for r in result if not r.one_sided]
-        print(f"| {elo:.0f} | {np.mean([r.covered for r in result]):.1%} | "
-              f"{np.mean([r.one_sided for r in result]):.1%} | "
-              f"{np.median([r.games for r in result]):.0f} | "
-              f"{np.median(widths) if widths else float('nan'):.0f} | "
-              f"{np.mean([r.limited for r in result]):.1%} |", flush=True)
+        row = summary_row(args.ladder, elo, result, args.target, args.seed)
+        rows.append(row)
+        width = f"{float(row['median_half_width']):.0f}" if row["median_half_width"] else "nan"
+        print(f"| {elo:.0f} | {float(row['coverage']):.1%} | {float(row['one_sided']):.1%} | "
+              f"{row['median_games']} | {width} | {float(row['limited']):.1%} |", flush=True)
     if args.write and rows:
         write_rows(args.write, rows)
         print(f"wrote {len(rows)} rows to {args.write}")

@@ -72,20 +72,19 @@ def refit(games: Path, ladder_file: Path, ladder: str) -> dict[str, dict[str, An
     config = SamplerConfig(tuple(fitted.elos), fitted.nu,
                            ladder_cov=tuple(map(tuple, fitted.cov)))
     by_player: dict[str, tuple[list[float], list[float]]] = {}
-    with gzip.open(games, "rt", encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle):
-            if row["ladder"] != ladder:
-                continue
-            white = row["white"].startswith(f"{SERVED}/")
-            rival = (row["black"] if white else row["white"]).split("@")[0]
-            rival = rival.removesuffix(":seed=0")
-            if rival not in index:
-                raise SystemExit(f"{games}: {row['player']} played {rival}, no rung of "
-                                 f"{ladder_file}")
-            opp, scores = by_player.setdefault(row["player"], ([], []))
-            opp.append(float(fitted.elos[index[rival]]))
-            score = WHITE_SCORE[row["result"]]
-            scores.append(score if white else 1 - score)
+    for row in read_game_rows(games):
+        if row["ladder"] != ladder:
+            continue
+        white = row["white"].startswith(f"{SERVED}/")
+        rival = (row["black"] if white else row["white"]).split("@")[0]
+        rival = rival.removesuffix(":seed=0")
+        if rival not in index:
+            raise SystemExit(f"{games}: {row['player']} played {rival}, no rung of "
+                             f"{ladder_file}")
+        opp, scores = by_player.setdefault(row["player"], ([], []))
+        opp.append(float(fitted.elos[index[rival]]))
+        score = WHITE_SCORE[row["result"]]
+        scores.append(score if white else 1 - score)
     columns = {}
     for player, (opp, scores) in by_player.items():
         est = game_elo(opp, scores, config)
