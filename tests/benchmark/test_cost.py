@@ -78,6 +78,22 @@ def test_max_cost_stops_a_static_run_and_a_rerun_completes_it(tmp_path: Path) ->
     assert done["usage"]["cost"] == pytest.approx(0.3)
 
 
+def test_a_provider_billing_above_price_raises_the_reservation_to_its_dearest_reply(
+        tmp_path: Path) -> None:
+    """--price far below what the provider bills (0.01 a reply): after the first reply a
+    request reserves the dearest reply, so one request at a time never passes --max-cost
+    (at the price alone each reservation is a millionth and a fourth reply would go out)."""
+    preflight = Response("OK", usage=PRICED)
+    with ChatServer(lambda fen, attempt: Response(), preflight=preflight,
+                    on_body=_first_legal, price=0.01) as server:
+        argv = ["--model", "m", "--base-url", server.base_url, "--questions", str(QUESTIONS),
+                "--limit", "10", "--concurrency", "1", "--bootstrap", "50", "--price", "1,1",
+                "--max-tokens", "1", "--out", str(tmp_path), "--max-cost", "0.035"]
+        assert benchmark.main(argv) == 3
+        assert server.billed == 3
+    assert _result(tmp_path, "static")["usage"]["cost"] <= 0.035
+
+
 def test_price_gives_the_cost_where_the_server_reports_only_tokens(tmp_path: Path) -> None:
     tokens = {"prompt_tokens": 2000, "completion_tokens": 300,
               "completion_tokens_details": {"reasoning_tokens": 200}}

@@ -101,8 +101,8 @@ def add_chat_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-cost", type=positive_float, default=None, metavar="AMOUNT",
                    help="stop the run cleanly before this invocation spends more than AMOUNT "
                    "(cached answers are free). Every reply the provider completed is charged, "
-                   "readable or not; a request reserves its price before it is sent (at "
-                   "--price, its prompt and max_tokens; else the dearest reply so far), and "
+                   "readable or not; a request reserves its price before it is sent (the larger "
+                   "of its prompt and max_tokens at --price and the dearest reply so far), and "
                    "none starts once spent plus reserved would pass AMOUNT, so spend passes it "
                    "only by what replies in flight cost beyond their reservations. What was "
                    "bought is cached the moment it arrives; the result says it stopped on "

@@ -149,11 +149,13 @@ class Budget:
     """--max-cost and the books of this invocation's purchases; thread-safe.
 
     A request reserves its price before it is sent and settles when it ends, so no request
-    starts once spent plus reserved would pass the limit. The reservation is the request's
-    price at --price (its prompt, estimated from its size, and its max_tokens), else the
-    dearest reply so far. Spend can pass the limit only by what replies in flight cost beyond
-    their reservations: nothing when --price is given and the server keeps to max_tokens;
-    else at most the requests in flight times (a reply's cost - the dearest before it).
+    starts once spent plus reserved would pass the limit. The reservation is the larger of
+    the request's price at --price (its prompt, estimated from its size, and its max_tokens)
+    and the dearest reply so far: a provider that bills above --price (a wrong price, tokens
+    past max_tokens) raises the reservation after its first reply. Spend can pass the limit
+    only by what replies in flight cost beyond their reservations: nothing when --price is
+    given and the server bills by it within max_tokens; else at most the requests in flight
+    times (a reply's cost - the dearest before it).
     """
 
     def __init__(self, limit: float | None, price: Price | None) -> None:
@@ -182,11 +184,14 @@ class Budget:
                                                or self.spent >= self.limit - EPSILON)
 
     def estimate(self, prompt_chars: int, max_tokens: int) -> float:
-        """What a request may cost: at --price, its prompt (3 characters a token, which
-        overcounts English and FEN) and max_tokens; else the dearest reply so far."""
+        """What a request may cost: the larger of its price at --price (its prompt at 3
+        characters a token, which overcounts English and FEN, and max_tokens) and the
+        dearest reply so far."""
+        with self._lock:
+            dearest = self.dearest
         if self.price is not None:
-            return self.price.of(prompt_chars // 3 + 1, max_tokens)
-        return self.dearest
+            return max(self.price.of(prompt_chars // 3 + 1, max_tokens), dearest)
+        return dearest
 
     def reserve(self, amount: float) -> bool:
         """Hold `amount` for a request about to be sent; False when the budget cannot."""

@@ -1,7 +1,7 @@
 """The one wrapper over every backend: it owns the money.
 
 `Metered(backend, budget)` is the `Model` every mode asks. For each request it reserves
---max-cost's share before sending (from all the request sends, at --price or the dearest
+--max-cost's share before sending (the larger of its price at --price and the dearest
 reply so far), lets the backend ask once, and then decides: a completed reply is charged
 (readable or not: an unreadable one is asked again at most once), an attempt given up on is
 counted as possibly billed, a busy server or a dropped connection is retried with urllib3's
