@@ -511,6 +511,18 @@ def ladder_coverage_block(root: Path = ROOT) -> str:
     return "\n".join(lines) + "\n\n" + "\n".join(textwrap.wrap(text, 95))
 
 
+def ladder_refit_block(root: Path = ROOT) -> str:
+    """The last two versions of the reference ladder side by side: its rungs, and the map,
+    the Maia readings, the crosswalk and the static fit regenerated on each
+    (bench/data/ladder_refit.csv)."""
+    from bench.ladder_refit import TABLE, markdown, read_table
+
+    rows = read_table(root / TABLE.relative_to(ROOT))
+    if not rows:
+        raise SystemExit(f"{TABLE.relative_to(ROOT)}: no rows")
+    return markdown(rows)
+
+
 def head_to_head_block(root: Path = ROOT) -> str:
     """Served engine players of known game Elo played through `match`: the measured score
     beside the ladder's prediction, pooled z."""
@@ -544,6 +556,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "headtohead": ("docs/games-and-ladder.md", head_to_head_block),
     "headtohead_cost": ("docs/games-and-ladder.md", head_to_head_cost_block),
     "laddercoverage": ("docs/games-and-ladder.md", ladder_coverage_block),
+    "ladderrefit": ("docs/games-and-ladder.md", ladder_refit_block),
 }
 
 
