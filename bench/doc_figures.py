@@ -242,13 +242,20 @@ def laddermap_block(root: Path = ROOT) -> str:
         lines.append(f"| {x['player']} | {x['family']} | {x['x']:.0f} +-{btd.Z90 * sx:.0f} | "
                      f"{x['y']:.0f} +-{btd.Z90 * sy:.0f} | {x['predicted']:.0f} "
                      f"[{x['lo']:.0f}, {x['hi']:.0f}] | {'yes' if x['inside'] else 'no'} |")
+    from scipy.stats import binomtest
+
     inside = sum(x["inside"] for x in data["loo"])
     n = len(data["loo"])
+    consistent = [k for k in range(n + 1) if binomtest(k, n, 0.9).pvalue >= 0.05]
+    estimate = data.get("tau_estimate")
     text = (f"Fitted on all {len(data['readings'])} players: reference = {data['slope']:.3f} "
             f"x 15.1 reading (+-{btd.Z90 * data['slope_sd']:.3f}, 90%), players' spread about "
-            f"the line beyond their own errors {data['tau']:.0f} Elo. Left out one at a time, "
-            f"{inside} of {n} players' reference readings ({inside / n:.0%}) fall inside the "
-            "interval the others' fit gives them (goal 85-95%).")
+            f"the line beyond their own errors (tau) {data['tau']:.0f} Elo, the one-sided 90% "
+            "upper bound that every conversion carries"
+            + (f" (its estimate: {estimate:.0f})" if estimate is not None else "")
+            + f". Left out one at a time, {inside} of {n} players' reference readings fall "
+            f"inside the 90% interval the others' fit gives them; {consistent[0]} to "
+            f"{consistent[-1]} of {n} are consistent with 90% (binomial test, 5%).")
     return "\n".join([*lines, "", *textwrap.wrap(text, 95)])
 
 

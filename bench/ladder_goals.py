@@ -85,11 +85,14 @@ def main() -> None:
     p.add_argument("--seconds-per-game", type=float, default=None,
                    help="one worker's wall seconds a game (bench/calibration_speed.py): "
                    "project Ladder III's cost")
+    p.add_argument("--goal-low", type=float, default=design.GOAL_LOW, metavar="HALF",
+                   help="ask for another 90%% half-width goal up to "
+                   f"{design.GOAL_SPLIT:,.0f} Elo (default: the ladder's, {design.GOAL_LOW:g})")
     args = p.parse_args()
     ladder = load_ladder(args.ladder)
     games = read_games(args.games or args.ladder.with_name(LADDER_GAMES))
     use = usable(ladder.rungs, games, ladder.engine, rule=ladder.adjudication)
-    goal = design.goals(ladder.elos)
+    goal = design.goals(ladder.elos, args.goal_low)
     half = btd.Z90 * np.sqrt(np.diag(ladder.cov))
     scores = adjacent(ladder) + [float("nan")]
     gaps = np.diff(ladder.elos)
@@ -115,7 +118,7 @@ def main() -> None:
     info = design.information(ladder.elos, ladder.nu, use.weak, use.strong)
     total, added = design.games_to_goal(ladder.elos, ladder.nu, info, k,
                                         pairs(len(ladder.rungs)), step=500,
-                                        inflate=inflation(ladder, use))
+                                        low=args.goal_low, inflate=inflation(ladder, use))
     plies = _plies(games)
     nps = bench_nps(args.stockfish or find_stockfish())
     judge = float(SCREEN.nodes or 0)
@@ -128,17 +131,18 @@ def main() -> None:
           f"500): {total:,}; at least {seconds / 3600:.2f} CPU-hours of search at {nps:,} "
           f"nodes/s (Stockfish bench, 1 thread; per-move overhead not counted)")
     if args.seconds_per_game:
-        project(ladder, info, args.seconds_per_game)
+        project(ladder, info, args.seconds_per_game, args.goal_low)
 
 
 WORKERS = (2, 16, 128)
 
 
-def project(ladder: Ladder, info: np.ndarray, per_game: float) -> None:
+def project(ladder: Ladder, info: np.ndarray, per_game: float,
+            low: float = design.GOAL_LOW) -> None:
     """Games, CPU-hours and wall time to the goals, from the committed games and from
     none."""
     candidates = pairs(len(ladder.rungs))
-    print(f"\nThe goals (+-{design.GOAL_LOW:.0f} of the random mover up to "
+    print(f"\nThe goals (+-{low:.0f} of the random mover up to "
           f"{design.GOAL_SPLIT:.0f}, +-{design.GOAL_HIGH:.0f} above) on these "
           f"{len(ladder.rungs)} rungs, at {per_game:.2f} s a game on one worker:\n")
     print("| start | games | CPU-hours | " + " | ".join(f"wall, {w} workers" for w in WORKERS)
@@ -147,7 +151,7 @@ def project(ladder: Ladder, info: np.ndarray, per_game: float) -> None:
                          ("no games (another engine version)", np.zeros_like(info))):
         total, _ = design.games_to_goal(ladder.elos, ladder.nu, start,
                                         anchor_of(ladder.rungs), candidates, step=500,
-                                        cap=400_000)
+                                        cap=400_000, low=low)
         hours = total * per_game / 3600
         walls = " | ".join(_duration(hours / w) for w in WORKERS)
         print(f"| {label} | {total:,} | {hours:.1f} | {walls} |")

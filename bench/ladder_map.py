@@ -21,6 +21,8 @@ import argparse
 import json
 from pathlib import Path
 
+from scipy.stats import binomtest
+
 from bench.validation_players import MAP_DATA, MAP_GAMES, read_table
 from lib.benchmark.core.data import (
     FIRST_LADDER,
@@ -76,9 +78,11 @@ def main() -> None:
               f"{x['predicted']:.0f} [{x['lo']:.0f}, {x['hi']:.0f}] | "
               f"{'yes' if x['inside'] else 'no'} |")
     inside = sum(x["inside"] for x in loo)
-    print(f"\nslope {fit.slope:.4f} +- {fit.slope_sd:.4f}, tau {fit.tau:.0f} Elo, "
-          f"{len(found)} players; leave-one-out: {inside} of {len(loo)} inside "
-          f"({inside / len(loo):.0%}; goal 85-95%)")
+    print(f"\nslope {fit.slope:.4f} +- {fit.slope_sd:.4f}, tau {fit.tau:.0f} Elo (the "
+          f"one-sided 90% upper bound; estimate {fit.tau_estimate:.0f}), {len(found)} players; "
+          f"leave-one-out: {inside} of {len(loo)} inside the 90% interval "
+          f"({inside / len(loo):.0%}; binomial test against 90%: p = "
+          f"{binomtest(inside, len(loo), 0.9).pvalue:.2f})")
     if args.write:
         with atomic_write(args.write) as handle:
             json.dump(map_json(fit, loo), handle, indent=1)

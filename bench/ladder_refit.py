@@ -65,7 +65,10 @@ def map_rows(root: Path) -> list[dict[str, str]]:
     inside = sum(x["inside"] for x in data["loo"])
     rows = [_row("map", "slope", data["slope"], data["slope"] - half, data["slope"] + half,
                  digits=3),
-            _row("map", "players' spread beyond their errors (tau)", data["tau"]),
+            _row("map", "players' spread beyond their errors (tau) carried by conversions",
+                 data["tau"]),
+            _row("map", "tau's maximum-likelihood estimate",
+                 data.get("tau_estimate", data["tau"])),
             _row("map", "held out inside their 90% interval", inside, digits=0)]
     for r in data["readings"]:
         rows.append(_row("map player (reference reading)", r["player"], r["y"],

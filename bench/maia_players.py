@@ -67,9 +67,9 @@ LABEL = Path(ladder_label(REFERENCE_LADDER)).stem  # its name in the table and t
 DATA = HUMAN_DIR / READINGS_FILE  # the nets' readings: the crosswalk's committed data
 GAMES = HUMAN_DIR / "maia_games.csv.gz"  # the games they rest on
 # Games per net and ladder. The reference ladder's rungs near the nets' strength (2,100-2,400)
-# are known to about +-32 Elo (one sd); a reading from n games has an sd of about 420/sqrt(n)
-# Elo there, so 200 games bring the reading's error to the ladder's own (42 in all, against a
-# floor of 32 that no number of games passes): more games would buy little.
+# are known to about 20 Elo (one sd; 32 when these games were played); a reading from n games
+# has an sd of about 420/sqrt(n) Elo there, so 200 games give about 30 (36 in all with the
+# ladder's part, whose 20 no number of games passes): more games would buy little.
 MAX_GAMES = 200
 FIELDS = ("player", "net", "ladder", "game_elo", "game_elo_lo", "game_elo_hi", "game_elo_sd",
           "games", "game_elo_ladder_sd", "ladder_weights", "distinct", "accuracy", "human_elo",

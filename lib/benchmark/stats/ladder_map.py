@@ -11,8 +11,11 @@ x and y the player's game Elos on the old and the reference ladder, sx and sy th
 errors (each ladder's own error included), tau the players' spread about the line beyond
 them. A line through the origin because both scales put the random mover at 0 exactly; one
 slope because a ladder measured with another engine stretches the whole Elo scale, and one
-slope is monotone by its sign. Fitted by maximum likelihood; the slope's error is the inverse
-curvature. A converted reading carries its own error, the slope's and tau.
+slope is monotone by its sign. Fitted by maximum likelihood. A dozen players fix tau loosely:
+its estimate can fall to 0 (the readings scatter no more than their own errors) while a spread
+of tens of Elo is still as likely, so the tau a conversion carries is its one-sided 90% upper
+bound by profile likelihood, and the slope's error the inverse curvature there. A converted
+reading carries its own error, the slope's and that tau.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, stats
 
 from lib.benchmark.stats.btd import Z90
 from lib.benchmark.stats.elo import ABOVE, BELOW, INTERVAL, Estimate
@@ -57,9 +60,11 @@ class LadderMap:
     target: str  # the reference ladder's engine
     slope: float
     slope_sd: float
-    tau: float  # players' spread about the line beyond their own errors (Elo)
+    tau: float  # players' spread about the line beyond their own errors (Elo): the
+    # one-sided 90% upper bound, which every conversion carries
     readings: list[dict[str, Any]] = field(default_factory=list)  # the data, for the record
     loo: list[dict[str, Any]] = field(default_factory=list)  # each reading left out
+    tau_estimate: float | None = None  # tau's maximum-likelihood estimate, for the record
 
     def convert(self, x: float, x_sd: float) -> tuple[float, float]:
         """A reading on the old ladder as a mean and standard deviation on the reference."""
@@ -105,13 +110,41 @@ def fit_map(readings: list[Reading], source: str, target: str) -> LadderMap:
                              options={"xatol": 1e-7, "fatol": 1e-9, "maxiter": 4000})
     if not best.success or best.x[0] <= 0:
         raise FitError(f"the ladder map did not converge to a positive slope ({best.message})")
-    slope, tau = float(best.x[0]), math.exp(float(best.x[1]))
-    h = 1e-4 * slope  # the slope's curvature, tau held at its estimate
-    curv = (_nll(np.array([slope + h, best.x[1]]), readings)
-            - 2 * _nll(best.x, readings)
-            + _nll(np.array([slope - h, best.x[1]]), readings)) / h ** 2
+    slope, estimate = float(best.x[0]), math.exp(float(best.x[1]))
+    tau = _tau_upper(readings, slope, estimate, float(best.fun))
+    h = 1e-4 * slope  # the slope's curvature, tau held at the one carried
+    at = np.array([slope, math.log(tau)])
+    curv = (_nll(at + [h, 0.0], readings) - 2 * _nll(at, readings)
+            + _nll(at - [h, 0.0], readings)) / h ** 2
     return LadderMap(source, target, slope, math.sqrt(1 / curv), tau,
-                     [asdict(p) for p in readings])
+                     [asdict(p) for p in readings], tau_estimate=estimate)
+
+
+TAU_LEVEL = 0.90  # the one-sided level of the tau a conversion carries
+
+
+def _profile(readings: list[Reading], tau: float, slope: float) -> float:
+    """The negative log-likelihood at this tau, the slope at its best for it."""
+    found = optimize.minimize_scalar(
+        lambda s: _nll(np.array([s, math.log(tau)]), readings),
+        bounds=(slope / 2, slope * 2), method="bounded", options={"xatol": 1e-9})
+    return float(found.fun)
+
+
+def _tau_upper(readings: list[Reading], slope: float, estimate: float, best: float) -> float:
+    """tau's one-sided upper bound at TAU_LEVEL by profile likelihood: where twice the
+    log-likelihood has fallen by chi-square(1)'s (2 TAU_LEVEL - 1) quantile."""
+    drop = float(stats.chi2.ppf(2 * TAU_LEVEL - 1, 1))
+    low = max(estimate, 1e-3)
+
+    def excess(tau: float) -> float:
+        return 2 * (_profile(readings, tau, slope) - best) - drop
+    high = max(2 * low, 10.0)
+    while excess(high) < 0:
+        high *= 2
+        if high > 1e5:
+            raise FitError("the ladder map's tau has no upper bound")
+    return float(optimize.brentq(excess, low, high, xtol=1e-6)) if excess(low) < 0 else low
 
 
 def leave_one_out(readings: list[Reading], source: str, target: str) -> list[dict[str, Any]]:
