@@ -27,6 +27,7 @@ import hashlib
 import json
 import math
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -844,6 +845,9 @@ def write_images(take_screenshots: bool, take_inspect: bool = False,
                                      records.get(name), commit, root)
     if take_screenshots:
         demo = root / DEMO_DIR
+        # A fresh demo: a run kept from before a change to its inputs (a new ladder version)
+        # would be a second result beside the new one.
+        shutil.rmtree(demo, ignore_errors=True)
         subprocess.run(["make", "demo", f"DEMO={DEMO_DIR}"], cwd=root, check=True,
                        timeout=1800)
         screenshots(demo, root)
