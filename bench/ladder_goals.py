@@ -49,7 +49,7 @@ from lib.benchmark.ladders.calibration import (
     usable,
 )
 from lib.benchmark.stats import btd
-from lib.cli import run_cli
+from lib.cli import positive_float, run_cli
 from lib.engine import find_stockfish
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,7 +85,7 @@ def main() -> None:
     p.add_argument("--seconds-per-game", type=float, default=None,
                    help="one worker's wall seconds a game (bench/calibration_speed.py): "
                    "project Ladder III's cost")
-    p.add_argument("--goal-low", type=float, default=design.GOAL_LOW, metavar="HALF",
+    p.add_argument("--goal-low", type=positive_float, default=design.GOAL_LOW, metavar="HALF",
                    help="ask for another 90%% half-width goal up to "
                    f"{design.GOAL_SPLIT:,.0f} Elo (default: the ladder's, {design.GOAL_LOW:g})")
     args = p.parse_args()
