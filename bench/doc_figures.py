@@ -496,15 +496,20 @@ def ladder_coverage_block(root: Path = ROOT) -> str:
     elos = sorted({float(r["true_elo"]) for r in rows})
     head = [f"version {v} ({int(cell[next(k for k in cell if k[0] == v)]['ladder_games']):,} "
             "games)" for v in versions]
+    # A run stopped by the ladder ends wider than the target: its games are not the cost of
+    # the target, so each version's share of them and median half-width stand beside them.
     lines = ["| true Elo | " + " | ".join(f"median games, {h}" for h in head) + " | "
-             + " | ".join(f"coverage, {h}" for h in head) + " | stopped by the ladder, "
-             f"{head[-1]} |", "|---" * (2 + 2 * len(versions)) + "|"]
+             + " | ".join(f"coverage, {h}" for h in head) + " | "
+             + " | ".join(f"stopped by the ladder (median half-width), {h}" for h in head)
+             + " |", "|---" * (1 + 3 * len(versions)) + "|"]
     for elo in elos:
         got = [cell.get((v, elo)) for v in versions]
         games = [r["median_games"] if r else "-" for r in got]
         covered = [f"{float(r['coverage']):.1%}" if r else "-" for r in got]
-        limited = f"{float(got[-1]['limited']):.1%}" if got[-1] else "-"
-        lines.append(f"| {elo:,.0f} | {' | '.join(games)} | {' | '.join(covered)} | {limited} |")
+        limited = [f"{float(r['limited']):.1%} (+-{float(r['median_half_width']):.0f})"
+                   if r else "-" for r in got]
+        lines.append(f"| {elo:,.0f} | {' | '.join(games)} | {' | '.join(covered)} | "
+                     f"{' | '.join(limited)} |")
     latest = [r for r in rows if int(r["version"]) == versions[-1]]
     runs = min(int(r["runs"]) for r in latest)
     at_2350 = [r for r in latest if float(r["true_elo"]) == 2350]

@@ -76,15 +76,17 @@ def adjacent(ladder: Ladder) -> list[float]:
 def main() -> None:
     """Print the goals table and the games and CPU-hours still needed."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--ladder", type=ladder_path, default=FIRST_LADDER)
+    p.add_argument("--ladder", type=ladder_path, default=FIRST_LADDER,
+                   help="a ladder's folder name (stockfish-17.1: the reference ladder) or file "
+                   f"(default: {FIRST_LADDER.parent.name}, the first ladder)")
     p.add_argument("--games", type=games_path, default=None,
                    help="the calibration games (default: the ladder's, beside it)")
     p.add_argument("--stockfish", default=None,
                    help="a native Stockfish for the nodes/s of `bench` (default: the one "
                    "found, as play finds it)")
     p.add_argument("--seconds-per-game", type=float, default=None,
-                   help="one worker's wall seconds a game (bench/calibration_speed.py): "
-                   "project Ladder III's cost")
+                   help="one worker's wall seconds a game (bench/calibration_speed.py): also "
+                   "project the wall time to the goals on 2, 16 and 128 workers")
     p.add_argument("--goal-low", type=positive_float, default=design.GOAL_LOW, metavar="HALF",
                    help="ask for another 90%% half-width goal up to "
                    f"{design.GOAL_SPLIT:,.0f} Elo (default: the ladder's, {design.GOAL_LOW:g})")
@@ -118,7 +120,8 @@ def main() -> None:
     info = design.information(ladder.elos, ladder.nu, use.weak, use.strong)
     total, added = design.games_to_goal(ladder.elos, ladder.nu, info, k,
                                         pairs(len(ladder.rungs)), step=500,
-                                        low=args.goal_low, inflate=inflation(ladder, use))
+                                        cap=CAP, low=args.goal_low,
+                                        inflate=inflation(ladder, use))
     plies = _plies(games)
     nps = bench_nps(args.stockfish or find_stockfish())
     judge = float(SCREEN.nodes or 0)
@@ -127,14 +130,17 @@ def main() -> None:
         a, b = (nodes_per_move(ladder.rungs[x].spec) for x in (i, j))
         mean_plies = plies.get((ladder.rungs[i].name, ladder.rungs[j].name), plies["all"])
         seconds += n * mean_plies * ((a + b) / 2 + judge) / nps
+    needed = f"at least {total:,} (the planner stopped at its cap)" if total >= CAP \
+        else f"{total:,}"
     print(f"games still needed for every half-width goal (the planner's choice, in steps of "
-          f"500): {total:,}; at least {seconds / 3600:.2f} CPU-hours of search at {nps:,} "
+          f"500): {needed}; at least {seconds / 3600:.2f} CPU-hours of search at {nps:,} "
           f"nodes/s (Stockfish bench, 1 thread; per-move overhead not counted)")
     if args.seconds_per_game:
         project(ladder, info, args.seconds_per_game, args.goal_low)
 
 
 WORKERS = (2, 16, 128)
+CAP = 200_000  # the planner's games at most: a goal that needs more reads "at least" this
 
 
 def project(ladder: Ladder, info: np.ndarray, per_game: float,

@@ -69,7 +69,8 @@ def map_rows(root: Path) -> list[dict[str, str]]:
                  data["tau"]),
             _row("map", "tau's maximum-likelihood estimate",
                  data.get("tau_estimate", data["tau"])),
-            _row("map", "held out inside their 90% interval", inside, digits=0)]
+            _row("map", f"players held out inside their 90% interval (of {len(data['loo'])})",
+                 inside, digits=0)]
     for r in data["readings"]:
         rows.append(_row("map player (reference reading)", r["player"], r["y"],
                          r["y"] - Z90 * r["y_sd"], r["y"] + Z90 * r["y_sd"]))

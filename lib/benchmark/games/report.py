@@ -232,8 +232,9 @@ def markdown(result: dict[str, Any]) -> str:
              f"{'given' if result['legal_moves'] else 'not given'}, illegal retries "
              f"{result['illegal_retries']}. Ladder of {result['ladder']['rungs']} rungs "
              f"({result['ladder']['engine']}, {ladder_version_text(result)}); scale: Elo "
-             "above a random mover, anchored on Stockfish at fixed nodes (not Lichess, FIDE "
-             "or CCRL); every interval includes the ladder's own uncertainty. "
+             "above a random mover, its rungs Stockfish at fixed nodes, some mixed with random "
+             "moves (not Lichess, FIDE or CCRL); every interval includes the ladder's own "
+             "uncertainty. "
              + result["ladder"]["note"] + ".", "",
              *([f"Note: {note}.", ""] if (note := transitivity_note(result["model"])) else []),
              *([f"**{result['stopped']}.**", ""] if result.get("stopped") else []),
