@@ -17,25 +17,25 @@ from them; an older version's rows stay as they were written when it was current
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 from pathlib import Path
 
+from bench import ladder_coverage
 from lib.benchmark.arena.ladder import load_ladder
 from lib.benchmark.arena.versions import version_of
 from lib.benchmark.core.data import REFERENCE_LADDER
 from lib.benchmark.core.human import HUMAN_DIR, READINGS_FILE
+from lib.benchmark.ladders import design
 from lib.benchmark.stats.btd import Z90
 from lib.cli import run_cli
 from lib.errors import DataError
-from lib.files import atomic_write, sha256_file
+from lib.files import sha256_file, write_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "bench" / "data" / "ladder_refit.csv"  # --write's table
 FIELDS = ("version", "games", "quantity", "item", "value", "lo", "hi")
 MAP = "data/ladders/ladder_map.json"  # the map from 15.1's ladder (bench.ladder_map)
 FIT = "data/game_elo_fit.json"  # the static-to-game fit (bench.family_fit)
-GOAL_SPLIT = 2600.0  # rungs up to here are judged against +-35, above against +-60
 
 
 def _row(quantity: str, item: str, value: float, lo: float | None = None,
@@ -51,8 +51,8 @@ def rung_rows(root: Path) -> list[dict[str, str]]:
     """Each rung's Elo and 90% interval, and the widest half-width up to 2,600 and above."""
     ladder = load_ladder(root / REFERENCE_LADDER.relative_to(ROOT))
     rows = [_row("rung", r.name, r.elo, r.lo, r.hi) for r in ladder.rungs]
-    low = [(r.hi - r.lo) / 2 for r in ladder.rungs if r.elo <= GOAL_SPLIT and r.hi > r.lo]
-    high = [(r.hi - r.lo) / 2 for r in ladder.rungs if r.elo > GOAL_SPLIT]
+    low = [(r.hi - r.lo) / 2 for r in ladder.rungs if r.elo <= design.GOAL_SPLIT and r.hi > r.lo]
+    high = [(r.hi - r.lo) / 2 for r in ladder.rungs if r.elo > design.GOAL_SPLIT]
     rows.append(_row("rungs", "widest half-width up to 2,600", max(low)))
     rows.append(_row("rungs", "widest half-width above 2,600", max(high)))
     return rows
@@ -123,20 +123,14 @@ def current_rows(root: Path = ROOT) -> list[dict[str, str]]:
 
 def read_table(path: Path = TABLE) -> list[dict[str, str]]:
     """The kept rows ([] when the table does not exist yet)."""
-    if not path.exists():
-        return []
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+    return ladder_coverage.read_table(path)
 
 
 def write(rows: list[dict[str, str]], path: Path = TABLE) -> None:
     """Replace the table's rows of these rows' version by them."""
     versions = {r["version"] for r in rows}
     kept = [r for r in read_table(path) if r["version"] not in versions]
-    with atomic_write(path) as handle:
-        writer = csv.DictWriter(handle, fieldnames=FIELDS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(sorted(kept, key=lambda r: int(r["version"])) + rows)
+    write_csv(path, list(FIELDS), sorted(kept, key=lambda r: int(r["version"])) + rows)
 
 
 def markdown(rows: list[dict[str, str]], versions: int = 2) -> str:
