@@ -36,9 +36,19 @@ def setup_logging(verbose: bool = False) -> None:
     logging.getLogger("distributed").setLevel(level.upper())
 
 
+def _number(text: str, kind: type[float] | type[int]) -> Any:
+    """`text` as a number of `kind`, else argparse's error saying which number it wanted
+    (argparse's own names the function: "invalid positive_float value")."""
+    try:
+        return kind(text)
+    except ValueError:
+        wanted = "a whole number" if kind is int else "a number"
+        raise argparse.ArgumentTypeError(f"must be {wanted}, got {text!r}") from None
+
+
 def positive_float(text: str) -> float:
     """argparse type: a finite float > 0."""
-    value = float(text)
+    value: float = _number(text, float)
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
     return value
@@ -46,7 +56,7 @@ def positive_float(text: str) -> float:
 
 def positive_int(text: str) -> int:
     """argparse type: an int >= 1."""
-    value = int(text)
+    value: int = _number(text, int)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
     return value
@@ -54,7 +64,7 @@ def positive_int(text: str) -> int:
 
 def non_negative_int(text: str) -> int:
     """argparse type: an int >= 0."""
-    value = int(text)
+    value: int = _number(text, int)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
     return value
@@ -62,7 +72,7 @@ def non_negative_int(text: str) -> int:
 
 def non_negative_float(text: str) -> float:
     """argparse type: a finite float >= 0."""
-    value = float(text)
+    value: float = _number(text, float)
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
     return value

@@ -93,7 +93,11 @@ def test_an_option_without_its_value_is_one_line(argv: list[str]) -> None:
     (["play", "--model", "random", "--workers", "2"], "unrecognized arguments: --workers 2"),
     (["match", "--model", "random"], "required: --opponent"),
     (["match", "--model", "random", "--opponent", "x", "--max-games", "0"],
-     "--max-games: must be >= 1, got 0")])
+     "--max-games: must be >= 1, got 0"),
+    (["match", "--model", "random", "--opponent", "x", "--max-games", "ten"],
+     "--max-games: must be a whole number, got 'ten'"),
+    (["play", "--model", "random", "--max-cost", "lots"],
+     "--max-cost: must be a number, got 'lots'")])
 def test_an_option_error_is_one_line_naming_the_subcommand(argv: list[str], said: str) -> None:
     """argparse's errors in one line: the subcommand, what is wrong, where the options are
     listed (not the usage block first); exit 2."""

@@ -156,3 +156,14 @@ def test_json_answers_by_response_format_and_the_fallback_to_text(
     else:  # refused once, then asked as text from there on, with a logged note
         assert formats[0] is not None and formats[1:] == [None] * 6
         assert "refused response_format" in caplog.text and found == {"final"}
+
+
+@pytest.mark.parametrize(("usage", "said"), [
+    ({"tokens": 0, "requests": 3, "cost": None}, "the server reported neither a cost nor any"),
+    ({"tokens": 120, "requests": 3, "cost": None}, "give --price IN,OUT"),
+    ({"tokens": 120, "requests": 3, "cost": 0.5, "cost_source": "reported"}, "0.5000 (reported)")])
+def test_the_cost_line_asks_for_a_price_only_when_there_are_tokens_to_price(
+        usage: dict[str, object], said: str) -> None:
+    line = cost.text(usage)
+    assert said in line
+    assert ("--price" in line) == (usage["tokens"] != 0 and usage["cost"] is None)

@@ -290,8 +290,12 @@ class PlayerBudget(Budget):
 
 def text(u: dict[str, Any]) -> str:
     """Tokens, requests and money in a line: in all, per answer, per move and per game."""
-    money = "cost unknown (no usage.cost reported; give --price IN,OUT)" if u.get("cost") \
-        is None else f"{u['cost']:.4f} ({u.get('cost_source')})"
+    if u.get("cost") is not None:
+        money = f"{u['cost']:.4f} ({u.get('cost_source')})"
+    elif u.get("tokens"):
+        money = "cost unknown (no usage.cost reported; give --price IN,OUT)"
+    else:  # --price would price nothing: a served baseline, or a server that counts nothing
+        money = "cost unknown (the server reported neither a cost nor any tokens)"
     parts = [f"{u.get('tokens', 0):,} tokens ({u.get('prompt_tokens', 0):,.0f} prompt, "
              f"{u.get('completion_tokens', 0):,.0f} completion, "
              f"{u.get('reasoning_tokens', 0):,} reasoning) in {u.get('requests', 0):,} "
