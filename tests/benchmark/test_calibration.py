@@ -25,6 +25,7 @@ from lib.benchmark.ladders.calibration import (
     fit_by_span,
     game_key,
     inflation,
+    plan,
     read_games,
     usable,
     write_games,
@@ -274,3 +275,23 @@ def test_a_ladder_with_a_prior_is_planned_to_its_reported_half_widths() -> None:
     assert design.games_to_goal(ladder.elos, ladder.nu, info, k, candidates, low=goal)[0] == 0
     assert design.games_to_goal(ladder.elos, ladder.nu, info, k, candidates, step=100,
                                 low=goal, inflate=inflate)[0] > 0
+
+
+def test_a_tighter_goal_sends_the_planned_games_to_the_rungs_that_miss_it() -> None:
+    """On the reference ladder every goal is met, so by default the planner spends a share
+    of its games above 2,600 (where a game shrinks a rung's variance most; 2,500 games so
+    played moved no rung near 2,350); --goal-low 28 sends none there: every game goes to
+    the links below 2,600, whose errors add up in every rung above them."""
+    ladder = load_ladder(REFERENCE_LADDER)
+    prior = prior_from(load_ladder(FIRST_LADDER), ladder.rungs)
+    games = read_games(REFERENCE_LADDER.with_name(LADDER_GAMES))
+    elo = {r.name: r.elo for r in ladder.rungs}
+
+    def above_split(low: float) -> float:
+        """The share of 200 planned games whose stronger rung is above 2,600."""
+        chosen = plan(ladder.rungs, games, ladder.engine, 200, 0, prior=prior,
+                      rule=ladder.adjudication, low=low)
+        assert len(chosen) == 200
+        return float(np.mean([elo[g.strong] > design.GOAL_SPLIT for g in chosen]))
+    assert above_split(design.GOAL_LOW) > 0.25
+    assert above_split(28) == 0

@@ -80,6 +80,8 @@ class CalibrationConfig:
     condition: Condition = Condition.STANDARD  # the start condition of the games added
     midgame: tuple[Start, ...] = ()  # mid-game starts (the midgame condition)
     rule: int = RULE.version  # the adjudication rule's version: the ladder's (game.RULES)
+    goal_low: float = design.GOAL_LOW  # the 90% half-width the planner aims at up to
+    # design.GOAL_SPLIT (a tighter one than the ladder's sends the games where it is missed)
 
 
 @dataclass(frozen=True, order=True)
@@ -274,11 +276,13 @@ def inflation(ladder: Ladder, games: Usable, prior: LadderPrior | None = None) -
 
 def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
          seed: int, condition: str = Condition.STANDARD,
-         prior: LadderPrior | None = None, rule: int = RULE.version) -> list[CalibrationGame]:
+         prior: LadderPrior | None = None, rule: int = RULE.version,
+         low: float = design.GOAL_LOW) -> list[CalibrationGame]:
     """The next `add` games of a condition (result fields blank): their pairs by
-    design.choose, numbered on from the pair's last game of this seed, condition and rule.
-    In a condition other than standard the standard ladder's measurement is prior
-    information; a new engine's ladder has its `prior` (ladder_prior.py)."""
+    design.choose (toward half-width `low` up to design.GOAL_SPLIT), numbered on from the
+    pair's last game of this seed, condition and rule. In a condition other than standard
+    the standard ladder's measurement is prior information; a new engine's ladder has its
+    `prior` (ladder_prior.py)."""
     use = usable(rungs, games, engine, condition, rule)
     standard = usable(rungs, games, engine, rule=rule)
     elos, nu, inflate = planning_elos(rungs, standard, prior)
@@ -288,7 +292,7 @@ def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
     if condition != Condition.STANDARD:
         info = info + _prior_information(rungs, standard, elos, nu)
         inflate = np.ones(len(rungs))  # the condition's fit is another model: none known
-    chosen = design.choose(elos, nu, info, anchor_of(rungs), pairs(len(rungs)), add,
+    chosen = design.choose(elos, nu, info, anchor_of(rungs), pairs(len(rungs)), add, low,
                            inflate=inflate)
     numbers: dict[tuple[str, str], int] = {}
     for g in games:
@@ -305,7 +309,8 @@ def plan(rungs: list[Rung], games: list[CalibrationGame], engine: str, add: int,
 
 
 def games_to_goal(ladder: Ladder, games: list[CalibrationGame],
-                  condition: str = Condition.STANDARD, prior: LadderPrior | None = None) -> int:
+                  condition: str = Condition.STANDARD, prior: LadderPrior | None = None,
+                  low: float = design.GOAL_LOW) -> int:
     """The planner's estimate of the games still needed for every rung of a fitted ladder to
     meet its goal (design.goals), played as `plan` would choose them. `prior`: the one the
     ladder was fitted with, for its rungs in the ladder's order."""
@@ -315,7 +320,8 @@ def games_to_goal(ladder: Ladder, games: list[CalibrationGame],
     if prior is not None:
         info = info + prior.information()
     total, _ = design.games_to_goal(ladder.elos, ladder.nu, info, anchor_of(ladder.rungs),
-                                    pairs(len(ladder.rungs)), step=500, inflate=inflate)
+                                    pairs(len(ladder.rungs)), step=500, low=low,
+                                    inflate=inflate)
     return total
 
 
@@ -461,7 +467,8 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
     the ladder (with `prior`, for a new engine's); also how many planned games were aborted
     (they stay planned: a rerun plays them)."""
     games, aborted = add_games(rungs, config, settings, games_path, store, add, lambda known: plan(
-        rungs, known, engine, add, config.seed, config.condition, prior, config.rule))
+        rungs, known, engine, add, config.seed, config.condition, prior, config.rule,
+        config.goal_low))
     # The file's order, not the order games finished in: the fit's sums must not depend on it.
     use = usable(rungs, games, engine, rule=config.rule)
     ladder = fit(rungs, use, engine, prior, config.rule)

@@ -62,6 +62,7 @@ from lib.cli import (
     add_engine_args,
     cluster_of,
     non_negative_int,
+    positive_float,
     positive_int,
 )
 from lib.engine import EngineSettings, engine_identity, find_stockfish
@@ -141,6 +142,10 @@ def add_calibrate_parser(commands: Any) -> None:
                    f"{NEW_LADDER_RULE.version}, a search of {NEW_LADDER_RULE.nodes:,} nodes "
                    f"per confirmation where version 1 searches {RULES[1].nodes:,}); an "
                    "existing ladder keeps its own")
+    p.add_argument("--goal-low", type=positive_float, default=design.GOAL_LOW, metavar="HALF",
+                   help="the 90%% half-width the added games aim at for rungs up to "
+                   f"{design.GOAL_SPLIT:,.0f} Elo (default: the ladder's goal, "
+                   f"{design.GOAL_LOW:g}); a tighter one sends them to the rungs that miss it")
     p.add_argument("--store", type=Path, default=Path("results/calibration.db"),
                    help="the plan of a run, so that an interrupted one is finished (default "
                    "results/calibration.db)")
@@ -215,7 +220,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
                             "games all have one rule (another --ladder starts a new ladder)")
         rule = existing.adjudication
     config = CalibrationConfig(cluster_of(args), args.seed, args.ply_cap, openings,
-                               condition, midgame, rule)
+                               condition, midgame, rule, args.goal_low)
     if recorded is not None:
         engine = recorded.engine  # the games are the ladder engine's, whatever this build's name
     ladder_path = condition_path(args.ladder, args.condition)
@@ -241,9 +246,11 @@ def calibrate_command(args: argparse.Namespace) -> int:
     print(ladder_table(ladder, use))
     if condition == Condition.STANDARD:
         more = games_to_goal(ladder, read_games(args.games_file), prior=prior_from(
-            source, ladder.rungs) if source else None)
-        print("every rung meets its goal" if not more else
-              f"to meet every goal: about {more:,} more games (the planner's estimate, in "
+            source, ladder.rungs) if source else None, low=args.goal_low)
+        goal = "every goal" if args.goal_low == design.GOAL_LOW else \
+            f"--goal-low {args.goal_low:g} (and the goals above {design.GOAL_SPLIT:,.0f})"
+        print(f"every rung meets {goal}" if not more else
+              f"to meet {goal}: about {more:,} more games (the planner's estimate, in "
               "steps of 500)")
     print(f"wrote {', '.join(str(p) for p in paths)} from {len(use.weak)} {args.condition} "
           f"games in {args.games_file}")
