@@ -278,10 +278,10 @@ def test_a_ladder_with_a_prior_is_planned_to_its_reported_half_widths() -> None:
 
 
 def test_a_tighter_goal_sends_the_planned_games_to_the_rungs_that_miss_it() -> None:
-    """On the reference ladder every goal is met, so by default the planner spends a share
-    of its games above 2,600 (where a game shrinks a rung's variance most; 2,500 games so
-    played moved no rung near 2,350); --goal-low 28 sends none there: every game goes to
-    the links below 2,600, whose errors add up in every rung above them."""
+    """The planned games go where the goals are missed, or failing that where a game shrinks
+    a rung's variance most: on the reference ladder with one goal of 60 for every rung, a
+    good share of them above 2,600 (the widest rungs); with 28 up to 2,600, none there,
+    every one to the links below 2,600, whose errors add up in every rung above them."""
     ladder = load_ladder(REFERENCE_LADDER)
     prior = prior_from(load_ladder(FIRST_LADDER), ladder.rungs)
     games = read_games(REFERENCE_LADDER.with_name(LADDER_GAMES))
@@ -293,5 +293,5 @@ def test_a_tighter_goal_sends_the_planned_games_to_the_rungs_that_miss_it() -> N
                       rule=ladder.adjudication, low=low)
         assert len(chosen) == 200
         return float(np.mean([elo[g.strong] > design.GOAL_SPLIT for g in chosen]))
-    assert above_split(design.GOAL_LOW) > 0.25
+    assert above_split(design.GOAL_HIGH) > 0.25
     assert above_split(28) == 0
