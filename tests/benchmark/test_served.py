@@ -187,3 +187,29 @@ def test_serve_stops_on_ctrl_c_without_talk_of_resuming(stockfish: str) -> None:
     os.kill(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0 and "stopped serving" in err and "resume" not in err, err
+
+
+def test_a_client_that_hangs_up_leaves_no_traceback(server: PlayerServer,
+                                                    capfd: pytest.CaptureFixture[str]) -> None:
+    """A client reset mid-connection (an eval stopped by Ctrl-C) is part of serving: the
+    server says nothing of it (it printed socketserver's traceback) and serves on."""
+    import socket
+    import struct
+
+    host, port = server.httpd.server_address[:2]
+    before = set(threading.enumerate())
+    for partial in (b"", b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"):
+        client = socket.create_connection((str(host), port), timeout=30)
+        client.sendall(partial)
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        client.close()  # linger 0: a reset, not a close
+    for _ in range(2400):  # until both connections' handler threads have ended (at most 2 min)
+        if not set(threading.enumerate()) - before:
+            break
+        threading.Event().wait(0.05)
+    ok = requests.post(f"{server.base_url}/chat/completions", json={
+        "model": "served/random", "messages": [{"role": "user", "content":
+                                                f"Chess position (FEN): {chess.STARTING_FEN}"}]},
+        timeout=30)
+    assert ok.status_code == 200
+    assert "Traceback" not in capfd.readouterr().err

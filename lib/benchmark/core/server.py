@@ -22,6 +22,7 @@ import json
 import logging
 import queue
 import re
+import sys
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -88,6 +89,19 @@ class Served:
             self.engines.put(engine)
 
 
+class _Server(ThreadingHTTPServer):
+    """The HTTP server, quiet about a client that hangs up (an eval stopped by Ctrl-C, a
+    client's timeout): socketserver printed a traceback for each."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A reset or broken connection in a line at debug level; anything else as before."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (BrokenPipeError, ConnectionResetError)):
+            log.debug("client %s hung up: %s", client_address, error)
+        else:
+            super().handle_error(request, client_address)
+
+
 class PlayerServer:
     """The server: model name -> player, made on first use; `slots` engines per model."""
 
@@ -98,7 +112,7 @@ class PlayerServer:
         self.slots = slots
         self.models: dict[str, Served] = {}
         self._lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer((host, port), self._handler())
+        self.httpd = _Server((host, port), self._handler())
         self.httpd.daemon_threads = True
 
     @property
