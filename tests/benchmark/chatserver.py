@@ -12,14 +12,14 @@ import json
 import re
 import select
 import socket
-import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from http.server import BaseHTTPRequestHandler
+
+from lib.benchmark.core.server import QuietServer
 
 FEN_RE = re.compile(r"FEN\): (\S+ [wb] \S+ \S+ \d+ \d+)")
 
@@ -75,16 +75,6 @@ class _FifoSlot:
         with self._cond:
             self._serving += 1
             self._cond.notify_all()
-
-
-class _QuietServer(ThreadingHTTPServer):
-    """A client that hangs up (an eval stopped by Ctrl-C) is what the tests do on purpose:
-    no traceback for it in the test run's output; any other error is printed as before."""
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Ignore a connection the client reset; print anything else."""
-        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
-            super().handle_error(request, client_address)
 
 
 class ChatServer:
@@ -280,7 +270,7 @@ class ChatServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
+        self.httpd = QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

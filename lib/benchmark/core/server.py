@@ -89,8 +89,8 @@ class Served:
             self.engines.put(engine)
 
 
-class _Server(ThreadingHTTPServer):
-    """The HTTP server, quiet about a client that hangs up (an eval stopped by Ctrl-C, a
+class QuietServer(ThreadingHTTPServer):
+    """An HTTP server quiet about a client that hangs up (an eval stopped by Ctrl-C, a
     client's timeout): socketserver printed a traceback for each."""
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -112,7 +112,7 @@ class PlayerServer:
         self.slots = slots
         self.models: dict[str, Served] = {}
         self._lock = threading.Lock()
-        self.httpd = _Server((host, port), self._handler())
+        self.httpd = QuietServer((host, port), self._handler())
         self.httpd.daemon_threads = True
 
     @property
