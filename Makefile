@@ -100,9 +100,10 @@ generate: setup
 	$(PY) generate.py $(ARGS)
 
 # CI runs this: the linters first (a style or type error fails it in seconds), then the tests
-# on every core (at most four; --dist loadfile keeps each file, and its fixtures, on one).
+# on every core (at most four; --dist loadgroup keeps each file, and its fixtures, on one, and
+# the files that share the pipeline's small build on one: tests/conftest.py groups them).
 test: setup debian-stockfish chromium engine families lint
-	$(PY) -m pytest -q --numprocesses auto --maxprocesses 4 --dist loadfile tests $(ARGS)
+	$(PY) -m pytest -q --numprocesses auto --maxprocesses 4 --dist loadgroup tests $(ARGS)
 
 # ruff on everything; mypy, strict, on lib/ (settings and their reasons in pyproject.toml).
 lint: setup

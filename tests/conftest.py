@@ -63,6 +63,21 @@ PUZZLES_44K = PUZZLES / "lichess_db_puzzle.sample44k.csv.zst"
 PUZZLES_1K = PUZZLES / "lichess_db_puzzle.random1k.csv.zst"
 
 
+# The files whose tests share the pipeline's small build: one xdist worker runs them all, so
+# the build (a minute of engine time) is made once, not once per worker.
+BUILD_GROUP = "small_build"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each file one xdist group (`--dist loadgroup` then keeps a file and its fixtures on
+    one worker), the files that use `small_build` one group together."""
+    built = {item.path for item in items if "small_build" in getattr(item, "fixturenames", ())}
+    for item in items:
+        name = BUILD_GROUP if item.path in built else str(item.path.relative_to(ROOT))
+        item.add_marker(pytest.mark.xdist_group(name))
+
+
 def evaluated(db: Path) -> int:
     """Positions step 06 has stored in its SQLite cache so far (0 before the table exists)."""
     try:

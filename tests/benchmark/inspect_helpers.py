@@ -73,7 +73,7 @@ def finished(cache: Path, task: str) -> int:
 
 
 # Each task's arguments, and where a sample's unit (game, line) keeps its place in the run.
-LIFECYCLE = {"games": (["-T", "max_games=6", "-T", "ladder=stockfish-15.1", "-T",
+LIFECYCLE = {"games": (["-T", "max_games=4", "-T", "ladder=stockfish-15.1", "-T",
                         f"endpoint_id={ENDPOINT}"], "game"),
              "puzzles": (["-T", "max_puzzles=6"], "line"),
              "worldmodel": (["-T", "limit=6"], "answers")}

@@ -265,10 +265,11 @@ PLAYERS = {"random": {Placement.BELOW},
                              Placement.INSIDE},
            "stockfish:nodes=5000": {Placement.ABOVE}}
 # A few games each, the schedule started near each player's strength (--prior), and enough
-# for Stockfish's to lose a game (a bound alone could straddle the anchors).
+# for Stockfish's to lose a game (a bound alone could straddle the anchors): its 14th is its
+# one loss (the games are seeded).
 GAMES = {"random": ["--max-games", "6"],
-         "stockfish:nodes=5000": ["--max-games", "20", "--prior", "2700", "200"],
-         "maia:net=1500": ["--max-games", "10", "--prior", "2000", "200"]}
+         "stockfish:nodes=5000": ["--max-games", "14", "--prior", "2700", "200"],
+         "maia:net=1500": ["--max-games", "6", "--prior", "2000", "200"]}
 
 
 @pytest.fixture(scope="module")

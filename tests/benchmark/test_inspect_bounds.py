@@ -52,15 +52,17 @@ def test_a_larger_then_smaller_bound_on_one_cache_plays_on_and_rates_as_undistur
         [log] = logs.glob("*.eval")
         return metrics(read_eval_log(str(log)))
     with ChatServer(lambda fen, n: Response(), on_body=first_legal) as server:
-        undisturbed = {n: evaluate(n, tmp_path / f"alone{n}", server) for n in (2, 3)}
+        undisturbed = evaluate(3, tmp_path / "alone", server)
         server.bodies.clear()
+        # The first eval on the shared cache is itself an undisturbed eval with its bound.
         first = evaluate(2, tmp_path / "shared", server)
         two = Counter(json.dumps(b["messages"]) for b in server.bodies)
         larger = evaluate(3, tmp_path / "shared", server)
         three = Counter(json.dumps(b["messages"]) for b in server.bodies)
         again = evaluate(2, tmp_path / "shared", server)
         after = len(server.bodies)
-    assert (first, larger, again) == (undisturbed[2], undisturbed[3], undisturbed[2])
+    assert (larger, again) == (undisturbed, first)
+    assert first != larger  # the bound is rated: 2 units are not 3
     assert max(three.values()) == 1 and sum(three.values()) > sum(two.values())
     assert after == sum(three.values())  # the smaller bound again: nothing bought
 

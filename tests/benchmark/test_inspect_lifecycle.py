@@ -10,6 +10,7 @@ import signal
 import subprocess
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import chess
@@ -29,6 +30,21 @@ from tests.benchmark.inspect_helpers import (
     units,
 )
 from tests.conftest import ROOT
+
+Metrics = dict[str, float]
+
+
+@pytest.fixture(scope="module")
+def expected(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Metrics]:
+    """The metrics of each task's undisturbed eval, run once for this file's tests (the
+    tasks are seeded: every undisturbed eval of one task rates alike)."""
+    found: dict[str, Metrics] = {}
+
+    def of(task: str) -> Metrics:
+        if task not in found:
+            found[task] = undisturbed(task, tmp_path_factory.mktemp(f"undisturbed-{task}"))
+        return found[task]
+    return of
 
 
 @pytest.mark.parametrize("again", ["the same command", "eval-retry"])
@@ -70,14 +86,17 @@ def test_a_failed_games_eval_run_again_buys_no_reply_twice(again: str, tmp_path:
                                             ("games", "after games ended"),
                                             ("puzzles", "after lines ended")])
 def test_an_adaptive_eval_stopped_by_ctrl_c_and_retried_buys_nothing_twice(
-        task: str, when: str, tmp_path: Path) -> None:
+        task: str, when: str, tmp_path: Path, expected: Callable[[str], Metrics]) -> None:
     """Ctrl-C midway through a games (puzzles) eval, then `inspect eval-retry` on its log:
     the retry completes, the provider billed no prompt twice, and the rating is the
     undisturbed eval's (the same units: the run's stores outlive the interrupted eval), each
     unit recorded once (unit k is sample k's, so a retried sample never records a finished
     one again; before, games 0 and 1 were recorded twice and rated as five of three)."""
-    expected = undisturbed(task, tmp_path)
-    slow = lambda body: Response(first_legal(body).text, delay=0.2)  # noqa: E731
+    stopping = threading.Event()
+
+    def slow(body: dict) -> Response:
+        """Slow replies until the Ctrl-C, so that it lands midway; the retry's at once."""
+        return Response(first_legal(body).text, delay=0.0 if stopping.is_set() else 0.2)
     with ChatServer(lambda fen, n: Response(), on_body=slow, price=0.01) as server:
         env = {**service(server.base_url), "CHESS_EVAL_CACHE": str(tmp_path / "cache")}
         stopped = lifecycle_eval(task, tmp_path / "cache", tmp_path / "logs", server)
@@ -90,6 +109,7 @@ def test_an_adaptive_eval_stopped_by_ctrl_c_and_retried_buys_nothing_twice(
         assert stopped.poll() is None, (server.billed, stopped.stderr.read()[-3000:])
         os.killpg(stopped.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the group
         stopped.wait(timeout=120)
+        stopping.set()
         [log] = (tmp_path / "logs").glob("*.eval")
         assert read_eval_log(str(log), header_only=True).status == "cancelled"
         retry = subprocess.run([INSPECT, "eval-retry", str(log), "--log-dir",
@@ -101,7 +121,7 @@ def test_an_adaptive_eval_stopped_by_ctrl_c_and_retried_buys_nothing_twice(
     [again] = set((tmp_path / "logs").glob("*.eval")) - {log}
     retried = read_eval_log(str(again))
     assert retried.status == "success"
-    assert metrics(retried) == expected
+    assert metrics(retried) == expected(task)
     recorded = units(retried, task)
     count = "games" if task == "games" else "puzzles"
     assert sorted(recorded) == list(range(len(recorded))) and len(recorded) == \
@@ -154,13 +174,12 @@ def test_a_second_process_evaluating_the_same_run_fails_in_a_line_and_buys_nothi
 
 @pytest.mark.parametrize("task", ["games", "puzzles"])
 def test_eval_set_s_own_retries_after_a_refused_request_rate_the_undisturbed_units(
-        task: str, tmp_path: Path) -> None:
+        task: str, tmp_path: Path, expected: Callable[[str], Metrics]) -> None:
     """One request refused (HTTP 400) fails the eval after some units ended; `inspect
     eval-set --retry-attempts 2` retries it itself (the same Task object, in the same
     process): the failed eval's run lets go of its stores, and the final log is a success
     with the undisturbed eval's rating, each unit recorded once, no prompt bought twice.
     (Before, it rated 1 game of 2 while the store held both.)"""
-    expected = undisturbed(task, tmp_path)
     refused: list[str] = []
 
     def answer(body: dict) -> Response:
@@ -184,7 +203,7 @@ def test_eval_set_s_own_retries_after_a_refused_request_rate_the_undisturbed_uni
     final = [log for p in (tmp_path / "logs").glob("*.eval")
              if (log := read_eval_log(str(p))).status == "success"]
     assert len(final) == 1
-    assert metrics(final[0]) == expected
+    assert metrics(final[0]) == expected(task)
     recorded = units(final[0], task)
     assert sorted(recorded) == list(range(len(recorded)))
 

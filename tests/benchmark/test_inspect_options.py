@@ -105,7 +105,15 @@ def test_the_eval_s_transport_settings_are_used_as_given(tmp_path: Path) -> None
     (asked through the product's model layer) is attempted as often as one Inspect's own
     generate makes in the static task, not by the CLI's default of six retries."""
     def attempts(task: str) -> int:
-        with ChatServer(lambda fen, n: Response(status=500, text="down")) as server:
+        failing: list[str] = []
+
+        def down(body: dict) -> Response:
+            """The first request fails every attempt; the others are answered (each failing
+            request waits through its back-offs)."""
+            key = json.dumps(body, sort_keys=True)
+            failing[:] = failing or [key]
+            return Response(status=500, text="down") if key == failing[0] else first_legal(body)
+        with ChatServer(lambda fen, n: Response(), on_body=down) as server:
             done = subprocess.run([INSPECT, "eval", f"chess_eval/{task}", "--model",
                                    "openai-api/local/m", "--log-dir", str(tmp_path / task),
                                    "--display", "none", "-T", "limit=1", "--max-retries", "1",

@@ -279,7 +279,7 @@ def test_the_match_task_plays_the_cli_s_match_between_the_eval_s_two_models(
     between them; a rerun buys nothing; without the role, one line saying what to add."""
     env = {**service(served.base_url), "CHESS_EVAL_CACHE": str(tmp_path / "cache")}
     logs = tmp_path / "logs"
-    args = ["max_games=6", f"endpoint_id={ENDPOINT}"]
+    args = ["max_games=4", f"endpoint_id={ENDPOINT}"]
     roles = ["--model-role", f"opponent=openai-api/local/{OPPONENT}"]
     argv = [INSPECT, "eval", "chess_eval/match", "--model", MODEL, *roles, "--log-dir",
             str(logs), "--display", "none", *(x for a in args for x in ("-T", a))]
@@ -291,9 +291,9 @@ def test_the_match_task_plays_the_cli_s_match_between_the_eval_s_two_models(
     assert log.status == "success"
     got = metrics(log)
     played = [s for s in log.samples or [] if s.scores["match_scorer"].metadata["game"]]
-    assert len(played) == got["games"] == 6 and got["pairs"] == 3
+    assert len(played) == got["games"] == 4 and got["pairs"] == 2
     assert benchmark.main(["match", "--model", PLAYER, "--opponent", OPPONENT, "--base-url",
-                           served.base_url, "--endpoint-id", ENDPOINT, "--max-games", "6",
+                           served.base_url, "--endpoint-id", ENDPOINT, "--max-games", "4",
                            "--out", str(tmp_path / "cli")]) == 0
     cli = json.loads(next((tmp_path / "cli").glob("match__*.json")).read_text())
     assert got["score"] == pytest.approx(cli["score"]["value"], abs=1e-4)

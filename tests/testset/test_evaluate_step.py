@@ -74,7 +74,8 @@ def test_resume_after_kill_9_redoes_only_what_was_in_flight(
     _copy_inputs(small_build, tmp_path)
     argv = [sys.executable, str(ROOT / "steps" / "06_evaluate.py"), "--out", str(tmp_path),
             "--questions", str(tmp_path / "q.csv"), "--workers", "2", "--stockfish", stockfish,
-            "--scan-nodes", "200000", "--near-nodes", "200000", "--move-nodes", "200000"]
+            # Searches deep enough that the kill lands with most positions still to do.
+            "--scan-nodes", "50000", "--near-nodes", "50000", "--move-nodes", "50000"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.time() + 120

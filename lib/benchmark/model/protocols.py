@@ -102,8 +102,11 @@ def movetext(first: chess.Board, sans: list[str], headers: dict[str, str] | None
         game.headers.update({"SetUp": "1", "FEN": first.fen()})
         game.setup(first)
     node: chess.pgn.GameNode = game
+    board = game.board()  # pushed along: a node's board() replays from the root each time
     for san in sans:
-        node = node.add_variation(node.board().parse_san(san))
+        move = board.parse_san(san)
+        node = node.add_variation(move)
+        board.push(move)
     text = game.accept(chess.pgn.StringExporter(columns=None, headers=bool(headers),
                                                  variations=False, comments=False))
     return text.removesuffix("*").rstrip()
