@@ -100,10 +100,12 @@ generate: setup
 	$(PY) generate.py $(ARGS)
 
 # CI runs this: the linters first (a style or type error fails it in seconds), then the tests
-# on every core (at most four; --dist loadgroup keeps each file, and its fixtures, on one, and
-# the files that share the pipeline's small build on one: tests/conftest.py groups them).
+# on four xdist workers, even on two cores: about a fifth of a test's time is waiting (a
+# server's delay, a back-off, another process's reply), which the extra workers fill.
+# --dist loadgroup keeps each file, and its fixtures, on one worker, and the files that share
+# the pipeline's small build on one (tests/conftest.py groups them).
 test: setup debian-stockfish chromium engine families lint
-	$(PY) -m pytest -q --numprocesses auto --maxprocesses 4 --dist loadgroup tests $(ARGS)
+	$(PY) -m pytest -q --numprocesses 4 --dist loadgroup tests $(ARGS)
 
 # ruff on everything; mypy, strict, on lib/ (settings and their reasons in pyproject.toml).
 lint: setup
