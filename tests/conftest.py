@@ -74,7 +74,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     one worker), the files that use `small_build` one group together."""
     built = {item.path for item in items if "small_build" in getattr(item, "fixturenames", ())}
     for item in items:
-        name = BUILD_GROUP if item.path in built else str(item.path.relative_to(ROOT))
+        name = BUILD_GROUP if item.path in built else item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(name))
 
 

@@ -101,7 +101,7 @@ def test_an_option_the_task_cannot_honour_is_refused_before_any_request(
 
 
 def test_the_eval_s_transport_settings_are_used_as_given(tmp_path: Path) -> None:
-    """--max-retries 1 on evals whose requests all fail: a request of the world-model task
+    """--max-retries 1 on evals whose first request always fails: a request of the world-model task
     (asked through the product's model layer) is attempted as often as one Inspect's own
     generate makes in the static task, not by the CLI's default of six retries."""
     def attempts(task: str) -> int:
