@@ -726,10 +726,16 @@ def test_ctrl_c_in_play_stores_the_replies_in_flight_and_writes_the_ledger(
                                 stderr=subprocess.PIPE, text=True, cwd=ROOT,
                                 start_new_session=True,
                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        def asked() -> int:  # the model's requests the server has read (all but the preflight)
+            return len(server.bodies) - 1
+
+        # Signal once 4 replies are stored and a further request is in the server's hands.
         deadline = time.monotonic() + 120
-        while _model_answers(tmp_path / "games.db") < 4 and time.monotonic() < deadline:
+        while time.monotonic() < deadline:
+            stored = _model_answers(tmp_path / "games.db")
+            if stored >= 4 and asked() > stored:
+                break
             time.sleep(0.05)
-        time.sleep(0.5)  # the next requests are in flight
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err
