@@ -108,7 +108,7 @@ def test_sigterm_mid_download_leaves_no_temporary_file(file_server, tmp_path: Pa
     argv = [sys.executable, str(ROOT / "steps" / "01_fetch_games.py"), "--source", url,
             "--out", str(tmp_path)]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 20
+    deadline = time.time() + 120
     while not list(tmp_path.glob(".games.pgn.tmp-*")) and time.time() < deadline:
         time.sleep(0.1)
     assert list(tmp_path.glob(".games.pgn.tmp-*"))
