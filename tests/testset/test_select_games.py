@@ -2,6 +2,7 @@
 
 import csv
 import json
+import logging
 import shutil
 import sqlite3
 from collections import Counter
@@ -13,7 +14,7 @@ import pytest
 from lib.phase import phase
 from lib.position import fen4, hash_bucket, is_eligible, pos_id
 from lib.testset.tree import GAME_TARGETS, scale_targets
-from tests.conftest import GAME_FILES, MONTHLY, unzstd
+from tests.conftest import GAME_FILES, unzstd
 from tests.testset.steps import step
 
 process = step("02_process_games")
@@ -34,11 +35,32 @@ def _select(out: Path, stockfish: str, *extra: str) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+class _Lines(logging.Handler):
+    """The messages logged while it is attached."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory, stockfish: str) -> Path:
+    """Step 03 on the real sample; what it logged is kept in select.log beside its outputs."""
     out = tmp_path_factory.mktemp("select")
     _games_db(out, GAME_FILES)
-    _select(out, stockfish)
+    root, handler = logging.getLogger(), _Lines()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        _select(out, stockfish)
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    (out / "select.log").write_text("\n".join(handler.lines), encoding="utf-8")
     return out
 
 
@@ -88,7 +110,7 @@ def test_same_seed_gives_identical_bytes_and_other_seed_differs(
     # One worker instead of two, and no probe cache: still the same file.
     _select(again, stockfish, "--workers", "1")
     assert (again / "positions.csv").read_bytes() == (built / "positions.csv").read_bytes()
-    (again / "probes.db").unlink()
+    # The probe cache is keyed by engine and search, not seed: the other seed reuses it.
     _select(again, stockfish, "--seed", "7")
     assert (again / "positions.csv").read_bytes() != (built / "positions.csv").read_bytes()
 
@@ -101,20 +123,19 @@ def test_probes_per_position_are_reported(built: Path) -> None:
         report["counts"]["probes"] / report["selected"], 3)
 
 
-def test_shortfall_is_reported_per_leaf(tmp_path: Path, stockfish: str, caplog) -> None:
-    _games_db(tmp_path, [MONTHLY])
-    rows = _select(tmp_path, stockfish, "--scale", "0.2")
-    report = json.loads((tmp_path / "positions_report.json").read_text())
+def test_shortfall_is_reported_per_leaf(built: Path) -> None:
+    rows = _rows(built)
+    report = json.loads((built / "positions_report.json").read_text())
     short = {(r["elo_bucket"], r["phase"], r["type"], r["side"]): r["shortfall"]
              for r in report["leaves"] if r["shortfall"]}
     # The sample has one 2600+ game at most (one position a game): that whole bucket falls
     # short, but for that one position.
-    top = sum(n for leaf, n in scale_targets(GAME_TARGETS, 0.2).items()
+    top = sum(n for leaf, n in scale_targets(GAME_TARGETS, float(SCALE)).items()
               if leaf[0] == "[2600, inf)")
-    assert top == 24
+    assert top == 12
     assert sum(v for k, v in short.items() if k[0] == "[2600, inf)") >= top - 1
     assert sum(r["shortfall"] for r in report["leaves"]) == report["target"] - len(rows)
-    assert "leaves short of their target" in caplog.text
+    assert "leaves short of their target" in (built / "select.log").read_text(encoding="utf-8")
 
 
 def test_no_player_exceeds_the_cap_and_the_cost_is_reported(built: Path) -> None:
@@ -136,7 +157,8 @@ def test_no_player_exceeds_the_cap_and_the_cost_is_reported(built: Path) -> None
 
 def test_without_the_cap_one_player_dominates(tmp_path: Path, built: Path,
                                               stockfish: str) -> None:
-    shutil.copy(built / "games.db", tmp_path / "games.db")
+    for name in ("games.db", "probes.db"):
+        shutil.copy(built / name, tmp_path / name)
     _select(tmp_path, stockfish, "--max-per-player", "0")
     report = json.loads((tmp_path / "positions_report.json").read_text())
     assert report["largest_player"]["share"] > 0.3
