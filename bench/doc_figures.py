@@ -872,8 +872,9 @@ def write_images(take_screenshots: bool, take_inspect: bool = False,
     return written
 
 
-def stale_images(root: Path = ROOT) -> list[str]:
-    """Each image in docs/ that is not what its generator makes from today's files, and why."""
+def stale_images(root: Path = ROOT, redraw: bool = True) -> list[str]:
+    """Each image in docs/ that is not what its generator makes from today's files, and why
+    (with redraw False, the drawn figures are checked against their records only)."""
     record_path = root / IMAGES_FILE
     records = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() \
         else {}
@@ -892,6 +893,8 @@ def stale_images(root: Path = ROOT) -> list[str]:
         if changed:
             stale.append(f"{name}: made from an earlier {', '.join(changed)}; run "
                          f"{rec['command']}")
+    if not redraw:
+        return stale
     with tempfile.TemporaryDirectory() as tmp:
         for name, draw in ((FIT_FIGURE, fit_figure), (MAP_FIGURE, map_figure),
                            (CROSSWALK_FIGURE, crosswalk_figure), (MAIA_FIGURE, maia_figure)):
