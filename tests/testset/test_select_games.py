@@ -128,8 +128,8 @@ def test_shortfall_is_reported_per_leaf(built: Path) -> None:
     report = json.loads((built / "positions_report.json").read_text())
     short = {(r["elo_bucket"], r["phase"], r["type"], r["side"]): r["shortfall"]
              for r in report["leaves"] if r["shortfall"]}
-    # The sample has one 2600+ game at most (one position a game): that whole bucket falls
-    # short, but for that one position.
+    # The sample holds hardly any 2600+ games, and at this scale a player gives one position:
+    # that whole bucket falls short, but for one position at most.
     top = sum(n for leaf, n in scale_targets(GAME_TARGETS, float(SCALE)).items()
               if leaf[0] == "[2600, inf)")
     assert top == 12
