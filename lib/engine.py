@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import logging
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import chess
 import chess.engine
@@ -229,6 +230,64 @@ def _identity(settings: EngineSettings, mtime_ns: int, size: int) -> str:
         return engine.name
 
 
+def open_engine(command: list[str], xboard: bool, quiet: bool) -> chess.engine.SimpleEngine:
+    """Start an engine: its protocol on an event loop of its own, on a daemon thread, and
+    python-chess's SimpleEngine over it. Not SimpleEngine.popen, whose thread runs the engine
+    under `asyncio.run`: where nest_asyncio has patched that (Inspect does when `eval-retry`
+    recovers the log of an eval that was killed), the engine never sees its process exit and
+    `quit` never returns; and its thread, not a daemon, kept a Ctrl-C'd process alive."""
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=_serve, args=(loop,), name="engine loop", daemon=True).start()
+    popen = chess.engine.popen_xboard if xboard else chess.engine.popen_uci
+    hello = asyncio.wait_for(popen(command, stderr=subprocess.DEVNULL if quiet else None),
+                             START_TIMEOUT_S)
+    started = asyncio.run_coroutine_threadsafe(hello, loop)
+    try:
+        transport, protocol = started.result(timeout=START_TIMEOUT_S + STALL_SLACK_S)
+    except BaseException:  # Ctrl-C too: the loop's end cancels popen, which ends its process
+        loop.call_soon_threadsafe(loop.stop)
+        raise
+    engine = chess.engine.SimpleEngine(transport, protocol, timeout=START_TIMEOUT_S)
+    asyncio.run_coroutine_threadsafe(_until_exit(engine), loop)
+    return engine
+
+
+def close_engine(engine: chess.engine.SimpleEngine, polite: bool) -> None:
+    """Stop an engine `open_engine` started: `quit` first when polite (bounded by the
+    engine's timeout), then its process killed if it is still there."""
+    if polite:
+        with contextlib.suppress(chess.engine.EngineError, chess.engine.EngineTerminatedError,
+                                 TimeoutError, CancelledError):
+            engine.quit()
+    engine.close()
+
+
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    """Run the engine's loop until it is stopped, then end what still waits on it (each
+    caller waiting gets CancelledError, as from python-chess's own thread) and close it."""
+    try:
+        loop.run_forever()
+        waiting = asyncio.all_tasks(loop)
+        for task in waiting:
+            task.cancel()
+        # On the loop, after the callbacks already queued (a finished command's result).
+        loop.run_until_complete(_settle(waiting))
+    finally:
+        loop.close()
+
+
+async def _settle(tasks: set[asyncio.Task[Any]]) -> None:
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _until_exit(engine: chess.engine.SimpleEngine) -> None:
+    """Once the engine's process has exited (it quit, died or was killed) the engine takes
+    no more commands (EngineTerminatedError) and its loop stops."""
+    await engine.protocol.returncode
+    engine.close()
+    asyncio.get_running_loop().stop()
+
+
 def stall_bound(limit: chess.engine.Limit) -> float:
     """Seconds after which a search under `limit` that has not finished counts as stalled."""
     bounds = []
@@ -356,50 +415,21 @@ class Engine:
             raise
 
     def _popen(self) -> chess.engine.SimpleEngine:
-        """python-chess's popen, on a helper thread. Ctrl-C while the engine starts (a
-        WebAssembly build takes a second or two) would otherwise leave the engine running
-        behind python-chess's non-daemon thread, which then keeps the process from exiting:
-        here the start is waited out (popen is bounded) and the engine stopped."""
+        """The engine process, python-chess's blocking interface over it (`open_engine`)."""
         command = [*engine_command(self.settings.path), *self.settings.args]
         xboard = self.settings.protocol == EngineProtocol.XBOARD
-        popen = (chess.engine.SimpleEngine.popen_xboard if xboard
-                 else chess.engine.SimpleEngine.popen_uci)
         # An XBoard engine's stderr is dropped: Sjeng talks about its book files there; so
         # is node's, which prints a stack trace when Ctrl-C closes its pipe first.
         quiet = xboard or str(self.settings.path).endswith(".js")
-        made: list[chess.engine.SimpleEngine] = []
-        failed: list[BaseException] = []
-
-        def start() -> None:
-            try:
-                made.append(popen(command, timeout=START_TIMEOUT_S,
-                                  stderr=subprocess.DEVNULL if quiet else None))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller
-                failed.append(exc)
-
-        thread = threading.Thread(target=start, name="engine start", daemon=True)
-        thread.start()
-        try:
-            thread.join()
-        except BaseException:
-            thread.join()
-            for engine in made:
-                engine.close()
-            raise
-        if failed:
-            raise failed[0]
-        return made[0]
+        return open_engine(command, xboard, quiet)
 
     def close(self) -> None:
         """Stop the engine process (and its watchdog)."""
         self._watchdog.close()
         self._watchdog = Watchdog(self._kill_stalled)  # a restart after close gets a new one
         if self._engine is not None:
-            try:
-                self._engine.quit()
-            except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError):
-                self._engine.close()
-            self._engine = None
+            engine, self._engine = self._engine, None
+            close_engine(engine, polite=True)
 
     @property
     def name(self) -> str:
@@ -455,8 +485,8 @@ class Engine:
         except (chess.engine.EngineTerminatedError, CancelledError) as exc:
             what = (f"stalled (no result within {bound:.0f} s)" if self._stalled
                     else f"died ({exc!r})")
-            engine.close()
             self._engine = None
+            close_engine(engine, polite=False)
             raise EngineCrash(f"engine {what} on {board.fen()}") from exc
         finally:
             self._watchdog.disarm()

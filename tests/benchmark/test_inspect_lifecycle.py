@@ -111,7 +111,8 @@ def test_an_adaptive_eval_stopped_by_ctrl_c_and_retried_buys_nothing_twice(
         stopped.wait(timeout=120)
         stopping.set()
         [log] = (tmp_path / "logs").glob("*.eval")
-        assert read_eval_log(str(log), header_only=True).status == "cancelled"
+        status = read_eval_log(str(log), header_only=True).status
+        assert status == "cancelled", (status, stopped.returncode, stopped.stderr.read()[-3000:])
         retry = subprocess.run([INSPECT, "eval-retry", str(log), "--log-dir",
                                 str(tmp_path / "logs"), "--display", "none"], cwd=ROOT,
                                env=env, capture_output=True, text=True, timeout=600)
@@ -129,6 +130,44 @@ def test_an_adaptive_eval_stopped_by_ctrl_c_and_retried_buys_nothing_twice(
     if when != "before a game ends":  # the interrupted eval had recorded some already
         assert units(read_eval_log(str(log)), task)
 
+
+
+def test_a_games_eval_killed_and_retried_completes_and_rates_as_undisturbed(
+        tmp_path: Path, expected: Callable[[str], Metrics]) -> None:
+    """kill -9 midway through a games eval (its log left `started`), then `inspect
+    eval-retry`, which recovers that log and runs again: it completes and rates what an
+    undisturbed eval rates, each game recorded once. Only a reply in flight at the kill
+    can be bought again. (The retry used to hang: the recovery applies nest_asyncio, under
+    which python-chess's own engine thread never saw its engine quit.)"""
+    killed = threading.Event()
+
+    def slow(body: dict) -> Response:
+        return Response(first_legal(body).text, delay=0.0 if killed.is_set() else 0.2)
+    with ChatServer(lambda fen, n: Response(), on_body=slow, price=0.01) as server:
+        env = {**service(server.base_url), "CHESS_EVAL_CACHE": str(tmp_path / "cache")}
+        run = lifecycle_eval("games", tmp_path / "cache", tmp_path / "logs", server)
+        while server.billed < 8 and run.poll() is None:
+            threading.Event().wait(0.05)
+        assert run.poll() is None, run.stderr.read()[-3000:]
+        in_flight = sum(len(held) for held in server.in_flight.values())
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait(timeout=120)
+        killed.set()
+        [log] = (tmp_path / "logs").glob("*.eval")
+        assert read_eval_log(str(log), header_only=True).status == "started"
+        retry = subprocess.run([INSPECT, "eval-retry", str(log), "--log-dir",
+                                str(tmp_path / "logs"), "--display", "none"], cwd=ROOT,
+                               env=env, capture_output=True, text=True, timeout=600)
+        bought = server.bought
+    assert retry.returncode == 0, retry.stderr[-2000:]
+    again = [read_eval_log(str(p)) for p in (tmp_path / "logs").glob("*.eval") if p != log]
+    [retried] = [lg for lg in again if lg.status == "success"]
+    assert metrics(retried) == expected("games")
+    recorded = units(retried, "games")
+    assert sorted(recorded) == list(range(len(recorded))) == \
+        list(range(int(metrics(retried)["games"])))
+    twice = [n for n in bought.values() if n > 1]
+    assert max(bought.values()) <= 2 and len(twice) <= in_flight, (twice, in_flight)
 
 
 @pytest.mark.parametrize("task", ["games", "worldmodel"])
