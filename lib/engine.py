@@ -252,16 +252,6 @@ def open_engine(command: list[str], xboard: bool, quiet: bool) -> chess.engine.S
     return engine
 
 
-def close_engine(engine: chess.engine.SimpleEngine, polite: bool) -> None:
-    """Stop an engine `open_engine` started: `quit` first when polite (bounded by the
-    engine's timeout), then its process killed if it is still there."""
-    if polite:
-        with contextlib.suppress(chess.engine.EngineError, chess.engine.EngineTerminatedError,
-                                 TimeoutError, CancelledError):
-            engine.quit()
-    engine.close()
-
-
 def _serve(loop: asyncio.AbstractEventLoop) -> None:
     """Run the engine's loop until it is stopped, then end what still waits on it (each
     caller waiting gets CancelledError, as from python-chess's own thread) and close it."""
@@ -429,7 +419,11 @@ class Engine:
         self._watchdog = Watchdog(self._kill_stalled)  # a restart after close gets a new one
         if self._engine is not None:
             engine, self._engine = self._engine, None
-            close_engine(engine, polite=True)
+            with contextlib.suppress(chess.engine.EngineError,
+                                     chess.engine.EngineTerminatedError, TimeoutError,
+                                     CancelledError):
+                engine.quit()  # bounded by the engine's timeout
+            engine.close()  # the process killed if it is still there
 
     @property
     def name(self) -> str:
@@ -485,8 +479,8 @@ class Engine:
         except (chess.engine.EngineTerminatedError, CancelledError) as exc:
             what = (f"stalled (no result within {bound:.0f} s)" if self._stalled
                     else f"died ({exc!r})")
+            engine.close()
             self._engine = None
-            close_engine(engine, polite=False)
             raise EngineCrash(f"engine {what} on {board.fen()}") from exc
         finally:
             self._watchdog.disarm()
