@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+import anyio
 from inspect_ai.hooks import Hooks, RunEnd, TaskEnd, TaskStart, hooks
 
 from lib.benchmark.model.inspect_internals import active_sample
@@ -41,13 +42,17 @@ def when_ended(eval_id: str, fn: Callable[[], None]) -> None:
         _enders.setdefault(eval_id, []).append(fn)
 
 
-def _ended(eval_ids: list[str]) -> None:
+async def _ended(eval_ids: list[str]) -> None:
     with _lock:
         fns = [fn for e in eval_ids for fn in _enders.pop(e, [])]
         for e in eval_ids:
             _refused.pop(e, None)
-    for fn in fns:
-        fn()
+    # Off the eval's loop, and awaited: a run ending waits for its replies in flight, which
+    # land on this loop, then writes its books; the process must not exit before it has.
+    # Shielded: after Ctrl-C the run's scope is cancelled, and the wait is bounded (RUN_END_S).
+    with anyio.CancelScope(shield=True):
+        for fn in fns:
+            await anyio.to_thread.run_sync(fn)
 
 
 def refusal(task: str, epochs: int | None, message_limit: int | None,
@@ -89,13 +94,13 @@ class OptionsCheck(Hooks):
 
     async def on_task_end(self, data: TaskEnd) -> None:
         """The eval has ended (successfully)."""
-        _ended([data.eval_id])
+        await _ended([data.eval_id])
 
     async def on_run_end(self, data: RunEnd) -> None:
         """The run has ended, and with it every eval it started."""
         with _lock:
             evals = _evals.pop(data.run_id, [])
-        _ended(evals)
+        await _ended(evals)
 
 
 

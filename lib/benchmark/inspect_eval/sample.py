@@ -10,6 +10,7 @@ import contextvars
 import hashlib
 import inspect
 import json
+import logging
 import os
 import re
 import threading
@@ -431,6 +432,12 @@ def _without(argv: list[str], options: tuple[str, ...]) -> list[str]:
     return out
 
 
+log = logging.getLogger(__name__)
+# How long an ended eval waits for its run's thread to end (its units' replies in flight land
+# first, within the run's own grace): the books are written and the stores closed by then.
+RUN_END_S = 60.0
+
+
 class Driver:
     """A CLI run driven on a thread of its own beside the samples (the first sample starts
     it, in its context: the eval's model), giving each slot its unit (Slots). When the run
@@ -520,12 +527,21 @@ class PerEval(Generic[D]):
         when_ended(eval_id, lambda: self._end(eval_id))
 
     def _end(self, eval_id: str) -> None:
-        """The eval ended: its run ends (and is let go when the task's next eval begins)."""
+        """The eval ended: its run ends, and is waited for (bounded) so that its books are
+        written and its stores closed before the process may exit (it is let go when the
+        task's next eval begins)."""
         with self._lock:
             self._ended.add(eval_id)
             run = self._runs.get(eval_id)
-        if run is not None:
-            run.slots.end()
+        if run is None:
+            return
+        run.slots.end()
+        if run.thread is not None:
+            run.thread.join(timeout=RUN_END_S)
+            if run.thread.is_alive():
+                log.warning("the %s run in %s had not ended %.0f s after its eval: its "
+                            "books may lack this eval's line", run.mode, run.scratch,
+                            RUN_END_S)
 
     def get(self) -> D:
         """The run of the eval this sample belongs to."""
