@@ -15,12 +15,22 @@ import psutil
 import pytest
 
 import benchmark
-from lib.benchmark.arena.ladder import Ladder, Rung, anchor_of, load_ladder, pairs, rate
+from lib.benchmark.arena.game import RULE
+from lib.benchmark.arena.ladder import (
+    Ladder,
+    Rung,
+    anchor_of,
+    load_ladder,
+    load_rungs,
+    pairs,
+    rate,
+)
 from lib.benchmark.arena.versions import read_versions, version_of
 from lib.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, REFERENCE_LADDER
 from lib.benchmark.ladders import design
 from lib.benchmark.ladders.calibration import (
     CalibrationGame,
+    GameLog,
     Usable,
     fit_by_span,
     game_key,
@@ -32,6 +42,7 @@ from lib.benchmark.ladders.calibration import (
 )
 from lib.benchmark.ladders.ladder_prior import prior_from
 from lib.benchmark.stats import btd
+from lib.engine import engine_identity
 from lib.errors import DataError
 from lib.files import sha256_file
 from tests.conftest import ROOT, fault_engine
@@ -110,6 +121,40 @@ def test_kill_9_mid_run_resumes_byte_identical_to_another_cluster_size(
     assert second[1].sha256 == sha256_file(cut / "ladder.csv") != first[0].sha256
     assert version_of(cut / "ladder.csv", first[0].sha256).text() == \
         "version 1 (10 games; refitted since as version 2)"
+
+
+def _pair(game: CalibrationGame) -> tuple[str, str, int]:
+    """A game's pair and number (a planned game has no opening yet, so no key)."""
+    return game.weak, game.strong, game.number
+
+
+def test_a_rung_dropped_from_an_interrupted_plan_keeps_its_games_and_plays_no_more(
+        tmp_path: Path, stockfish: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A run interrupted mid-plan, rerun with --rungs that no longer have one of its rungs
+    (replaced by another): the rerun plays the plan's other games, keeps the dropped rung's
+    finished game in the file (unused, as a dropped rung's are) and plays none more of it.
+    (It ended in a KeyError traceback.)"""
+    wide = tmp_path / "wide.csv"
+    first, rest = RUNGS.split("sf500@1", 1)
+    wide.write_text(first + 'mix25@1,"mix:random=25,nodes=500",\nsf500@1' + rest)
+    engine = engine_identity(stockfish)
+    todo = plan(load_rungs(wide), [], engine, 8, 0)
+    dropped = [g for g in todo if "mix25@1" in (g.weak, g.strong)]
+    kept = [g for g in todo if g not in dropped]
+    assert dropped and kept  # the plan has games of both kinds
+    done = dataclasses.replace(dropped[0], result="1-0", termination="checkmate", plies=31,
+                               opening="book#92c40fbdf6")
+    log = GameLog(tmp_path / "cal.db")  # the store as the interrupted run left it
+    log.start(todo)
+    log.add(done)
+    log.close()
+    # The rule the plan was made under (that of every committed ladder).
+    assert benchmark.main([*_argv(tmp_path, 1, add=8), "--adjudication", str(RULE.version)]) == 0
+    games = read_games(tmp_path / "games.csv.gz")
+    assert [g for g in games if "mix25@1" in (g.weak, g.strong)] == [done]
+    assert sorted(_pair(g) for g in games if g != done) == sorted(map(_pair, kept))
+    assert _logged(tmp_path / "cal.db") == 0  # the plan is done
+    assert f"{len(dropped)} games of the interrupted run's plan are with mix25@1" in caplog.text
 
 
 def test_games_file_round_trips_sorted(tmp_path: Path) -> None:

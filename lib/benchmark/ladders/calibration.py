@@ -503,6 +503,7 @@ def add_games(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
                 raise DataError(f"an interrupted run planned {len(todo)} games under "
                                 f"adjudication rule {todo[0].adjudication}: rerun with "
                                 f"--adjudication {todo[0].adjudication} to finish them first")
+            todo = _on_rungs(todo, rungs)
             log.warning("finishing the %d games planned by an interrupted run (instead of "
                         "planning %d new ones)", len(todo), add)
         else:
@@ -529,6 +530,19 @@ def add_games(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
     finally:
         log_.close()
     return games, aborted
+
+
+def _on_rungs(todo: list[CalibrationGame], rungs: list[Rung]) -> list[CalibrationGame]:
+    """An interrupted plan's games between rungs still calibrated: a rung dropped since
+    (--rungs) keeps the games it finished, as a dropped rung does, and plays no more."""
+    names = {r.name for r in rungs}
+    kept = [g for g in todo if g.weak in names and g.strong in names]
+    if len(kept) < len(todo):
+        gone = sorted({n for g in todo for n in (g.weak, g.strong)} - names)
+        log.warning("%d games of the interrupted run's plan are with %s, no longer among the "
+                    "rungs: not played (the finished ones stay in the games file, unused)",
+                    len(todo) - len(kept), ", ".join(gone))
+    return kept
 
 
 def _play(missing: list[tuple[CalibrationGame, GameJob]], log_: GameLog,
