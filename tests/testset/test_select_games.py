@@ -6,6 +6,7 @@ import logging
 import shutil
 import sqlite3
 from collections import Counter
+from logging.handlers import BufferingHandler
 from pathlib import Path
 
 import chess
@@ -35,23 +36,14 @@ def _select(out: Path, stockfish: str, *extra: str) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-class _Lines(logging.Handler):
-    """The messages logged while it is attached."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory, stockfish: str) -> Path:
     """Step 03 on the real sample; what it logged is kept in select.log beside its outputs."""
     out = tmp_path_factory.mktemp("select")
     _games_db(out, GAME_FILES)
-    root, handler = logging.getLogger(), _Lines()
+    # Every record kept while it is attached (a capacity never reached: never flushed).
+    root, handler = logging.getLogger(), BufferingHandler(capacity=10**9)
+    handler.setLevel(logging.INFO)
     level = root.level
     root.addHandler(handler)
     root.setLevel(logging.INFO)
@@ -60,7 +52,8 @@ def built(tmp_path_factory: pytest.TempPathFactory, stockfish: str) -> Path:
     finally:
         root.removeHandler(handler)
         root.setLevel(level)
-    (out / "select.log").write_text("\n".join(handler.lines), encoding="utf-8")
+    lines = [record.getMessage() for record in handler.buffer]
+    (out / "select.log").write_text("\n".join(lines), encoding="utf-8")
     return out
 
 
