@@ -139,10 +139,13 @@ def markdown(rows: list[dict[str, str]], versions: int = 2) -> str:
     numbers = sorted({int(r["version"]) for r in rows})[-versions:]
     games = {int(r["version"]): int(r["games"]) for r in rows}
     cell = {(int(r["version"]), r["quantity"], r["item"]): r for r in rows}
+    # The newest version's order (a rung added sits in its place), then what only older
+    # versions have.
     order: list[tuple[str, str]] = []
-    for r in rows:
-        if int(r["version"]) in numbers and (r["quantity"], r["item"]) not in order:
-            order.append((r["quantity"], r["item"]))
+    for version in reversed(numbers):
+        for r in rows:
+            if int(r["version"]) == version and (r["quantity"], r["item"]) not in order:
+                order.append((r["quantity"], r["item"]))
     head = " | ".join(f"version {v} ({games[v]:,} games)" for v in numbers)
     lines = [f"| figure | item | {head} |", "|---|---|" + "---|" * len(numbers)]
     for quantity, item in order:

@@ -3,6 +3,7 @@
 import dataclasses
 import gzip
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -154,7 +155,51 @@ def test_a_rung_dropped_from_an_interrupted_plan_keeps_its_games_and_plays_no_mo
     assert [g for g in games if "mix25@1" in (g.weak, g.strong)] == [done]
     assert sorted(_pair(g) for g in games if g != done) == sorted(map(_pair, kept))
     assert _logged(tmp_path / "cal.db") == 0  # the plan is done
-    assert f"{len(dropped)} games of the interrupted run's plan are with mix25@1" in caplog.text
+    # The warning counts the games it will not play (the finished one is kept).
+    assert f"{len(dropped) - 1} games of the interrupted run's plan are with mix25@1" \
+        in caplog.text
+
+
+def test_a_refit_of_the_reference_ladder_takes_its_engine_and_reproduces_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`calibrate --ladder` on a copy of the committed 17.1 ladder refits it with a build
+    that ladder serves, whichever Stockfish comes first on PATH (Debian 12's is 15.1), and
+    writes the committed ladder and covariance again, byte for byte."""
+    monkeypatch.delenv("STOCKFISH_PATH", raising=False)  # as on a user's machine
+    copy = tmp_path / "stockfish-17.1"
+    shutil.copytree(REFERENCE_LADDER.parent, copy)
+    assert benchmark.main(["calibrate", "--ladder", str(copy)]) == 0
+    for name in ("ladder.csv", "ladder_cov.csv"):
+        assert (copy / name).read_bytes() == (REFERENCE_LADDER.parent / name).read_bytes()
+
+
+def test_a_bad_rung_spec_is_one_line_naming_it_and_nothing_is_written(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A rungs file with a misspelt spec: one line naming the file and the rung, exit 2,
+    and no folder, games file or plan left behind (a rerun would 'finish' that plan)."""
+    bad = tmp_path / "bad.csv"
+    bad.write_text(RUNGS.replace("stockfish:nodes=1000", "stockfsh:nodes=1000"))
+    assert benchmark.main([
+        "calibrate", "--rungs", str(bad), "--add-games", "4", "--workers", "1",
+        "--ladder", str(tmp_path / "new" / "ladder.csv"), "--store", str(tmp_path / "cal.db")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert "bad.csv: rung sf1000@1: 'stockfsh:nodes=1000' is not an engine player" in err
+    assert [p.name for p in tmp_path.iterdir()] == ["bad.csv"]
+
+
+def test_a_mistyped_ladder_name_is_refused_before_any_game(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--ladder stockfish-99` (no such ladder): one line listing the committed ones, exit 2,
+    and no games file written into the working directory (it played games and wrote one)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exited:  # argparse's refusal of the option
+        benchmark.main(["calibrate", "--ladder", "stockfish-99", "--add-games", "2"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "stockfish-99: no such ladder (committed: stockfish-15.1, stockfish-17.1" in err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_games_file_round_trips_sorted(tmp_path: Path) -> None:

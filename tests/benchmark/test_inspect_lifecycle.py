@@ -112,7 +112,11 @@ def test_an_adaptive_eval_stopped_by_ctrl_c_and_retried_buys_nothing_twice(
         stopping.set()
         [log] = (tmp_path / "logs").glob("*.eval")
         status = read_eval_log(str(log), header_only=True).status
-        assert status == "cancelled", (status, stopped.returncode, stopped.stderr.read()[-3000:])
+        # Inspect ends the log `cancelled`; now and then (about one Ctrl-C in 15 on a busy
+        # machine) its process exits 0 before writing that, leaving the log `started`, as a
+        # kill -9 would: eval-retry recovers that log too, and what follows must hold alike.
+        assert status in ("cancelled", "started"), \
+            (status, stopped.returncode, stopped.stderr.read()[-3000:])
         retry = subprocess.run([INSPECT, "eval-retry", str(log), "--log-dir",
                                 str(tmp_path / "logs"), "--display", "none"], cwd=ROOT,
                                env=env, capture_output=True, text=True, timeout=600)
@@ -127,7 +131,7 @@ def test_an_adaptive_eval_stopped_by_ctrl_c_and_retried_buys_nothing_twice(
     count = "games" if task == "games" else "puzzles"
     assert sorted(recorded) == list(range(len(recorded))) and len(recorded) == \
         metrics(retried)[count]  # each unit once, none missing
-    if when != "before a game ends":  # the interrupted eval had recorded some already
+    if when != "before a game ends" and status == "cancelled":  # it recorded some already
         assert units(read_eval_log(str(log)), task)
 
 

@@ -15,7 +15,8 @@ def test_the_current_version_s_kept_figures_are_the_committed_files_figures() ->
 
 
 def test_a_write_replaces_its_own_version_and_keeps_the_others(tmp_path: Path) -> None:
-    """Two versions side by side; a figure one version lacks reads '-'."""
+    """Two versions side by side, in the newer one's order (a rung it adds sits in its
+    place), then what only the older has; a figure one version lacks reads '-'."""
     table = tmp_path / "refit.csv"
 
     def row(version: str, item: str, value: str, lo: str = "", hi: str = "") -> dict[str, str]:
@@ -29,5 +30,5 @@ def test_a_write_replaces_its_own_version_and_keeps_the_others(tmp_path: Path) -
         [("1", "a", "100"), ("1", "b", "7"), ("2", "a", "102"), ("2", "c", "9")]
     text = markdown(rows).splitlines()
     assert text[0] == "| figure | item | version 1 (1,000 games) | version 2 (2,000 games) |"
-    assert text[2:] == ["| rung | a | 100 [60, 140] | 102 [81, 123] |", "| rung | b | 7 | - |",
-                        "| rung | c | - | 9 |"]
+    assert text[2:] == ["| rung | a | 100 [60, 140] | 102 [81, 123] |", "| rung | c | - | 9 |",
+                        "| rung | b | 7 | - |"]

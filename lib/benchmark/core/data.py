@@ -93,6 +93,13 @@ def ladder_path(text: str) -> Path:
         return path / LADDER_FILE
     if not path.exists() and (LADDERS / text / LADDER_FILE).exists():
         return LADDERS / text / LADDER_FILE
+    if not path.exists() and not path.suffix and path.name not in MOVED:
+        if len(path.parts) == 1 and not text.endswith("/"):  # a committed ladder's name, mistyped
+            names = sorted(p.parent.name for p in LADDERS.glob(f"*/{LADDER_FILE}"))
+            raise argparse.ArgumentTypeError(
+                f"{text}: no such ladder (committed: {', '.join(names)}; a new ladder is a "
+                "folder path, such as ./NAME/, or a .csv file)")
+        return path / LADDER_FILE  # a folder not made yet: the ladder file in it
     return data_path(text)
 
 

@@ -152,7 +152,8 @@ def add_play_parser(commands: Any) -> None:
                    "opening with both colours (default: the committed data/openings.csv)")
     p.add_argument("--no-book", action="store_true",
                    help="start every standard game from the initial position instead (a "
-                   "deterministic player then replays the same games: see README)")
+                   "deterministic player then replays the same games: see "
+                   "docs/games-and-ladder.md)")
     p.add_argument("--out", type=Path, default=Path("results"),
                    help="results directory (default results)")
     p.add_argument("--store", type=Path, default=None,

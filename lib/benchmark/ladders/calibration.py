@@ -503,9 +503,11 @@ def add_games(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
                 raise DataError(f"an interrupted run planned {len(todo)} games under "
                                 f"adjudication rule {todo[0].adjudication}: rerun with "
                                 f"--adjudication {todo[0].adjudication} to finish them first")
-            todo = _on_rungs(todo, rungs)
-            log.warning("finishing the %d games planned by an interrupted run (instead of "
-                        "planning %d new ones)", len(todo), add)
+            done = {_slot(g) for g in log_.games()}
+            todo = _on_rungs(todo, rungs, done)
+            log.warning("finishing the %d games left of %d planned by an interrupted run "
+                        "(instead of planning %d new ones)",
+                        sum(_slot(g) not in done for g in todo), len(todo), add)
         else:
             if not add and not games_path.exists():  # a refit of a file not there: a typo?
                 raise DataError(f"no calibration games file at {games_path}: 'benchmark.py "
@@ -532,16 +534,24 @@ def add_games(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
     return games, aborted
 
 
-def _on_rungs(todo: list[CalibrationGame], rungs: list[Rung]) -> list[CalibrationGame]:
+def _slot(game: CalibrationGame) -> tuple[str, str, str, int, int]:
+    """A game's place in a plan (a planned game has no opening yet, so no key)."""
+    return game.condition, game.weak, game.strong, game.seed, game.number
+
+
+def _on_rungs(todo: list[CalibrationGame], rungs: list[Rung],
+              done: set[tuple[str, str, str, int, int]]) -> list[CalibrationGame]:
     """An interrupted plan's games between rungs still calibrated: a rung dropped since
-    (--rungs) keeps the games it finished, as a dropped rung does, and plays no more."""
+    (--rungs) keeps the games it finished (`done`), as a dropped rung does, and plays no
+    more."""
     names = {r.name for r in rungs}
     kept = [g for g in todo if g.weak in names and g.strong in names]
-    if len(kept) < len(todo):
-        gone = sorted({n for g in todo for n in (g.weak, g.strong)} - names)
+    left = [g for g in todo if {g.weak, g.strong} - names and _slot(g) not in done]
+    if left:
+        gone = sorted({n for g in left for n in (g.weak, g.strong)} - names)
         log.warning("%d games of the interrupted run's plan are with %s, no longer among the "
                     "rungs: not played (the finished ones stay in the games file, unused)",
-                    len(todo) - len(kept), ", ".join(gone))
+                    len(left), ", ".join(gone))
     return kept
 
 

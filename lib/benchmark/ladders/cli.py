@@ -40,6 +40,7 @@ from lib.benchmark.core.data import (
     ROOT,
     data_path,
     games_path,
+    ladder_name,
     ladder_path,
     questions_path,
 )
@@ -57,6 +58,7 @@ from lib.benchmark.ladders.calibration import (
     usable,
 )
 from lib.benchmark.ladders.ladder_prior import prior_from
+from lib.benchmark.players.player import is_baseline, make_player
 from lib.benchmark.stats import btd
 from lib.cli import (
     add_engine_args,
@@ -66,7 +68,7 @@ from lib.cli import (
     positive_int,
 )
 from lib.engine import EngineSettings, engine_identity, find_stockfish
-from lib.errors import DataError
+from lib.errors import DataError, PlayerError
 from lib.exits import Exit
 from lib.files import (
     ensure_writable_file,
@@ -193,7 +195,10 @@ def book_command(args: argparse.Namespace) -> None:
 
 def calibrate_command(args: argparse.Namespace) -> int:
     """Add games, fit the ladder, write it, print it with its goals."""
-    settings = EngineSettings(find_stockfish(args.stockfish))
+    # A committed ladder's own engine first, among the builds found (as play prefers one).
+    prefer = ladder_engine(args.ladder) if args.ladder is not None and args.ladder.exists() \
+        else None
+    settings = EngineSettings(find_stockfish(args.stockfish, prefer=prefer))
     openings = tuple(o.start() for o in book.load_book(args.book))
     condition = Condition(args.condition)
     midgame = tuple(midgame_starts(load_questions(args.questions), args.seed)) \
@@ -224,17 +229,18 @@ def calibrate_command(args: argparse.Namespace) -> int:
     if recorded is not None:
         engine = recorded.engine  # the games are the ladder engine's, whatever this build's name
     ladder_path = condition_path(args.ladder, args.condition)
+    rungs_from = args.rungs or (args.ladder if args.ladder.exists() else None)
+    rungs = load_rungs(rungs_from)
+    check_rungs(rungs, rungs_from, settings.path)  # before anything is written
     ensure_writable_file(ladder_path, "--ladder")
     ensure_writable_file(args.games_file, "--games-file")
-    rungs = load_rungs(args.rungs or (args.ladder if args.ladder.exists() else None))
     if args.held_out_games:
         return held_out_command(args, rungs, config, settings, engine)
     source = prior_source(args.ladder, engine)
     prior = prior_from(source, rungs) if source else None
     if prior:
-        log.info("a new engine's ladder: %s is its prior (planned with %s)",
-                 FIRST_LADDER.relative_to(ROOT),
-                 prior.describe())
+        log.info("%s's prior: %s (planned with %s)", ladder_name(args.ladder),
+                 FIRST_LADDER.relative_to(ROOT), prior.describe())
     ladder, use, aborted = calibrate(rungs, config, settings, args.games_file, args.store,
                                      args.add_games, engine, prior)
     paths = write_ladder(ladder_path, ladder)
@@ -307,6 +313,19 @@ def held_out_table(checks: list[held_out.PairCheck], pooled: float) -> str:
     lines.append(f"{inside} of {len(checks)} pairs inside their 90% intervals; pooled z = "
                  f"{pooled:+.2f} (within +-{btd.Z90:.3f} nine times in ten)")
     return "\n".join(lines)
+
+
+def check_rungs(rungs: list[Rung], path: Path | None, stockfish: str) -> None:
+    """Each rung an engine player (random, mix:..., stockfish:...): a bad spec named with its
+    rung and file, before a plan is kept or a folder made."""
+    for rung in rungs:
+        if not is_baseline(rung.spec):
+            raise DataError(f"{path}: rung {rung.name}: {rung.spec!r} is not an engine player "
+                            "(random, mix:random=P,nodes=N or stockfish:nodes=N)")
+        try:
+            make_player(rung.spec, None, stockfish, 0, 1)
+        except PlayerError as exc:
+            raise DataError(f"{path}: rung {rung.name}: {exc}") from None
 
 
 def prior_source(path: Path, engine: str) -> Ladder | None:
