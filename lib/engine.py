@@ -235,11 +235,17 @@ def open_engine(command: list[str], xboard: bool, quiet: bool) -> chess.engine.S
     python-chess's SimpleEngine over it. Not SimpleEngine.popen, whose thread runs the engine
     under `asyncio.run`: where nest_asyncio has patched that (Inspect does when `eval-retry`
     recovers the log of an eval that was killed), the engine never sees its process exit and
-    `quit` never returns; and its thread, not a daemon, kept a Ctrl-C'd process alive."""
+    `quit` never returns; and its thread, not a daemon, kept a Ctrl-C'd process alive. The
+    engine runs in a process group of its own: Ctrl-C in a terminal signals the whole group,
+    and an engine it killed mid-game was restarted by the crash path, and in Inspect failed
+    its sample while the eval was being cancelled (the log was then left unfinished). The
+    command closes its engines itself; an engine whose command was killed reads end of input
+    and exits."""
     loop = asyncio.new_event_loop()
     threading.Thread(target=_serve, args=(loop,), name="engine loop", daemon=True).start()
     popen = chess.engine.popen_xboard if xboard else chess.engine.popen_uci
-    hello = asyncio.wait_for(popen(command, stderr=subprocess.DEVNULL if quiet else None),
+    hello = asyncio.wait_for(popen(command, setpgrp=True,
+                                   stderr=subprocess.DEVNULL if quiet else None),
                              START_TIMEOUT_S)
     started = asyncio.run_coroutine_threadsafe(hello, loop)
     try:
