@@ -93,7 +93,7 @@ def ladder_path(text: str) -> Path:
         return path / LADDER_FILE
     if not path.exists() and (LADDERS / text / LADDER_FILE).exists():
         return LADDERS / text / LADDER_FILE
-    if not path.exists() and not path.suffix and path.name not in MOVED:
+    if not path.exists() and not path.suffix:  # (every old root name has a suffix)
         if len(path.parts) == 1 and not text.endswith("/"):  # a committed ladder's name, mistyped
             names = sorted(p.parent.name for p in LADDERS.glob(f"*/{LADDER_FILE}"))
             raise argparse.ArgumentTypeError(
