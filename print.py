@@ -26,10 +26,14 @@ from generate import STEPS
 from lib.cli import Renamed, positive_float, run_cli
 from lib.errors import ChessEvalError, DataError
 from lib.figures import save_figure
+from lib.files import atomic_write, ensure_writable_file
 from lib.grading import MATE_FLOOR
 from lib.testset.pipeline import State, fingerprint_parts
 from lib.testset.report import achieved_from_questions, leaf_rows, render_tree
+from lib.testset.summary import build_summary, load_summary, why_short
 from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, scale_targets
+
+SUMMARY_FILE = "data/testset_build.json"  # relative to the questions file's folder
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,6 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--plot", type=Path, default=None, metavar="DIR",
                         help="also write PNG charts of the distributions to DIR")
+    parser.add_argument("--summary", type=Path, default=None, metavar="FILE",
+                        help="also write the build's summary (per source file, the selection, "
+                        "why leaves are short) to FILE as JSON; needs --build. The committed "
+                        f"one is {SUMMARY_FILE}, beside questions.csv")
     return parser
 
 
@@ -223,12 +231,34 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
     questions = questions_path(args)
     return {
         "tree": trees(questions, build_scale(args)),
+        "why short": shortfall_reasons(args, questions),
         "steps": step_status(out),
         **games_summary(out),
         "game selection": selection(out),
         "puzzle ratings": puzzle_ratings(out),
         "evaluation": evaluation(questions),
     }
+
+
+def shortfall_reasons(args: argparse.Namespace, questions: Path) -> list[str]:
+    """Why the set's leaves are short: from the build in --build, else from the summary
+    committed beside the questions file (when it describes that file)."""
+    if args.build is not None and (args.build / "positions_report.json").is_file() \
+            and (args.build / "puzzles_report.json").is_file() and questions.is_file():
+        return why_short(build_summary(args.build, questions))
+    summary = load_summary(questions.parent / SUMMARY_FILE, questions)
+    if summary is None:
+        return []
+    return why_short(summary)
+
+
+def write_summary(args: argparse.Namespace) -> None:
+    """Write --build's summary to --summary."""
+    summary = build_summary(args.build, questions_path(args))
+    with atomic_write(args.summary) as handle:
+        json.dump(summary, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+    print(f"wrote {args.summary}", file=sys.stderr)
 
 
 def _jsonable(value: Any) -> Any:
@@ -280,6 +310,10 @@ def plot(data: dict[str, Any], questions: Path, directory: Path) -> list[Path]:
 
 def show(args: argparse.Namespace) -> None:
     """Print the summary as tables or JSON, and write charts when asked."""
+    if args.summary:
+        if args.build is None:
+            raise DataError("--summary needs --build: the build whose summary to write")
+        ensure_writable_file(args.summary, "--summary")
     data = collect(args)
     if args.json:
         print(json.dumps({k: _jsonable(v) for k, v in data.items()}, indent=2, default=str))
@@ -290,12 +324,17 @@ def show(args: argparse.Namespace) -> None:
                 if title == "tree" and value:
                     print(f"{value['file']} (targets at scale {value['scale']:g})")
                     print("\n".join(value["drawing"]))
+                elif title == "why short":
+                    print("\n".join(value) if value else "(nothing short, or no build "
+                          f"summary describes this file: {SUMMARY_FILE})")
                 elif value is None or (isinstance(value, dict) and not value):
                     print("(not built yet)")
                 elif isinstance(value, pd.DataFrame):
                     print(value.to_string(index=False))
                 else:
                     print(json.dumps(value, indent=2))
+    if args.summary:
+        write_summary(args)
     if args.plot:
         for path in plot(data, questions_path(args), args.plot):
             print(f"wrote {path}", file=sys.stderr)

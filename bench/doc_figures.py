@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -51,9 +52,13 @@ from lib.benchmark.ladders.calibration import (
 from lib.benchmark.ladders.ladder_prior import prior_from
 from lib.benchmark.stats import btd
 from lib.cli import run_cli
+from lib.testset.pgn import DROP_REASONS
+from lib.testset.summary import load_summary, why_short
 from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, totals
 
 ROOT = Path(__file__).resolve().parents[1]
+SUMMARY_FILE = "data/testset_build.json"  # the committed build's summary (print.py --summary)
+DRAWS_FILE = "bench/data/select_draws.json"  # bench/select_draws.py's three selections
 MATE_CP = 20_000  # a score at least this far from 0 is a mate (30000 - 100 n)
 LADDER_DIR = FIRST_LADDER.parent.relative_to(ROOT).as_posix()  # the first ladder's folder
 LADDER171_DIR = REFERENCE_LADDER.parent.relative_to(ROOT).as_posix()  # the reference's
@@ -117,7 +122,8 @@ def ladder_block(root: Path = ROOT, folder: str = "",
 
 
 def testset_block(root: Path = ROOT) -> str:
-    """The committed questions.csv: its counts against the tree's targets, mates, private."""
+    """The committed questions.csv: its counts against the tree's targets, mates, private,
+    and from its build's summary the largest player's share and why a leaf is short."""
     with open(root / "questions.csv", encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     games = [r for r in rows if r["source"] == "game"]
@@ -129,17 +135,107 @@ def testset_block(root: Path = ROOT) -> str:
     targets = totals(GAME_TARGETS, 1)
     leaves = ", ".join(f"{b} {sum(r['elo_bucket'] == b for r in games)}/{targets[(b,)]}"
                        for b in ELO_BUCKETS)
+    achieved = Counter((r["elo_bucket"], r["phase"], r["type"], r["color"]) for r in games)
+    below = [leaf for leaf in GAME_TARGETS if leaf[0] != ELO_BUCKETS[-1]]
+    full = sum(achieved[leaf] >= GAME_TARGETS[leaf] for leaf in below)
     ratings = [int(r["rating"]) for r in puzzles]
+    summary = load_summary(root / SUMMARY_FILE, root / "questions.csv")
+    if summary is None:
+        raise SystemExit(f"{SUMMARY_FILE} does not describe questions.csv: write it with "
+                         f"python print.py --build output --summary {SUMMARY_FILE}")
+    top = summary["selection"]["largest_player"]
     text = (f"It holds **{len(rows):,} questions: {len(games):,} game positions (of "
             f"{sum(GAME_TARGETS.values()):,} targeted) and {len(puzzles):,} puzzles (of "
             f"{sum(PUZZLE_TARGETS.values()):,})**. Game positions per Elo bucket, achieved of "
-            f"target: {leaves}. Puzzle ratings run from {min(ratings)} to {max(ratings)}. "
+            f"target: {leaves}; {full} of the {len(below)} game leaves below 2600 are at "
+            f"their target. Puzzle ratings run from {min(ratings)} to {max(ratings)}. "
             f"Mates: {mates['game']} game positions whose best move forces mate and "
             f"{mates['puzzle']} mate puzzles, {sum(mates.values())} in all (the cap: 4% of the "
             f"rows in the file). {sum(r['private'] == 'true' for r in rows)} questions are "
             f"private (`hash_bucket < 20`); {ties} rows have two moves tied at the top, each "
-            "from its own search (draws scored 0, equal mates).")
-    return "\n".join(textwrap.wrap(text, 95))
+            "from its own search (draws scored 0, equal mates). At most "
+            f"{summary['selection']['max_per_player']} positions come from one player's "
+            f"games; the largest player's share is {top['positions']} positions "
+            f"({top['share']:.1%}).")
+    lines = [*textwrap.wrap(text, 95), "", "What is short, and why (from the build):", ""]
+    for reason in why_short(summary):
+        lines += textwrap.wrap(reason, 93, initial_indent="- ", subsequent_indent="  ")
+    return "\n".join(lines)
+
+
+def testset_sources_block(root: Path = ROOT) -> str:
+    """Steps 01-02 per games file of the committed build: kept, and drops by reason."""
+    summary = load_summary(root / SUMMARY_FILE, root / "questions.csv")
+    if summary is None:
+        raise SystemExit(f"{SUMMARY_FILE} does not describe questions.csv")
+    reasons = [r for r in DROP_REASONS + ("duplicate",)
+               if any(s["dropped"].get(r) for s in summary["sources"])]
+    lines = ["| file | kept | " + " | ".join(r.replace("_", " ") for r in reasons) + " |",
+             "|---|" + "---|" * (len(reasons) + 1)]
+    total: Counter[str] = Counter()
+    for s in summary["sources"]:
+        total.update({"kept": s["kept"], **s["dropped"]})
+        lines.append(f"| {s['file'].removesuffix('.pgn.zst')} | {s['kept']:,} | "
+                     + " | ".join(f"{s['dropped'].get(r, 0):,}" if s["dropped"].get(r) else ""
+                                  for r in reasons) + " |")
+    lines.append(f"| **all {len(summary['sources'])} files** | **{total['kept']:,}** | "
+                 + " | ".join(f"**{total[r]:,}**" for r in reasons) + " |")
+    return "\n".join(lines)
+
+
+def _leaf(key: str) -> tuple[str, str, str, str]:
+    """A leaf from its 'bucket | phase | type | side' key."""
+    bucket, phase_name, type_name, side = key.split(" | ")
+    return (bucket, phase_name, type_name, side)
+
+
+def testset_draws_block(root: Path = ROOT) -> str:
+    """What each change to step 03 filled (bench/data/select_draws.json): per Elo bucket,
+    and the leaves where the draw made a difference."""
+    runs = json.loads((root / DRAWS_FILE).read_text())
+    names = {"before": "previous sources, uniform draw (the previous set)",
+             "before_scarcity": "previous sources, scarcity draw",
+             "sources": "every folder, uniform draw",
+             "scarcity": "every folder, scarcity draw (the committed build)"}
+    lines = ["| step 03 on | " + " | ".join(ELO_BUCKETS) + " | all | probes | "
+             "turned away by the player cap |", "|---|" + "---|" * (len(ELO_BUCKETS) + 3)]
+    for key, title in names.items():
+        run = runs[key]
+        per = Counter()
+        for leaf, n in run["achieved"].items():
+            per[leaf.split(" | ")[0]] += n
+        lines.append(f"| {title} | " + " | ".join(
+            f"{per[b]}/{totals(GAME_TARGETS, 1)[(b,)]}" for b in ELO_BUCKETS)
+            + f" | {run['selected']} | {run['probes']:,} | {run['player_cap']:,} |")
+    def full(run: str) -> int:
+        return sum(n >= GAME_TARGETS[_leaf(leaf)] for leaf, n in runs[run]["achieved"].items()
+                   if not leaf.startswith(ELO_BUCKETS[-1]))
+
+    def top(run: str) -> int:
+        return sum(n for leaf, n in runs[run]["achieved"].items()
+                   if leaf.startswith(ELO_BUCKETS[-1]))
+
+    below = sum(leaf[0] != ELO_BUCKETS[-1] for leaf in GAME_TARGETS)
+    before, after = runs["before"], runs["before_scarcity"]
+    lines += ["", *textwrap.wrap(
+        f"The new folders are what fills the game leaves below 2600: with every folder, "
+        f"{full('sources')} of the {below} are full with the uniform draw and "
+        f"{full('scarcity')} with the scarcity draw (from the previous sources, "
+        f"{full('before')} and {full('before_scarcity')}). Where games are scarce, on the "
+        f"previous sources, the scarcity draw selects {after['selected'] - before['selected']:+} "
+        f"positions ({after['probes'] - before['probes']:+} probes); on every folder it "
+        f"changes only the 2600+ bucket ({top('sources')} -> {top('scarcity')} positions), "
+        "whose games the per-player cap limits (above).", 95)]
+    for uniform, scarcity, title in (("before", "before_scarcity", "the previous sources"),
+                                     ("sources", "scarcity", "every folder")):
+        changed = [f"{leaf.replace(' | ', ' ')} {runs[uniform]['achieved'][leaf]} -> {n} of "
+                   f"{GAME_TARGETS[_leaf(leaf)]}"
+                   for leaf, n in runs[scarcity]["achieved"].items()
+                   if n != runs[uniform]["achieved"][leaf]]
+        lines += ["", *textwrap.wrap(
+            f"On {title}, the leaves whose count the scarcity draw changed (uniform -> "
+            "scarcity, of the target): " + ("; ".join(changed) or "none") + ".", 95)]
+    return "\n".join(lines)
 
 
 def ladder171_block(root: Path = ROOT) -> str:
@@ -558,6 +654,8 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "maia": ("docs/games-and-ladder.md", maia_block),
     "crosswalk": ("docs/games-and-ladder.md", crosswalk_block),
     "testset": ("docs/test-set.md", testset_block),
+    "testset_sources": ("docs/test-set.md", testset_sources_block),
+    "testset_draws": ("docs/test-set.md", testset_draws_block),
     "validation": ("docs/validation.md", validation_block),
     "familyfit": ("docs/validation.md", familyfit_block),
     "transitivity": ("docs/validation.md", transitivity_block),

@@ -18,6 +18,9 @@ it stopped. `table` gathers the results into the committed data file.
                                                                 # refitted from those games
     python -m bench.validation_players table --write bench/data/validation_players.csv
     python -m bench.validation_players table --update --write bench/data/validation_players.csv
+    python -m bench.validation_players run --static-only        # a new questions.csv: the
+    python -m bench.validation_players table --restatic --write bench/data/validation_players.csv
+                          # static columns of every row replaced (players' and rungs' runs)
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from lib.benchmark.core.server import SERVED, PlayerServer
 from lib.benchmark.stats.btd import Z90
 from lib.cli import run_cli
 from lib.exits import Exit
-from lib.files import atomic_write
+from lib.files import atomic_write, sha256_file
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "validation"
@@ -120,7 +123,8 @@ def latest(out: Path, kind: Kind, label: str) -> dict[str, Any]:
 
 
 def run_player(player: Player, base_url: str, ladder: Path | None, stockfish: str | None,
-               out: Path, static: bool, max_games: int, target: float | None = None) -> None:
+               out: Path, static: bool, max_games: int, target: float | None = None,
+               play: bool = True) -> None:
     """The player's static run (on every question) and its play run; each resumes."""
     model = f"{SERVED}/{player.spec}"
     # The server's port differs from run to run: --endpoint-id keeps the answers' and games'
@@ -132,6 +136,8 @@ def run_player(player: Player, base_url: str, ladder: Path | None, stockfish: st
         status = benchmark.main([*chat, *engine, "--bootstrap", "300"])
         if status != 0:
             raise SystemExit(f"static run of {model} ended with status {status}")
+    if not play:
+        return
     ladder_args = ["--ladder", str(ladder)] if ladder else []
     # A target below any reachable half-width plays exactly --max-games games.
     until = ["--target", f"{target:g}"] if target else []
@@ -157,6 +163,8 @@ def run_command(args: argparse.Namespace) -> None:
     """Rate every player (or the cross-ladder ones, or a shard) through the served path."""
     if args.map:
         players = [p for p in PLAYERS if p.map]
+    elif args.static_only:
+        players = [p for p in PLAYERS if p.spec in static_players()]
     else:
         players = [p for p in PLAYERS if p.cross or not args.cross]
     index, count = args.shard
@@ -176,7 +184,12 @@ def run_command(args: argparse.Namespace) -> None:
             run_player(player, server.base_url, args.ladder, args.stockfish, out,
                        static=not (args.cross or args.map),
                        max_games=MAP_GAMES if args.map else args.max_games,
-                       target=1.0 if args.map else None)
+                       target=1.0 if args.map else None, play=not args.static_only)
+
+
+def static_players() -> set[str]:
+    """The players whose rows in the committed table have static columns."""
+    return {r["player"] for r in read_table(DATA) if r["family"] != RUNGS and r["accuracy"]}
 
 
 METRICS = ("accuracy", "acpl", "best_move_rate", "grade_blunder", "grade_mistake")
@@ -274,9 +287,34 @@ def updated(table: list[dict[str, str]], out: Path) -> tuple[list[dict[str, Any]
     return rows_out, replaced
 
 
+def restatic(table: list[dict[str, str]], out: Path, rungs: Path) -> list[dict[str, Any]]:
+    """The committed table with the static columns of every row that has them replaced by
+    the newest static run on the committed questions.csv (a rung's in `rungs`, a player's in
+    `out`/ladder); the game columns stay. A row without such a run is an error: a table
+    whose rows answered two different test sets would fit nothing."""
+    digest = sha256_file(ROOT / "questions.csv")
+    rows_out: list[dict[str, Any]] = []
+    for row in table:
+        if not row["accuracy"]:
+            rows_out.append(row)
+            continue
+        label = row["player"] if row["family"] == RUNGS else f"{SERVED}/{row['player']}"
+        static = latest(rungs if row["family"] == RUNGS else out / "ladder", Kind.STATIC,
+                        f"{label}__fen@1__all")
+        if static["questions_sha256"] != digest:
+            raise SystemExit(f"the newest static run of {label} answered another questions "
+                             "file: run it again on questions.csv")
+        rows_out.append({**row, **static_columns(static)})
+    return rows_out
+
+
 def table_command(args: argparse.Namespace) -> None:
     """Print the players' table; with --write, write it as the committed data file."""
-    if args.update:
+    if args.restatic:
+        found = restatic(read_table(DATA), args.out, args.rungs)
+        print(f"static columns of {sum(bool(r['accuracy']) for r in found)} rows from the "
+              f"static runs in {args.out / 'ladder'} and {args.rungs}")
+    elif args.update:
         found, replaced = updated(read_table(DATA), args.out)
         if not replaced:
             raise SystemExit(f"no play runs of the rows of {DATA.name} in {args.out}")
@@ -428,6 +466,9 @@ def main() -> None:
     r.add_argument("--max-games", type=int, default=MAX_GAMES,
                    help=f"games per player at most (default {MAX_GAMES}: +-110 or so, well "
                    "inside the spread between families)")
+    r.add_argument("--static-only", action="store_true",
+                   help="only the static runs of the table's players (after a new "
+                   "questions.csv; then `table --restatic`)")
     r.add_argument("--out", type=Path, default=OUT)
     r.set_defaults(handler=run_command)
     t = sub.add_parser("table", help="gather the results into one table")
@@ -440,6 +481,10 @@ def main() -> None:
                    help=f"start from the committed {DATA.name} and replace only the game "
                    "columns of the rows whose play runs are in --out (a ladder remeasured, "
                    "its players re-rated with run --cross)")
+    t.add_argument("--restatic", action="store_true",
+                   help=f"start from the committed {DATA.name} and replace the static columns "
+                   "of every row by its newest static run on questions.csv (--out's players, "
+                   "--rungs' rungs); the game columns stay")
     t.add_argument("--write", type=Path, default=None,
                    help=f"write the table as CSV (the committed one is {DATA.name})")
     t.set_defaults(handler=table_command)

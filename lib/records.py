@@ -34,6 +34,11 @@ class Counter:
         """Count `n` more records under `reason`."""
         self.counts[reason] = self.counts.get(reason, 0) + n
 
+    def update(self, other: Counter) -> None:
+        """Add every count of `other`."""
+        for reason, n in other.counts.items():
+            self.add(reason, n)
+
     def total(self) -> int:
         """All counted records."""
         return sum(self.counts.values())

@@ -18,10 +18,11 @@ from lib.errors import FetchError
 from lib.files import atomic_write
 from lib.testset.fetch import add_fetch_args, decompressed_blocks, fetch_config, is_url, slice_games
 from lib.testset.pipeline import StepSpec
+from lib.testset.sources import SOURCES_FILE, SourceRange, write_sources
 
 log = logging.getLogger(__name__)
 
-VERSION = "1"
+VERSION = "2"  # 2: games_sources.json, each source's byte range
 NAME = "01_fetch_games"
 DUMP_URL = "https://database.lichess.org/standard/lichess_db_standard_rated_{month}.pgn.zst"
 MB = 1 << 20
@@ -75,7 +76,7 @@ def spec(args: argparse.Namespace) -> StepSpec:
     """Inputs, outputs and parameters of this run."""
     return StepSpec(
         name=NAME, version=VERSION, inputs=tuple(sources(args)),
-        outputs=(args.out / "games.pgn",),
+        outputs=(args.out / "games.pgn", args.out / SOURCES_FILE),
         params={"offset_mb": args.offset_mb, "chunk_mb": args.chunk_mb},
     )
 
@@ -85,6 +86,7 @@ def run(args: argparse.Namespace) -> None:
     config = fetch_config(args)
     target = args.out / "games.pgn"
     total = 0
+    ranges: list[SourceRange] = []
     with atomic_write(target, "wb") as handle:
         for source in sources(args):
             log.info("reading %s", source)
@@ -108,9 +110,12 @@ def run(args: argparse.Namespace) -> None:
                 where = "remote" if is_url(source) else "local"
                 raise FetchError(f"no games read from {where} source {source} "
                                  f"(empty, or --offset-mb beyond its end)")
+            ranges.append(SourceRange(name=Path(source).name, start=total, end=total + written))
             handle.write(b"\n\n")
-            total += written
-    log.info("wrote %s (%.1f MB)", target, total / MB)
+            total += written + 2
+    # Written after games.pgn: a sidecar that exists always describes the games file beside it.
+    write_sources(args.out / SOURCES_FILE, ranges)
+    log.info("wrote %s (%.1f MB) and %s", target, total / MB, SOURCES_FILE)
 
 
 def main(argv: list[str] | None = None) -> int:

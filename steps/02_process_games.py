@@ -15,11 +15,12 @@ from lib.errors import DataError
 from lib.files import temp_name
 from lib.testset import gamesdb
 from lib.testset.pipeline import StepSpec
-from lib.testset.process import process_pgn
+from lib.testset.process import ProcessReport, process_pgn
+from lib.testset.sources import SOURCES_FILE
 
 log = logging.getLogger(__name__)
 
-VERSION = "2"
+VERSION = "3"  # 3: drops per source file; abandoned games; headers cut off
 NAME = "02_process_games"
 
 
@@ -44,8 +45,10 @@ def _pgn(args: argparse.Namespace) -> Path:
 
 def spec(args: argparse.Namespace) -> StepSpec:
     """Inputs, outputs and parameters of this run."""
-    return StepSpec(name=NAME, version=VERSION, inputs=(str(_pgn(args)),),
-                    outputs=(args.out / "games.db",))
+    pgn = _pgn(args)
+    sidecar = pgn.with_name(SOURCES_FILE)
+    inputs = (str(pgn),) + ((str(sidecar),) if sidecar.is_file() else ())
+    return StepSpec(name=NAME, version=VERSION, inputs=inputs, outputs=(args.out / "games.db",))
 
 
 def run(args: argparse.Namespace) -> None:
@@ -65,7 +68,21 @@ def run(args: argparse.Namespace) -> None:
     finally:
         tmp.unlink(missing_ok=True)
     log.info("kept %d games, dropped %d: %s", report.kept, report.drops.total(),
-             ", ".join(f"{k} {v}" for k, v in sorted(report.drops.counts.items())) or "none")
+             _reasons(report.drops.counts))
+    if len(report.kept_by_source) > 1:
+        log.info("per file:\n%s", "\n".join(_per_file(report)))
+
+
+def _reasons(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+
+
+def _per_file(report: ProcessReport) -> list[str]:
+    """A line per source file: kept, then drops by reason."""
+    width = max(len(name) for name in report.kept_by_source)
+    return [f"  {name:<{width}}  kept {kept:>6}  dropped: "
+            f"{_reasons(report.drops_by_source[name].counts)}"
+            for name, kept in report.kept_by_source.items()]
 
 
 def main(argv: list[str] | None = None) -> int:

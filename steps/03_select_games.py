@@ -28,12 +28,12 @@ from lib.testset import gamesdb
 from lib.testset.pipeline import StepSpec
 from lib.testset.probecache import ProbeCache
 from lib.testset.report import leaf_rows, shortfall_lines
-from lib.testset.selection import Game, SelectConfig, Selector, rand_key
+from lib.testset.selection import Draw, Game, SelectConfig, Selector, rand_key
 from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, leaf_order, scale_targets
 
 log = logging.getLogger(__name__)
 
-VERSION = "2"
+VERSION = "3"  # 3: the scarcity draw of a game's ply
 NAME = "03_select_games"
 PLAYER_SHARE = 0.01  # default per-player cap: this share of the game positions
 COLUMNS = [
@@ -67,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="at most this many positions from games of any one player, "
                         "counting both players of a game (default: 1%% of the game "
                         "positions, at least 1; 0: no cap)")
+    parser.add_argument("--ply-draw", type=Draw, choices=list(Draw), default=Draw.SCARCITY,
+                        help="how a game's position is drawn among its plies whose leaf has "
+                        "room: 'scarcity' (default) weighs each by its leaf's free room over "
+                        "the plies seen so far that could fill it, so scarce leaves (endgames, "
+                        "say) fill first; 'uniform' draws every such ply alike")
     add_out_arg(parser)
     return parser
 
@@ -78,7 +83,7 @@ def spec(args: argparse.Namespace) -> StepSpec:
         inputs=(str(args.out / "games.db"), find_stockfish(args.stockfish)),
         outputs=(args.out / "positions.csv", args.out / "positions_report.json"),
         params={"seed": args.seed, "scale": args.scale, "mate_share": args.mate_share,
-                "max_per_player": _player_cap(args)},
+                "max_per_player": _player_cap(args), "ply_draw": str(args.ply_draw)},
     )
 
 
@@ -110,7 +115,7 @@ def run(args: argparse.Namespace) -> None:
     settings = EngineSettings(path=path)
     cache = ProbeCache(args.out / "probes.db", engine_key=f"{sha256_file(Path(path))}|d12|m4")
     config = SelectConfig(seed=args.seed, targets=targets, mate_share=args.mate_share,
-                          max_per_player=_player_cap(args))
+                          max_per_player=_player_cap(args), draw=args.ply_draw)
     try:
         with EngineCluster(settings, cluster_of(args)) as pool:
             engine_name = pool.name
@@ -128,6 +133,7 @@ def run(args: argparse.Namespace) -> None:
     top = max(result.players.items(), key=lambda kv: (kv[1], kv[0]), default=("", 0))
     report = {
         "engine": engine_name, "seed": args.seed, "scale": args.scale,
+        "ply_draw": str(args.ply_draw),
         "target": sum(targets.values()), "selected": len(rows),
         "probes_per_selected": round(counts.get("probes", 0) / max(len(rows), 1), 3),
         "max_per_player": config.max_per_player,

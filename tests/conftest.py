@@ -56,6 +56,14 @@ PUZZLES = DATA / "puzzles"
 GAME_FILES = sorted(GAMES.glob("*.pgn.zst"))
 STRONG = DATA / "games-strong"
 STRONG_FILES = sorted(STRONG.glob("*.pgn.zst"))
+MORE = DATA / "games-more"  # arena exports and a slice of a 2025 monthly dump
+MORE_FILES = sorted(MORE.glob("*.pgn.zst"))
+STRONG_MORE = DATA / "games-strong-more"  # more Elite Database months: no Site, no Date
+STRONG_MORE_FILES = sorted(STRONG_MORE.glob("*.pgn.zst"))
+ARENA_BLITZ = MORE / "lichess_arena_2025-03-25_daily-blitz.pgn.zst"
+MONTHLY_2025 = MORE / "lichess_db_standard_rated_2025-05.first438.pgn.zst"
+# Every games file the committed set is built from, in the documented command's order.
+ALL_GAME_FILES = GAME_FILES + MORE_FILES + STRONG_FILES + STRONG_MORE_FILES
 ELITE_NO_ID = STRONG / "lichess_elite_2015-11.pgn.zst"  # no Site, no LichessId
 ELITE_LICHESS_ID = STRONG / "lichess_elite_2015-03.pgn.zst"  # no Site, LichessId tags
 MONTHLY = GAMES / "lichess_db_standard_rated_2021-10.first999.pgn.zst"

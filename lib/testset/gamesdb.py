@@ -29,7 +29,11 @@ CREATE TABLE games (
     movetext TEXT              -- SAN moves separated by spaces; no comments, numbers or NAGs
 );
 CREATE INDEX games_bucket ON games (elo_bucket);
-CREATE TABLE drops (reason TEXT PRIMARY KEY, count INTEGER NOT NULL);
+-- Dropped games per source file (games_sources.json's names) and reason.
+CREATE TABLE drops (source TEXT NOT NULL, reason TEXT NOT NULL, count INTEGER NOT NULL,
+                    PRIMARY KEY (source, reason));
+-- Each source file in the order read, and the games kept from it.
+CREATE TABLE sources (source TEXT PRIMARY KEY, position INTEGER NOT NULL, kept INTEGER NOT NULL);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 COLUMNS = list(GameRecord._fields)

@@ -28,6 +28,7 @@ RESULTS = ("1-0", "0-1", "1/2-1/2")
 # Drop reasons, in the order they are tested: a game is counted under the first that applies.
 DROP_REASONS = (
     "corrupt_headers",  # no tags
+    "cut_off",  # the text ends inside the headers (a source cut mid-game): no movetext at all
     "from_position",  # [Variant "From Position"] or a SetUp/FEN tag
     "variant",  # any other non-standard variant
     "casual",  # Event says casual, or says neither rated nor casual and has no RatingDiff
@@ -38,6 +39,7 @@ DROP_REASONS = (
     "bullet",
     "missing_rating",  # WhiteElo or BlackElo absent or not a number
     "unfinished",  # Result "*" or missing
+    "abandoned",  # no moves and Termination "Abandoned" (Lichess: left before a move)
     "no_moves",  # the game has no moves
     "truncated",  # movetext does not end with the header's result
     "corrupt_moves",  # movetext has tokens that are not chess moves
@@ -199,17 +201,27 @@ def is_san_sequence(tokens: list[str]) -> bool:
     return True
 
 
+def _has_movetext(game: str) -> bool:
+    """Whether anything follows the game's tags: a game cut off in its headers (a source's
+    text ending inside or right after the tag section) ends on a tag line."""
+    return not game.rstrip().rsplit("\n", 1)[-1].lstrip().startswith("[")
+
+
 def classify(game: str) -> tuple[str | None, GameRecord | None]:
     """(drop reason, None) for a dropped game, (None, record) for a kept one."""
     head, _, movetext = game.partition("\n\n")
     tags = dict(HEADER_RE.findall(head))
     if not tags:
         return "corrupt_headers", None
+    if not _has_movetext(game):
+        return "cut_off", None
     reason = _header_reason(tags)
     if reason:
         return reason, None
     tokens = clean_moves(movetext)
     result = tags["Result"]
+    if tokens == [result] and tags.get("Termination") == "Abandoned":
+        return "abandoned", None
     if not tokens or tokens[-1] != result:
         return ("no_moves" if not tokens else "truncated"), None
     if len(tokens) == 1:

@@ -1,9 +1,13 @@
 """Step 03's work: fill the game leaves of the tree, one position per game, probing sparingly.
 
 Games of each Elo bucket are visited in the order of a salted hash of their id (the seed's
-`rand_key`). For each game the moves are replayed and one ply is drawn by reservoir sampling
-among the eligible plies whose (phase, side) leaf can still take a position of the type a
-cheap static test predicts (`tactics.is_calm`). Only that ply is probed. Candidates are made
+`rand_key`). For each game the moves are replayed and one ply is drawn among the eligible
+plies whose (phase, side) leaf can still take a position of the type a cheap static test
+predicts (`tactics.is_calm`). By default the draw favours the scarce leaves: a ply's weight
+is its leaf's free room over the plies seen so far that could serve that leaf, so a game
+that reaches a rare leaf (an endgame, say) gives its position there rather than to the
+middlegame that every game offers (`Draw.UNIFORM`: each open ply alike, the earlier rule).
+Only the drawn ply is probed. Candidates are made
 in rounds that never reserve more than a leaf's free room; the probes of a round run on all
 engines at once and are committed in candidate order, so the result does not depend on the
 number of workers.
@@ -16,6 +20,7 @@ import logging
 import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import chess
 import chess.engine
@@ -41,6 +46,13 @@ from lib.testset.tree import ELO_BUCKETS, Leaf
 log = logging.getLogger(__name__)
 
 
+class Draw(StrEnum):
+    """How a game's ply is drawn among its open plies."""
+
+    SCARCITY = "scarcity"  # weight: the leaf's free room over its supply of plies so far
+    UNIFORM = "uniform"  # every open ply alike (reservoir sampling)
+
+
 @dataclass(frozen=True)
 class SelectConfig:
     """Parameters of a selection run."""
@@ -49,6 +61,7 @@ class SelectConfig:
     targets: dict[Leaf, int]  # positions wanted per leaf
     mate_share: float = 0.04  # at most this share of all targeted positions may be mates
     max_per_player: int = 0  # positions from games of any one player at most; 0: no cap
+    draw: Draw = Draw.SCARCITY  # how a game's ply is drawn among its open plies
 
 
 @dataclass(frozen=True)
@@ -128,6 +141,25 @@ def reservoir_pick(items: Iterator[int], rng: random.Random) -> int | None:
     return chosen
 
 
+def weighted_pick(weights: list[float], rng: random.Random) -> int:
+    """An index drawn with probability proportional to its weight (uniform when all are
+    zero): one draw of the seeded generator, so the same weights give the same index."""
+    total = sum(weights)
+    if total <= 0:
+        return rng.randrange(len(weights))
+    point = rng.random() * total
+    for index, weight in enumerate(weights):
+        point -= weight
+        if point < 0:
+            return index
+    return max(i for i, w in enumerate(weights) if w > 0)
+
+
+def _side_at(ply: int) -> str:
+    """The side to move after `ply` half-moves of a game from the initial position."""
+    return side_name(ply % 2 == 0)
+
+
 class Selector:
     """Runs the rounds of candidate drawing, probing and committing."""
 
@@ -140,6 +172,10 @@ class Selector:
         self.mates = 0
         self.mate_cap = int(config.mate_share * sum(config.targets.values()))
         self.load: dict[str, int] = {}  # per player: selected plus candidates in flight
+        # Per leaf: the open plies predicted for it in the games replayed so far, the
+        # leaf's supply in the scarcity draw (a running count: the same games in the same
+        # order give the same weights, whatever the number of workers).
+        self.supply: dict[Leaf, int] = {}
 
     def room(self, leaf: Leaf, pending: dict[Leaf, int]) -> int:
         """Free places of a leaf after the pending candidates."""
@@ -229,15 +265,29 @@ class Selector:
             self.result.counts.add("game_illegal_move")
             return None
         rng = _rng(self.config.seed, game.id)
+        for ply_entry in open_plies:
+            leaf = (game.elo_bucket, ply_entry[1], ply_entry[2], _side_at(ply_entry[0]))
+            self.supply[leaf] = self.supply.get(leaf, 0) + 1
         while open_plies:
-            index = reservoir_pick(iter(range(len(open_plies))), rng)
-            assert index is not None
+            index = self._pick(game, open_plies, pending, rng)
             ply, phase_name, predicted = open_plies.pop(index)
             candidate = self._make(game, moves, sans, ply, phase_name, predicted)
             if candidate is not None:
                 return candidate
         self.result.counts.add("game_without_open_ply")
         return None
+
+    def _pick(self, game: Game, open_plies: list[tuple[int, str, str]],
+              pending: dict[Leaf, int], rng: random.Random) -> int:
+        """Index of the open ply to try: uniform, or weighted by its leaf's scarcity."""
+        if self.config.draw == Draw.UNIFORM:
+            index = reservoir_pick(iter(range(len(open_plies))), rng)
+            assert index is not None
+            return index
+        leaves = [(game.elo_bucket, phase_name, predicted, _side_at(ply))
+                  for ply, phase_name, predicted in open_plies]
+        weights = [max(self.room(leaf, pending), 0) / self.supply[leaf] for leaf in leaves]
+        return weighted_pick(weights, rng)
 
     def _open_ply(self, game: Game, board: chess.Board, ply: int,
                   pending: dict[Leaf, int]) -> tuple[int, str, str] | None:

@@ -11,6 +11,7 @@ from scipy import stats
 
 import benchmark
 from lib.benchmark.arena.versions import ladder_version_text, read_versions
+from lib.benchmark.core import data
 from lib.benchmark.core.data import FIRST_LADDER, LADDER_MAP
 from lib.benchmark.leaderboard import board
 from lib.benchmark.leaderboard.board import Entry, LadderPart, _limits, dagger, ranked
@@ -341,3 +342,34 @@ def test_a_real_run_on_the_old_ladder_is_listed_converted(tmp_path: Path,
         f"{versions[-1].number}; converted from Stockfish 15.1" in md
     assert ladder_version_text(data).endswith(
         f"; refitted since as version {versions[-1].number})")
+
+
+def test_static_runs_on_a_previous_test_set_are_listed_apart_and_marked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog) -> None:
+    """A real static run on an earlier set (here a 40-row file the history names) still
+    reads: its own table, marked with the set's digest and date, not ranked beside the run
+    on the current file; a run on a file the history does not know stays left out."""
+    rows = QUESTIONS.read_text(encoding="utf-8").splitlines(keepends=True)
+    old, unknown = tmp_path / "old.csv", tmp_path / "unknown.csv"
+    old.write_text("".join(rows[:41]), encoding="utf-8")
+    unknown.write_text("".join(rows[:1] + rows[41:81]), encoding="utf-8")
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps([{"sha256": sha256_file(old), "commit": "abc1234",
+                                    "date": "2026-01-02", "questions": 40}]))
+    monkeypatch.setattr(data, "TESTSET_HISTORY", history)
+    results = tmp_path / "results"
+    for questions, model in ((old, "random"), (unknown, "random"), (QUESTIONS, "random")):
+        assert benchmark.main(["--model", model, "--questions", str(questions), "--limit",
+                               "40", "--out", str(results)]) == 0
+    assert benchmark.main(["leaderboard", "--results", str(results), "--questions",
+                           str(QUESTIONS), "--puzzles", str(PUZZLES_1K)]) == 0
+    md = (results / "leaderboard.md").read_text()
+    previous = md.split("## Human-move Elo of static runs on a previous test set")[1]
+    [row] = [line for line in previous.split("##")[0].splitlines() if line.startswith("| random")]
+    assert f"on a previous test set (sha256 {sha256_file(old)[:12]}, 40 questions, " \
+           "committed 2026-01-02)" in row
+    assert "P(>" not in previous.split("##")[0]  # listed, never ranked
+    assert sha256_file(unknown)[:12] not in md
+    assert "another questions file" in caplog.text
+    current = md.split("## Human-move Elo of the static run")[1].split("##")[0]
+    assert "previous test set" not in current and "| random |" in current

@@ -4,6 +4,7 @@ content parts, reasoning fields and context-length 400s. Each test holds the res
 against the provider's: billed = charged, no prompt bought twice, overspend within its bound.
 """
 
+import csv
 import hashlib
 import io
 import json
@@ -298,7 +299,9 @@ def test_a_full_static_run_with_no_legal_answer_writes_its_result(tmp_path: Path
                                str(tmp_path), "--bootstrap", "30", "--concurrency", "8"])
     result = _result(tmp_path)
     assert code == 0 and result["legal_rate"] == 0.0 and result["truncated"] == result["n"]
-    assert result["complete"] and result["n"] == 758
+    with open(ROOT / "questions.csv", newline="", encoding="utf-8") as handle:
+        questions = sum(1 for _ in csv.DictReader(handle))
+    assert result["complete"] and result["n"] == questions
     assert result["elo"]["predicted_game"]["text"].startswith("below ~")
 
 

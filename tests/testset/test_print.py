@@ -4,6 +4,7 @@ import csv
 import importlib
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -114,3 +115,41 @@ def test_every_chart_has_a_title_and_axis_labels(small_build: Path, tmp_path: Pa
 def test_the_old_out_option_still_names_the_build(small_build: Path) -> None:
     printer = importlib.import_module("print")
     assert printer.build_parser().parse_args(["--out", str(small_build)]).build == small_build
+
+
+def test_a_build_summary_says_per_file_and_why_short_and_a_fresh_clone_reads_it(
+        small_build: Path, tmp_path: Path) -> None:
+    summary_path = tmp_path / "data" / "testset_build.json"
+    summary_path.parent.mkdir()
+    _print(small_build, "--summary", str(summary_path))
+    summary = json.loads(summary_path.read_text())
+    report = json.loads((small_build / "positions_report.json").read_text())
+    with sqlite3.connect(small_build / "games.db") as conn:
+        kept = conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    [source] = summary["sources"]  # the build read one games file
+    assert source["file"] == "lichess_db_standard_rated_2021-10.first999.pgn.zst"
+    assert source["kept"] == kept and source["dropped"]["bullet"] == 293
+    assert summary["selection"]["selected"] == report["selected"]
+    short = [r for r in report["leaves"] if r["shortfall"]]
+    assert summary["short_game_leaves"] == short and short
+    # Beside a copy of the build's questions file (a fresh clone has no build), print.py
+    # says why each bucket is short from the summary alone.
+    shutil.copy(small_build / "questions.csv", tmp_path / "questions.csv")
+    text = subprocess.run([sys.executable, str(ROOT / "print.py"), "--scale", "0.05"],
+                          cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    why = text.split("== why short")[1].split("==")[0]
+    buckets = {r["elo_bucket"] for r in short}
+    assert sum(line.split(":")[0] in buckets for line in why.splitlines()) == len(buckets)
+    assert f"at most {report['max_per_player']} positions a player" in why
+    # A summary of another file is not taken for this one.
+    (tmp_path / "questions.csv").write_text((tmp_path / "questions.csv").read_text() + "\n")
+    text = subprocess.run([sys.executable, str(ROOT / "print.py"), "--scale", "0.05"],
+                          cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert "no build summary describes this file" in text
+
+
+def test_summary_without_a_build_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, str(ROOT / "print.py"), "--summary",
+                             str(tmp_path / "s.json")], capture_output=True, text=True)
+    assert result.returncode == 2 and "--summary needs --build" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "s.json").exists()

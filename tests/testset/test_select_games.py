@@ -3,6 +3,7 @@
 import csv
 import json
 import logging
+import random
 import shutil
 import sqlite3
 from collections import Counter
@@ -11,9 +12,11 @@ from pathlib import Path
 
 import chess
 import pytest
+from scipy import stats
 
 from lib.phase import phase
 from lib.position import fen4, hash_bucket, is_eligible, pos_id
+from lib.testset.selection import weighted_pick
 from lib.testset.tree import GAME_TARGETS, scale_targets
 from tests.conftest import GAME_FILES, unzstd
 from tests.testset.steps import step
@@ -165,3 +168,35 @@ def test_the_initial_position_is_never_eligible() -> None:
     assert not is_eligible(board)
     board.push_san("e4")
     assert is_eligible(board)
+
+
+def test_weighted_pick_draws_in_proportion_to_the_weights() -> None:
+    rng = random.Random(3)
+    weights = [0.0, 1.0, 3.0, 0.5]
+    draws = Counter(weighted_pick(weights, rng) for _ in range(20_000))
+    assert draws[0] == 0
+    expected = [20_000 * w / sum(weights) for w in weights]
+    _, p = stats.chisquare([draws[i] for i in (1, 2, 3)], [expected[i] for i in (1, 2, 3)])
+    assert p > 0.001
+    # All weights zero (no leaf has room): uniform, never an error.
+    assert {weighted_pick([0.0, 0.0], rng) for _ in range(50)} == {0, 1}
+
+
+def _short(report: dict, phase_name: str) -> int:
+    return sum(r["shortfall"] for r in report["leaves"] if r["phase"] == phase_name)
+
+
+def test_the_scarcity_draw_fills_the_scarce_leaves_the_uniform_draw_leaves_short(
+        built: Path, tmp_path: Path, stockfish: str) -> None:
+    """The same games, probes and seed: drawn uniformly, games that reach an endgame give
+    their position to the middlegame as often as its plies outnumber the endgame's; drawn by
+    scarcity, the endgame leaves, which few games reach, are short of fewer positions."""
+    for name in ("games.db", "probes.db"):
+        shutil.copy(built / name, tmp_path / name)
+    _select(tmp_path, stockfish, "--ply-draw", "uniform")
+    uniform = json.loads((tmp_path / "positions_report.json").read_text())
+    scarcity = json.loads((built / "positions_report.json").read_text())
+    assert (uniform["ply_draw"], scarcity["ply_draw"]) == ("uniform", "scarcity")
+    assert _short(scarcity, "Endgame") < _short(uniform, "Endgame")
+    assert sum(r["shortfall"] for r in scarcity["leaves"]) <= sum(
+        r["shortfall"] for r in uniform["leaves"])

@@ -97,10 +97,14 @@ class LadderPart:
 
 
 ZERO_RUNG = "random"  # the spec's name of the current ladders' zero: the random mover at 0
+# The table of static runs on a test set committed before the current questions.csv: their
+# human-move Elos answered other positions, so they are listed apart, not ranked.
+PREVIOUS = "previous test set"
 EARLIER = "earlier ladders"  # the table of play runs rated on a ladder with another zero, or
 # on an engine's ladder the map does not convert from (across engines the ladders disagree:
 # players of other families read higher on the Stockfish 17.1 ladder than on 15.1's;
 # docs/games-and-ladder.md, one reference scale)
+NOT_RANKED = (EARLIER, PREVIOUS)  # tables listed, never ranked
 
 
 def ladder_zero(ladder: dict[str, Any]) -> str:
@@ -460,7 +464,8 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
     of Stockfish 15.1's ladder converted by the committed map (MAP_PATH) when it exists."""
     digest = sha256_file(questions)
     puzzle_digest = sha256_file(puzzles) if puzzles is not None and puzzles.exists() else ""
-    static = load_results(out, digest)
+    earlier: list[dict[str, Any]] = []
+    static = load_results(out, digest, earlier)
     by_id = {q.id: q for q in load_questions(questions)} if len(static) > 1 else None
     kinds = _kind_files(out)
     wm = [r for r in kinds["worldmodel"] if r["questions_sha256"] == digest and r["complete"]]
@@ -475,7 +480,9 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
                   for e in game_entries([r], digest)],
         "puzzles": puzzle_entries(kinds["puzzles"], puzzle_digest),
         "human": static_entries(static, "human", by_id),
-        "static puzzle": static_entries(static, "puzzle", by_id)}
+        "static puzzle": static_entries(static, "puzzle", by_id),
+        PREVIOUS: [replace(e, label=f"{e.label}; on {r['_previous_set']}")
+                   for r in earlier for e in static_entries([r], "human")]}
     matches = [r for r in kinds["match"] if r["complete"]]
     pairs = head_to_head_rows(matches, games)
     if not static and not wm and not any(tables.values()) and not pairs:
@@ -536,7 +543,8 @@ ROW_FIELDS = ("model", "protocol", "scale", "label", "elo", "lo", "hi", "kind", 
 SCALES = {"games": "game Elo, reference ladder (Stockfish 17.1)",
           EARLIER: "game Elo, another ladder (not ranked)",
           "puzzles": "puzzle Elo, whole lines", "human": "human-move Elo",
-          "static puzzle": "puzzle Elo, first move"}
+          "static puzzle": "puzzle Elo, first move",
+          PREVIOUS: "human-move Elo, a previous test set (not ranked)"}
 
 
 def board_rows(board: Board) -> list[dict[str, Any]]:
@@ -626,10 +634,15 @@ def _markdown(tables: dict[str, list[Entry]], static: list[dict[str, Any]],
         ("static puzzle", "First-move puzzle Elo of the static run (only each line's first "
          "move asked, so above a whole-line rating; Lichess puzzle-rating scale)",
          ["model", "prompt", "n", "legal", "ACPL", "accuracy", "puzzles solved",
+          "illegal rate (90%)", "cost"]),
+        (PREVIOUS, "Human-move Elo of static runs on a previous test set (other positions "
+         "than the current questions file's, so not comparable with the tables above, and "
+         "not ranked; run the model again for a figure on this set)",
+         ["model", "prompt; the set", "n", "legal", "ACPL", "accuracy", "puzzles solved",
           "illegal rate (90%)", "cost"]))
     for key, title, head in sections:
         if tables[key]:
-            lines = _table(head, tables[key], seed, key != EARLIER)
+            lines = _table(head, tables[key], seed, key not in NOT_RANKED)
             if key in ("human", "static puzzle"):
                 kind = "human" if key == "human" else "puzzle"
                 cells = [_number(floor.get(m), m) for m in SUMMARY_METRICS[:3]
@@ -666,7 +679,8 @@ PANELS = (("games", "game Elo (ladder)"),
           (EARLIER, "game Elo, earlier ladder or another engine's (not ranked)"),
           ("puzzles", "puzzle Elo, adaptive"),
           ("human", "human-move Elo (static)"),
-          ("static puzzle", "first-move puzzle Elo (static)"))
+          ("static puzzle", "first-move puzzle Elo (static)"),
+          (PREVIOUS, "human-move Elo, previous test set (not ranked)"))
 
 
 def _plot(tables: dict[str, list[Entry]], floor: dict[str, Any], svg: Path, png: Path) -> None:
@@ -677,7 +691,8 @@ def _plot(tables: dict[str, list[Entry]], floor: dict[str, Any], svg: Path, png:
     import matplotlib.pyplot as plt
 
     panels = [(key, title) for key, title in PANELS if tables[key]]
-    rows = {key: [e for e, _, _ in ranked(tables[key], draws=None if key != EARLIER else [])]
+    rows = {key: [e for e, _, _ in ranked(tables[key],
+                                          draws=None if key not in NOT_RANKED else [])]
             for key, _ in panels}
     for key, kind in (("human", "human"), ("static puzzle", "puzzle")):
         if key in rows and floor["elo"].get(kind):

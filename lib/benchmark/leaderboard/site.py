@@ -32,7 +32,9 @@ from lib.benchmark.leaderboard.board import (
     DAGGER_RULE,
     EARLIER,
     NA,
+    NOT_RANKED,
     PANELS,
+    PREVIOUS,
     UNRANKED,
     Board,
     Entry,
@@ -172,7 +174,7 @@ def _references(board: Board, ladder: dict[str, Any], floor: dict[str, Any]
     for key, kind in (("human", "human"), ("static puzzle", "puzzle")):
         value = _elo_value(floor.get("elo", {}).get(kind))
         refs[key] = [] if value is None else [("random mover", value)]
-    refs["puzzles"] = refs[EARLIER] = []
+    refs["puzzles"] = refs[EARLIER] = refs[PREVIOUS] = []
     return refs
 
 
@@ -183,7 +185,7 @@ def _index(board: Board, inputs: SiteInputs, ladder: dict[str, Any]) -> dict[str
         entries = board.tables.get(key, [])
         if not entries:
             continue
-        ranking = _ranking(entries, inputs.seed, key != EARLIER)
+        ranking = _ranking(entries, inputs.seed, key not in NOT_RANKED)
         # Strongest first; none without a ranked entry (the reference lines alone say
         # nothing: the bounded entries are listed apart).
         axis = elo_axis([{"model": t["model"], "label": t["label"], **t["elo"]}
