@@ -319,6 +319,40 @@ def familyfit_block(root: Path = ROOT) -> str:
     return "\n\n".join([*parts, "\n".join(textwrap.wrap(text, 95))])
 
 
+PREVIOUS_TABLE = "bench/data/validation_players.previous_set.csv"  # the table on the last set
+
+
+def familyfit_change_block(root: Path = ROOT) -> str:
+    """The committed fit's feature set left out one family at a time, on the static scores of
+    the previous test set (the table as it was) and of this one: the game Elos are the same,
+    so the change is the test set's."""
+    from bench.family_fit import REFERENCE_TABLE, load, summary
+    from lib.benchmark.static.family_fit import leave_one_family_out
+
+    fit = json.loads((root / FIT_INPUTS[0]).read_text(encoding="utf-8"))
+    features = tuple(fit["features"])
+    history = json.loads((root / "data" / "testset_history.json").read_text(encoding="utf-8"))
+    before = summary(leave_one_family_out(load(root / PREVIOUS_TABLE, REFERENCE_TABLE),
+                                          features))
+    after = summary(leave_one_family_out(
+        load(root / "bench" / "data" / "validation_players.csv", REFERENCE_TABLE), features))
+
+    def held(x: dict[str, float]) -> str:
+        return f"{x['covered']:.0%} of {x['shown']}" if x["shown"] else "none shown"
+
+    lines = ["| family left out | MAE, previous set (Elo) | MAE, this set | 90% intervals "
+             "holding, previous set | this set |", "|---|---|---|---|---|"]
+    lines += [f"| {name} | {before[name]['mae']:.0f} | {after[name]['mae']:.0f} | "
+              f"{held(before[name])} | {held(after[name])} |" for name in after]
+    old = history[0]
+    lines += ["", *textwrap.wrap(
+        f"Features {' + '.join(features)}; the previous set is the {old['questions']}-question "
+        f"file of {old['date']} (sha256 {old['sha256'][:12]}, `{PREVIOUS_TABLE}`), this set "
+        f"the committed questions.csv ({after['all']['players']} players, the same game "
+        "Elos).", 95)]
+    return "\n".join(lines)
+
+
 def transitivity_block(root: Path = ROOT) -> str:
     """Head-to-head games between players of different families against the ladder."""
     from bench.transitivity import ratings, table
@@ -658,6 +692,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "testset_draws": ("docs/test-set.md", testset_draws_block),
     "validation": ("docs/validation.md", validation_block),
     "familyfit": ("docs/validation.md", familyfit_block),
+    "familyfit_change": ("docs/validation.md", familyfit_change_block),
     "transitivity": ("docs/validation.md", transitivity_block),
     "laddermap": ("docs/games-and-ladder.md", laddermap_block),
     "protocols": ("docs/protocols.md", protocol_examples_block),

@@ -13,6 +13,8 @@ games they rest on.
     python -m bench.maia_players games                   # data/human/maia_games.csv.gz
     python -m bench.maia_players refit                   # the table's game columns, refitted
                                                          # from those games on the ladder now
+    python -m bench.maia_players restatic                # the table's static columns from
+                                                         # `static`'s runs (a new test set)
 
 `refit` needs no run: it rates each net's committed games on the committed reference ladder
 with play's own estimator, and writes the game columns (with the ladder's part of each
@@ -59,7 +61,7 @@ from lib.benchmark.core.results import slug
 from lib.benchmark.core.server import SERVED
 from lib.benchmark.players.maia import NETS
 from lib.cli import run_cli
-from lib.files import atomic_write
+from lib.files import atomic_write, sha256_file
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "maia"
@@ -194,6 +196,25 @@ def refit_command(args: argparse.Namespace) -> None:
     for row in rows:
         print(f"{row['player']:<14} {row['ladder']:<28} {row['game_elo']} "
               f"[{row['game_elo_lo']}, {row['game_elo_hi']}] {row['games']} games")
+    write_table(args.write, rows)
+    print(f"wrote {args.write}")
+
+
+def restatic_command(args: argparse.Namespace) -> None:
+    """Write the table with every net's static columns from its newest static run on the
+    committed questions.csv (after a new test set, `static` then this); the game columns
+    stay."""
+    digest = sha256_file(ROOT / "questions.csv")
+    with DATA.open(encoding="utf-8", newline="") as handle:
+        rows: list[dict[str, Any]] = list(csv.DictReader(handle))
+    for row in rows:
+        static = latest(args.out / LABEL, Kind.STATIC, f"{SERVED}/{row['player']}__fen@1__all")
+        if static["questions_sha256"] != digest:
+            raise SystemExit(f"the newest static run of {row['player']} answered another "
+                             "questions file: run `static` again")
+        row |= static_columns_of(args.out, int(row["net"]))
+        print(f"{row['player']:<14} accuracy {row['accuracy']}, human-move {row['human_text']}, "
+              f"predicted {row['predicted_text']}")
     write_table(args.write, rows)
     print(f"wrote {args.write}")
 
@@ -377,6 +398,11 @@ def main() -> None:
     f.add_argument("--ladder", type=ladder_path, default=REFERENCE_LADDER)
     f.add_argument("--write", type=Path, default=DATA)
     f.set_defaults(handler=refit_command)
+    rs = sub.add_parser("restatic", help=f"{DATA.name}'s static columns from the nets' newest "
+                        "static runs on questions.csv")
+    rs.add_argument("--out", type=Path, default=OUT)
+    rs.add_argument("--write", type=Path, default=DATA)
+    rs.set_defaults(handler=restatic_command)
     args = p.parse_args()
     sys.exit(run_cli(lambda: args.handler(args)))
 

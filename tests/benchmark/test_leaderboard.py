@@ -370,6 +370,6 @@ def test_static_runs_on_a_previous_test_set_are_listed_apart_and_marked(
            "committed 2026-01-02)" in row
     assert "P(>" not in previous.split("##")[0]  # listed, never ranked
     assert sha256_file(unknown)[:12] not in md
-    assert "another questions file" in caplog.text
+    assert "another questions file" in caplog.text  # the unknown file's run, and the old
     current = md.split("## Human-move Elo of the static run")[1].split("##")[0]
     assert "previous test set" not in current and "| random |" in current

@@ -16,10 +16,8 @@ games; its name now means the games file of the ladder in use.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 from pathlib import Path
-from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -56,21 +54,6 @@ MOVED: dict[str, Path | None] = {
     HELD_OUT_GAMES: None,
 }
 _said: set[str] = set()  # the old names already explained in this process
-
-
-def previous_sets(path: Path | None = None) -> dict[str, dict[str, Any]]:
-    """The earlier committed test sets by SHA-256 (from TESTSET_HISTORY unless `path`; {}
-    when the history file is absent)."""
-    path = path or TESTSET_HISTORY
-    if not path.is_file():
-        return {}
-    return {entry["sha256"]: entry for entry in json.loads(path.read_text(encoding="utf-8"))}
-
-
-def previous_set_text(entry: dict[str, Any]) -> str:
-    """How a result on an earlier test set is marked: the set's digest, date and size."""
-    return (f"a previous test set (sha256 {entry['sha256'][:12]}, {entry['questions']} "
-            f"questions, committed {entry['date']})")
 
 
 def moved(path: Path) -> Path | None:

@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lib.benchmark.core.data import previous_set_text, previous_sets
 from lib.benchmark.core.header import Kind, is_inspect_log, read_result
 from lib.errors import DataError
 
@@ -39,14 +38,11 @@ def result_files(out: Path) -> list[Path]:
                   if p.name not in LEADERBOARD_FILES and not is_inspect_log(p))
 
 
-def load_results(out: Path, digest: str,
-                 earlier: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+def load_results(out: Path, digest: str) -> list[dict[str, Any]]:
     """The complete, scored runs on the questions file with this digest; every other JSON
-    file is skipped with a warning saying why. With `earlier`, the complete, scored runs on
-    a previous committed test set are appended to it, each marked (`_previous_set`)."""
+    file is skipped with a warning saying why."""
     results = []
     skipped: dict[str, int] = {}
-    known = previous_sets()
     for path in result_files(out):
         try:
             data = read_result(path)
@@ -55,16 +51,10 @@ def load_results(out: Path, digest: str,
             continue
         if data["kind"] != Kind.STATIC:
             continue  # another subcommand's result (the leaderboard reads them apart)
-        sha = data.get("questions_sha256", "")
-        previous = known.get(sha) if sha != digest else None
-        why = ((f"on {previous_set_text(previous)}" if previous else "another questions file")
-               if data.get("questions_sha256") != digest
+        why = ("another questions file" if data.get("questions_sha256") != digest
                else "incomplete (infrastructure failures)" if not data.get("complete", True)
                or data.get("infra") else "nothing scored (n = 0)" if not data.get("n")
                else None)
-        if earlier is not None and previous is not None and data.get("complete", True) \
-                and not data.get("infra") and data.get("n"):
-            earlier.append({**data, "_previous_set": previous_set_text(previous)})
         if why:
             skipped[why] = skipped.get(why, 0) + 1
             log.info("leaving out %s: %s", path.name, why)

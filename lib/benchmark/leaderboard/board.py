@@ -48,6 +48,7 @@ from lib.benchmark.core.results import elo_text, load_results, result_files
 from lib.benchmark.core.scoring import SUMMARY_METRICS, illegal_text, metric_digits
 from lib.benchmark.leaderboard.paired import PairedPart, joint_draws, paired_part
 from lib.benchmark.leaderboard.ranking import Rank, Shared, ranks, ranks_of_draws
+from lib.benchmark.leaderboard.testsets import previous_results
 from lib.benchmark.stats.elo import LEVEL, Z
 from lib.benchmark.stats.ladder_map import REFERENCE_ENGINE, LadderMap, load_map
 from lib.errors import DataError
@@ -464,8 +465,8 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
     of Stockfish 15.1's ladder converted by the committed map (MAP_PATH) when it exists."""
     digest = sha256_file(questions)
     puzzle_digest = sha256_file(puzzles) if puzzles is not None and puzzles.exists() else ""
-    earlier: list[dict[str, Any]] = []
-    static = load_results(out, digest, earlier)
+    static = load_results(out, digest)
+    earlier = previous_results(out, digest)
     by_id = {q.id: q for q in load_questions(questions)} if len(static) > 1 else None
     kinds = _kind_files(out)
     wm = [r for r in kinds["worldmodel"] if r["questions_sha256"] == digest and r["complete"]]
