@@ -64,7 +64,7 @@ def test_lichess_marks_a_move_by_its_drop_in_win_percent(drop: float,
 
 
 def test_a_game_s_notes_follow_the_mover() -> None:
-    """The committed replay game's 6...Bf5 (tests/data/replay): White's eval -0.69 before,
+    """A black move of a replay game once committed (6...Bf5): White's eval -0.69 before,
     +4.22 after. Black's win% falls from 50 + 50 (2 / (1 + e^(-0.00368208 x 69)) - 1) =
     56.318 to 17.453: a drop of 38.864 points, a blunder, move accuracy
     103.1668 e^(-0.04354 x 38.864) - 3.1669 = 15.83. A move that gains loses nothing."""

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import gzip
 import html
+import io
 import json
 import os
 import re
 import shutil
+import urllib.parse
 from pathlib import Path
 
 import chess
+import chess.engine
 import chess.pgn
 import html5lib
 import numpy as np
@@ -448,7 +451,9 @@ def _win(cp: int) -> float:
 def _marks(game: chess.pgn.Game) -> list[str | None]:
     """Each move's mark by Lichess's thresholds: a drop of 15, 10, 5 win% points."""
     scores = [game.eval(), *(n.eval() for n in game.mainline())]
-    cps = [s.white().score(mate_score=100_000) for s in scores]
+    cps = [s.white().score(mate_score=100_000) if s is not None else
+           (-100_000 if n.board().turn == chess.WHITE else 100_000)
+           for s, n in zip(scores, [game, *game.mainline()], strict=True)]
     marks: list[str | None] = []
     white = game.board().turn == chess.WHITE
     for before, after in zip(cps, cps[1:], strict=False):
@@ -460,14 +465,65 @@ def _marks(game: chess.pgn.Game) -> list[str | None]:
     return marks
 
 
+def _book(game: chess.pgn.Game) -> list[str]:
+    """The book's moves (SAN) that play's PGN names in its first comment, "starts after
+    ..." (its [%eval] aside)."""
+    text = re.sub(r"\[%[^\]]*\]", "", game.comment).strip()
+    assert text.startswith("starts after ")
+    return text.removeprefix("starts after ").split()
+
+
+def _eval_text(score: chess.engine.PovScore) -> str:
+    """An eval as Lichess writes one, from python-chess's reading of the PGN."""
+    white = score.white()
+    mate = white.mate()
+    return f"#{mate}" if mate is not None else f"{white.score() / 100:+.2f}"
+
+
+def _line_breaks(browser: Browser, selector: str) -> list[str]:
+    """Where the text of each element matching `selector` wraps: the two characters either
+    side of every line break, as the browser lays them out."""
+    return browser.js(f"""(() => {{
+        const found = [];
+        for (const el of document.querySelectorAll({json.dumps(selector)})) {{
+          const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+          let last = null, prev = "";
+          while (walker.nextNode()) {{
+            const node = walker.currentNode;
+            for (let k = 0; k < node.length; k++) {{
+              const range = document.createRange();
+              range.setStart(node, k); range.setEnd(node, k + 1);
+              const rect = range.getClientRects()[0];
+              if (!rect) continue;
+              if (last !== null && rect.top > last + 2) found.push(prev + node.data[k]);
+              last = rect.top; prev = node.data[k];
+            }}
+          }}
+        }}
+        return found; }})()""")
+
+
+LONG_NAME = "mix:random=72,nodes=1000:seed=0@Stockfish 17.1 WASM"
+
+
 def test_the_replay_draws_the_judges_evals_and_marks_each_move(tmp_path: Path,
                                                                browser: Browser) -> None:
-    """A committed game's replay: one graph point per position, a click on a point goes to
-    that move, each move marked as Lichess's thresholds mark it (recomputed here from the
-    PGN's evals), and each side's counts and mean move accuracy. In the first game Black's
-    6...Bf5 turns White's -0.69 into +4.22: a blunder for Black (its win% 56 -> 17)."""
+    """A committed game's replay as a chess player reads it: every move from the initial
+    position (the book's marked book), the opening's name, the judge's eval and best move of
+    every move (read here from the PGN: its [%eval]s and the variations beside the moves),
+    one graph point per judged position on a graph with axes, a click on a point going to
+    that move, each move marked as Lichess's thresholds mark it (recomputed here), each
+    side's counts and Lichess's game accuracy (the formula written out in
+    tests/test_accuracy.py), a PGN download and a Lichess link that hold the whole game,
+    and short player labels with the full name on hover."""
+    from tests.test_accuracy import _cps, lila_game_accuracy
+
     results = tmp_path / "results"
     shutil.copytree(REPLAY, results)
+    [result] = results.glob("*.json")
+    data = json.loads(result.read_text(encoding="utf-8"))
+    data["model"] = LONG_NAME  # a name as long as a rung's, for the index's columns
+    result.write_text(json.dumps(data), encoding="utf-8")
     out = tmp_path / "site"
     assert benchmark.main(["report", "--results", str(results), "--out", str(out),
                            "--puzzles", str(PUZZLES_1K)]) == 0
@@ -477,42 +533,99 @@ def test_the_replay_draws_the_judges_evals_and_marks_each_move(tmp_path: Path,
     since = len(browser.events)
     browser.open((out / "runs" / f"{pgn.stem}.html").as_uri())
     fen = "document.getElementById('board').dataset.fen"
+    assert browser.js("document.getElementById('eval-graph').viewBox.baseVal.width") >= 720
     for index, game in enumerate(games):
         browser.js(f"document.getElementById('game-select').value = '{index}';"
                    "document.getElementById('game-select').dispatchEvent(new Event('change'))")
-        expected = _marks(game)
+        book = _book(game)
+        nodes = list(game.mainline())
+        expected = [None] * len(book) + _marks(game)
         # The model's colour from the game (the rung's side carries its Elo), its moves
-        # marked as the model's.
+        # marked as the model's, the book's as the book's.
         model_white = "WhiteElo" not in game.headers
         info = browser.js("document.getElementById('game-info').textContent")
         assert f"the model plays {'white' if model_white else 'black'}" in info
-        ours = browser.js("Array.from(document.querySelectorAll('#moves li'))"
-                          ".map(li => li.classList.contains('by-model'))")
-        assert ours == [w == model_white for w in _movers(game)]
+        kinds = browser.js("Array.from(document.querySelectorAll('#moves li'))"
+                           ".map(li => ['book', 'model', 'engine'].find("
+                           "k => li.classList.contains('by-' + k)))")
+        assert kinds == ["book"] * len(book) + [
+            "model" if w == model_white else "engine" for w in _movers(game)]
+        sans = browser.js("Array.from(document.querySelectorAll('#moves li button'))"
+                          ".map(b => b.firstChild.textContent)")
+        assert sans[0] == "1. " + book[0] and sans[1] == "1... " + book[1]
+        assert [s.split(" ")[-1] for s in sans] == book + [n.san() for n in nodes]
+        # The opening: the name Lichess's table gives the deepest position reached.
+        assert browser.js("document.getElementById('game-opening').textContent").startswith(
+            "Opening: A00 Hungarian Opening.")
+        # The judge's eval after every move and its best move before it (a variation, or the
+        # move played where there is none).
+        evals = browser.js("Array.from(document.querySelectorAll('#moves li'))"
+                           ".map(li => li.dataset.eval || null)")
+        assert evals == [None] * len(book) + [
+            _eval_text(n.eval()) if n.eval() else "mate" for n in nodes]
+        best = browser.js("Array.from(document.querySelectorAll('#moves li'))"
+                          ".map(li => li.dataset.best || null)")
+        parents = [game, *nodes[:-1]]
+        assert best == [None] * len(book) + [
+            p.board().san(p.variations[-1].move) for p in parents]
+        assert any(p.variations[-1].move != p.variations[0].move for p in parents)
+        browser.js("document.querySelectorAll('#moves li button')[" + str(len(book)) +
+                   "].click()")
+        said = browser.js("document.getElementById('move-info').textContent")
+        assert f"eval {_eval_text(nodes[0].eval())}" in said and "best move" in said
         assert browser.js("document.querySelectorAll('#eval-graph circle').length") == \
-            len(expected) + 1
+            len(nodes) + 1
+        assert browser.js("document.querySelectorAll('#eval-graph .tick-label').length") >= 7
         shown = browser.js("Array.from(document.querySelectorAll('#moves li'))"
                            ".map(li => li.dataset.mark || null)")
         assert shown == expected and any(expected)
-        nodes = list(game.mainline())
         for ply in (1, len(nodes) // 2, len(nodes)):  # a click on the point goes there
             browser.js(f"(() => {{ const c = document.querySelector("
-                       f"'#eval-graph circle[data-ply=\"{ply}\"]').getBoundingClientRect();"
+                       f"'#eval-graph circle[data-ply=\"{len(book) + ply}\"]')"
+                       ".getBoundingClientRect();"
                        "document.getElementById('eval-graph').dispatchEvent(new MouseEvent("
                        "'click', {clientX: c.x + c.width / 2, clientY: c.y + c.height / 2,"
                        " bubbles: true})); })()")
             assert browser.js(fen) == nodes[ply - 1].board().fen()
-        for colour, white in (("white", True), ("black", False)):
-            cells = browser.js(f"Array.from(document.querySelector('#game-sides "
-                               f"tr[data-side=\"{colour}\"]').cells).map(c => c.textContent)")
-            own = [m for m, w in zip(expected, _movers(game), strict=True) if w == white]
+        accuracy = lila_game_accuracy(_cps(game), game.board().turn == chess.WHITE)
+        for (colour, white), expected_accuracy in zip((("white", True), ("black", False)),
+                                                      accuracy, strict=True):
+            row = f"document.querySelector('#game-sides tr[data-side=\"{colour}\"]')"
+            cells = browser.js(f"Array.from({row}.cells).map(c => c.textContent)")
+            own = [m for m, w in zip(expected[len(book):], _movers(game), strict=True)
+                   if w == white]
             assert [int(c) for c in cells[1:4]] == [own.count(k) for k in
                                                     ("inaccuracy", "mistake", "blunder")]
-    first = list(games[0].mainline())
-    assert first[5].san() == "Bf5" and _marks(games[0])[5] == "blunder"
+            assert cells[4] == f"{expected_accuracy:.1f}"
+            full = game.headers["White" if white else "Black"]
+            assert browser.js(f"{row}.cells[0].title") == full
+            assert len(cells[0]) < len(full) and "mix:random" not in cells[0]
+        # The PGN download: the whole game from the initial position, every eval kept.
+        href = browser.js("document.getElementById('pgn-download').href")
+        assert href.startswith("data:application/x-chess-pgn;charset=utf-8,")
+        download = chess.pgn.read_game(io.StringIO(urllib.parse.unquote(href.split(",", 1)[1])))
+        assert download is not None and download.board().fen() == chess.STARTING_FEN
+        assert [m.uci() for m in download.mainline_moves()][len(book):] == \
+            [m.uci() for m in game.mainline_moves()]
+        assert download.end().board().fen() == game.end().board().fen()
+        assert [n.eval() for n in download.mainline()][len(book):] == \
+            [n.eval() for n in nodes]
+        assert download.headers["Opening"] == "Hungarian Opening"
+        # Lichess's analysis board, the moves in the link, nothing sent from the page.
+        link = browser.js("document.getElementById('lichess-link').href")
+        assert link.startswith("https://lichess.org/analysis/pgn/")
+        moves = urllib.parse.unquote(link.removeprefix("https://lichess.org/analysis/pgn/")
+                                     .split("?")[0])
+        replay = chess.pgn.read_game(io.StringIO(moves))
+        assert replay is not None and replay.end().board().fen() == game.end().board().fen()
+        assert link.endswith("?color=black") != model_white
     assert browser.errors(since) == []
     assert [u for u in browser.requests(since) if not u.startswith(out.as_uri() + "/")] == []
     browser.screenshot(SHOTS / "replay.png")
+    # The index breaks a long name only after a separator, never inside a number.
+    browser.open((out / "index.html").as_uri())
+    breaks = _line_breaks(browser, "#runs td.model > a")
+    assert breaks and all(pair[0] in ":,/@ " for pair in breaks), breaks
 
 
 def _movers(game: chess.pgn.Game) -> list[bool]:
@@ -524,7 +637,6 @@ def _movers(game: chess.pgn.Game) -> list[bool]:
 def test_a_game_that_ends_in_checkmate_keeps_its_graph(tmp_path: Path) -> None:
     """The PGN has no [%eval] for a mated position (python-chess writes none for mate in 0):
     the replay takes it from the rules, so a game won by mate keeps its graph and marks."""
-    import io
 
     from lib.benchmark.arena.game import GameRecord, pgn
     from lib.engine import MATE_CP

@@ -147,6 +147,7 @@ class GameRecord:
     moves: list[str] = field(default_factory=list)  # UCI
     sans: list[str] = field(default_factory=list)
     evals: list[int] = field(default_factory=list)  # judge's cp for White, before each ply+1
+    best: list[str] = field(default_factory=list)  # the judge's best move (UCI) there
     result: str = "*"
     termination: str = ""
     forfeit: str | None = None  # why a player forfeited
@@ -192,11 +193,20 @@ def rule_of(version: int) -> Adjudication:
 def judge(engine: Engine, board: chess.Board, rule: Adjudication = RULE) -> int:
     """The judge's eval for White, in cp by the project's mate rule: the rule's nodes on a
     cleared hash."""
+    return judge_line(engine, board, rule)[0]
+
+
+def judge_line(engine: Engine, board: chess.Board,
+               rule: Adjudication = RULE) -> tuple[int, str]:
+    """The judge's eval for White (as `judge`) and its best move (UCI; "" where the rules
+    have ended the game), from the one search."""
     exact = terminal_eval(board)
     if exact is not None:
-        return exact
-    info = engine.analyse(board, rule.limit, multipv=1, info=chess.engine.INFO_SCORE)[0]
-    return score_to_cp(info["score"].white())
+        return exact, ""
+    info = engine.analyse(board, rule.limit, multipv=1,
+                          info=chess.engine.INFO_SCORE | chess.engine.INFO_PV)[0]
+    pv = info.get("pv") or []
+    return score_to_cp(info["score"].white()), pv[0].uci() if pv else ""
 
 
 def winning(cp: int, sign: int) -> bool:
@@ -230,6 +240,7 @@ class Judge(Protocol):
     """Looks at every position of a game and says when the adjudication rule ends it."""
 
     evals: list[int]  # the eval of every position, where the judge keeps them
+    best: list[str]  # the best move of every position, where the judge keeps them
     searches: int  # full searches run
 
     def look(self, board: chess.Board) -> None:
@@ -248,11 +259,14 @@ class FullJudge:
     def __init__(self, engine: Engine, rule: Adjudication = RULE) -> None:
         self.engine, self.rule = engine, rule
         self.evals: list[int] = []
+        self.best: list[str] = []  # the search's best move ("" for an ended game's)
         self.searches = 0  # full searches run
 
     def look(self, board: chess.Board) -> None:
-        """The position's eval."""
-        self.evals.append(judge(self.engine, board, self.rule))
+        """The position's eval and best move."""
+        cp, best = judge_line(self.engine, board, self.rule)
+        self.evals.append(cp)
+        self.best.append(best)
         self.searches += 1
 
     def verdict(self, ply: int) -> tuple[str, str] | None:
@@ -277,6 +291,7 @@ class ScreenedJudge:
     def __init__(self, engine: Engine, rule: Adjudication = RULE) -> None:
         self.engine, self.rule = engine, rule
         self.evals: list[int] = []  # not kept: only the rule's outcome is
+        self.best: list[str] = []  # not kept either
         self.screen: list[int] = []  # the cheap look at every position, cp for White
         self._boards: dict[int, chess.Board] = {}  # positions a full search may need
         self._full: dict[int, int] = {}  # full searches run, by position
@@ -353,7 +368,7 @@ def play_game(key: str, white: Side, black: Side, start: Start, judge: Judge,
     board = start.board()
     board.chess960 = start.chess960
     record = GameRecord(key, white.player.id, black.player.id, asdict(start))
-    record.evals = judge.evals
+    record.evals, record.best = judge.evals, judge.best
     judge.look(board)
     while True:
         end = rule_end(board) or judge.verdict(len(record.moves))
@@ -438,6 +453,13 @@ def pgn(record: GameRecord, headers: dict[str, str]) -> str:
     if len(record.evals) == len(nodes):
         for at, cp in zip(nodes, record.evals, strict=True):
             at.set_eval(chess.engine.PovScore(cp_to_score(cp), chess.WHITE))
+    # The judge's best move in each position before a move, as a variation beside the
+    # move played (none where that was the best); the JudgeBest tag says they are there.
+    if len(record.best) == len(nodes):
+        game.headers["JudgeBest"] = "variations"
+        for at, uci in zip(nodes, record.best, strict=False):
+            if uci and at.variations and at.variations[0].move.uci() != uci:
+                at.add_variation(chess.Move.from_uci(uci))
     return str(game)
 
 

@@ -31,6 +31,7 @@ add a number a reader would trust.
 from __future__ import annotations
 
 import csv
+import json
 import math
 from dataclasses import dataclass
 from enum import StrEnum
@@ -468,6 +469,15 @@ def human_text(block: dict[str, Any] | None) -> str:
     places = block["time_controls"]
     if places and all(tc["placement"] == Placement.UNPLACED for tc in places):
         return "Lichess: " + str(places[0]["text"]).split(": ", 1)[1]
+    # Outside the anchors every time control gives the expected score against the same net:
+    # one score, then that anchor's rating on each time control.
+    same = {(tc["placement"], tc["anchor"], tc.get("anchor_net"),
+             json.dumps(tc["expected_score"], sort_keys=True)) for tc in places}
+    if len(places) > 1 and len(same) == 1 and \
+            places[0]["placement"] in (Placement.BELOW, Placement.ABOVE):
+        head = str(places[0]["text"]).split(", Lichess ", 1)[0]
+        ratings = ", ".join(f"{tc['time_control']} {tc['anchor_rating']:,}" for tc in places)
+        return f"{head}, Lichess {ratings})"
     return "; ".join(tc["text"] for tc in places)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,7 @@ from lib.benchmark.leaderboard.views import (
 )
 from lib.benchmark.model import cost
 from lib.benchmark.stats.elo import LEVEL
+from lib.eco import Opening, load_table
 from lib.files import atomic_write
 
 log = logging.getLogger(__name__)
@@ -87,7 +89,15 @@ def _environment() -> jinja2.Environment:
     env.filters["elo"] = lambda e: elo_text(e) if e else ""
     # One format per kind of number: rates with 3 decimals, cp losses and accuracies with 1.
     env.filters["metric"] = lambda v, key: f"{v:.{metric_digits(key)}f}"
+    env.filters["breakable"] = breakable
     return env
+
+
+def breakable(name: str) -> markupsafe.Markup:
+    """A name, escaped, that a narrow column may break only after a separator (: , / @ and
+    space), never inside a number: a <wbr> after each."""
+    parts = re.split(r"(?<=[:,/@ ])", str(name))
+    return markupsafe.Markup("<wbr>").join(markupsafe.escape(p) for p in parts)
 
 
 def _page_name(file: str) -> str:
@@ -238,8 +248,10 @@ def comparisons(results: Path) -> list[dict[str, Any]]:
 
 
 def _run_page(kind: str, result: dict[str, Any], results: Path,
-              board_games: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """What one run's page shows, by the kind of run."""
+              board_games: list[dict[str, Any]] | None = None,
+              table: dict[str, Opening] | None = None) -> dict[str, Any]:
+    """What one run's page shows, by the kind of run (`table`: the ECO table that names
+    the games' openings)."""
     usage = result.get("usage") or {}
     page: dict[str, Any] = {"kind": kind, "r": result, "games": [],
                             "settings_text": json.dumps(result.get("settings", {}), indent=1,
@@ -253,14 +265,15 @@ def _run_page(kind: str, result: dict[str, Any], results: Path,
     elif kind == "games":
         stem = Path(result["_file"]).stem
         pgn = results / f"{stem}.pgn"
-        page["games"] = game_views(pgn, results / "traces" / f"{stem}.jsonl") \
+        page["games"] = game_views(pgn, results / "traces" / f"{stem}.jsonl", table) \
             if pgn.is_file() else []
         page["evolution"] = {name: evolution(c.get("evolution", []), CHART_W, CHART_H,
                                              c.get("elo"))
                              for name, c in result["conditions"].items()}
     elif kind == "match":
         pgn = results / f"{Path(result['_file']).stem}.pgn"
-        page["games"] = game_views(pgn, results / "none.jsonl") if pgn.is_file() else []
+        page["games"] = game_views(pgn, results / "none.jsonl", table) \
+            if pgn.is_file() else []
         plays = board_games or []
         page["match"] = head_to_head_rows([result], plays)[0]
         page["match_lines"] = ladder_lines(result | check_of(result, plays))
@@ -305,10 +318,11 @@ def _run_pages(env: jinja2.Environment, board: Board, results: Path, out: Path) 
         [("puzzles", r) for r in board.puzzles] + [("worldmodel", r) for r in board.worldmodel] + \
         [("match", _as_run(r)) for r in board.matches]
     board_svg = markupsafe.Markup(_board_svg())  # python-chess's, no model text
+    table = load_table()
     written = []
     for kind, result in runs:
         try:
-            page = _run_page(kind, result, results, board.games)
+            page = _run_page(kind, result, results, board.games, table)
             html = env.get_template("run.html").render(
                 root="../", title=f"{result['model']}: {kind}", board_svg=board_svg, **page)
         except (jinja2.UndefinedError, KeyError, TypeError, ValueError) as exc:

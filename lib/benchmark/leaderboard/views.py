@@ -12,6 +12,8 @@ import csv
 import json
 import logging
 import math
+import re
+import urllib.parse
 import zlib
 from collections import Counter
 from pathlib import Path
@@ -20,10 +22,12 @@ from typing import Any
 import chess
 import chess.pgn
 
+from lib.accuracy import game_accuracy
 from lib.benchmark.core.data import LADDER_GAMES
 from lib.benchmark.core.scoring import CELLS, MIN_INTERVAL_N, metric_digits
 from lib.benchmark.stats.elo import ABOVE, BELOW
-from lib.engine import MATE_CP, score_to_cp
+from lib.eco import Opening, opening_of
+from lib.engine import MATE_CP, cp_to_score, score_to_cp
 from lib.errors import DataError
 from lib.files import open_text
 from lib.grading import Judgement, MoveNote, game_notes, win_percent
@@ -32,6 +36,10 @@ log = logging.getLogger(__name__)
 
 BOUND_SPAN = 600.0  # a one-sided chart shows this far either side of its bound
 ANSWER_CHARS = 2000  # a raw answer longer than this is cut in the viewer (the trace has it all)
+BOOK_COMMENT = re.compile(r"^starts after ((?:\S+ ?)+)$")  # play's PGN: the book's moves
+COMMAND = re.compile(r"\[%[^\]]*\]")  # a PGN comment's command ([%eval 0.35])
+LICHESS_ANALYSIS = "https://lichess.org/analysis/pgn/"  # + the PGN, URL-encoded
+SHORT_CHARS = 24  # a player's label in the viewer's narrow places (the full name on hover)
 STRATA = ("source", "elo_bucket", "phase", "type", "color", CELLS)  # older files lack CELLS
 STRATUM_METRICS = (("accuracy", "accuracy", 100.0), ("legal_rate", "legal rate", 1.0),
                    ("best_move_rate", "best move", 1.0))
@@ -45,23 +53,51 @@ def _try(attempt: dict[str, Any]) -> dict[str, Any]:
             "detail": attempt.get("detail") or ""}
 
 
+def short_name(name: str, rung: str = "") -> str:
+    """A player's label that fits a narrow column: a rung by its rung name, anyone else by
+    the name before its engine ("@..."), cut to SHORT_CHARS."""
+    label = f"rung {rung}" if rung else name.split("@", 1)[0]
+    return label if len(label) <= SHORT_CHARS else label[:SHORT_CHARS - 1] + "\u2026"
+
+
+def eval_text(cp: int) -> str:
+    """An eval for White as Lichess writes one: +0.35, -1.20, #3, #-2."""
+    score = cp_to_score(cp)
+    mate = score.mate()
+    if mate == 0:
+        return "mate"  # the side to move is checkmated
+    if mate is not None:
+        return f"#{mate}"
+    return f"{cp / 100:+.2f}"
+
+
 def _replay(board: chess.Board, moves: list[chess.Move], by: list[str],
-            tries: dict[int, list[dict[str, Any]]],
-            notes: list[MoveNote] | None = None) -> list[dict[str, Any]]:
+            tries: dict[int, list[dict[str, Any]]], notes: list[MoveNote] | None = None,
+            evals: list[int] | None = None, best: list[str] | None = None,
+            book: int = 0) -> list[dict[str, Any]]:
     """The plies from `board` on: SAN, UCI, the FEN after the move, who moved, the replies;
-    with the judge's evals, White's win% after it, the mover's loss, accuracy and mark."""
+    after the first `book` plies (the opening book's), with the judge's evals: its eval
+    after the move, White's win% after it, the mover's loss, accuracy and mark, and the
+    judge's best move in the position before it where the game records one."""
     plies = []
     for i, move in enumerate(moves):
         if move not in board.legal_moves:
             raise ValueError(f"{move.uci()} is illegal in {board.fen()}")
         san = board.san(move)
+        judged_at = i - book  # the move's index among the judged ones
+        top = best[judged_at] if best and 0 <= judged_at < len(best) else ""
+        top_move = chess.Move.from_uci(top) if top else None
+        best_san = board.san(top_move) if top_move and top_move in board.legal_moves else ""
         board.push(move)
         ply: dict[str, Any] = {"san": san, "uci": move.uci(), "fen": board.fen(),
                                "by": by[i], "tries": [_try(a) for a in tries.get(i, [])]}
-        if notes:
-            n = notes[i]
+        if notes and evals and judged_at >= 0:
+            n = notes[judged_at]
             ply |= {"win": round(n.win, 1), "loss": round(n.win_loss, 1),
-                    "accuracy": round(n.accuracy, 1), "mark": n.mark and str(n.mark)}
+                    "accuracy": round(n.accuracy, 1), "mark": n.mark and str(n.mark),
+                    "eval": eval_text(evals[judged_at + 1])}
+            if best_san:
+                ply["best"] = best_san
         plies.append(ply)
     return plies
 
@@ -82,12 +118,78 @@ def judged(game: chess.pgn.Game) -> list[int] | None:
     return evals
 
 
-def side_summary(notes: list[MoveNote], white: bool) -> dict[str, Any]:
-    """One side's marks and mean move accuracy (computed here from the judge's evals)."""
+def best_moves(game: chess.pgn.Game) -> list[str]:
+    """The judge's best move (UCI) in every position before a move, where the PGN records
+    them (its JudgeBest tag: each a variation beside the move played, none where the move
+    played was the best); [] where it does not."""
+    if game.headers.get("JudgeBest") != "variations":
+        return []
+    nodes = [game, *game.mainline()][:-1]
+    return [(n.variations[1].move if len(n.variations) > 1 else n.variations[0].move).uci()
+            for n in nodes]
+
+
+def book_moves(game: chess.pgn.Game) -> list[chess.Move]:
+    """The opening book's moves that led from the initial position to the game's start,
+    from the comment play writes on it ("starts after g3 d5 ..."); [] when there is none or
+    the moves do not lead there."""
+    found = BOOK_COMMENT.match(COMMAND.sub("", game.comment).strip())
+    if not found or "FEN" not in game.headers:
+        return []
+    board = chess.Board()
+    try:
+        moves = [board.push_san(san) for san in found.group(1).split()]
+    except ValueError:
+        return []
+    return moves if board.epd() == game.board().epd() else []
+
+
+def side_summary(notes: list[MoveNote], white: bool,
+                 accuracy: float | None = None) -> dict[str, Any]:
+    """One side's marks, moves and game accuracy (Lichess's, computed here from the
+    judge's evals by lib/accuracy.py)."""
     own = [n for n in notes if n.white == white]
     counts = {str(j): sum(n.mark == j for n in own) for j in Judgement}
-    mean = round(sum(n.accuracy for n in own) / len(own), 1) if own else None
-    return {**counts, "moves": len(own), "accuracy": mean}
+    return {**counts, "moves": len(own),
+            "accuracy": None if accuracy is None else round(accuracy, 1)}
+
+
+def game_pgn(game: chess.pgn.Game, book: list[chess.Move], opening: Opening | None) -> str:
+    """The game as PGN for a person to download: from the initial position when the book's
+    moves are known (each marked book), with the opening's name and every eval and best
+    move the run's PGN holds."""
+    out = chess.pgn.Game()
+    out.headers.update({k: v for k, v in game.headers.items()
+                        if not book or k not in ("FEN", "SetUp")})
+    node: chess.pgn.GameNode = out
+    for move in book:
+        node = node.add_variation(move, comment="book")
+    # The start's eval stays on the position the judge looked at first.
+    node.comment = " ".join(["book", *COMMAND.findall(game.comment)]) if book else \
+        game.comment
+    _graft(node, game)
+    if opening is not None:
+        out.headers["ECO"], out.headers["Opening"] = opening.eco, opening.name
+    return str(out)
+
+
+def _graft(into: chess.pgn.GameNode, source: chess.pgn.GameNode) -> None:
+    """Copy `source`'s variations (moves, comments, evals) under `into`."""
+    for child in source.variations:
+        copy = into.add_variation(child.move, comment=child.comment, nags=child.nags)
+        _graft(copy, child)
+
+
+def lichess_url(game: chess.pgn.Game, book: list[chess.Move], white: bool) -> str:
+    """A link that opens the game in Lichess's analysis board: its moves (SAN, from the
+    initial position or with the start's FEN tag) in the address, nothing sent by the page."""
+    board = chess.Board() if book else game.board()
+    moves = [*book, *game.mainline_moves()]
+    text = board.variation_san(moves)
+    if board.fen() != chess.STARTING_FEN:
+        text = f'[FEN "{board.fen()}"] ' + text
+    return LICHESS_ANALYSIS + urllib.parse.quote(text, safe="") + \
+        ("" if white else "?color=black")
 
 
 def _traces(path: Path) -> dict[str, dict[int, list[dict[str, Any]]]]:
@@ -105,8 +207,10 @@ def _traces(path: Path) -> dict[str, dict[int, list[dict[str, Any]]]]:
     return found
 
 
-def game_views(pgn: Path, traces: Path) -> list[dict[str, Any]]:
-    """Every game of a play run's PGN, with the model's replies from its trace file."""
+def game_views(pgn: Path, traces: Path,
+               table: dict[str, Opening] | None = None) -> list[dict[str, Any]]:
+    """Every game of a play run's PGN, with the model's replies from its trace file and the
+    opening's name from the ECO table (`table`, by position)."""
     replies = _traces(traces)
     games: list[dict[str, Any]] = []
     with open(pgn, encoding="utf-8") as handle:
@@ -115,13 +219,16 @@ def game_views(pgn: Path, traces: Path) -> list[dict[str, Any]]:
                 log.warning("%s: game %d has errors (%s); skipped", pgn, len(games) + 1,
                             game.errors[0])
                 continue
-            games.append(_game_view(game, replies.get(game.headers.get("GameId", ""), {})))
+            games.append(_game_view(game, replies.get(game.headers.get("GameId", ""), {}),
+                                    table or {}))
     return games
 
 
-def _game_view(game: chess.pgn.Game, tries: dict[int, list[dict[str, Any]]]) -> dict[str, Any]:
+def _game_view(game: chess.pgn.Game, tries: dict[int, list[dict[str, Any]]],
+               table: dict[str, Opening]) -> dict[str, Any]:
     h = game.headers
     board = game.board()
+    book = book_moves(game)
     game_id = h.get("GameId", "")
     if game_id.startswith("match:"):  # a match's: "model" is --model, the first player
         model_white = game_id.endswith("first-white")
@@ -136,11 +243,21 @@ def _game_view(game: chess.pgn.Game, tries: dict[int, list[dict[str, Any]]]) -> 
           for i in range(len(moves))]
     # Only the model's own replies: a trace may hold the other side's moves too.
     colour = "white" if model_white else "black"
-    tries = {i: kept for i, rows in tries.items()
+    tries = {i + len(book): kept for i, rows in tries.items()
              if (i >= len(moves) or by[i] == "model")
              and (kept := [a for a in rows if a.get("side") in (None, colour)])}
-    return _view(board, moves, by, tries, model_white, judged(game),
-                 title=f"{h.get('Round', '')}: {h.get('White', '?')} - {h.get('Black', '?')}",
+    opening = opening_of(chess.Board() if book else board, [*book, *moves], table)
+    rung, white, black = h.get("Rung", ""), h.get("White", "?"), h.get("Black", "?")
+    extra = {"white_short": short_name(white, rung if "WhiteElo" in h else ""),
+             "black_short": short_name(black, rung if "BlackElo" in h else ""),
+             "pgn": game_pgn(game, book, opening),
+             "lichess": lichess_url(game, book, model_white),
+             "opening": opening.text() if opening else ""}
+    if book:
+        board, moves, by = chess.Board(), [*book, *moves], ["book"] * len(book) + by
+    return _view(board, moves, by, tries, model_white, judged(game), best_moves(game),
+                 len(book), extra,
+                 title=f"{h.get('Round', '')}: {extra['white_short']} - {extra['black_short']}",
                  white=h.get("White", "?"), black=h.get("Black", "?"),
                  result=h.get("Result", "*"), termination=h.get("Termination", ""),
                  rung=h.get("Rung", ""), condition=h.get("Condition", ""),
@@ -150,21 +267,26 @@ def _game_view(game: chess.pgn.Game, tries: dict[int, list[dict[str, Any]]]) -> 
 
 def _view(board: chess.Board, moves: list[chess.Move], by: list[str],
           tries: dict[int, list[dict[str, Any]]], model_white: bool,
-          evals: list[int] | None = None, **labels: str) -> dict[str, Any]:
+          evals: list[int] | None = None, best: list[str] | None = None, book: int = 0,
+          extra: dict[str, Any] | None = None, **labels: str) -> dict[str, Any]:
     """What the viewer gets for one game or line: its labels, the start, every ply with its
-    replies, the replies after the last move (a forfeit's) and the final position; with the
-    judge's evals, White's win% at the start and each side's marks and accuracy."""
+    replies (the first `book` plies the opening book's), the replies after the last move (a
+    forfeit's) and the final position; with the judge's evals (from the book's end), White's
+    win% there, each side's marks and game accuracy, and the judge's best moves."""
     start = board.fen()
-    notes = game_notes(evals, board.turn == chess.WHITE) if evals else None
-    plies = _replay(board, moves, by, tries, notes)
+    white_first = (board.turn == chess.WHITE) == (book % 2 == 0)  # the first judged mover
+    notes = game_notes(evals, white_first) if evals else None
+    plies = _replay(board, moves, by, tries, notes, evals, best, book)
     view: dict[str, Any] = {
-        **labels, "orientation": "white" if model_white else "black", "start": start,
-        "plies": plies, "end": [_try(a) for a in tries.get(len(moves), [])],
-        "final": board.fen()}
+        **labels, **(extra or {}), "orientation": "white" if model_white else "black",
+        "start": start, "book": book, "plies": plies,
+        "end": [_try(a) for a in tries.get(len(moves), [])], "final": board.fen()}
     if evals and notes is not None:
+        accuracy = game_accuracy(evals, white_first)
         view |= {"start_win": round(win_percent(evals[0]), 1),
-                 "sides": {"white": side_summary(notes, True),
-                           "black": side_summary(notes, False)}}
+                 "start_eval": eval_text(evals[0]),
+                 "sides": {"white": side_summary(notes, True, accuracy.white),
+                           "black": side_summary(notes, False, accuracy.black)}}
     return view
 
 

@@ -121,65 +121,114 @@
   const evalBox = document.getElementById("eval-box");
   const graph = document.getElementById("eval-graph");
   const sides = document.getElementById("game-sides");
-  const GRAPH_W = 360, GRAPH_H = 120, PAD = 6;
+  const moveInfo = document.getElementById("move-info");
+  const opening = document.getElementById("game-opening");
+  const links = document.getElementById("game-links");
+  const download = document.getElementById("pgn-download");
+  const lichess = document.getElementById("lichess-link");
+  // The graph's box (SVG units): the plot inside margins that hold the axes' labels.
+  const GRAPH_W = 720, GRAPH_H = 240, LEFT = 44, RIGHT = 10, TOP = 10, BOTTOM = 30;
   const SYMBOL = { inaccuracy: "?!", mistake: "?", blunder: "??" };
 
   function graphX(i) {
-    return PAD + (GRAPH_W - 2 * PAD) * i / Math.max(1, game.plies.length);
+    return LEFT + (GRAPH_W - LEFT - RIGHT) * i / Math.max(1, game.plies.length);
   }
 
   function graphY(win) {
-    return PAD + (GRAPH_H - 2 * PAD) * (100 - win) / 100;
+    return TOP + (GRAPH_H - TOP - BOTTOM) * (100 - win) / 100;
   }
 
-  // White's win% after every ply (the start first), points marked by the mover's loss; a
-  // click anywhere goes to the nearest ply.
+  function svgEl(name, attrs, text) {
+    const el = document.createElementNS(SVG_NS, name);
+    for (const key in attrs) el.setAttribute(key, attrs[key]);
+    if (text !== undefined) el.textContent = text;
+    graph.appendChild(el);
+    return el;
+  }
+
+  // The move number of the position after `index` plies, and whether White is to move.
+  function moveAt(index) {
+    const parts = game.start.split(" ");
+    const whiteFirst = parts[1] === "w";
+    const white = (index % 2 === 0) === whiteFirst;
+    return [parseInt(parts[5], 10) + Math.floor((index + (whiteFirst ? 0 : 1)) / 2), white];
+  }
+
+  // The axes: White's win% 0-100 (50 dashed) and the move numbers, at most ten ticks.
+  function drawAxes() {
+    for (const w of [0, 25, 50, 75, 100]) {
+      svgEl("line", { x1: LEFT, x2: GRAPH_W - RIGHT, y1: graphY(w), y2: graphY(w),
+        class: w === 50 ? "mid" : "grid" });
+      svgEl("text", { x: LEFT - 6, y: graphY(w) + 4, "text-anchor": "end",
+        class: "tick-label" }, w + "%");
+    }
+    const moves = Math.ceil(game.plies.length / 2) || 1;
+    const step = [1, 2, 5, 10, 20, 50, 100].find(function (s) { return moves / s <= 10; }) || 200;
+    for (let i = 0; i <= game.plies.length; i++) {
+      const [number, white] = moveAt(i);
+      if (!white || number % step !== 0) continue;
+      const x = graphX(i);
+      svgEl("line", { x1: x, x2: x, y1: GRAPH_H - BOTTOM, y2: GRAPH_H - BOTTOM + 5,
+        class: "axis" });
+      svgEl("text", { x: x, y: GRAPH_H - BOTTOM + 17, "text-anchor": "middle",
+        class: "tick-label" }, String(number));
+    }
+    svgEl("line", { x1: LEFT, x2: GRAPH_W - RIGHT, y1: GRAPH_H - BOTTOM,
+      y2: GRAPH_H - BOTTOM, class: "axis" });
+    svgEl("line", { x1: LEFT, x2: LEFT, y1: TOP, y2: GRAPH_H - BOTTOM, class: "axis" });
+    svgEl("text", { x: (LEFT + GRAPH_W) / 2, y: GRAPH_H - 2, "text-anchor": "middle",
+      class: "axis-label" }, "move");
+    if (game.book) {
+      svgEl("rect", { x: LEFT, y: TOP, width: graphX(game.book) - LEFT,
+        height: GRAPH_H - TOP - BOTTOM, class: "book" });
+      svgEl("text", { x: (LEFT + graphX(game.book)) / 2, y: TOP + 14, "text-anchor": "middle",
+        class: "axis-label" }, "book");
+    }
+  }
+
+  // White's win% after every judged ply (the book's end first), points marked by the
+  // mover's loss; a click anywhere goes to the nearest ply.
   function drawGraph() {
     graph.textContent = "";
     const judged = game.start_win !== undefined;
     evalBox.hidden = !judged;
     if (!judged) return;
-    const wins = [game.start_win].concat(game.plies.map(function (p) { return p.win; }));
-    const mid = document.createElementNS(SVG_NS, "line");
-    mid.setAttribute("class", "mid");
-    mid.setAttribute("x1", PAD); mid.setAttribute("x2", GRAPH_W - PAD);
-    mid.setAttribute("y1", graphY(50)); mid.setAttribute("y2", graphY(50));
-    graph.appendChild(mid);
-    const line = document.createElementNS(SVG_NS, "polyline");
-    line.setAttribute("class", "line");
-    line.setAttribute("points", wins.map(function (w, i) {
-      return graphX(i).toFixed(1) + "," + graphY(w).toFixed(1);
-    }).join(" "));
-    graph.appendChild(line);
-    wins.forEach(function (w, i) {
-      const dot = document.createElementNS(SVG_NS, "circle");
-      const mark = i > 0 ? game.plies[i - 1].mark : null;
-      dot.setAttribute("cx", graphX(i).toFixed(1));
-      dot.setAttribute("cy", graphY(w).toFixed(1));
-      dot.setAttribute("r", mark ? 3.5 : 1.8);
+    drawAxes();
+    const first = game.book || 0;
+    const points = [[first, game.start_win]];
+    for (let i = first; i < game.plies.length; i++) points.push([i + 1, game.plies[i].win]);
+    svgEl("polyline", { class: "line", points: points.map(function (p) {
+      return graphX(p[0]).toFixed(1) + "," + graphY(p[1]).toFixed(1);
+    }).join(" ") });
+    for (const [i, w] of points) {
+      const p = i > 0 ? game.plies[i - 1] : null;
+      const mark = i > first ? p.mark : null;
+      const dot = svgEl("circle", { cx: graphX(i).toFixed(1), cy: graphY(w).toFixed(1),
+        r: mark ? 4 : 2.2 });
       dot.dataset.ply = String(i);
       if (mark) dot.setAttribute("class", "mark-" + mark);
       const title = document.createElementNS(SVG_NS, "title");
-      title.textContent = (i === 0 ? "start" : label(i - 1) + (mark ? " " + SYMBOL[mark] : "")) +
-        ": White " + w.toFixed(0) + "%";
+      title.textContent = (i === first ? "start of play" : label(i - 1) +
+        (mark ? " " + SYMBOL[mark] : "")) + ": White " + w.toFixed(0) + "%";
       dot.appendChild(title);
-      graph.appendChild(dot);
-    });
-    const now = document.createElementNS(SVG_NS, "line");
-    now.setAttribute("class", "now");
-    now.setAttribute("y1", PAD); now.setAttribute("y2", GRAPH_H - PAD);
-    graph.appendChild(now);
+    }
+    svgEl("line", { class: "now", y1: TOP, y2: GRAPH_H - BOTTOM });
     const body = sides.tBodies[0];
     body.textContent = "";
     for (const colour of ["white", "black"]) {
       const s = game.sides[colour];
       const row = body.insertRow();
-      const name = colour === "white" ? game.white : game.black;
-      const cells = [colour + (name ? " (" + name + ")" : ""), s.inaccuracy, s.mistake,
+      const full = colour === "white" ? game.white : game.black;
+      const short = (colour === "white" ? game.white_short : game.black_short) || full;
+      const cells = [colour + (short ? ": " + short : ""), s.inaccuracy, s.mistake,
         s.blunder, s.accuracy === null ? "-" : s.accuracy.toFixed(1)];
       cells.forEach(function (text, k) {
         const cell = k === 0 ? document.createElement("th") : row.insertCell();
-        if (k === 0) { cell.scope = "row"; row.appendChild(cell); }
+        if (k === 0) {
+          cell.scope = "row";
+          cell.title = full;
+          row.appendChild(cell);
+        }
         cell.textContent = String(text);
       });
       row.dataset.side = colour;
@@ -189,9 +238,29 @@
   graph.addEventListener("click", function (event) {
     const box = graph.getBoundingClientRect();
     const x = (event.clientX - box.left) * GRAPH_W / box.width;
-    const i = Math.round((x - PAD) / (GRAPH_W - 2 * PAD) * game.plies.length);
+    const i = Math.round((x - LEFT) / (GRAPH_W - LEFT - RIGHT) * game.plies.length);
     step(i);
   });
+
+  // What the judge said of the move that led to the position shown.
+  function describe() {
+    if (ply === 0) {
+      return "Start position" + (game.book === 0 && game.start_eval ? ", eval " +
+        game.start_eval : "") + ".";
+    }
+    const p = game.plies[ply - 1];
+    const who = { book: "book move", model: "the model's move", engine: "the engine's move",
+      puzzle: "the puzzle's move" }[p.by] || p.by;
+    let text = label(ply - 1) + " (" + who + ")";
+    if (ply === game.book && game.start_eval) text += ": end of the book, eval " + game.start_eval;
+    if (p.eval !== undefined) {
+      text += ": eval " + p.eval + " (White's win% " + p.win.toFixed(0) + ")";
+      if (p.mark) text += ", " + p.mark + " " + SYMBOL[p.mark];
+      if (p.best) text += p.best === p.san ? "; the judge's best move" :
+        "; the judge's best move was " + p.best;
+    }
+    return text + ".";
+  }
 
   function render() {
     const now = graph.querySelector("line.now");
@@ -202,15 +271,13 @@
     const fen = ply === 0 ? game.start : game.plies[ply - 1].fen;
     drawBoard(fen, ply === 0 ? null : game.plies[ply - 1].uci);
     answers.textContent = "";
+    moveInfo.textContent = describe();
     for (const li of movesList.children) {
       li.classList.toggle("current", parseInt(li.dataset.ply, 10) === ply);
     }
     if (ply > 0) {
       const p = game.plies[ply - 1];
       if (p.tries.length) showTries(p.tries, "The model's replies for " + label(ply - 1));
-      else answers.textContent = label(ply - 1) + " (" + p.by + ")";
-    } else {
-      answers.textContent = "Start position.";
     }
     if (ply === game.plies.length && game.end.length) {
       showTries(game.end, "Replies after the last move (the game ended on them)");
@@ -240,6 +307,16 @@
         button.appendChild(mark);
         li.dataset.mark = p.mark;
       }
+      if (p.eval !== undefined) {
+        const ev = document.createElement("small");
+        ev.className = "ev";
+        ev.textContent = p.eval;
+        button.appendChild(ev);
+        li.dataset.eval = p.eval;
+        button.title = "eval " + p.eval + (p.best ? "; the judge's best move: " + p.best : "");
+      }
+      if (p.best) li.dataset.best = p.best;
+      if (p.by === "book") button.title = "book move";
       li.classList.add("by-" + p.by);
       li.dataset.ply = String(i + 1);
       button.addEventListener("click", function () { ply = i + 1; render(); });
@@ -251,6 +328,16 @@
       game.termination : "") + (game.rung ? "; rung " + game.rung : "") +
       (game.themes ? "; themes: " + game.themes : "") +
       (game.match ? "." : "; the model plays " + game.orientation + ".");
+    opening.hidden = !game.opening && !game.book;
+    opening.textContent = (game.opening ? "Opening: " + game.opening + ". " : "") +
+      (game.book ? "The first " + game.book + " plies are the opening book's (marked book)." : "");
+    links.hidden = !game.pgn;
+    if (game.pgn) {
+      download.href = "data:application/x-chess-pgn;charset=utf-8," +
+        encodeURIComponent(game.pgn);
+      download.setAttribute("download", "game-" + (index + 1) + ".pgn");
+      lichess.href = game.lichess;
+    }
     drawGraph();
     render();
   }
