@@ -9,6 +9,7 @@ from typing import Any
 from lib.benchmark.core.cli import default_puzzles
 from lib.benchmark.core.data import FIRST_LADDER, ladder_path, questions_path
 from lib.benchmark.core.questions import load_questions
+from lib.benchmark.core.results import results_dir
 from lib.benchmark.core.scoring import (
     floor_figures,
 )
@@ -51,6 +52,7 @@ def _selection_options(p: argparse.ArgumentParser) -> None:
 
 def leaderboard_command(args: argparse.Namespace) -> None:
     """Rank every complete result in --results; print where the files went."""
+    results_dir(args.results)
     floor = floor_figures(load_questions(args.questions), args.seed)
     puzzles = args.puzzles or default_puzzles()
     for path in leaderboard(args.results, args.questions, puzzles, floor, args.seed):
@@ -81,8 +83,7 @@ def add_report_parser(commands: Any) -> None:
 
 def report_command(args: argparse.Namespace) -> None:
     """Build the site; print where it went."""
-    if not args.results.is_dir():
-        raise DataError(f"{args.results}: no such results directory")
+    results_dir(args.results)
     if args.out.resolve() == args.results.resolve():
         raise DataError(f"--out {args.out} is the results directory: name another one")
     if args.out.exists() and not args.out.is_dir():
