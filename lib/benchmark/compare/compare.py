@@ -22,13 +22,14 @@ from lib.benchmark.compare.paired import (
 from lib.benchmark.core.answers import Category
 from lib.benchmark.core.header import Kind, read_result
 from lib.benchmark.core.ladder_check import elo_difference_text, ladder_check, why_not
-from lib.benchmark.core.results import result_files, results_dir
+from lib.benchmark.core.results import result_files
 from lib.benchmark.core.scoring import STRATA, UNSCORED, Item, metric_arrays
 from lib.benchmark.core.scoring import metric_digits as digits
 from lib.benchmark.core.turns import Condition
 from lib.benchmark.stats.elo import Z
 from lib.benchmark.stats.mcnemar import mcnemar
 from lib.errors import DataError, FitError
+from lib.files import results_dir
 
 HEADLINE = ("legal_rate", "accuracy", "acpl", "best_move_rate", "puzzle_solve_rate")
 LOWER_IS_BETTER = {"acpl"}

@@ -32,15 +32,6 @@ def run_name(label: str, key: list[Any]) -> str:
 LEADERBOARD_FILES = ("leaderboard.json",)
 
 
-def results_dir(path: Path) -> Path:
-    """A results directory a command reads (--results); DataError in one line when there is
-    none at `path`."""
-    if not path.is_dir():
-        raise DataError(f"{path}: no such results directory" if not path.exists()
-                        else f"{path} is a file, not a results directory")
-    return path
-
-
 def result_files(out: Path) -> list[Path]:
     """The JSON files of a results directory that may be runs (not the leaderboard's rows,
     nor Inspect's JSON logs, which are read back apart)."""

@@ -49,7 +49,8 @@ from lib.benchmark.core.scoring import SUMMARY_METRICS, illegal_text, metric_dig
 from lib.benchmark.leaderboard.paired import PairedPart, joint_draws, paired_part
 from lib.benchmark.leaderboard.ranking import Rank, Shared, ranks, ranks_of_draws
 from lib.benchmark.stats.elo import LEVEL, Z
-from lib.benchmark.stats.ladder_map import REFERENCE_ENGINE, LadderMap, load_map
+from lib.benchmark.stats.ladder_map import LadderMap, load_map
+from lib.engine import REFERENCE_ENGINE
 from lib.errors import DataError
 from lib.figures import save_figure
 from lib.files import atomic_write, sha256_file

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from lib.benchmark.core.cli import default_puzzles
-from lib.benchmark.core.data import FIRST_LADDER, ladder_path, questions_path
+from lib.benchmark.core.data import REFERENCE_LADDER, ladder_path, questions_path
 from lib.benchmark.core.questions import load_questions
-from lib.benchmark.core.results import results_dir
 from lib.benchmark.core.scoring import (
     floor_figures,
 )
@@ -17,6 +16,7 @@ from lib.benchmark.leaderboard.board import leaderboard
 from lib.benchmark.leaderboard.site import SiteInputs, build_site, remove_stale
 from lib.cli import Renamed
 from lib.errors import DataError
+from lib.files import results_dir
 
 
 def add_parser(commands: Any) -> None:
@@ -74,9 +74,10 @@ def add_report_parser(commands: Any) -> None:
                    "result files first")
     p.add_argument("--out", type=Path, default=Path("site"),
                    help="directory the site is written to (default site)")
-    p.add_argument("--ladder", type=ladder_path, default=FIRST_LADDER,
+    p.add_argument("--ladder", type=ladder_path, default=REFERENCE_LADDER,
                    help="the ladder shown on ladder.html (its ladder.csv or folder, with its "
-                   "games beside it, or a committed ladder's name; default stockfish-15.1)")
+                   "games beside it, or a committed ladder's name; default stockfish-17.1, "
+                   "the reference ladder every game Elo on the site is on)")
     _selection_options(p)
     p.set_defaults(handler=report_command)
 
