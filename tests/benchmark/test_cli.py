@@ -89,8 +89,9 @@ def test_a_results_folder_that_is_not_there_is_named_so(
     """Before, leaderboard said it found no complete results, and compare no run 'a'."""
     missing = tmp_path / "no-such-folder"
     assert benchmark.main([*argv, "--results", str(missing)]) == 2
+    named = "no run 'a': " if argv[0] == "compare" else ""
     assert capsys.readouterr().err.strip().splitlines() == [
-        f"error: {missing}: no such results directory"]
+        f"error: {named}{missing}: no such results directory"]
     assert not missing.exists()
 
 

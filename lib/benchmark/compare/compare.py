@@ -67,7 +67,10 @@ def find_run(name: str, results: Path) -> Path:
     path = Path(name)
     if path.suffix == ".json" and path.is_file():
         return path
-    results_dir(results)
+    try:
+        results_dir(results)
+    except DataError as exc:
+        raise DataError(f"no run {name!r}: {exc}") from None
     exact = results / f"{name.removesuffix('.json')}.json"
     if exact.is_file():
         return exact
