@@ -1,6 +1,5 @@
 """Score a model (or a baseline player) on chess: `benchmark.py [run] --model M` scores it on
-questions.csv; play, puzzles, worldmodel, calibrate, leaderboard, report and compare are
-the other modes.
+questions.csv; a bare `benchmark.py` names and lists every other subcommand.
 
 Each subcommand's options and handler live beside its mode (lib/benchmark/MODE/cli.py); this
 file only builds the parser and dispatches. Options with no subcommand mean `run`, so
@@ -57,12 +56,18 @@ class OneLineParser(argparse.ArgumentParser):
 
 def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     """The top-level parser with one sub-parser per subcommand, and the subcommands' names."""
-    parser = OneLineParser(prog="benchmark.py", description=__doc__.split("\n\n")[0],
-                           epilog=EPILOG)
+    parser = OneLineParser(prog="benchmark.py", epilog=EPILOG)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in ADDERS:
         add(commands)
-    return parser, list(commands.choices)
+    names = list(commands.choices)
+    # The other modes named from the parser itself, so none added later is left out.
+    others = [n for n in names if n != DEFAULT]
+    parser.description = ("Score a model (or a baseline player) on chess: `benchmark.py "
+                          f"[{DEFAULT}] --model M` scores it on questions.csv; "
+                          f"{', '.join(others[:-1])} and {others[-1]} are the other "
+                          "subcommands.")
+    return parser, names
 
 
 def subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:

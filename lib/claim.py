@@ -5,6 +5,11 @@ the holder, instead of asking, and paying for, every request the first one is as
 The claim is an OS file lock (flock; on Windows msvcrt's), so it ends with its process
 however that ends (kill -9 included): a rerun after a crash is never refused. Runs of other
 players or settings in the same store claim other runs and go on side by side.
+
+A run that ends removes its lock file while it still holds the lock, so a finished run leaves
+none behind (kill -9 leaves its file, which the next claim takes over). A process that opened
+the file just before it was removed may lock that removed file: it then finds the path no
+longer names what it locked and claims afresh, so two holders never run at once.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import os
 import socket
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO
 
@@ -55,19 +60,8 @@ def claim(store: Path, identity: str, what: str) -> Iterator[None]:
     """Hold the run (`what`: how a message names it) for the block; ClaimHeld at once, in
     one line naming the holder, when another process holds it."""
     path = claim_path(store, identity)
+    handle = _locked(path, store, what)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle = path.open("a+", encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{store}: cannot keep a store there ({exc.strerror or exc}): "
-                          "give a writable folder") from None
-    try:
-        if not _lock(handle):
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            raise ClaimHeld(f"{what} is already running on {store} ({holder}): wait for it "
-                            "to end, or give this one other stores (another --out; in "
-                            "Inspect another CHESS_EVAL_CACHE); nothing was asked")
         handle.seek(0)
         handle.truncate()
         handle.write(f"pid {os.getpid()} on {socket.gethostname()}, since "
@@ -75,4 +69,43 @@ def claim(store: Path, identity: str, what: str) -> Iterator[None]:
         handle.flush()
         yield
     finally:
-        handle.close()  # closing the file releases the lock
+        try:
+            # Removed while still locked: a process that opens it now finds it gone or new.
+            with suppress(OSError):  # Windows keeps an open file: it stays, unlocked
+                path.unlink()
+        finally:
+            handle.close()  # closing the file releases the lock
+
+
+def _locked(path: Path, store: Path, what: str) -> IO[str]:
+    """The lock file at `path`, opened and locked by this process; ClaimHeld when another
+    process holds it."""
+    while True:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle = path.open("a+", encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{store}: cannot keep a store there ({exc.strerror or exc}): "
+                              "give a writable folder") from None
+        if not _lock(handle):
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise ClaimHeld(f"{what} is already running on {store} ({holder}): wait for it "
+                            "to end, or give this one other stores (another --out; in "
+                            "Inspect another CHESS_EVAL_CACHE); nothing was asked")
+        if _names(path, handle):
+            return handle
+        # Its holder removed the file as this process opened it (the holder's run ended):
+        # what is locked is a removed file, so claim the path afresh.
+        handle.close()
+
+
+def _names(path: Path, handle: IO[str]) -> bool:
+    """Whether `path` still names the file `handle` has open."""
+    try:
+        named = os.stat(path)
+    except OSError:
+        return False
+    held = os.fstat(handle.fileno())
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)

@@ -46,6 +46,12 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 DEBIAN_STOCKFISH = "/usr/games/stockfish"
+# The reference scale every published game Elo is on: the ladder of Stockfish 17.1, which
+# every OS reproduces bit for bit through the pinned portable build (Debian 13's native 17.1
+# searches the same). Runs on Stockfish 15.1's ladder are converted to it by the measured map
+# (data/ladders/ladder_map.json); runs on any other ladder stay apart. The benchmark's
+# commands prefer a build of it (find_stockfish's `prefer`).
+REFERENCE_ENGINE = "Stockfish 17.1"
 # Mate rule, used everywhere a score becomes a number: mate in n (moves) for the side to
 # move is +(MATE_CP - 100 n) cp, being mated in n is -(MATE_CP - 100 n); n = 0 (already
 # mated) gives -MATE_CP. Faster mates score higher and every mate outranks any cp score

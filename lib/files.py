@@ -15,7 +15,7 @@ from typing import IO, Any
 
 from tqdm import tqdm
 
-from lib.errors import ConfigError
+from lib.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,15 @@ def ensure_writable_dir(path: Path, option: str) -> None:
         raise ConfigError(f"{option} {path}: cannot create the directory ({exc.strerror})") from exc
     if not path.is_dir() or not os.access(path, os.W_OK | os.X_OK):
         raise ConfigError(f"{option} {path}: not a writable directory")
+
+
+def results_dir(path: Path) -> Path:
+    """A results directory a command reads (--results); DataError in one line when there is
+    none at `path`."""
+    if not path.is_dir():
+        raise DataError(f"{path}: no such results directory" if not path.exists()
+                        else f"{path} is a file, not a results directory")
+    return path
 
 
 def ensure_writable_file(path: Path, option: str) -> None:

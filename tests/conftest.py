@@ -36,9 +36,9 @@ dask.config.set({PROCESSES_KEY: False})
 os.environ.setdefault("SOURCE_DATE_EPOCH", "1764028800")
 
 # The suite's engine: the one the plain lookup finds first (Debian's native build, where
-# `make test` installs it), for every command a test runs. `play` on its own prefers a build
-# the reference ladder serves (the portable 17.1, slower here); the tests of that preference
-# clear this variable.
+# `make test` installs it), for every command a test runs. Without it every command prefers
+# a build the reference ladder serves (the portable 17.1, slower here); the tests of that
+# preference clear this variable.
 with contextlib.suppress(EngineNotFoundError):  # the tests that need an engine say so
     os.environ.setdefault("STOCKFISH_PATH", find_stockfish(None))
 

@@ -8,12 +8,14 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import chess
 import pytest
 
+import benchmark
 from lib.claim import ClaimHeld, claim, claim_path
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
 from tests.conftest import ROOT, first_questions
@@ -99,3 +101,43 @@ def test_a_store_that_cannot_be_kept_is_one_line(command: str, option: str, tmp_
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2, done.stderr[-2000:]
     assert len(lines) == 1 and "/dev/null/store.db: cannot keep a store there" in lines[0]
+
+
+def test_a_finished_run_leaves_no_claim_behind(tmp_path: Path) -> None:
+    """The claim's file goes with the run that held it (before, every run left a hidden
+    .claim file in its folder); what the run stored stays."""
+    out = tmp_path / "results"
+    assert benchmark.main(["--model", "random", "--questions", str(first_questions(tmp_path, 4)),
+                           "--out", str(out)]) == 0
+    assert not list(out.glob(".*.claim"))
+    assert (out / "cache.db").is_file() and list(out.glob("static__random__*.json"))
+    with claim(out / "cache.db", "run", "the run"):
+        assert claim_path(out / "cache.db", "run").is_file()  # there while it is held
+    assert not claim_path(out / "cache.db", "run").exists()
+
+
+def test_claims_taken_and_ended_at_once_never_have_two_holders(tmp_path: Path) -> None:
+    """Many claimants on one run, each ending its claim (and removing its file) at once: one
+    that locked a file as its holder removed it claims afresh, so never two hold the run."""
+    store, holders, most = tmp_path / "cache.db", [0], [0]
+    guard = threading.Lock()
+
+    def claimant() -> None:
+        for _ in range(300):
+            try:
+                with claim(store, "run", "the run"):
+                    with guard:
+                        holders[0] += 1
+                        most[0] = max(most[0], holders[0])
+                    time.sleep(0)
+                    with guard:
+                        holders[0] -= 1
+            except ClaimHeld:
+                continue
+    threads = [threading.Thread(target=claimant) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most[0] == 1
+    assert not claim_path(store, "run").exists()

@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +29,18 @@ def test_a_bare_command_lists_the_subcommands() -> None:
         assert f"    {name}" in done.stdout
     assert "--model MODEL" not in done.stdout  # not run's usage
     assert "Traceback" not in done.stderr
+
+
+
+def test_the_bare_command_s_summary_names_every_mode() -> None:
+    """The paragraph above the list names every subcommand (before, it left out book, match
+    and serve)."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmark.py")], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+    summary = " ".join(done.stdout.split("positional arguments:")[0].split()[3:])
+    for name in ("run", "play", "puzzles", "worldmodel", "calibrate", "book", "leaderboard",
+                 "report", "compare", "match", "serve"):
+        assert re.search(rf"\b{name}\b", summary), (name, summary)
 
 
 def test_no_help_text_prints_a_doubled_percent_sign() -> None:
@@ -67,6 +80,19 @@ def test_the_leaderboard_reads_results_and_keeps_out_as_an_old_name(tmp_path: Pa
         assert f"wrote {results / 'leaderboard.md'}" in done.stdout
         deprecated = "--out is deprecated here: use --results" in done.stderr
         assert deprecated == (option == "--out")
+
+
+@pytest.mark.parametrize("argv", [["leaderboard"], ["report"], ["compare", "a", "b"]],
+                         ids=lambda argv: argv[0])
+def test_a_results_folder_that_is_not_there_is_named_so(
+        argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before, leaderboard said it found no complete results, and compare no run 'a'."""
+    missing = tmp_path / "no-such-folder"
+    assert benchmark.main([*argv, "--results", str(missing)]) == 2
+    named = "no run 'a': " if argv[0] == "compare" else ""
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: {named}{missing}: no such results directory"]
+    assert not missing.exists()
 
 
 def test_resume_is_accepted_and_says_it_is_not_needed(tmp_path: Path) -> None:

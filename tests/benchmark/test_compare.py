@@ -82,6 +82,19 @@ def test_compare_pairs_two_real_runs_question_by_question(runs: Path, capsys) ->
     assert "compare__" not in capsys.readouterr().err
 
 
+def test_a_run_is_found_by_its_model_s_name_and_a_name_of_several_says_which(
+        runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--model's own spelling, which no file name keeps (':' and '=' are left out of it),
+    finds the run; a model with two runs is one line naming both, exit 2."""
+    [stockfish] = runs.glob("static__stockfish_nodes_1000__*.json")
+    assert find_run("stockfish:nodes=1000", runs) == stockfish
+    assert benchmark.main(["compare", "random", "stockfish:nodes=1000", "--results",
+                           str(runs)]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "'random' names 2 runs" in line
+    assert all(p.stem in line for p in runs.glob("static__random__*.json"))
+
+
 def test_pairing_narrows_the_interval_of_a_real_difference(runs: Path) -> None:
     """Two runs of the random mover under two seeds: the same player, so no difference is
     found, and the paired interval is narrower than two independent intervals would be."""

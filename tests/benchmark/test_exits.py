@@ -5,6 +5,7 @@ failed (a real bad input). Each cell of the table is one case here."""
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -40,6 +41,27 @@ ASKING = {
     "worldmodel": ["worldmodel", "--limit", "3", "--questions", str(QUESTIONS),
                    "--temperatures", "0"],
 }
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then let go)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("command", [*sorted(ASKING), "match"])
+def test_a_run_whose_endpoint_refuses_it_leaves_nothing_behind(
+        command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--base-url where nothing listens: one line, exit 2, and nothing in the folder (before,
+    the cache, books/ with a line of one request 'sent', traces/ and a claim were left)."""
+    out = tmp_path / "out"
+    argv = ASKING.get(command, ["match", "--opponent", "random", "--max-games", "2"])
+    status = benchmark.main([*argv, *_model(f"http://127.0.0.1:{_closed_port()}/v1", out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == Exit.ERROR and "refused (is the server running?)" in err[-1]
+    assert len(err) == 1, err
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == []
 
 
 @pytest.mark.parametrize("command", sorted(ASKING))

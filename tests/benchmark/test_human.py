@@ -29,7 +29,7 @@ from lib.benchmark.core.human import (
     run_reading,
 )
 from lib.benchmark.stats.elo import BELOW, INTERVAL
-from lib.benchmark.stats.ladder_map import REFERENCE_ENGINE
+from lib.engine import REFERENCE_ENGINE
 from lib.errors import DataError
 
 

@@ -395,3 +395,42 @@ def test_play_prefers_a_build_the_reference_ladder_serves(
                            str(tmp_path / "old")]) == 0
     [result] = (tmp_path / "old").glob("play__*.json")
     assert json.loads(result.read_text())["settings"]["rungs_engine"] == "Stockfish 15.1"
+
+
+def test_every_mode_plays_a_baseline_on_the_build_play_takes(
+        tmp_path: Path, stockfish: str, wasm_stockfish: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Debian 12 machine above: `stockfish:nodes=1000` is the portable 17.1 in run,
+    match and serve too, as in play (before, Debian's 15.1, first in the lookup: two players
+    under one name in one results folder); --stockfish still picks the build."""
+    from lib.benchmark.core.server import PlayerServer
+    from lib.benchmark.match.cli import match_setup
+
+    if not engine_identity(stockfish).startswith("Stockfish 15.1"):
+        pytest.skip("the machine's native Stockfish is not Debian 12's 15.1")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "node").symlink_to(shutil.which("node") or "node")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.delenv("STOCKFISH_PATH")
+    monkeypatch.setattr(engine_mod, "DEBIAN_STOCKFISH", stockfish)
+    spec = "stockfish:nodes=1000"
+    for out, extra in ((tmp_path / "found", []), (tmp_path / "given", ["--stockfish", stockfish])):
+        assert benchmark.main(["run", "--model", spec, "--limit", "2", "--workers", "1",
+                               "--out", str(out), *extra]) == 0
+    [found] = (tmp_path / "found").glob("static__*.json")
+    assert json.loads(found.read_text())["settings"]["answered_by"].startswith("Stockfish 17.1")
+    [given] = (tmp_path / "given").glob("static__*.json")
+    assert json.loads(given.read_text())["settings"]["answered_by"] == "Stockfish 15.1"
+    parser, _ = benchmark.build_parser()
+    setup = match_setup(parser.parse_args(["match", "--model", spec, "--opponent", "random"]))
+    try:
+        assert setup.first.answered_by.startswith("Stockfish 17.1")
+        assert setup.settings.path == wasm_stockfish  # the judge's build is the players'
+    finally:
+        setup.close()
+    server = PlayerServer("127.0.0.1", 0, None, 0, 1)
+    try:
+        assert server.served(f"served/{spec}").player.answered_by.startswith("Stockfish 17.1")
+    finally:
+        server.close()

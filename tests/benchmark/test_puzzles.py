@@ -21,7 +21,9 @@ from lib.benchmark.puzzles.sampler import Pool, draw, pick
 from lib.benchmark.stats.elo import PRIOR_SD, puzzle_posterior
 from lib.puzzledb import HEADER, read_puzzles
 from tests.benchmark.chatserver import ChatServer, Response
-from tests.conftest import PUZZLES_1K, ROOT
+from tests.conftest import PUZZLES, PUZZLES_1K, ROOT
+
+PUZZLES_44K = PUZZLES / "lichess_db_puzzle.sample44k.csv.zst"
 
 # Two real puzzles of the 1k sample. 9A6fb is a mate in 2 whose last move has two mates
 # (Qa2#, the key, and Qb4#); HZ3rP is a mate in 2 (R1g6+) where R7g6+ also wins.
@@ -219,3 +221,21 @@ def test_the_expected_puzzles_of_a_run_track_its_interval() -> None:
     assert puzzles_expected(wide, 40, 50, 100) == 100  # never past the cap
     narrow = Estimate(1500, 1460, 1540, 150, "laplace")
     assert puzzles_expected(narrow, 150, 50, 400) == 150  # finished
+
+
+def test_a_player_that_solves_nothing_is_bounded_where_the_scale_has_puzzles(
+        tmp_path: Path) -> None:
+    """A model whose every answer is no move fails every line, the sampler goes down to the
+    easiest puzzles of the shared sample (`puzzles`' default file), and the Elo is bounded at
+    their rating, the foot of Lichess's scale (before: "below ~-1", 400 under puzzles rated
+    399, a rating nothing has)."""
+    with ChatServer(lambda fen, attempt: Response("Final answer: resign")) as server:
+        assert benchmark.main(["puzzles", "--model", "local/m", "--base-url", server.base_url,
+                               "--puzzles", str(PUZZLES_44K), "--out", str(tmp_path),
+                               "--max-puzzles", "60", "--retries", "0"]) == 0
+    [path] = tmp_path.glob("puzzles__*.json")
+    result = json.loads(path.read_text())
+    assert result["solved"] == 0 and result["failed"] == 60
+    # The file's easiest puzzles, rated 399, were reached.
+    assert min(line["rating"] for line in result["lines"]) == 399
+    assert result["elo"]["kind"] == "below" and result["elo"]["text"] == "below ~399"

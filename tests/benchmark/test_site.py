@@ -7,6 +7,7 @@ output/screenshots/ for a person to look at."""
 
 from __future__ import annotations
 
+import csv
 import gzip
 import html
 import io
@@ -652,3 +653,20 @@ def test_a_game_that_ends_in_checkmate_keeps_its_graph(tmp_path: Path) -> None:
     [view] = views.game_views(tmp_path / "g.pgn", tmp_path / "no-traces.jsonl")
     assert [p["mark"] for p in view["plies"]] == ["inaccuracy", None, "blunder", None]
     assert view["sides"]["white"]["blunder"] == 1
+
+
+def test_the_ladder_page_shows_the_reference_ladder_by_default(tmp_path: Path) -> None:
+    """Every game Elo on the site is on the reference ladder, so ladder.html shows it unless
+    --ladder says otherwise (before, Stockfish 15.1's: its 32 rungs, nodes1k at 2574)."""
+    results, out = tmp_path / "results", tmp_path / "site"
+    assert benchmark.main(["run", "--model", "random", "--limit", "4", "--out",
+                           str(results)]) == 0
+    assert benchmark.main(["report", "--results", str(results), "--out", str(out)]) == 0
+    page = (out / "ladder.html").read_text(encoding="utf-8")
+    with REFERENCE_LADDER.open(newline="", encoding="utf-8") as handle:
+        rungs = list(csv.DictReader(handle))
+    for rung in rungs:  # each rung's row holds its Elo as the ladder's file has it
+        row = re.search(rf">{re.escape(rung['rung'])}</td>(.*?)</tr>", page)
+        elo = round(float(rung["elo"]))
+        assert row and re.search(rf">{elo}( \(anchor\))?</td>", row.group(1)), rung
+    assert {r["engine"] for r in rungs} == {"Stockfish 17.1"} and "Stockfish 15.1" not in page

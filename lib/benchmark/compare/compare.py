@@ -3,6 +3,7 @@ puzzle scale, or the same ladder. Anything else is refused with one line."""
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,12 +22,14 @@ from lib.benchmark.compare.paired import (
 from lib.benchmark.core.answers import Category
 from lib.benchmark.core.header import Kind, read_result
 from lib.benchmark.core.ladder_check import elo_difference_text, ladder_check, why_not
+from lib.benchmark.core.results import result_files
 from lib.benchmark.core.scoring import STRATA, UNSCORED, Item, metric_arrays
 from lib.benchmark.core.scoring import metric_digits as digits
 from lib.benchmark.core.turns import Condition
 from lib.benchmark.stats.elo import Z
 from lib.benchmark.stats.mcnemar import mcnemar
 from lib.errors import DataError, FitError
+from lib.files import results_dir
 
 HEADLINE = ("legal_rate", "accuracy", "acpl", "best_move_rate", "puzzle_solve_rate")
 LOWER_IS_BETTER = {"acpl"}
@@ -58,24 +61,42 @@ class Comparison:
 
 
 def find_run(name: str, results: Path) -> Path:
-    """A result file by path, by its name in `results`, or by the one name it starts."""
+    """A result file by path, by its name in `results`, by the one name it starts, or by
+    its model's name (e.g. stockfish:nodes=1000); DataError naming every run a name matches
+    when it matches several."""
     path = Path(name)
     if path.suffix == ".json" and path.is_file():
         return path
+    try:
+        results_dir(results)
+    except DataError as exc:
+        raise DataError(f"no run {name!r}: {exc}") from None
     exact = results / f"{name.removesuffix('.json')}.json"
     if exact.is_file():
         return exact
     # A name may leave out the kind its file begins with: "random__" finds static__random__...
     prefixes = (name, *(f"{k}__{name}" for k in Kind if k != Kind.COMPARE))
-    found = sorted(p for p in results.glob("*.json") if p.stem.startswith(prefixes)
-                   and not p.stem.startswith(f"{Kind.COMPARE}__"))
+    found = sorted(p for p in result_files(results)
+                   if not p.stem.startswith((f"{Kind.COMPARE}__", f"{Kind.MATCH}__"))
+                   and (p.stem.startswith(prefixes) or _model_of(p) == name))
     if len(found) == 1:
         return found[0]
     if not found:
-        raise DataError(f"no run {name!r} in {results} (give a file, or a name from "
-                        f"{results}: ls {results}/*.json)")
+        raise DataError(f"no run {name!r} in {results} (give a file, a model's name, or a "
+                        f"name from {results}: ls {results}/*.json)")
     raise DataError(f"{name!r} names {len(found)} runs in {results}: "
-                    + ", ".join(p.stem for p in found[:5]) + (" ..." if len(found) > 5 else ""))
+                    + ", ".join(p.stem for p in found[:5]) + (" ..." if len(found) > 5 else "")
+                    + " (give one's file name)")
+
+
+def _model_of(path: Path) -> str | None:
+    """The model a result file names, None when it cannot be read as a result."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    model = data.get("model") if isinstance(data, dict) else None
+    return model if isinstance(model, str) else None
 
 
 def match_results(results: Path, *runs: dict[str, Any]) -> list[dict[str, Any]]:

@@ -46,7 +46,8 @@ from lib.benchmark.core.data import DATA, LADDER_MAP, REFERENCE_LADDER, ladder_l
 from lib.benchmark.stats import btd
 from lib.benchmark.stats.btd import Z90
 from lib.benchmark.stats.elo import ABOVE, BELOW, INTERVAL
-from lib.benchmark.stats.ladder_map import REFERENCE_ENGINE, LadderMap, load_map
+from lib.benchmark.stats.ladder_map import LadderMap, load_map
+from lib.engine import REFERENCE_ENGINE
 from lib.errors import DataError
 
 HUMAN_DIR = DATA / "human"  # the crosswalk's committed data: the two files below

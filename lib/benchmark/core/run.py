@@ -4,7 +4,7 @@ from an Inspect eval, and all it owns while it lasts:
 - its identity: what makes it this run (the player and every setting that changes a reply),
   whose digest prefixes the keys of what it stores;
 - its stores, each claimed for it alone (lib/claim.py: a second process on the same run is
-  refused in one line naming the holder, before it asks anything);
+  refused in one line naming the holder, before it asks anything), each made with its value;
 - its gate for requests in flight (its own: nothing is shared between runs of a process);
 - its stop: the gate closes (Ctrl-C, a failure, the end of an Inspect eval; a sample's limit
   closes a child gate of it), so no request is sent after it, and those in flight land;
@@ -12,13 +12,14 @@ from an Inspect eval, and all it owns while it lasts:
 
 However it ends (a result, exit 2 or 3, Ctrl-C, a failure), leaving it does the same, in
 this order: the gate closes and the requests in flight land and are stored, the stores
-close, the claims are released, and the books are written, once.
+close, the claims are released (their files removed), and the books are written, once. A run
+that fails before it stored or bought anything leaves no store, claim or books behind.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
@@ -83,11 +84,10 @@ class Run:
         self._held.enter_context(claim(store, identity, what))
         return hashlib.sha256(identity.encode()).hexdigest()[:12]
 
-    def store(self, path: Path, table: str,
-              kind: Callable[[Path, str], JsonStore] = JsonStore) -> JsonStore:
+    def store(self, path: Path, table: str, kind: type[JsonStore] = JsonStore) -> JsonStore:
         """A table of a store this run holds open until it ends (claim the store first);
-        `kind`: a JsonStore's subclass to open it as."""
-        opened = kind(path, table)
+        `kind`: a JsonStore's subclass to open it as; its file is made with its first value."""
+        opened = kind(path, table, lazy=True)
         self._held.callback(opened.close)
         return opened
 

@@ -54,14 +54,13 @@ from lib.benchmark.games.sampler import MAX_GAMES, PRIOR, TARGET, SamplerConfig
 from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.players.player import Player, budget_of, is_baseline, make_player
 from lib.benchmark.stats import btd
-from lib.benchmark.stats.ladder_map import REFERENCE_ENGINE
 from lib.cli import (
     add_stockfish_arg,
     non_negative_int,
     positive_float,
     positive_int,
 )
-from lib.engine import EngineSettings, engine_identity, find_stockfish
+from lib.engine import REFERENCE_ENGINE, EngineSettings, engine_identity, find_stockfish
 from lib.errors import ConfigError, DataError
 from lib.exits import Exit
 from lib.files import (

@@ -50,7 +50,8 @@ from lib.benchmark.leaderboard.paired import PairedPart, joint_draws, paired_par
 from lib.benchmark.leaderboard.ranking import Rank, Shared, ranks, ranks_of_draws
 from lib.benchmark.leaderboard.testsets import previous_results
 from lib.benchmark.stats.elo import LEVEL, Z
-from lib.benchmark.stats.ladder_map import REFERENCE_ENGINE, LadderMap, load_map
+from lib.benchmark.stats.ladder_map import LadderMap, load_map
+from lib.engine import REFERENCE_ENGINE
 from lib.errors import DataError
 from lib.figures import save_figure
 from lib.files import atomic_write, sha256_file

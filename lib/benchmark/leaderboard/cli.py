@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from lib.benchmark.core.cli import default_puzzles
-from lib.benchmark.core.data import FIRST_LADDER, ladder_path, questions_path
+from lib.benchmark.core.data import REFERENCE_LADDER, ladder_path, questions_path
 from lib.benchmark.core.questions import load_questions
 from lib.benchmark.core.scoring import (
     floor_figures,
@@ -16,6 +16,7 @@ from lib.benchmark.leaderboard.board import leaderboard
 from lib.benchmark.leaderboard.site import SiteInputs, build_site, remove_stale
 from lib.cli import Renamed
 from lib.errors import DataError
+from lib.files import results_dir
 
 
 def add_parser(commands: Any) -> None:
@@ -51,6 +52,7 @@ def _selection_options(p: argparse.ArgumentParser) -> None:
 
 def leaderboard_command(args: argparse.Namespace) -> None:
     """Rank every complete result in --results; print where the files went."""
+    results_dir(args.results)
     floor = floor_figures(load_questions(args.questions), args.seed)
     puzzles = args.puzzles or default_puzzles()
     for path in leaderboard(args.results, args.questions, puzzles, floor, args.seed):
@@ -72,17 +74,17 @@ def add_report_parser(commands: Any) -> None:
                    "result files first")
     p.add_argument("--out", type=Path, default=Path("site"),
                    help="directory the site is written to (default site)")
-    p.add_argument("--ladder", type=ladder_path, default=FIRST_LADDER,
+    p.add_argument("--ladder", type=ladder_path, default=REFERENCE_LADDER,
                    help="the ladder shown on ladder.html (its ladder.csv or folder, with its "
-                   "games beside it, or a committed ladder's name; default stockfish-15.1)")
+                   "games beside it, or a committed ladder's name; default stockfish-17.1, "
+                   "the reference ladder every game Elo on the site is on)")
     _selection_options(p)
     p.set_defaults(handler=report_command)
 
 
 def report_command(args: argparse.Namespace) -> None:
     """Build the site; print where it went."""
-    if not args.results.is_dir():
-        raise DataError(f"{args.results}: no such results directory")
+    results_dir(args.results)
     if args.out.resolve() == args.results.resolve():
         raise DataError(f"--out {args.out} is the results directory: name another one")
     if args.out.exists() and not args.out.is_dir():

@@ -35,9 +35,15 @@ from lib.benchmark.match.run import MatchConfig, MatchSession, play_match
 from lib.benchmark.model.cost import Budget, PlayerBudget, Price
 from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
 from lib.benchmark.model.protocols import template as protocol_template
-from lib.benchmark.players.player import Player, budget_of, is_baseline, make_player
+from lib.benchmark.players.player import (
+    Player,
+    baseline_stockfish,
+    budget_of,
+    is_baseline,
+    make_player,
+)
 from lib.cli import add_stockfish_arg, non_negative_int, positive_float, positive_int
-from lib.engine import EngineSettings, find_stockfish
+from lib.engine import EngineSettings
 from lib.errors import ChessEvalError, ConfigError
 from lib.exits import Exit
 from lib.files import atomic_write, ensure_writable_dir, sha256_file
@@ -156,7 +162,9 @@ class MatchSetup:
 
 def match_setup(args: argparse.Namespace) -> MatchSetup:
     """The players, the sides, the rules and the judge of `match ARGS`."""
-    settings = EngineSettings(find_stockfish(args.stockfish))
+    # The judge's build is the players' (a Stockfish baseline plays on it): the one
+    # `play` takes.
+    settings = EngineSettings(baseline_stockfish(args.stockfish))
     first, second = match_players(args, settings.path)
     openings = () if args.no_book else tuple(o.start() for o in book.load_book(args.book))
     config = MatchConfig(args.target, args.max_games, args.concurrency, args.seed,

@@ -226,10 +226,14 @@ class Budget:
             self.books.cost += cost
             self.dearest = max(self.dearest, cost)
 
-    def release(self, amount: float) -> None:
-        """A reservation whose request got no reply that could be billed (refused, not sent)."""
+    def release(self, amount: float, sent: bool = True) -> None:
+        """A reservation whose request got no reply that could be billed (refused, or not
+        sent: `sent` False for one that never reached the server, which the books then do
+        not count)."""
         with self._lock:
             self.reserved -= amount
+            if not sent:
+                self.books.sent -= 1
 
     def cost_of(self, reported: float | None, prompt_tokens: int | None,
                 completion_tokens: int | None) -> float | None:
@@ -278,10 +282,10 @@ class PlayerBudget(Budget):
         self.shared.settle(amount, cost, completed, readable, latency_s)
         super().settle(amount, cost, completed, readable, latency_s)
 
-    def release(self, amount: float) -> None:
+    def release(self, amount: float, sent: bool = True) -> None:
         """Release in both."""
-        self.shared.release(amount)
-        super().release(amount)
+        self.shared.release(amount, sent)
+        super().release(amount, sent)
 
     def note(self) -> str:
         """The shared budget's note."""

@@ -324,7 +324,8 @@ class HttpBackend:
             # never connected was not.
             error = box["error"]
             sent = not (_refused(error) or isinstance(error, requests.ConnectTimeout))
-            raise AttemptFailed(_connection_problem(error, url), retry=True, aborted=sent)
+            raise AttemptFailed(_connection_problem(error, url), retry=True, aborted=sent,
+                                unsent=not sent)
         response: requests.Response = box["response"]
         return response
 

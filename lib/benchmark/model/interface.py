@@ -185,7 +185,7 @@ class AttemptFailed(InfraError):
 
     def __init__(self, reason: str, *, retry: bool = False, busy: bool = False,
                  aborted: bool = False, fatal: bool | None = None, context: bool = False,
-                 resend: bool = False, settled: bool = True,
+                 resend: bool = False, settled: bool = True, unsent: bool = False,
                  retry_after: float | None = None,
                  unreadable: dict[str, Any] | None = None) -> None:
         super().__init__(reason)
@@ -199,6 +199,9 @@ class AttemptFailed(InfraError):
         # at once, no retry spent.
         self.resend = resend
         self.settled = settled  # False: it may still be in flight, so no other may start
+        # It never reached the server (the connection was refused, or never made): not sent,
+        # and the books do not count it.
+        self.unsent = unsent
         self.retry_after = retry_after  # seconds the server asked us to wait (Retry-After)
         # A completed reply (billed) that could not be read: the usage its body held.
         self.unreadable = unreadable

@@ -226,7 +226,7 @@ class Metered:
                 budget.settle(amount, None, completed=False)
                 spent.aborted += 1
             else:
-                budget.release(amount)
+                budget.release(amount, sent=not failed.unsent)
             raise
         except LimitReached as limit:
             if limit.reply is None:  # billed, not recovered: counted as possibly billed

@@ -26,6 +26,7 @@ from lib.benchmark.model.interface import Model, ModelConfig, Reply, Request
 from lib.benchmark.model.metered import Metered
 from lib.benchmark.players.maia import NETS, SHA256, best_move, load_net, net_path
 from lib.engine import (
+    REFERENCE_ENGINE,
     Engine,
     EngineProtocol,
     EngineSettings,
@@ -501,6 +502,14 @@ BASELINE_SPECS = (  # what --model accepts besides a model, as every subcommand'
     f"{NETS[0]}, {NETS[1]}, ..., {NETS[-1]}, at one node)")
 
 
+def baseline_stockfish(explicit: str | None) -> str:
+    """The Stockfish a baseline (and a mode's judge) plays on: --stockfish or STOCKFISH_PATH
+    when given, else, among the builds the lookup finds, one the reference ladder serves,
+    as `play` takes it, so one spec is one player in every mode (run, play, match, serve,
+    puzzles, worldmodel); the log says which build it took."""
+    return find_stockfish(explicit, prefer=REFERENCE_ENGINE)
+
+
 def is_baseline(spec: str) -> bool:
     """Whether --model names a baseline player rather than a model at an endpoint."""
     return spec.split(":")[0] in BASELINES
@@ -518,7 +527,7 @@ def make_player(spec: str, chat: ModelConfig | None, stockfish: str | None, seed
         if set(options) != {"random", "nodes"} or not 0 <= options["random"] <= 100 \
                 or options["nodes"] < 1:
             raise PlayerError(f"bad {spec!r}: expected mix:random=P,nodes=N with P in 0-100")
-        return MixPlayer(find_stockfish(stockfish), options["random"], options["nodes"],
+        return MixPlayer(baseline_stockfish(stockfish), options["random"], options["nodes"],
                          seed=seed, workers=workers)
     if name == "stockfish":
         unknown = set(options) - {"elo", "skill", "nodes"}
@@ -527,7 +536,7 @@ def make_player(spec: str, chat: ModelConfig | None, stockfish: str | None, seed
                               "nodes")
         if "elo" in options and not 1320 <= options["elo"] <= 3190:
             raise PlayerError("stockfish:elo must be within the engine's UCI_Elo range")
-        return StockfishPlayer(find_stockfish(stockfish), elo=options.get("elo"),
+        return StockfishPlayer(baseline_stockfish(stockfish), elo=options.get("elo"),
                                skill=options.get("skill"), nodes=options.get("nodes"),
                                workers=workers)
     if name == "softmax":
@@ -551,7 +560,7 @@ def _softmax(spec: str, options: dict[str, int], stockfish: str | None, seed: in
     if not {"temp", "nodes"} <= set(options) <= {"temp", "nodes", "top"} \
             or min(options.values()) < 1:
         raise PlayerError(f"bad {spec!r}: expected softmax:temp=T,nodes=N[,top=K], each >= 1")
-    return SoftmaxPlayer(find_stockfish(stockfish), options["temp"], options["nodes"],
+    return SoftmaxPlayer(baseline_stockfish(stockfish), options["temp"], options["nodes"],
                          top=options.get("top", 5), seed=seed, workers=workers)
 
 

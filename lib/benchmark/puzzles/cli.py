@@ -21,7 +21,13 @@ from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.run import Run
 from lib.benchmark.core.runner import BREAKER
-from lib.benchmark.players.player import Player, budget_of, is_baseline, make_player
+from lib.benchmark.players.player import (
+    Player,
+    baseline_stockfish,
+    budget_of,
+    is_baseline,
+    make_player,
+)
 from lib.benchmark.puzzles.line import RULES as PUZZLE_RULES
 from lib.benchmark.puzzles.line import TEMPLATE as PUZZLE_TEMPLATE
 from lib.benchmark.puzzles.line import play_line
@@ -41,7 +47,7 @@ from lib.cli import (
     positive_float,
     positive_int,
 )
-from lib.engine import EngineSettings, find_stockfish
+from lib.engine import EngineSettings
 from lib.errors import ConfigError, DataError
 from lib.exits import Exit
 from lib.files import (
@@ -115,10 +121,10 @@ def puzzles_setup(args: argparse.Namespace, player: Player | None = None) -> Puz
     if rows - bad > len(puzzles):
         log.info("%s: %d puzzles, a seeded sample of %d is the pool (the same for every "
                  "model)", path, rows - bad, len(puzzles))
-    settings = EngineSettings(find_stockfish(args.stockfish))
+    settings = EngineSettings(baseline_stockfish(args.stockfish))  # the judge's and a baseline's
     ensure_writable_dir(args.out, "--out")
     chat = None if is_baseline(args.model) else model_config(args)
-    player = player or make_player(args.model, chat, args.stockfish, args.seed, 1)
+    player = player or make_player(args.model, chat, settings.path, args.seed, 1)
     digest = sha256_file(path)
     shown = {"puzzles": str(path), "puzzles_sha256": digest, "target": args.target,
              "max_puzzles": args.max_puzzles, "seed": args.seed, "prompt": PUZZLE_TEMPLATE,

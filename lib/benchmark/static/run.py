@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from lib.benchmark.core.answers import Category
 from lib.benchmark.core.header import Kind, file_name
@@ -179,16 +180,20 @@ def _ask(config: StaticConfig, player: Player, questions: list[Question],
     did after some answers; traces are written under a temporary name and renamed."""
     cache = run.store(config.cache_path, "answers", _Forgetful if config.no_cache else JsonStore)
     traces_path = config.out / "traces" / f"{name}.jsonl"
-    traces_path.parent.mkdir(parents=True, exist_ok=True)
     items: list[Item] = []
     replies: list[dict[str, Any]] = []
     halted = None
+    traces: IO[str] | None = None
     progress = Progress(len(questions), f"ask {config.model[:30]}")
     outcomes = ask_all(player, config.template, TEMPLATES[config.template], questions, cache,
                        config.concurrency, config.breaker, config.cluster, run.gate)
     try:
-        with atomic_write(traces_path, encoding="utf-8") as traces:
+        # The traces' file is opened with the first outcome: a run refused before any
+        # (its endpoint down) writes nothing.
+        with ExitStack() as opened:
             for outcome in _until_halted(outcomes, items):
+                if traces is None:
+                    traces = opened.enter_context(atomic_write(traces_path, encoding="utf-8"))
                 if isinstance(outcome, str):
                     halted = outcome
                     log.error("%s: the answers so far are written", halted)
@@ -205,11 +210,16 @@ def _ask(config: StaticConfig, player: Player, questions: list[Question],
                     replies.append(asdict(reply))
                 progress.update(item.category, outcome.cached)
                 traces.write(trace_record(outcome, item.as_dict()) + "\n")
+            if traces is None:  # nothing was asked (the budget was spent): an empty trace
+                opened.enter_context(atomic_write(traces_path, encoding="utf-8"))
     except BaseException:
         # Replies still in flight land in the cache as the run ends, after this line: it
         # says where they are, not how many (a count here missed those).
-        log.info("every answer bought is kept in %s; the same command resumes",
-                 config.cache_path)
+        budget = budget_of(player)
+        if config.cache_path.exists() or (budget is not None and budget.books.sent):
+            # (not where no request reached the endpoint: nothing was bought, nor kept)
+            log.info("every answer bought is kept in %s; the same command resumes",
+                     config.cache_path)
         raise
     finally:
         progress.close()

@@ -16,7 +16,9 @@ interval. Loss, not Lichess's accuracy, because accuracy saturates near 90 for e
 level on single moves and so barely moves with Elo.
 
 Honest extremes: an estimate is only a number inside the range the data can speak for (the
-humans' Elos; the puzzle ratings +-400). Beyond it the estimate reads "below ~N" or "above ~N",
+humans' Elos; the puzzle ratings +-400, never below the easiest puzzle's rating where that
+is at the foot of Lichess's scale, 400: no puzzle or player is rated under it, and the
+puzzle files' lowest rating is 399). Beyond it the estimate reads "below ~N" or "above ~N",
 an interval end beyond it is open ("<N", ">N"), and a line too flat to place the model (or
 an interval spanning the whole range) reads "not identifiable", never a five-digit number.
 """
@@ -34,6 +36,9 @@ from lib.errors import FitError
 PRIOR_MEAN = 1500.0  # Lichess's starting rating
 PRIOR_SD = 800.0  # wide: a model that solves little is not pulled up to the middle
 PUZZLE_REACH = 400.0  # puzzle Elos this far beyond every puzzle's rating are not measured
+# The foot of Lichess's rating scale: no puzzle (nor player) is rated below it, so a puzzle Elo
+# never reads below it ("below ~-1" for a player that solved none of puzzles rated 399).
+SCALE_FLOOR = 400.0
 ONE_SIDED = 0.05  # the chance of the observed extreme at the bound of "below/above ~N"
 LEVEL = 0.90  # credible / confidence level of every interval
 Z = float(stats.norm.ppf(0.5 + LEVEL / 2))
@@ -98,6 +103,14 @@ def bounded(est: Estimate, floor: float, ceil: float) -> Estimate:
                    kind=INTERVAL)
 
 
+def puzzle_range(ratings: np.ndarray) -> tuple[float, float]:
+    """The puzzle Elos the ratings can speak for: PUZZLE_REACH beyond the easiest and the
+    hardest puzzle, but never below SCALE_FLOOR, nor below the easiest puzzle where that
+    already sits at it."""
+    low, high = float(ratings.min()), float(ratings.max())
+    return max(low - PUZZLE_REACH, min(low, SCALE_FLOOR)), high + PUZZLE_REACH
+
+
 def _one_sided(ratings: np.ndarray, solved_all: bool) -> float:
     """The Elo at which solving none (or all) of the puzzles has probability ONE_SIDED."""
     sign = 1.0 if solved_all else -1.0
@@ -114,7 +127,7 @@ def _extreme(ratings: np.ndarray, solved: np.ndarray, method: str) -> Estimate |
         return None
     solved_all = bool(solved.sum())
     bound = _one_sided(ratings, solved_all)
-    floor, ceil = ratings.min() - PUZZLE_REACH, ratings.max() + PUZZLE_REACH
+    floor, ceil = puzzle_range(ratings)
     if solved_all:
         est = Estimate(np.nan, bound, np.inf, len(ratings), method,
                        "every puzzle solved: a 95% lower bound", ABOVE)
@@ -157,7 +170,7 @@ def puzzle_elo_laplace(ratings: np.ndarray, solved: np.ndarray) -> Estimate:
     r, sd = puzzle_posterior(ratings, solved)
     est = Estimate(r, r - Z * sd, r + Z * sd, len(ratings), "laplace",
                    "Lichess puzzle ratings, not game Elo")
-    return bounded(est, ratings.min() - PUZZLE_REACH, ratings.max() + PUZZLE_REACH)
+    return bounded(est, *puzzle_range(ratings))
 
 
 def puzzle_elo_mcmc(ratings: np.ndarray, solved: np.ndarray, seed: int = 0,
@@ -182,7 +195,7 @@ def puzzle_elo_mcmc(ratings: np.ndarray, solved: np.ndarray, seed: int = 0,
     lo, hi = np.quantile(samples, [0.5 - LEVEL / 2, 0.5 + LEVEL / 2])
     est = Estimate(float(samples.mean()), float(lo), float(hi), len(ratings), "mcmc",
                    "Lichess puzzle ratings, not game Elo")
-    return bounded(est, ratings.min() - PUZZLE_REACH, ratings.max() + PUZZLE_REACH)
+    return bounded(est, *puzzle_range(ratings))
 
 
 def _fit_line(elo: np.ndarray, loss: np.ndarray) -> tuple[float, float]:

@@ -33,12 +33,6 @@ from lib.benchmark.stats.btd import Z90
 from lib.benchmark.stats.elo import ABOVE, BELOW, INTERVAL, Estimate
 from lib.errors import DataError, FitError
 
-# The reference scale every published game Elo is on: the ladder of Stockfish 17.1, which
-# every OS reproduces bit for bit through the pinned portable build (Debian 13's native 17.1
-# searches the same). Runs on Stockfish 15.1's ladder are converted to it by the measured map
-# (data/ladders/ladder_map.json); runs on any other ladder stay apart.
-REFERENCE_ENGINE = "Stockfish 17.1"
-
 
 @dataclass(frozen=True)
 class Reading:
