@@ -1,6 +1,7 @@
 """`compare A B`: paired differences of real static runs, McNemar by hand, refusals, the shared
 ladder cancelled between play runs, and the power plan."""
 
+import csv
 import html
 import json
 from pathlib import Path
@@ -17,11 +18,13 @@ from lib.errors import DataError
 from tests.conftest import PUZZLES_1K, ROOT
 
 QUESTIONS = ROOT / "questions.csv"
+with open(QUESTIONS, newline="", encoding="utf-8") as _handle:
+    PRIVATE = sum(row["private"] == "true" for row in csv.DictReader(_handle))
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Real static runs on the same 153 questions (the private split, whatever the seed):
+    """Real static runs on the same questions (the private split, whatever the seed):
     random, Stockfish at 1,000 nodes, and the random mover again under another seed."""
     out = tmp_path_factory.mktemp("results")
     for argv in (["--model", "random"], ["--model", "stockfish:nodes=1000"],
@@ -49,7 +52,7 @@ def test_compare_pairs_two_real_runs_question_by_question(runs: Path, capsys) ->
     assert acc.a == pytest.approx(a["accuracy"]) and acc.b == pytest.approx(b["accuracy"])
     assert acc.lo < acc.diff < acc.hi and acc.lo > 20 and acc.p < 0.001
     assert result.verdict.startswith("B better than A in accuracy: +")
-    assert "(paired, 153 questions)" in result.verdict
+    assert f"(paired, {PRIVATE} questions)" in result.verdict
     # McNemar by hand from the two files' items: discordant best moves, exact binomial.
     best_a = {i["id"]: bool(i["best"]) for i in a["items"]}
     best_b = {i["id"]: bool(i["best"]) for i in b["items"]}
@@ -64,7 +67,7 @@ def test_compare_pairs_two_real_runs_question_by_question(runs: Path, capsys) ->
     # Both always legal: no discordant question, and an interval that does not collapse.
     legal = diffs["legal_rate"]
     assert legal.diff == 0 and legal.mcnemar == {"only_a": 0, "only_b": 0, "p": 1.0}
-    assert legal.hi == pytest.approx(1 - 0.05 ** (1 / 153)) and legal.lo == -legal.hi
+    assert legal.hi == pytest.approx(1 - 0.05 ** (1 / PRIVATE)) and legal.lo == -legal.hi
     # The command prints the table and the verdict and writes the JSON beside the runs.
     assert benchmark.main(["compare", _random(runs, 0).stem, "stockfish_nodes", "--results",
                            str(runs)]) == 0

@@ -11,9 +11,8 @@ from scipy import stats
 
 import benchmark
 from lib.benchmark.arena.versions import ladder_version_text, read_versions
-from lib.benchmark.core import data
 from lib.benchmark.core.data import FIRST_LADDER, LADDER_MAP
-from lib.benchmark.leaderboard import board
+from lib.benchmark.leaderboard import board, testsets
 from lib.benchmark.leaderboard.board import Entry, LadderPart, _limits, dagger, ranked
 from lib.benchmark.stats.elo import Z
 from lib.benchmark.stats.ladder_map import LadderMap, Reading, fit_map, map_json
@@ -356,7 +355,7 @@ def test_static_runs_on_a_previous_test_set_are_listed_apart_and_marked(
     history = tmp_path / "history.json"
     history.write_text(json.dumps([{"sha256": sha256_file(old), "commit": "abc1234",
                                     "date": "2026-01-02", "questions": 40}]))
-    monkeypatch.setattr(data, "TESTSET_HISTORY", history)
+    monkeypatch.setattr(testsets, "TESTSET_HISTORY", history)
     results = tmp_path / "results"
     for questions, model in ((old, "random"), (unknown, "random"), (QUESTIONS, "random")):
         assert benchmark.main(["--model", model, "--questions", str(questions), "--limit",

@@ -36,9 +36,6 @@ BOOK = DATA / "openings.csv"  # the opening book games start from
 GAME_FIT = DATA / "game_elo_fit.json"  # static scores -> game Elo
 PAIRED_BASELINES = DATA / "paired_baselines.json"  # baselines' static answers, for compare
 QUESTIONS = ROOT / "questions.csv"  # the committed test set
-# The test sets committed before this one (sha256, commit, date, questions), newest first:
-# a result made on one of them still reads, marked as on a previous set.
-TESTSET_HISTORY = DATA / "testset_history.json"
 
 # The root's old names and where each file went. None: the games file of the ladder in use
 # (one file held every engine's games; each ladder's folder now holds its own).

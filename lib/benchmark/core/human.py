@@ -31,7 +31,6 @@ add a number a reader would trust.
 from __future__ import annotations
 
 import csv
-import json
 import math
 from dataclasses import dataclass
 from enum import StrEnum
@@ -470,15 +469,12 @@ def human_text(block: dict[str, Any] | None) -> str:
     places = block["time_controls"]
     if places and all(tc["placement"] == Placement.UNPLACED for tc in places):
         return "Lichess: " + str(places[0]["text"]).split(": ", 1)[1]
-    # Outside the anchors every time control gives the expected score against the same net:
-    # one score, then that anchor's rating on each time control.
-    same = {(tc["placement"], tc["anchor"], tc.get("anchor_net"),
-             json.dumps(tc["expected_score"], sort_keys=True)) for tc in places}
-    if len(places) > 1 and len(same) == 1 and \
-            places[0]["placement"] in (Placement.BELOW, Placement.ABOVE):
-        head = str(places[0]["text"]).split(", Lichess ", 1)[0]
+    # Outside the anchors every time control scores the same against one net: said once.
+    same = {(tc["placement"], tc["anchor"], repr(tc["expected_score"])) for tc in places}
+    outside = (Placement.BELOW, Placement.ABOVE)
+    if len(places) > 1 and len(same) == 1 and places[0]["placement"] in outside:
         ratings = ", ".join(f"{tc['time_control']} {tc['anchor_rating']:,}" for tc in places)
-        return f"{head}, Lichess {ratings})"
+        return f"{str(places[0]['text']).split(', Lichess ', 1)[0]}, Lichess {ratings})"
     return "; ".join(tc["text"] for tc in places)
 
 

@@ -1,8 +1,6 @@
-"""questions.csv in: every row checked before the first request, then filtered and sampled.
-
-A bad row is one line naming the file, the row, its line and the column, so no question is
-asked of a set that cannot be scored to the end.
-"""
+"""questions.csv in: every row checked before the first request, then filtered and sampled;
+a bad row is one line naming the file, the row, its line and the column (so no question is
+asked of a set that cannot be scored to the end)."""
 
 from __future__ import annotations
 

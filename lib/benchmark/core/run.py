@@ -10,10 +10,10 @@ from an Inspect eval, and all it owns while it lasts:
   closes a child gate of it), so no request is sent after it, and those in flight land;
 - its books: a line per model of what this invocation bought (ledger.py).
 
-However it ends (a result, exit 2 or 3, Ctrl-C, a failure), leaving it does the same, in
-this order: the gate closes and the requests in flight land and are stored, the stores
-close, the claims are released (their files removed), and the books are written, once. A run
-that fails before it stored or bought anything leaves no store, claim or books behind.
+However it ends (a result, exit 2, 3, Ctrl-C, a failure), leaving it does the same, in order:
+the gate closes, the requests in flight land and are stored, the stores close, the claims are
+released (files removed), the books are written, once; a run that failed before it stored or
+bought anything leaves no store, claim or books.
 """
 
 from __future__ import annotations

@@ -11,16 +11,19 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lib.benchmark.core import data
+from lib.benchmark.core.data import DATA
 from lib.benchmark.core.header import Kind, read_result
 from lib.benchmark.core.results import result_files
 from lib.errors import DataError
+
+# The test sets committed before this one (sha256, commit, date, questions), newest first.
+TESTSET_HISTORY = DATA / "testset_history.json"
 
 
 def previous_sets(path: Path | None = None) -> dict[str, dict[str, Any]]:
     """The earlier committed test sets by SHA-256 (from TESTSET_HISTORY unless `path`; {}
     when the history file is absent)."""
-    path = path or data.TESTSET_HISTORY
+    path = path or TESTSET_HISTORY
     if not path.is_file():
         return {}
     return {entry["sha256"]: entry for entry in json.loads(path.read_text(encoding="utf-8"))}
