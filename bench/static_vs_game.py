@@ -34,10 +34,13 @@ from lib.files import sha256_file
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def rung_result(spec: str, questions: Path, out: Path, workers: int) -> dict:
+def rung_result(spec: str, questions: Path, out: Path, workers: int,
+                stockfish: str | None = None) -> dict:
     """The rung's static result (run now, or read back from a finished run)."""
+    engine = ["--stockfish", stockfish] if stockfish else []
     status = benchmark.main(["--model", spec, "--questions", str(questions), "--out",
-                             str(out), "--workers", str(workers), "--bootstrap", "300"])
+                             str(out), "--workers", str(workers), "--bootstrap", "300",
+                             *engine])
     if status != 0:
         raise SystemExit(f"static run of {spec} failed with status {status}")
     prefix = slug(file_name(Kind.STATIC, f"{spec}__fen@1__all"))
@@ -52,11 +55,15 @@ def main() -> None:
     p.add_argument("--questions", type=Path, default=ROOT / "questions.csv")
     p.add_argument("--out", type=Path, default=ROOT / "results" / "rungs")
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--stockfish", default=None,
+                   help="the rungs' engine: the ladder's own build (Stockfish 15.1 for the "
+                   "default ladder, e.g. Debian 12's /usr/games/stockfish); without it a "
+                   "baseline takes the reference build where one is found")
     args = p.parse_args()
     ladder = load_ladder(args.ladder)
     rows = []
     for rung in ladder.rungs:
-        result = rung_result(rung.spec, args.questions, args.out, args.workers)
+        result = rung_result(rung.spec, args.questions, args.out, args.workers, args.stockfish)
         iv = result["intervals"]
         rows.append({"rung": rung.name, "elo": rung.elo, "elo_lo": rung.lo, "elo_hi": rung.hi,
                      **{f"{m}{s}": iv[m][k] for m in ("acpl", "accuracy")

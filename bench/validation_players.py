@@ -18,9 +18,12 @@ it stopped. `table` gathers the results into the committed data file.
                                                                 # refitted from those games
     python -m bench.validation_players table --write bench/data/validation_players.csv
     python -m bench.validation_players table --update --write bench/data/validation_players.csv
-    python -m bench.validation_players run --static-only        # a new questions.csv: the
+    python -m bench.validation_players run --static-only --stockfish /usr/games/stockfish
+    python -m bench.static_vs_game --stockfish /usr/games/stockfish
     python -m bench.validation_players table --restatic --write bench/data/validation_players.csv
-                          # static columns of every row replaced (players' and rungs' runs)
+                          # after a new questions.csv: the static columns of every row
+                          # replaced (players' and rungs' runs), with the engine the table's
+                          # play runs used (Stockfish 15.1: the rungs and softmax players)
 """
 
 from __future__ import annotations

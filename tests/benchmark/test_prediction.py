@@ -97,7 +97,7 @@ def test_a_static_run_over_the_whole_set_reports_a_predicted_game_elo(tmp_path: 
 @pytest.mark.parametrize("spec", ["gnuchess:depth=1", "toga2:depth=1"])
 def test_a_shallow_engine_s_prediction_covers_its_game_elo_or_says_it_is_unlike(
         spec: str, tmp_path: Path) -> None:
-    """The players whose game Elo the rungs' line missed by 360-420: the static report's
+    """The players whose game Elo the rungs' line missed by 350-430: the static report's
     predicted game Elo now covers the rating `play` measured (bench/data/validation_players.csv), or
     says the player is unlike every fitted family."""
     import benchmark
