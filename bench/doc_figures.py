@@ -544,7 +544,10 @@ ROOT_NOTES = {
             "its rungs, their covariance, the engine's fingerprint, its calibration games and "
             "held-out games; the map between the two beside them), openings.csv (the opening "
             "book), game_elo_fit.json (static scores -> game Elo), paired_baselines.json "
-            "(for compare), human/ (the Lichess crosswalk)",
+            "(for compare), human/ (the Lichess crosswalk), eco.tsv.gz (opening names), "
+            "testset_build.json (the committed set's build summary: per source file, the "
+            "selection, why leaves are short), testset_history.json (the sets committed "
+            "before this one)",
     "docs": "the documentation (this page among it)",
     "bench": "scripts that print measured figures against a same-run baseline, run as "
              "modules: python -m bench.games_coverage; bench/data/ holds what only they and "

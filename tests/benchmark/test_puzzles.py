@@ -153,13 +153,15 @@ def _store_lines(db: Path) -> int:
 
 
 def test_baseline_run_resumes_after_kill_9_byte_identical(tmp_path: Path) -> None:
+    # 16 puzzles: the kill comes after 3 are stored, and the 13 after them leave a loaded
+    # machine's poll ample time to see those 3 before the run could finish on its own.
     argv = ["puzzles", "--model", "stockfish:nodes=2000", "--puzzles", str(PUZZLES_1K),
-            "--max-puzzles", "8"]
+            "--max-puzzles", "16"]
     assert benchmark.main([*argv, "--out", str(tmp_path / "a")]) == 0
     [result] = (tmp_path / "a").glob("puzzles__*.json")
     data = json.loads(result.read_text())
-    assert data["n"] == 8 and len({line["puzzle"] for line in data["lines"]}) == 8
-    assert data["solved"] + data["alternative"] + data["failed"] == 8
+    assert data["n"] == 16 and len({line["puzzle"] for line in data["lines"]}) == 16
+    assert data["solved"] + data["alternative"] + data["failed"] == 16
     out = tmp_path / "b"
     cmd = [sys.executable, str(ROOT / "benchmark.py"), *argv, "--out", str(out)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.DEVNULL)
