@@ -53,6 +53,7 @@ from lib.benchmark.ladders.ladder_prior import prior_from
 from lib.benchmark.stats import btd
 from lib.cli import run_cli
 from lib.testset.pgn import DROP_REASONS
+from lib.testset.report import achieved_from_questions
 from lib.testset.summary import load_summary, why_short
 from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, totals
 
@@ -160,6 +161,25 @@ def testset_block(root: Path = ROOT) -> str:
     lines = [*textwrap.wrap(text, 95), "", "What is short, and why (from the build):", ""]
     for reason in why_short(summary):
         lines += textwrap.wrap(reason, 93, initial_indent="- ", subsequent_indent="  ")
+    return "\n".join(lines)
+
+
+def testset_leaves_block(root: Path = ROOT) -> str:
+    """Every leaf of the tree: achieved of target in the committed questions.csv, by side."""
+    with open(root / "questions.csv", encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    got = {kind: achieved_from_questions(rows, kind) for kind in ("game", "puzzle")}
+    targets = {"game": GAME_TARGETS, "puzzle": PUZZLE_TARGETS}
+    lines = ["| Elo bucket | phase | type | games, White | games, Black | puzzles, White | "
+             "puzzles, Black |", "|---|---|---|---|---|---|---|"]
+    for bucket, phase_name, type_name in dict.fromkeys(leaf[:3] for leaf in GAME_TARGETS):
+        cells = []
+        for kind in ("game", "puzzle"):
+            for side in ("White", "Black"):
+                leaf = (bucket, phase_name, type_name, side)
+                n, target = got[kind].get(leaf, 0), targets[kind].get(leaf, 0)
+                cells.append(f"{n}/{target}" + ("" if n >= target else " **short**"))
+        lines.append(f"| {bucket} | {phase_name} | {type_name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -691,6 +711,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "maia": ("docs/games-and-ladder.md", maia_block),
     "crosswalk": ("docs/games-and-ladder.md", crosswalk_block),
     "testset": ("docs/test-set.md", testset_block),
+    "testset_leaves": ("docs/test-set.md", testset_leaves_block),
     "testset_sources": ("docs/test-set.md", testset_sources_block),
     "testset_draws": ("docs/test-set.md", testset_draws_block),
     "validation": ("docs/validation.md", validation_block),
