@@ -32,7 +32,8 @@ from lib.cli import run_cli, setup_logging
 from lib.exits import Exit
 
 ADDERS = (static.add_parser, games.add_play_parser, puzzles.add_parser, worldmodel.add_parser,
-          ladders.add_calibrate_parser, ladders.add_book_parser, leaderboard.add_parser,
+          ladders.add_calibrate_parser, ladders.add_book_parser, puzzles.add_pool_parser,
+          leaderboard.add_parser,
           leaderboard.add_report_parser, compare.add_parser, match.add_parser,
           core.add_serve_parser)
 DEFAULT = "run"  # the subcommand meant when none is named (with options, as --model M)

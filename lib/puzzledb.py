@@ -71,22 +71,48 @@ def _lines(path: Path) -> Iterator[str]:
             yield from io.TextIOWrapper(raw, encoding="utf-8", newline="")
 
 
+def well_formed(row: list[str]) -> bool:
+    """The row has the database's columns, a numeric rating, UCI moves and a whole FEN."""
+    return (len(row) >= len(HEADER) and row[3].isdigit() and bool(MOVES_RE.fullmatch(row[2]))
+            and len(row[1].split()) == 6)
+
+
+def _reader(path: Path) -> tuple[list[str], Iterator[list[str]]]:
+    """The header of a puzzle CSV, checked, and a reader of its rows."""
+    rows = csv.reader(_lines(path))
+    header = next(rows, None)
+    if header is None or (problem := header_problem(header)):
+        raise DataError(f"{path}: not a Lichess puzzle CSV "
+                        f"({problem if header else 'empty'})")
+    return header, rows
+
+
+def read_rows(path: Path) -> tuple[list[str], list[list[str]], int]:
+    """A puzzle CSV's header and its well-formed rows verbatim, and how many were malformed."""
+    try:
+        header, rows = _reader(path)
+        good, bad = [], 0
+        for row in rows:
+            if well_formed(row):
+                good.append(row)
+            else:
+                bad += 1
+    except (OSError, UnicodeDecodeError, zstandard.ZstdError, csv.Error) as exc:
+        raise DataError(f"{path}: cannot read the puzzle file ({exc})") from exc
+    return header, good, bad
+
+
 def read_puzzles(path: Path, keep: int | None = None,
                  seed: int = 0) -> tuple[list[LinePuzzle], int, int]:
     """The well-formed rows of a puzzle CSV (with `keep`, a seeded uniform sample of at most
     that many, so the whole database fits in memory), the rows read and the malformed ones."""
     rng = random.Random(seed)
     try:
-        rows = csv.reader(_lines(path))
-        header = next(rows, None)
-        if header is None or (problem := header_problem(header)):
-            raise DataError(f"{path}: not a Lichess puzzle CSV "
-                            f"({problem if header else 'empty'})")
+        _, rows = _reader(path)
         puzzles: list[LinePuzzle] = []
         good = bad = 0
         for row in rows:
-            if (len(row) < len(HEADER) or not row[3].isdigit()
-                    or not MOVES_RE.fullmatch(row[2]) or len(row[1].split()) != 6):
+            if not well_formed(row):
                 bad += 1
                 continue
             good += 1

@@ -46,11 +46,17 @@ with contextlib.suppress(EngineNotFoundError):  # the tests that need an engine 
 # user's ~/.cache.
 os.environ.setdefault("CHESS_EVAL_CACHE", tempfile.mkdtemp(prefix="chess_eval_cache_"))
 
+# The project's shared folder beside the clone (../shared, as CI has it): the real Lichess
+# samples, the Maia nets and a design note the tests read. CHESS_EVAL_SHARED names another
+# (the test of the check below points it at folders that lack them).
+SHARED_ENV = "CHESS_EVAL_SHARED"
+SHARED = Path(os.environ.get(SHARED_ENV) or ROOT.parent / "shared")
+
 # The Maia-1 nets: the shared folder that holds them (no download from the tests).
-MAIA = ROOT.parent / "shared" / "data" / "maia"
+MAIA = SHARED / "data" / "maia"
 os.environ.setdefault("MAIA_NETS", str(MAIA))
 
-DATA = ROOT.parent / "shared" / "data" / "lichess"
+DATA = SHARED / "data" / "lichess"
 GAMES = DATA / "games"
 PUZZLES = DATA / "puzzles"
 GAME_FILES = sorted(GAMES.glob("*.pgn.zst"))
@@ -69,6 +75,45 @@ ELITE_LICHESS_ID = STRONG / "lichess_elite_2015-03.pgn.zst"  # no Site, LichessI
 MONTHLY = GAMES / "lichess_db_standard_rated_2021-10.first999.pgn.zst"
 PUZZLES_44K = PUZZLES / "lichess_db_puzzle.sample44k.csv.zst"
 PUZZLES_1K = PUZZLES / "lichess_db_puzzle.random1k.csv.zst"
+DESIGN_NOTE = SHARED / "seeds" / "000_4ab30cf054e00e1a.txt"  # tests/testset/test_tree.py's
+
+
+def missing() -> list[str]:
+    """What the suite needs that is not there, each with how to get it (empty: all there)."""
+    from lib.benchmark.players.maia import NETS
+
+    samples = [MONTHLY, ARENA_BLITZ, MONTHLY_2025, ELITE_NO_ID, ELITE_LICHESS_ID, PUZZLES_44K,
+               PUZZLES_1K, *(STRONG_MORE / f"lichess_elite_2014-{m:02}.pgn.zst"
+                             for m in range(1, 13))]
+    nets = Path(os.environ.get("MAIA_NETS") or MAIA)
+    said = []
+    if lacking := [p for p in samples if not p.is_file()]:
+        said.append(f"{len(lacking)} of the {len(samples)} Lichess sample files the tests name "
+                    f"under {DATA} (e.g. {lacking[0].name})")
+    if lacking := [n for n in NETS if not (nets / f"maia-{n}.pb.gz").is_file()]:
+        said.append(f"{len(lacking)} of the {len(NETS)} Maia nets in {nets} (or run 'make "
+                    "maia' and set MAIA_NETS=data/maia)")
+    if not DESIGN_NOTE.is_file():
+        said.append(f"{DESIGN_NOTE}")
+    if said:
+        said[-1] += (f": put the project's shared folder beside the clone ({ROOT.parent}/shared, "
+                     f"as CI has it) or name it with {SHARED_ENV}=DIR")
+    try:
+        find_stockfish(None)
+    except EngineNotFoundError:
+        said.append("a Stockfish: 'make setup' provides one (or set STOCKFISH_PATH)")
+    return said
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Stop before anything runs, in one line, when what the suite needs is missing (else
+    hundreds of tests fail one by one, each on a missing file). The controller checks; an
+    xdist worker never starts then."""
+    if hasattr(config, "workerinput") or config.option.help or config.option.version:
+        return
+    if lacking := missing():
+        pytest.exit("the test suite needs what is missing: " + "; ".join(lacking),
+                    returncode=pytest.ExitCode.USAGE_ERROR)
 
 
 # The files whose tests share the pipeline's small build: one xdist worker runs them all, so

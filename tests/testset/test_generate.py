@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import generate
-from tests.conftest import MONTHLY, ROOT
+from tests.conftest import MONTHLY, PUZZLES_1K, ROOT
 from tests.testset.steps import step
 
 
@@ -27,8 +27,7 @@ def test_second_run_skips_and_a_changed_parameter_reruns(small_build: Path, capl
                                                          stockfish: str) -> None:
     argv = ["--out", str(small_build), "--questions", str(small_build / "questions.csv"),
             "--scale", "0.05", "--games-source", str(MONTHLY),
-            "--puzzles-source", str(ROOT.parent / "shared/data/lichess/puzzles/"
-                                    "lichess_db_puzzle.random1k.csv.zst"),
+            "--puzzles-source", str(PUZZLES_1K),
             "--workers", "2", "--stockfish", stockfish]
     caplog.set_level(logging.INFO)
     before = (small_build / "questions.csv").read_bytes()

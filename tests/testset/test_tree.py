@@ -5,9 +5,9 @@ import re
 import pytest
 
 from lib.testset.tree import GAME_TARGETS, PUZZLE_TARGETS, elo_bucket, scale_targets, totals
-from tests.conftest import ROOT
+from tests.conftest import DESIGN_NOTE
 
-SEED = ROOT.parent / "shared" / "seeds" / "000_4ab30cf054e00e1a.txt"
+SEED = DESIGN_NOTE
 LINE = re.compile(r"^(?P<indent>[|` ]*)[|`]-- (?P<name>.+) \((?P<n>\d+)\)$")
 
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lib.benchmark.core.data import ROOT
+from lib.benchmark.core.data import PUZZLE_POOL
 from lib.benchmark.model.backends import connection_for
 from lib.benchmark.model.cost import price_arg
 from lib.benchmark.model.http_backend import (
@@ -32,13 +32,11 @@ from lib.cli import (
 from lib.errors import ConfigError
 
 STEP04_PUZZLES = Path("output/lichess_puzzles.csv")  # generate.py's step 04 output
-SHARED_PUZZLES = (ROOT.parent / "shared/data/lichess/puzzles"
-                  / "lichess_db_puzzle.sample44k.csv.zst")
 
 
 def default_puzzles() -> Path:
-    """The puzzle file of `puzzles` without --puzzles: step 04's, else the shared sample."""
-    return STEP04_PUZZLES if STEP04_PUZZLES.exists() else SHARED_PUZZLES
+    """The puzzle file of `puzzles` without --puzzles: step 04's, else the committed pool."""
+    return STEP04_PUZZLES if STEP04_PUZZLES.exists() else PUZZLE_POOL
 
 
 def add_model_arg(p: argparse.ArgumentParser, extra: str = "") -> None:

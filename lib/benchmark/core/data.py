@@ -4,7 +4,8 @@ Everything the benchmark reads from the repository sits under `data/`: the ladde
 per engine build that measured it (`data/ladders/stockfish-17.1/`: its rungs `ladder.csv`,
 their covariance `ladder_cov.csv`, the engine's fingerprint, its calibration games and its
 held-out games), the measured map between two ladders beside them, the opening book, the
-static-to-game fit, the paired baselines and the Lichess crosswalk (`data/human/`).
+static-to-game fit, the paired baselines, the Lichess crosswalk (`data/human/`) and the puzzle
+pool (`data/puzzles/`).
 
 Until these folders existed the files sat at the repository's root (`ladder.csv`,
 `ladder@stockfish-17.1.csv`, `openings.csv`, ...). A path option given one of those old
@@ -36,6 +37,7 @@ BOOK = DATA / "openings.csv"  # the opening book games start from
 GAME_FIT = DATA / "game_elo_fit.json"  # static scores -> game Elo
 PAIRED_BASELINES = DATA / "paired_baselines.json"  # baselines' static answers, for compare
 QUESTIONS = ROOT / "questions.csv"  # the committed test set
+PUZZLE_POOL = DATA / "puzzles" / "lichess_puzzles.pool.csv.zst"  # `puzzles`' default pool
 
 # The root's old names and where each file went. None: the games file of the ladder in use
 # (one file held every engine's games; each ladder's folder now holds its own).

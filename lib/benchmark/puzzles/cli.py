@@ -17,6 +17,7 @@ from lib.benchmark.core.cli import (
     model_config,
     model_label,
 )
+from lib.benchmark.core.data import PUZZLE_POOL, ROOT
 from lib.benchmark.core.header import Kind, file_name
 from lib.benchmark.core.results import run_name
 from lib.benchmark.core.run import Run
@@ -31,6 +32,7 @@ from lib.benchmark.players.player import (
 from lib.benchmark.puzzles.line import RULES as PUZZLE_RULES
 from lib.benchmark.puzzles.line import TEMPLATE as PUZZLE_TEMPLATE
 from lib.benchmark.puzzles.line import play_line
+from lib.benchmark.puzzles.pool import PER_BAND, SOURCE, build_pool
 from lib.benchmark.puzzles.run import (
     POOL,
     LinePlayer,
@@ -74,7 +76,7 @@ def add_parser(commands: Any) -> None:
     add_chat_args(p)
     p.add_argument("--puzzles", type=Path, default=None,
                    help=f"Lichess puzzle CSV or .csv.zst (default: {STEP04_PUZZLES} when "
-                   "step 04 has written it, else ../shared's 44k sample)")
+                   f"step 04 has written it, else the committed pool {_shown(PUZZLE_POOL)})")
     p.add_argument("--target", type=positive_float, default=PUZZLE_TARGET,
                    help=f"stop when the 90%% interval is within +-TARGET Elo "
                    f"(default {PUZZLE_TARGET:.0f})")
@@ -94,6 +96,48 @@ def add_parser(commands: Any) -> None:
     p.set_defaults(handler=puzzles_command)
 
 
+def _shown(path: Path) -> str:
+    """A path inside the repository as its relative name."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+# Where a puzzle file comes from, for the line that says one is missing.
+HOW_TO_GET = (f"leave --puzzles out for the committed pool ({_shown(PUZZLE_POOL)}), run "
+              f"'python generate.py --only 4' for {STEP04_PUZZLES}, or download the whole "
+              "database from https://database.lichess.org/#puzzles")
+
+
+def add_pool_parser(commands: Any) -> None:
+    """Options of the committed pool's build (a maintainers' tool)."""
+    p = commands.add_parser(
+        "puzzle-pool", help="build the committed puzzle pool (maintainers' tool)",
+        description="Write the stratified puzzle pool `puzzles` reads by default: the same "
+        "number of puzzles in every 100-Elo band of the source (below 500 one band, 3000 and "
+        "up one), each phase its share of its band, motifs taken in turn, the rows verbatim "
+        "under the source's header, sorted by id, as zstd. Deterministic: the same source "
+        f"gives the same bytes. The committed pool was built from {SOURCE}.")
+    p.add_argument("--source", type=Path, required=True,
+                   help="the Lichess puzzle CSV or .csv.zst to sample")
+    p.add_argument("--out", type=Path, default=PUZZLE_POOL,
+                   help=f"the pool file written (default {_shown(PUZZLE_POOL)})")
+    p.add_argument("--per-band", type=positive_int, default=PER_BAND,
+                   help=f"puzzles in each rating band (default {PER_BAND})")
+    p.set_defaults(handler=pool_command)
+
+
+def pool_command(args: argparse.Namespace) -> None:
+    """Build the pool; say what it holds."""
+    built = build_pool(args.source, args.out, args.per_band)
+    short = {b: n for b, n in built.per_band.items() if n < args.per_band}
+    print(f"wrote {built.path}: {sum(built.per_band.values())} puzzles, {built.size:,} bytes, "
+          f"from {built.source_rows} well-formed rows ({built.malformed} malformed)")
+    print("per band: " + ", ".join(f"{b}: {n}" for b, n in built.per_band.items()))
+    print("per phase: " + ", ".join(f"{p}: {n}" for p, n in sorted(built.phases.items())))
+    if short:
+        log.warning("bands short of %d: %s", args.per_band,
+                    ", ".join(f"{b} ({n})" for b, n in short.items()))
+
+
 @dataclass(frozen=True)
 class PuzzlesSetup:
     """Everything a puzzle run needs, built from its options (the CLI's and the Inspect
@@ -111,8 +155,8 @@ def puzzles_setup(args: argparse.Namespace, player: Player | None = None) -> Puz
     """The pool, engine, player and stop rule that `args` ask for; `player`: a model already
     made (an Inspect log's), else --model's."""
     path = args.puzzles or default_puzzles()
-    if not path.exists():
-        raise ConfigError(f"--puzzles: {path} does not exist")
+    if not path.is_file():
+        raise ConfigError(f"--puzzles: {path} is no file; {HOW_TO_GET}")
     puzzles, rows, bad = read_puzzles(path, POOL)
     if not puzzles:
         raise DataError(f"{path}: no well-formed puzzle")
