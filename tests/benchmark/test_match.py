@@ -79,8 +79,12 @@ def _match(out: Path, *extra: str) -> list[str]:
 
 
 def _games(out: Path) -> int:
-    with sqlite3.connect(out / "match.db") as conn:
-        return conn.execute("SELECT count(*) FROM games").fetchone()[0]
+    """Games stored so far (0 before the store's first value makes its table)."""
+    try:
+        with sqlite3.connect(out / "match.db") as conn:
+            return int(conn.execute("SELECT count(*) FROM games").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
 
 
 def test_pairs_reverse_colours_on_one_opening_and_a_rerun_resumes(stockfish: str,

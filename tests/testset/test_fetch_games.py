@@ -124,4 +124,4 @@ def test_a_temporary_file_left_by_kill_9_is_removed(tmp_path: Path) -> None:
     stale = tmp_path / f".games.pgn.tmp-{dead.pid}"
     stale.write_bytes(PGN[:5000])
     assert fetch.main(["--source", str(MONTHLY), "--out", str(tmp_path)]) == 0
-    assert _leftovers(tmp_path) == ["games.pgn"]
+    assert _leftovers(tmp_path) == ["games.pgn", "games_sources.json"]
