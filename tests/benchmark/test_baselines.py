@@ -59,12 +59,19 @@ def _interval(e: dict) -> tuple[float, float]:
 def test_elo_estimates_order_the_players(results: dict[str, dict], kind: str) -> None:
     """Each player is placed below the next stronger one, or the two estimates' intervals
     overlap: Stockfish at a UCI_Elo picks its moves with a time-seeded randomness, so on 100
-    questions 1350 and 2000 can trade places within their error, never beyond it."""
+    questions 1350 and 2000 can trade places within their error, never beyond it. On 100
+    positions the humans' line may be too flat to place a player near the humans' own loss:
+    such a player reads "not identifiable" (its interval, everything, overlaps any other);
+    the random mover and full Stockfish, far off either side, are always placed."""
     estimates = [results[p]["elo"][kind] for p in PLAYERS]
-    places = [_place(e) for e in estimates]
-    assert None not in places
     shown = {p: results[p]["elo"][kind]["text"] for p in PLAYERS}
-    for weaker, stronger in zip(estimates, estimates[1:], strict=False):
+    placed = [e for e in estimates if e["kind"] != "not identifiable"]
+    assert estimates[0] in placed and estimates[-1] in placed, shown
+    if kind == "puzzle":
+        assert placed == estimates, shown
+    places = [_place(e) for e in placed]
+    assert None not in places
+    for weaker, stronger in zip(placed, placed[1:], strict=False):
         assert _place(weaker) <= _place(stronger) or \
             _interval(weaker)[1] >= _interval(stronger)[0], shown
     assert places[0] == min(places) and places[-1] == max(places), shown

@@ -78,13 +78,25 @@ def test_human_line_places_a_model_at_its_elo() -> None:
 
 
 def test_flat_human_line_is_not_identifiable() -> None:
+    """A model losing what the humans lose, on a line that does not fall: any Elo fits."""
     rng = np.random.default_rng(1)
     elo = rng.uniform(1400, 2000, 300)
     human = 50 + rng.normal(0, 40, 300)
-    model = np.full(300, 10.0)
+    model = np.full(300, 50.0)
     est = human_elo(elo, human, model, np.full(300, "all"), boot=200)
     assert est.kind == UNIDENTIFIED and est.text() == "not identifiable"
     assert est.as_dict()["mean"] is est.as_dict()["hi"] is None
+
+
+def test_a_flat_line_still_places_a_model_far_better_than_every_human() -> None:
+    """Humans of every Elo here lose about 50; a model losing 10 is above all of them, which
+    is all the data say: a lower bound at the top of their range, never a number."""
+    rng = np.random.default_rng(1)
+    elo = rng.uniform(1400, 2000, 300)
+    human = 50 + rng.normal(0, 40, 300)
+    est = human_elo(elo, human, np.full(300, 10.0), np.full(300, "all"), boot=200)
+    assert est.kind == ABOVE and est.text() == f"above ~{round(elo.max())}"
+    assert est.as_dict()["mean"] is None
 
 
 def test_a_model_far_below_the_humans_is_below_their_range() -> None:

@@ -48,7 +48,7 @@ from lib.benchmark.core.results import elo_text, load_results, result_files
 from lib.benchmark.core.scoring import SUMMARY_METRICS, illegal_text, metric_digits
 from lib.benchmark.leaderboard.paired import PairedPart, joint_draws, paired_part
 from lib.benchmark.leaderboard.ranking import Rank, Shared, ranks, ranks_of_draws
-from lib.benchmark.leaderboard.testsets import previous_results
+from lib.benchmark.leaderboard.testsets import previous_results, previous_set_text, previous_sets
 from lib.benchmark.stats.elo import LEVEL, Z
 from lib.benchmark.stats.ladder_map import LadderMap, load_map
 from lib.engine import REFERENCE_ENGINE
@@ -428,7 +428,7 @@ def world_model_rows(wm: list[dict[str, Any]]) -> list[str]:
         h, p = r["hypothesis"], r["temperature"]["trend"]["p"]
         lines.append(
             f"| {r['model']} | {_wm_score(r['score'])} | worldmodel run, {r['positions']} "
-            f"positions | {r['t0']['illegal']}/{r['t0']['answers']} | "
+            f"positions{_on_previous(r)} | {r['t0']['illegal']}/{r['t0']['answers']} | "
             f"{_pct(r['self_consistency']['b_in_a'])} | {_pct(r['symmetry']['agree'])} | "
             f"{'' if p is None else p} | {'yes' if h['reject_h0'] else 'no'} "
             f"(p {', '.join(str(t['p_value']) for t in h['parts'].values())}; "
@@ -436,6 +436,11 @@ def world_model_rows(wm: list[dict[str, Any]]) -> list[str]:
     if not wm:
         lines.append("| (no world-model run) | | | | | | | |")
     return lines
+
+
+def _on_previous(r: dict[str, Any]) -> str:
+    """' of <a previous test set>' for a run on an earlier committed set, else ''."""
+    return f" of {r['_previous_set']}" if "_previous_set" in r else ""
 
 
 def _wm_score(score: dict[str, Any]) -> str:
@@ -459,6 +464,8 @@ class Board:
     # prediction from the two players' play runs here (head_to_head_rows).
     head_to_head: tuple[dict[str, Any], ...] = ()
     matches: tuple[dict[str, Any], ...] = ()  # the complete match results behind them
+    # Complete static runs on a test set committed before this one (previous_results).
+    previous: tuple[dict[str, Any], ...] = ()
 
 
 def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
@@ -470,7 +477,7 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
     earlier = previous_results(out, digest)
     by_id = {q.id: q for q in load_questions(questions)} if len(static) > 1 else None
     kinds = _kind_files(out)
-    wm = [r for r in kinds["worldmodel"] if r["questions_sha256"] == digest and r["complete"]]
+    wm = worldmodel_runs(kinds["worldmodel"], digest)
     games = [r for r in kinds["games"] if r["complete"]]
     primary = primary_ladder(games)
     conv = load_map(MAP_PATH)
@@ -493,7 +500,23 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
                         "first")
     kept = [r for r in kinds["puzzles"] if r["settings"]["puzzles_sha256"] == puzzle_digest]
     return Board(digest, static, games, primary, kept, wm, tables, conv, tuple(pairs),
-                 tuple(matches))
+                 tuple(matches), tuple(earlier))
+
+
+def worldmodel_runs(runs: list[dict[str, Any]], digest: str) -> list[dict[str, Any]]:
+    """The complete world-model runs on the questions file with `digest`, and those on a set
+    this repository committed before it, each of those marked with that set
+    (`_previous_set`): the table ranks nothing, so both stand in it, told apart."""
+    known = previous_sets()
+    kept = []
+    for r in runs:
+        if not r["complete"]:
+            continue
+        if r["questions_sha256"] == digest:
+            kept.append(r)
+        elif r["questions_sha256"] in known:
+            kept.append({**r, "_previous_set": previous_set_text(known[r["questions_sha256"]])})
+    return kept
 
 
 def head_to_head_rows(matches: list[dict[str, Any]],

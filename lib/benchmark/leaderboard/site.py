@@ -314,7 +314,8 @@ def build_site(inputs: SiteInputs, out: Path) -> list[Path]:
 
 def _run_pages(env: jinja2.Environment, board: Board, results: Path, out: Path) -> list[Path]:
     """One page per run; a file of an older version that lacks a field is skipped, logged."""
-    runs = [("static", r) for r in board.static] + [("games", r) for r in board.games] + \
+    runs = [("static", r) for r in (*board.static, *board.previous)] + \
+        [("games", r) for r in board.games] + \
         [("puzzles", r) for r in board.puzzles] + [("worldmodel", r) for r in board.worldmodel] + \
         [("match", _as_run(r)) for r in board.matches]
     board_svg = markupsafe.Markup(_board_svg())  # python-chess's, no model text

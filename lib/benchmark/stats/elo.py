@@ -19,8 +19,10 @@ Honest extremes: an estimate is only a number inside the range the data can spea
 humans' Elos; the puzzle ratings +-400, never below the easiest puzzle's rating where that
 is at the foot of Lichess's scale, 400: no puzzle or player is rated under it, and the
 puzzle files' lowest rating is 399). Beyond it the estimate reads "below ~N" or "above ~N",
-an interval end beyond it is open ("<N", ">N"), and a line too flat to place the model (or
-an interval spanning the whole range) reads "not identifiable", never a five-digit number.
+an interval end beyond it is open ("<N", ">N"), and an interval spanning the whole range
+(the humans' line too flat to place the model) reads "not identifiable", never a five-digit
+number. A line that does not fall still says which side of the humans a model that loses far
+more (or far less) than all of them is on: "below ~N" where the bootstrap agrees.
 """
 
 from __future__ import annotations
@@ -97,7 +99,7 @@ def bounded(est: Estimate, floor: float, ceil: float) -> Estimate:
     if est.kind == ABOVE or (est.kind == INTERVAL and mean > ceil and lo >= floor):
         bound = max(min(lo, ceil), floor)
         return replace(est, mean=np.nan, lo=bound, hi=np.inf, kind=ABOVE)
-    if est.kind == UNIDENTIFIED or np.isnan(mean) or (lo < floor and hi > ceil):
+    if est.kind == UNIDENTIFIED or not np.isfinite(mean) or (lo < floor and hi > ceil):
         return replace(est, mean=np.nan, lo=-np.inf, hi=np.inf, kind=UNIDENTIFIED)
     return replace(est, lo=lo if lo >= floor else -np.inf, hi=hi if hi <= ceil else np.inf,
                    kind=INTERVAL)
@@ -265,8 +267,9 @@ def human_elo(human_elo_: np.ndarray, human_loss: np.ndarray, model_loss: np.nda
     # Quantiles that pick observed values, so infinite replicates never meet arithmetic.
     lo, hi = percentile_interval(estimates, LEVEL, method="inverted_cdf")
     floor, ceil = float(human_elo_.min()), float(human_elo_.max())
-    est = Estimate(point if slope < 0 else np.nan, float(lo), float(hi), len(model_loss),
-                   "human-move")
+    # A line that does not fall puts the point beyond the range on the side the model's loss
+    # points to; bounded() then keeps only the bound the bootstrap supports, if any.
+    est = Estimate(point, float(lo), float(hi), len(model_loss), "human-move")
     out = bounded(est, floor, ceil)
     note = {UNIDENTIFIED: "the humans' line is too flat here to place the model",
             BELOW: f"below the humans' Elo range ({floor:.0f}-{ceil:.0f}): an upper bound",
