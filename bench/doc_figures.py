@@ -704,6 +704,13 @@ def head_to_head_cost_block(root: Path = ROOT) -> str:
     return cost_markdown(read(root / COST_TABLE.relative_to(ROOT)))
 
 
+def match_cost_block(root: Path = ROOT) -> str:
+    """match against play, simulated on one scale: games, requests, half-widths, coverage."""
+    from bench.match_cost import TABLE, markdown, read
+
+    return markdown(read(root / TABLE.relative_to(ROOT)))
+
+
 # Each block: the page it lives in, and its generator.
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "ladder": ("docs/games-and-ladder.md", ladder_block),
@@ -725,6 +732,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "inspectgames": ("docs/inspect.md", inspect_games_block),
     "headtohead": ("docs/games-and-ladder.md", head_to_head_block),
     "headtohead_cost": ("docs/games-and-ladder.md", head_to_head_cost_block),
+    "matchcost": ("docs/games-and-ladder.md", match_cost_block),
     "laddercoverage": ("docs/games-and-ladder.md", ladder_coverage_block),
     "ladderrefit": ("docs/games-and-ladder.md", ladder_refit_block),
 }

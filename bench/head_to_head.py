@@ -33,8 +33,9 @@ from scipy import stats
 
 import benchmark
 from bench.validation_players import serving
-from lib.benchmark.arena.ladder import load_ladder
+from lib.benchmark.arena.ladder import load_ladder, reference_nu
 from lib.benchmark.core.data import MAP_PLAYERS, REFERENCE_LADDER
+from lib.benchmark.core.ladder_check import match_elo
 from lib.benchmark.core.results import slug
 from lib.benchmark.stats.btd import Z90, expected_score
 from lib.files import atomic_write
@@ -161,7 +162,7 @@ def cost_rows(out: Path) -> list[dict[str, Any]]:
     folder = out / "cost"
     a, b = COST_PAIR
     match = _latest(folder, f"match__{slug(f'{SERVED}/{a}__vs__{SERVED}/{b}')}")
-    e = match["elo_difference"]
+    e = match_elo(match, reference_nu())
     plays = [_latest(folder, f"play__{slug(f'{SERVED}/{p}')}__standard") for p in COST_PAIR]
     elos = [p["conditions"]["standard"]["elo"] for p in plays]
     # Two independent readings on one ladder: the difference's half-width, the ladder's
@@ -212,8 +213,16 @@ def pairs_markdown(rows: list[dict[str, str]]) -> str:
             f"{float(r['z']):+.2f} |")
     zs = [float(r["z"]) for r in rows]
     chi2 = sum(z * z for z in zs)
-    lines += ["", f"{len(zs)} pairs: pooled z {sum(zs) / math.sqrt(len(zs)):+.2f} (within "
-              f"+-{Z90:.2f} nine times in ten when the ladder predicts the matches), "
+    pooled = sum(zs) / math.sqrt(len(zs))
+    above = sum(z > 0 for z in zs)
+    sign_p = float(stats.binomtest(above, len(zs)).pvalue)
+    verdict = (f"outside +-{Z90:.2f}: by that criterion the ladder does not predict these "
+               "matches" if abs(pooled) > Z90 else
+               f"within +-{Z90:.2f}: by that criterion the ladder predicts these matches")
+    lines += ["", f"{len(zs)} pairs: pooled z {pooled:+.2f} (within "
+              f"+-{Z90:.2f} nine times in ten when the ladder predicts the matches; "
+              f"p = {2 * float(stats.norm.sf(abs(pooled))):.3f}), {verdict}. The first player "
+              f"beat the prediction in {above} of {len(zs)} (sign test p = {sign_p:.3f}); "
               f"chi-square {chi2:.1f} on {len(zs)} degrees of freedom (p = "
               f"{float(stats.chi2.sf(chi2, len(zs))):.2f}); {sum(abs(z) > Z90 for z in zs)} "
               f"of {len(zs)} |z| above {Z90:.2f} ({0.1 * len(zs):.1f} expected by chance)."]
@@ -221,13 +230,15 @@ def pairs_markdown(rows: list[dict[str, str]]) -> str:
 
 
 def cost_markdown(rows: list[dict[str, str]]) -> str:
-    """Table (b): games and requests of each route to the difference."""
+    """Table (b): games and requests of each route, and the requests a game cost (the
+    half-widths it reached are not shown: the match's was read on the logistic scale then,
+    the play runs' on BTD's, and two figures side by side must share one scale)."""
     a, b = COST_PAIR
-    lines = [f"| route ({a} vs {b}) | games | requests | 90% half-width on the difference "
-             "|", "|---|---|---|---|"]
+    lines = [f"| route ({a} vs {b}) | games | requests | requests a game |",
+             "|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['route']} | {r['games']} | {r['requests']} | "
-                     f"+-{float(r['half_width']):.0f} |")
+                     f"{int(r['requests']) / int(r['games']):.0f} |")
     return "\n".join(lines)
 
 

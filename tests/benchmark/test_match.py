@@ -20,56 +20,98 @@ import numpy as np
 import pytest
 
 import benchmark
+from lib.benchmark.arena.ladder import reference_nu
 from lib.benchmark.core.data import FIRST_LADDER
-from lib.benchmark.match.pairs import elo_of, finished, pair_stats, pair_variance
+from lib.benchmark.core.ladder_check import match_elo
 from lib.benchmark.stats import btd
 from lib.benchmark.stats.joint import RungGames, joint_fit
+from lib.benchmark.stats.pairs import elo_of, finished, pair_stats, pair_variance
 from lib.exits import Exit
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
 from tests.conftest import ROOT
+
+NU = 0.4267  # about the reference ladder's draw parameter
 
 
 def test_the_pair_statistics_are_the_hand_computed_ones() -> None:
     """Pairs scoring 2, 1, 1, 1/2, 3/2: pentanomial 0/1/2/1/1, mean 0.6 a game. The pair
     variance with half a pair in each cell: weights 0.5, 1.5, 2.5, 1.5, 1.5 (7.5), mean
     8.5/7.5, variance 2.61667/7.5 = 0.348889; sd of the score sqrt(0.348889 / 20) = 0.132077,
-    90% half-width 1.644854 x 0.132077 = 0.217248."""
-    s = pair_stats([2, 1, 1, 0.5, 1.5])
-    assert s.pentanomial == (0, 1, 2, 1, 1) and s.pairs == 5
+    90% half-width 1.644854 x 0.132077 = 0.217248. The Elo difference under BTD with nu:
+    y = 2 x 0.6 - 1 = 0.2, t = (y nu + sqrt(y^2 nu^2 + 4 (1 - y^2))) / (2 (1 - y)) = 1.279241,
+    difference 800 log10(t) = 85.56 (the logistic figure would be 70.44)."""
+    s = pair_stats([2, 1, 1, 0.5, 1.5], NU)
+    assert s.pentanomial == (0, 1, 2, 1, 1) and s.pairs == 5 and s.nu == NU
     assert pair_variance(s.pentanomial) == pytest.approx(0.348889, abs=1e-6)
     assert s.score == pytest.approx(0.6)
     assert (s.score_lo, s.score_hi) == pytest.approx((0.382752, 0.817248), abs=1e-6)
-    assert s.elo == pytest.approx(70.44, abs=0.01)  # -400 log10(1/0.6 - 1)
-    assert (s.elo_lo, s.elo_hi) == pytest.approx((elo_of(0.382752), elo_of(0.817248)),
+    assert s.elo == pytest.approx(85.56, abs=0.01)
+    assert (s.elo_lo, s.elo_hi) == pytest.approx((elo_of(0.382752, NU), elo_of(0.817248, NU)),
                                                  abs=0.01)
+    assert pair_stats([2, 1, 1, 0.5, 1.5], 0.0).elo == pytest.approx(70.44, abs=0.01)
+
+
+def test_a_match_reads_as_btd_reads_its_own_games() -> None:
+    """35 wins, 2 draws and 3 losses in 20 pairs: the match's Elo difference is the maximum-
+    likelihood BTD difference of those 40 games at the reference ladder's nu (play's own
+    estimator, a root of its gradient, under a prior too wide to pull it a tenth of a point),
+    about +479 where the logistic reading of the score 0.9 says +382."""
+    nu = reference_nu()
+    totals = [2.0] * 16 + [1.5] * 2 + [1.0] + [0.0]
+    s = pair_stats(totals, nu)
+    scores = np.array([1.0] * 35 + [0.5] * 2 + [0.0] * 3)
+    mle = btd.fit(np.zeros(40), scores, nu, btd.Prior(0.0, 1e4)).mean
+    assert s.score == pytest.approx(0.9) and s.elo == pytest.approx(mle, abs=0.1)
+    assert 470 < s.elo < 490
+    # Mostly drawn: six pairs drawn twice, four won-and-drawn, two drawn-and-lost, one won
+    # twice: 6 wins, 18 draws and 2 losses.
+    with_draws = [1.0] * 6 + [1.5] * 4 + [0.5] * 2 + [2.0]
+    draws = np.array([1.0] * 6 + [0.5] * 18 + [0.0] * 2)
+    fitted = btd.fit(np.zeros(len(draws)), draws, nu, btd.Prior(0.0, 1e4)).mean
+    assert pair_stats(with_draws, nu).elo == pytest.approx(fitted, abs=0.1)
+
+
+def test_a_match_file_of_an_earlier_version_is_read_again_on_btd() -> None:
+    """A match file written before the BTD reading (its figure logistic, no nu) is read
+    again from its pentanomial, so the leaderboard and compare show old and new matches on
+    one scale; a file that carries its nu is taken as written."""
+    old = {"pentanomial": [0, 1, 2, 1, 1],
+           "elo_difference": {"kind": "interval", "value": 70.4, "lo": -83.1, "hi": 261.8}}
+    again = match_elo(old, NU)
+    assert again is not None and again["nu"] == NU and again["model"] == "BTD"
+    assert again["value"] == pytest.approx(85.6, abs=0.05)
+    assert match_elo({**old, "elo_difference": again}, 0.0) == again
+    assert match_elo({"pentanomial": [0] * 5, "elo_difference": None}, NU) is None
 
 
 def test_a_match_one_player_won_every_game_of_is_a_bound() -> None:
     """Five pairs lost 0-2: score at most 1 - 0.05^(1/10) = 0.258866 (one-sided 95%), so the
-    difference is below -400 log10(1/0.258866 - 1) = -182.73, and no point estimate."""
-    s = pair_stats([0.0] * 5)
+    difference is below the BTD difference of that score (nu = 0: -400 log10(1/0.258866 - 1)
+    = -182.73), and no point estimate."""
+    s = pair_stats([0.0] * 5, 0.0)
     assert s.elo is None and s.elo_lo == -math.inf
     assert s.score_hi == pytest.approx(0.258866, abs=1e-6)
     assert s.elo_hi == pytest.approx(-182.73, abs=0.01)
-    won = pair_stats([2.0] * 5)
-    assert won.elo is None and won.elo_lo == pytest.approx(182.73, abs=0.01)
+    won = pair_stats([2.0] * 5, NU)
+    assert won.elo is None and won.elo_lo == pytest.approx(elo_of(1 - 0.258866, NU), abs=0.01)
+    assert won.elo_lo > 182.73  # draws allowed for, one won game says more
 
 
 def test_identical_pairs_do_not_claim_certainty() -> None:
     """Ten pairs each split 1-1: the score is 1/2, and its interval is not of width zero."""
-    s = pair_stats([1.0] * 10)
+    s = pair_stats([1.0] * 10, NU)
     assert s.score == 0.5 and s.elo == 0.0
     assert s.half_width > 30
 
 
 def test_the_stop_rule() -> None:
     """Not before five pairs; at the target; at the game cap."""
-    narrow = pair_stats([1.0] * 400)
+    narrow = pair_stats([1.0] * 400, NU)
     assert narrow.half_width < 70
     assert finished(narrow, 800, 70, 1000)
-    assert not finished(pair_stats([1.0] * 4), 8, 1000, 1000)  # four pairs: too few
-    assert finished(pair_stats([1.0] * 5), 10, 1000, 1000)
-    assert not finished(pair_stats([2, 0, 1, 1.5, 0.5]), 10, 70, 1000)
+    assert not finished(pair_stats([1.0] * 4, NU), 8, 1000, 1000)  # four pairs: too few
+    assert finished(pair_stats([1.0] * 5, NU), 10, 1000, 1000)
+    assert not finished(pair_stats([2, 0, 1, 1.5, 0.5], NU), 10, 70, 1000)
     assert finished(None, 12, 70, 12)
 
 
@@ -247,23 +289,43 @@ def test_a_match_stopped_by_ctrl_c_resumes_and_buys_nothing_twice(stockfish: str
 
 
 def test_the_joint_refit_is_the_hand_computed_one() -> None:
-    """A and B each score 2/4 against one rung at 1000 (W, D, D, L) and 2/4 against each
-    other, draw parameter nu = 0.5, flat priors: both ratings 1000 by symmetry. Each game's
-    information at an even score is C^2 (1 + nu/2) / (2 + nu)^2 = 0.2 C^2 (C = ln 10 / 400),
-    so minus the Hessian is 0.2 C^2 [[8, -4], [-4, 8]] and the games' covariance its inverse,
-    [[8, 4], [4, 8]] / (0.2 C^2 x 48): variances 25,148.2, covariance 12,574.1. Each rating
-    moves one for one with the rung (W = H^-1 G = [1, 1]), so a rung sd of 30 adds 900 to
-    every entry; the difference's sd is sqrt(2 x 25,148.2 - 2 x 12,574.1) = 158.58, the
-    ladder's part cancelling."""
+    """A and B each score 2/4 against one rung at 1000 (W, D, D, L) and draw parameter nu =
+    0.5, flat priors, and 2 wins, 1 draw and 2 losses against each other: both ratings 1000 by
+    symmetry, and the match's own draw parameter 2 D / (N - D) = 0.5, the ladder's, so its
+    prior pulls nothing. Each game's information at an even score is C^2 (1 + nu/2) /
+    (2 + nu)^2 = 0.2 C^2 (C = ln 10 / 400), and at delta = 0 a rating and the match's nu are
+    orthogonal, so minus the ratings' Hessian is 0.2 C^2 [[9, -5], [-5, 9]] and the games'
+    covariance its inverse, [[9, 5], [5, 9]] / (0.2 C^2 x 56): variances 24,250.08, covariance
+    13,472.26. Each rating moves one for one with the rung (W = H^-1 G = [1, 1]), so a rung sd
+    of 30 adds 900 to every entry; the difference's sd is sqrt(2 x (24,250.08 - 13,472.26)) =
+    146.82, the ladder's part cancelling."""
     flat = btd.Prior(1000.0, 1e9)
     games = ([RungGames(0, 1, 2, 1)], [RungGames(0, 1, 2, 1)])
-    fit = joint_fit([1000.0], np.array([[900.0]]), 0.5, games, (1, 2, 1), (flat, flat))
+    fit = joint_fit([1000.0], np.array([[900.0]]), 0.5, games, (2, 1, 2), (flat, flat))
     assert fit.means == pytest.approx((1000.0, 1000.0), abs=1e-6)
-    assert fit.own == pytest.approx(np.array([[25148.23, 12574.11], [12574.11, 25148.23]]),
+    assert fit.nu_match == pytest.approx(0.5, abs=1e-6)
+    assert fit.own == pytest.approx(np.array([[24250.08, 13472.26], [13472.26, 24250.08]]),
                                     abs=0.01)
     assert fit.weights == pytest.approx(np.array([[1.0], [1.0]]))
     assert fit.ladder == pytest.approx(np.full((2, 2), 900.0))
-    assert fit.difference() == pytest.approx((0.0, 158.58), abs=0.01)
+    assert fit.difference() == pytest.approx((0.0, 146.82), abs=0.01)
+
+
+def test_the_match_draws_set_its_own_draw_parameter() -> None:
+    """The match's draw parameter follows its games, not the ladder's: half its games drawn
+    raise it above the ladder's 0.5, none drawn lower it, and the prior keeps it finite and
+    positive; lopsided matches with and without draws still read A above B."""
+    flat = btd.Prior(1000.0, 1e9)
+    games = ([RungGames(0, 1, 2, 1)], [RungGames(0, 1, 2, 1)])
+    drawn = joint_fit([1000.0], np.array([[900.0]]), 0.5, games, (1, 2, 1), (flat, flat))
+    decisive = joint_fit([1000.0], np.array([[900.0]]), 0.5, games, (10, 0, 10), (flat, flat))
+    assert drawn.nu_match is not None and decisive.nu_match is not None
+    assert drawn.nu_match > 0.5 > decisive.nu_match > 0
+    lopsided = joint_fit([1000.0], np.array([[900.0]]), 0.5, games, (9, 0, 1), (flat, flat))
+    softened = joint_fit([1000.0], np.array([[900.0]]), 0.5, games, (5, 8, 1), (flat, flat))
+    assert lopsided.difference()[0] > 0 and softened.difference()[0] > 0
+    assert joint_fit([1000.0], np.zeros((1, 1)), 0.5, games, (0, 0, 0),
+                     (flat, flat)).nu_match is None
 
 
 def test_without_head_to_head_games_each_rating_is_plays_own() -> None:

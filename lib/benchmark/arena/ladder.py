@@ -428,3 +428,13 @@ def reference_ladder(path: Path = REFERENCE_LADDER) -> Ladder | None:
     """The reference ladder (whose covariance every reading on it shares), None where it is
     not there."""
     return load_ladder(path) if path.exists() else None
+
+
+def reference_nu(path: Path = REFERENCE_LADDER) -> float:
+    """The reference ladder's BTD draw parameter: the one every match's Elo difference is
+    read with, so a match's Elo is on the ladder's scale (DataError when it is missing)."""
+    ladder = reference_ladder(path)
+    if ladder is None:
+        raise DataError(f"{path}: the reference ladder is missing (it ships with the "
+                        "package; reinstall, or check out data/ladders/)")
+    return float(ladder.nu)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from lib.benchmark.arena.ladder import reference_nu
 from lib.benchmark.arena.versions import ladder_version_text
 from lib.benchmark.compare.paired import (
     ALPHA,
@@ -21,7 +22,7 @@ from lib.benchmark.compare.paired import (
 )
 from lib.benchmark.core.answers import Category
 from lib.benchmark.core.header import Kind, read_result
-from lib.benchmark.core.ladder_check import elo_difference_text, ladder_check, why_not
+from lib.benchmark.core.ladder_check import elo_difference_text, ladder_check, match_elo, why_not
 from lib.benchmark.core.results import result_files
 from lib.benchmark.core.scoring import STRATA, UNSCORED, Item, metric_arrays
 from lib.benchmark.core.scoring import metric_digits as digits
@@ -304,7 +305,7 @@ def match_evidence(found: Comparison, a: dict[str, Any], b: dict[str, Any],
     found.notes.append(
         f"direct evidence: match {m.get('_file', '')} ({m['games']} games, {m['pairs']} "
         f"pairs): {m['first']['model']} - {m['second']['model']} "
-        f"{elo_difference_text(m['elo_difference'])}")
+        f"{elo_difference_text(match_elo(m, reference_nu()))}")
     plays = (a, b) if first_is_a else (b, a)
     missing = why_not(plays[0], plays[1], models)
     if missing or Condition.STANDARD.value not in found_conditions(a, b):

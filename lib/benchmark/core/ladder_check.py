@@ -7,8 +7,8 @@ against B: the BTD expected score at the difference, with the ladder's draw para
 90% interval from the difference's. The match's measured score beside it, with
 z = (measured - predicted) / sqrt(sd_measured^2 + sd_predicted^2): a |z| above about 2 says
 the two are not transitive through the ladder's engines (docs/games-and-ladder.md). The same
-fit with the head-to-head games added gives both ratings refitted, reported apart from the
-ladder-only ones.
+fit with the head-to-head games added (their own draw parameter fitted with them) gives both
+ratings refitted, reported apart from the ladder-only ones.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from lib.benchmark.core.header import Kind, read_result
 from lib.benchmark.core.turns import Condition
 from lib.benchmark.stats.btd import Z90, Prior, expected_score
 from lib.benchmark.stats.joint import JointFit, RungGames, joint_fit
+from lib.benchmark.stats.pairs import PairStats, pair_stats, totals_of
 from lib.errors import DataError, FitError
 
 STANDARD = Condition.STANDARD.value
@@ -85,7 +86,9 @@ def ladder_check(match: dict[str, Any], play_a: dict[str, Any], play_b: dict[str
         "ratings": {"ladder_only": [_rating(alone, 0), _rating(alone, 1)],
                     "with_match": [_rating(joint, 0), _rating(joint, 1)]},
         "difference_with_match": {"value": round(joint.difference()[0], 1),
-                                  "sd": round(joint.difference()[1], 1)}}
+                                  "sd": round(joint.difference()[1], 1)},
+        # The match games' own draw parameter, fitted in the refit (the rungs keep nu).
+        "nu_match": None if joint.nu_match is None else round(joint.nu_match, 4)}
 
 
 def why_not(play_a: dict[str, Any] | None, play_b: dict[str, Any] | None,
@@ -141,6 +144,32 @@ def check_of(match: dict[str, Any], plays: list[dict[str, Any]]) -> dict[str, An
         return {"ladder_check": None, "ladder_check_missing": "the play results cannot be "
                 f"read for a prediction ({type(exc).__name__}: {exc})"}
     return {"ladder_check": check, "ladder_check_missing": None}
+
+
+def _bound(value: float) -> float | None:
+    return None if math.isinf(value) else round(value, 1)
+
+
+def elo_block(stats: PairStats) -> dict[str, Any]:
+    """A match result's `elo_difference`: the BTD reading of its pairs, with its nu."""
+    kind = "interval" if stats.elo is not None else (
+        "below" if stats.score == 0.0 else "above")
+    return {"kind": kind, "value": None if stats.elo is None else round(stats.elo, 1),
+            "lo": _bound(stats.elo_lo), "hi": _bound(stats.elo_hi), "model": "BTD",
+            "nu": round(stats.nu, 4)}
+
+
+def match_elo(result: dict[str, Any], nu: float) -> dict[str, Any] | None:
+    """A match result's Elo difference on the reference scale's model: as written where the
+    file read it through BTD, else (a file of an earlier version, whose figure was the
+    logistic one) read again from its pentanomial with `nu`; None before a complete pair."""
+    written = result.get("elo_difference")
+    if written is not None and "nu" in written:
+        return dict(written)
+    counts = result.get("pentanomial") or []
+    if not sum(counts):
+        return None
+    return elo_block(pair_stats(totals_of(counts), nu))
 
 
 def elo_difference_text(e: dict[str, Any] | None) -> str:

@@ -22,6 +22,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
 from lib.benchmark.arena.game import WHITE_SCORE, GameRecord, pgn
+from lib.benchmark.arena.ladder import reference_nu
 from lib.benchmark.core.run import Run
 from lib.benchmark.inspect_eval.games import CUT_OFF, NOT_PLAYED, Dispatch, slot_game
 from lib.benchmark.inspect_eval.sample import (
@@ -124,7 +125,7 @@ def match_scorer() -> Scorer:
 
 def session_of(scores: list[SampleScore]) -> MatchSession:
     """The match's games in the scores' metadata, as `match` holds them."""
-    session = MatchSession()
+    session = MatchSession(reference_nu())
     for s in scores:
         g = (s.score.metadata or {}).get("game")
         if g:
@@ -137,8 +138,8 @@ def session_of(scores: list[SampleScore]) -> MatchSession:
 @metric
 def match_metrics() -> Metric:
     """score, score_lo, score_hi (the first player's, 90%, from the pairs), elo_difference
-    with elo_lo and elo_hi (None on an open side: a one-sided bound), pairs and games:
-    `match`'s own statistics of the games in the scores."""
+    (BTD at the reference ladder's nu) with elo_lo and elo_hi (None on an open side: a
+    one-sided bound), pairs and games: `match`'s own statistics of the games in the scores."""
     def compute(scores: list[SampleScore]) -> Any:
         session = session_of(scores)
         stats = session.stats()

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from lib.benchmark.arena.game import PLY_CAP
-from lib.benchmark.arena.ladder import ladder_for, reference_ladder
+from lib.benchmark.arena.ladder import ladder_for, reference_ladder, reference_nu
 from lib.benchmark.arena.versions import version_of
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
 from lib.benchmark.core.data import LADDER_MAP
@@ -42,7 +42,7 @@ from lib.benchmark.core.human import (
     human_text,
     load_crosswalks,
 )
-from lib.benchmark.core.ladder_check import check_of, elo_difference_text
+from lib.benchmark.core.ladder_check import check_of, elo_difference_text, match_elo
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.results import elo_text, load_results, result_files
 from lib.benchmark.core.scoring import SUMMARY_METRICS, illegal_text, metric_digits
@@ -525,10 +525,11 @@ def head_to_head_rows(matches: list[dict[str, Any]],
     and Elo difference (90%), and, where both have play runs among `games` on one ladder
     fit, the ladder's predicted score (90%) and z; sorted by the players' names."""
     rows = []
+    nu = reference_nu() if matches else 0.0
     for m in matches:
         check = check_of(m, games)
         c = check["ladder_check"]
-        score, diff = m["score"], m["elo_difference"]
+        score, diff = m["score"], match_elo(m, nu)
         rows.append({
             "first": m["first"]["model"], "second": m["second"]["model"], "games": m["games"],
             "pairs": m["pairs"], "pentanomial": m["pentanomial"],

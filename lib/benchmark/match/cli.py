@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import copy
 import logging
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lib.benchmark.arena import book
 from lib.benchmark.arena.game import PLY_CAP, pgn, side_usage
+from lib.benchmark.arena.ladder import reference_nu
 from lib.benchmark.core.cli import (
     add_chat_args,
     add_model_arg,
@@ -23,6 +23,7 @@ from lib.benchmark.core.data import BOOK, data_path
 from lib.benchmark.core.header import Kind, file_name, write_result
 from lib.benchmark.core.ladder_check import (
     check_of,
+    elo_block,
     elo_difference_text,
     find_play,
     ladder_lines,
@@ -30,7 +31,6 @@ from lib.benchmark.core.ladder_check import (
 from lib.benchmark.core.results import run_name, slug
 from lib.benchmark.core.run import Run
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, RETRIES, Side
-from lib.benchmark.match.pairs import MAX_GAMES, TARGET, PairStats
 from lib.benchmark.match.run import MatchConfig, MatchSession, play_match
 from lib.benchmark.model.cost import Budget, PlayerBudget, Price
 from lib.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
@@ -42,6 +42,7 @@ from lib.benchmark.players.player import (
     is_baseline,
     make_player,
 )
+from lib.benchmark.stats.pairs import MAX_GAMES, TARGET, PairStats
 from lib.cli import add_stockfish_arg, non_negative_int, positive_float, positive_int
 from lib.engine import EngineSettings
 from lib.errors import ChessEvalError, ConfigError
@@ -168,7 +169,7 @@ def match_setup(args: argparse.Namespace) -> MatchSetup:
     first, second = match_players(args, settings.path)
     openings = () if args.no_book else tuple(o.start() for o in book.load_book(args.book))
     config = MatchConfig(args.target, args.max_games, args.concurrency, args.seed,
-                         args.ply_cap, openings)
+                         args.ply_cap, openings, reference_nu())
     return MatchSetup(first, second, (_side(args, args.model, first),
                                       _side(args, args.opponent, second)), config, settings)
 
@@ -182,7 +183,8 @@ def match_command(args: argparse.Namespace) -> int:
     shown = {"protocol": str(args.protocol), "legal_moves": args.legal_moves,
              "illegal_retries": args.illegal_retries, "ply_cap": args.ply_cap,
              "target": args.target, "max_games": args.max_games, "seed": args.seed,
-             "book_sha256": sha256_file(args.book) if openings else None}
+             "book_sha256": sha256_file(args.book) if openings else None,
+             "nu": config.nu}
     label = f"{model_label(args)}__vs__{model_label(_opponent_args(args))}"
     name = run_name(file_name(Kind.MATCH, label), [first.id, second.id, shown])
     labels = (model_label(args), model_label(_opponent_args(args)))
@@ -216,10 +218,6 @@ def model_usage(session: MatchSession, first: bool, price: Price | None,
                        if g.record is not None), price)
 
 
-def _bound(value: float) -> float | None:
-    return None if math.isinf(value) else round(value, 1)
-
-
 def match_result(args: argparse.Namespace, first: Player, second: Player,
                  session: MatchSession, shown: dict[str, Any]) -> dict[str, Any]:
     """The match's result file body."""
@@ -236,16 +234,12 @@ def match_result(args: argparse.Namespace, first: Player, second: Player,
         return body | {"pairs": 0, "pentanomial": [0] * 5, "wdl": [0, 0, 0], "score": None,
                        "elo_difference": None, "ladder_check": None,
                        "ladder_check_missing": "no complete pair"}
-    kind = "interval" if stats.elo is not None else (
-        "below" if stats.score == 0.0 else "above")
     done = body | {
         "pairs": stats.pairs, "pentanomial": list(stats.pentanomial),
         "wdl": list(session.wins_draws_losses()),
         "score": {"value": round(stats.score, 4), "lo": round(stats.score_lo, 4),
                   "hi": round(stats.score_hi, 4)},
-        "elo_difference": {"kind": kind, "value": None if stats.elo is None
-                           else round(stats.elo, 1), "lo": _bound(stats.elo_lo),
-                           "hi": _bound(stats.elo_hi)}}
+        "elo_difference": elo_block(stats)}
     return done | _ladder_check(args, done)
 
 

@@ -1,5 +1,5 @@
 """A match: two players play each other in colour-reversed pairs from the opening book, a
-batch of pairs at a time, until the Elo difference is pinned down (pairs.finished).
+batch of pairs at a time, until the Elo difference is pinned down (stats.pairs.finished).
 
 Each game is stored under a key of the match (both players' identities, the seed, the pair
 and who has White), so a rerun after Ctrl-C, a crash or a budget finds every finished game
@@ -17,10 +17,10 @@ from lib.benchmark.arena.match import GameJob, GamePool, PoolFactory
 from lib.benchmark.core.progress import Progress
 from lib.benchmark.core.run import Run
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, Side, Start
-from lib.benchmark.match.pairs import PairStats, finished, pair_stats
 from lib.benchmark.model.inflight import InFlight
 from lib.benchmark.model.interface import InfraError
 from lib.benchmark.players.player import budget_of
+from lib.benchmark.stats.pairs import PairStats, finished, pair_stats
 from lib.engine import EngineSettings
 
 BREAKER = 3  # games in a row aborted for infrastructure reasons stop the match
@@ -40,6 +40,7 @@ class MatchConfig:
     seed: int  # where in the book the match begins
     ply_cap: int  # a game this long is a draw
     openings: tuple[Start, ...]  # the book's starts (none: the initial position)
+    nu: float  # the BTD draw parameter the Elo difference is read with (the reference ladder's)
     breaker: int = BREAKER
 
 
@@ -63,6 +64,7 @@ class MatchGame:
 class MatchSession:
     """Every game played, and why the match stopped before its stop rule (if it did)."""
 
+    nu: float  # the BTD draw parameter its Elo difference is read with
     games: list[MatchGame] = field(default_factory=list)
     stopped: str | None = None
 
@@ -86,7 +88,7 @@ class MatchSession:
     def stats(self) -> PairStats | None:
         """The pairs' statistics (None before a pair is complete)."""
         totals = self.totals()
-        return pair_stats(totals) if totals else None
+        return pair_stats(totals, self.nu) if totals else None
 
 
 def opening_of(config: MatchConfig, pair: int) -> Start:
@@ -120,7 +122,7 @@ def _play(first: Side, second: Side, config: MatchConfig, store: Path,
           settings: EngineSettings, match: str, pools: PoolFactory, run: Run) -> MatchSession:
     games, cache = run.store(store, "games"), run.store(store, "answers")
     first, second = (_gated(s, run.gate) for s in (first, second))
-    session = MatchSession()
+    session = MatchSession(config.nu)
     progress = Progress(config.max_games, f"match {first.player.id[:20]} - "
                         f"{second.player.id[:20]}", kinds=("first", "draw", "second",
                                                            "aborted"), unit="game")

@@ -46,6 +46,21 @@ def expected_score(delta: np.ndarray | float, nu: float) -> np.ndarray:
     return win + draw / 2
 
 
+def difference_of_score(score: float, nu: float) -> float:
+    """The Elo difference whose expected score (expected_score) is `score`: the maximum-
+    likelihood difference of games with that mean score, since under the model the wins
+    less the losses are sufficient for it (-inf at 0, +inf at 1; nu = 0 gives the logistic
+    -400 log10(1/score - 1))."""
+    if score <= 0.0:
+        return -np.inf
+    if score >= 1.0:
+        return np.inf
+    # With t = e^(a/2) and y = 2 score - 1: (1 - y) t^2 - y nu t - (1 + y) = 0.
+    y = 2.0 * score - 1.0
+    t = (y * nu + np.sqrt((y * nu) ** 2 + 4.0 * (1.0 - y) * (1.0 + y))) / (2.0 * (1.0 - y))
+    return float(2.0 * np.log(t) / C) + 0.0  # never -0.0
+
+
 def game_information(delta: np.ndarray | float, nu: float) -> np.ndarray:
     """Fisher information (per Elo^2) of one game between players delta Elo apart."""
     half = C * np.asarray(delta, float) / 2

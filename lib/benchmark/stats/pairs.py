@@ -6,9 +6,14 @@ estimated from the pairs' totals: s = mean(x) / 2, var(s) = var(x) / (4 N) with 
 total and var(x) the variance of the pentanomial frequencies with half a pair added to each
 of the five cells (so that a few identical pairs, say every pair drawn 1-1, do not claim a
 width of zero; the mean is the pairs' own). The Elo
-difference is the logistic one, -400 log10(1/s - 1), its interval the score interval's ends
-mapped the same way. A match every game of which one player won says only how far apart they
-are at least: a one-sided 95% bound (Clopper-Pearson on the games)."""
+difference is read through the model every other Elo here is read through, Bradley-Terry-
+Davidson with a draw parameter nu (btd.py): the difference whose expected score is s, which
+is the games' maximum-likelihood difference under that model, and its interval the score
+interval's ends mapped the same way. nu is the reference ladder's (the match result records
+which): a match's own draws would give another scale for each match, and near equal strength
+the logistic reading (nu = 0) is about 0.82 of the ladder's. A match every game of which one
+player won says only how far apart they are at least: a one-sided 95% bound (Clopper-Pearson
+on the games)."""
 
 from __future__ import annotations
 
@@ -17,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scipy import stats
+
+from lib.benchmark.stats.btd import difference_of_score
 
 Z90 = float(stats.norm.ppf(0.95))  # the 90% interval's half-width in sd
 ONE_SIDED = 0.05  # a bound's tail
@@ -35,6 +42,7 @@ class PairStats:
     score: float  # mean score a game
     score_lo: float  # its 90% interval
     score_hi: float
+    nu: float  # the BTD draw parameter the Elo difference is read with
     elo: float | None  # the Elo difference (None: a bound only)
     elo_lo: float  # the 90% interval's ends, or the bound's: -inf / +inf on the open side
     elo_hi: float
@@ -45,13 +53,9 @@ class PairStats:
         return (self.elo_hi - self.elo_lo) / 2
 
 
-def elo_of(score: float) -> float:
-    """The logistic Elo difference of a mean score (inf at 0 or 1)."""
-    if score <= 0.0:
-        return -math.inf
-    if score >= 1.0:
-        return math.inf
-    return -400.0 * math.log10(1.0 / score - 1.0) + 0.0  # never -0.0
+def elo_of(score: float, nu: float) -> float:
+    """The BTD Elo difference (draw parameter nu) of a mean score (inf at 0 or 1)."""
+    return difference_of_score(score, nu)
 
 
 def pentanomial(totals: Sequence[float]) -> tuple[int, int, int, int, int]:
@@ -74,8 +78,9 @@ def pair_variance(counts: Sequence[int], prior: float = 0.5) -> float:
     return sum(w * (x - mean) ** 2 for w, x in zip(weights, PAIR_SCORES, strict=True)) / total
 
 
-def pair_stats(totals: Sequence[float]) -> PairStats:
-    """The score and Elo difference of pairs with these totals (at least one pair)."""
+def pair_stats(totals: Sequence[float], nu: float) -> PairStats:
+    """The score and Elo difference (BTD, draw parameter nu) of pairs with these totals (at
+    least one pair)."""
     if not totals:
         raise ValueError("no complete pair: nothing to estimate")
     n = len(totals)
@@ -85,11 +90,18 @@ def pair_stats(totals: Sequence[float]) -> PairStats:
         games = 2 * n
         edge = 1 - ONE_SIDED ** (1 / games)  # Clopper-Pearson, one-sided 95%
         if score == 0.0:
-            return PairStats(n, counts, 0.0, 0.0, edge, None, -math.inf, elo_of(edge))
-        return PairStats(n, counts, 1.0, 1 - edge, 1.0, None, elo_of(1 - edge), math.inf)
+            return PairStats(n, counts, 0.0, 0.0, edge, nu, None, -math.inf, elo_of(edge, nu))
+        return PairStats(n, counts, 1.0, 1 - edge, 1.0, nu, None, elo_of(1 - edge, nu),
+                         math.inf)
     half = Z90 * math.sqrt(pair_variance(counts) / (4 * n))
     lo, hi = max(score - half, 0.0), min(score + half, 1.0)
-    return PairStats(n, counts, score, lo, hi, elo_of(score), elo_of(lo), elo_of(hi))
+    return PairStats(n, counts, score, lo, hi, nu, elo_of(score, nu), elo_of(lo, nu),
+                     elo_of(hi, nu))
+
+
+def totals_of(counts: Sequence[int]) -> list[float]:
+    """Pair totals with these pentanomial counts (the statistics depend on nothing else)."""
+    return [x for c, x in zip(counts, PAIR_SCORES, strict=True) for _ in range(c)]
 
 
 def finished(current: PairStats | None, games: int, target: float, max_games: int) -> bool:
