@@ -21,6 +21,7 @@ import pytest
 
 import benchmark
 from lib.benchmark.core.data import FIRST_LADDER
+from lib.benchmark.core.server import PlayerServer
 from lib.benchmark.match.pairs import elo_of, finished, pair_stats, pair_variance
 from lib.benchmark.stats import btd
 from lib.benchmark.stats.joint import RungGames, joint_fit
@@ -244,6 +245,25 @@ def test_each_player_is_asked_with_its_own_settings_and_protocol(stockfish: str,
                         ("local_b_effort_low", 0.11 * sent[1])):
         [book] = (tmp_path / "books").glob(f"*__{model}.jsonl")
         assert json.loads(book.read_text())["cost"] == pytest.approx(paid), model
+
+
+@pytest.mark.parametrize("protocols", [("pgn", "tools"), ("blind", "chat")])
+def test_every_protocol_of_play_plays_a_match(protocols: tuple[str, str], served: PlayerServer,
+                                              stockfish: str, tmp_path: Path) -> None:
+    """Two served players, each under its own protocol of play's five (pgn's completions,
+    tools' calls, blind's moves alone, chat's conversation): the match is played and its
+    result records both protocols."""
+    mine, theirs = protocols
+    assert benchmark.main([
+        "match", "--model", "served/stockfish:nodes=1", "--opponent", "served/random",
+        "--base-url", served.base_url, "--protocol", mine, "--opponent-protocol", theirs,
+        "--max-games", "2", "--ply-cap", "20", "--out", str(tmp_path), "--stockfish",
+        stockfish]) == 0
+    [path] = tmp_path.glob("match__*.json")
+    result = json.loads(path.read_text())
+    assert result["games"] == 2 and result["complete"]
+    assert (result["settings"]["protocol"], result["settings"]["opponent_protocol"]) == protocols
+    assert min(result[side]["usage"]["answers"] for side in ("first", "second")) > 0
 
 
 def test_an_opponent_setting_changed_buys_its_replies_again(stockfish: str,

@@ -121,7 +121,7 @@ def add_opponent_args(p: argparse.ArgumentParser) -> None:
 
 def _side(args: argparse.Namespace, spec: str, player: Player) -> Side:
     """How a player is asked: a baseline reads the board; a model gets its --protocol's
-    prompt (the opponent's: ARGS of _opponent_args)."""
+    prompt (the opponent's, in _opponent_args)."""
     if is_baseline(spec):
         return Side(player, ENGINE_TEMPLATE)
     history = CHAT_WINDOW if args.protocol == GameProtocol.CHAT else 0
