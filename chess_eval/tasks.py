@@ -44,15 +44,21 @@ def games(protocol: str = "fen", max_games: int | None = None, target: float | N
 @task
 def match(protocol: str = "fen", max_games: int | None = None, target: float | None = None,
           concurrency: int = 1, seed: int = 0, endpoint_id: str | None = None,
-          **unknown: Any) -> Task:
+          opponent_protocol: str | None = None, opponent_temperature: float | None = None,
+          opponent_max_tokens: int | None = None, opponent_reasoning_effort: str | None = None,
+          opponent_system: str | None = None, **unknown: Any) -> Task:
     """The eval's model against `--model-role opponent=PROVIDER/MODEL` in colour-reversed
     pairs, as `benchmark.py match` plays them: the first player's score and the Elo
-    difference with 90% intervals from the pairs, each game one sample."""
+    difference with 90% intervals from the pairs, each game one sample. Each opponent_X is
+    match's --opponent-X (default: the eval's setting, as the first player's)."""
     refuse_unknown("match", match, unknown)
     from lib.benchmark.inspect_eval.match import match_task
 
     return build("match", match_task, protocol, max_games, target, concurrency, seed,
-                 endpoint_id)
+                 endpoint_id, {"protocol": opponent_protocol, "temperature": opponent_temperature,
+                               "max_tokens": opponent_max_tokens,
+                               "reasoning_effort": opponent_reasoning_effort,
+                               "system": opponent_system})
 
 
 @task

@@ -36,6 +36,7 @@ from tests.conftest import ROOT
     ("games", "ladder=nope.csv", "ladder=nope.csv: no such file"),
     ("puzzles", "max_puzzles=0", "puzzles: max_puzzles: must be >= 1"),
     ("worldmodel", "limit=0", "worldmodel: limit: must be >= 1"),
+    ("match", "opponent_temperature=-1", "match: opponent_temperature: must be a finite"),
 ])
 def test_a_bad_task_argument_is_refused_in_one_line_before_any_request(
         task: str, arg: str, said: str, tmp_path: Path) -> None:
@@ -48,6 +49,35 @@ def test_a_bad_task_argument_is_refused_in_one_line_before_any_request(
     assert done.returncode != 0 and said in " ".join(shown.split()), shown
     assert "Traceback" not in shown and not list(tmp_path.glob("*.eval"))
 
+
+
+def test_the_match_task_asks_the_opponent_with_its_own_task_arguments(tmp_path: Path) -> None:
+    """-T opponent_X is match's --opponent-X: the opponent role's every request has its own
+    temperature, max tokens, system prompt, reasoning effort and protocol (chat: the
+    conversation grows); the eval's model keeps the eval's (fen: one question)."""
+    def last_legal(body: dict) -> Response:
+        board = chess.Board(FEN_RE.findall(json.dumps(body))[-1])
+        return Response(f"Final answer: {min(m.uci() for m in board.legal_moves)}")
+    with ChatServer(lambda fen, n: Response(), on_body=last_legal) as server:
+        done = subprocess.run(
+            [INSPECT, "eval", "chess_eval/match", "--model", "openai-api/local/a",
+             "--model-role", "opponent=openai-api/local/b", "--log-dir", str(tmp_path / "logs"),
+             "--display", "none", *(x for a in (
+                 "max_games=2", "opponent_temperature=0.7", "opponent_max_tokens=50",
+                 "opponent_system=second", "opponent_reasoning_effort=low",
+                 "opponent_protocol=chat") for x in ("-T", a))],
+            cwd=tmp_path, env={**service(server.base_url),
+                               "CHESS_EVAL_CACHE": str(tmp_path / "cache")},
+            capture_output=True, text=True, timeout=600)
+        asked = [b for b in server.bodies if FEN_RE.search(json.dumps(b))]
+    assert done.returncode == 0, done.stderr[-3000:]
+    theirs = [b for b in asked if b["model"] == "b"]
+    assert {(b["temperature"], b["max_tokens"], b["messages"][0]["content"],
+             b["reasoning_effort"]) for b in theirs} == {(0.7, 50, "second", "low")}
+    assert max(len(b["messages"]) for b in theirs) > 2
+    mine = [b for b in asked if b["model"] == "a"]
+    assert mine and {len(b["messages"]) for b in mine} == {1}
+    assert not any("reasoning_effort" in b for b in mine)
 
 
 @pytest.mark.parametrize(("task", "typo"), [("static", "limt=5"), ("games", "foo=1"),

@@ -23,6 +23,7 @@ import benchmark
 from lib.benchmark.arena.ladder import reference_nu
 from lib.benchmark.core.data import FIRST_LADDER
 from lib.benchmark.core.ladder_check import match_elo
+from lib.benchmark.core.server import PlayerServer
 from lib.benchmark.stats import btd
 from lib.benchmark.stats.joint import RungGames, joint_fit
 from lib.benchmark.stats.pairs import elo_of, finished, pair_stats, pair_variance
@@ -169,14 +170,20 @@ def test_an_endpoint_that_cannot_answer_fails_before_the_first_game(tmp_path: Pa
 
 
 def test_bad_input_is_one_line_and_buys_nothing(tmp_path: Path) -> None:
-    """The same model twice, a missing opponent, an unknown baseline: one line, exit 2,
-    nothing asked (the server bills nothing)."""
+    """The same model twice, a missing opponent, an unknown baseline, a protocol for a
+    baseline opponent, --legal-moves under the opponent's tools: one line, exit 2, nothing
+    asked (the server bills nothing)."""
     with ChatServer(lambda fen, n: Response("e2e4"), price=0.01) as server:
         cases = [(["--model", "local/m", "--opponent", "local/m", "--base-url",
                    server.base_url], "against itself"),
                  (["--model", "local/m", "--base-url", server.base_url], "--opponent"),
                  (["--model", "local/m", "--opponent", "stockfish:foo=1", "--base-url",
-                   server.base_url], "stockfish")]
+                   server.base_url], "stockfish"),
+                 (["--model", "local/m", "--opponent", "random", "--opponent-protocol",
+                   "chat", "--base-url", server.base_url], "a baseline reads the board"),
+                 (["--model", "local/m", "--opponent", "local/n", "--opponent-protocol",
+                   "tools", "--legal-moves", "--base-url", server.base_url],
+                  "under --opponent-protocol tools there is none")]
         for argv, said in cases:
             done = subprocess.run([sys.executable, "benchmark.py", "match", *argv, "--out",
                                    str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
@@ -229,6 +236,106 @@ def test_each_served_model_keeps_its_own_books_under_one_budget(stockfish: str,
                   "--max-cost", "0.03", "--price", "1,1", "--max-tokens", "1"]
         assert benchmark.main(capped) == Exit.INCOMPLETE
         assert 0 < a.billed + b.billed - before <= 3
+
+
+def _last_legal(body: dict) -> Response:
+    """The first legal move of the request's last position (a chat request holds older
+    ones before it)."""
+    board = chess.Board(FEN_RE.findall(json.dumps(body))[-1])
+    return Response(f"Final answer: {min(m.uci() for m in board.legal_moves)}")
+
+
+def _asked(server: ChatServer) -> list[dict]:
+    """The move requests a server received (the preflight left out)."""
+    return [b for b in server.bodies if FEN_RE.search(json.dumps(b))]
+
+
+def test_each_player_is_asked_with_its_own_settings_and_protocol(stockfish: str,
+                                                                  tmp_path: Path) -> None:
+    """--model under fen, --opponent under chat with its own temperature, max tokens,
+    system prompt, reasoning effort and price: each server receives only its own player's
+    settings, the chat conversation grows, and each player's cost is at its own price."""
+    with ChatServer(lambda fen, n: Response(), on_body=_last_legal) as a, \
+            ChatServer(lambda fen, n: Response(), on_body=_last_legal) as b:
+        assert benchmark.main([
+            "match", "--model", "local/a", "--base-url", a.base_url, "--max-tokens", "100",
+            "--system", "first", "--price", "1000,1000", "--opponent", "local/b",
+            "--opponent-base-url", b.base_url, "--opponent-protocol", "chat",
+            "--opponent-temperature", "0.7", "--opponent-max-tokens", "50",
+            "--opponent-system", "second", "--opponent-reasoning-effort", "low",
+            "--opponent-price", "2000,2000", "--max-games", "2", "--ply-cap", "10",
+            "--out", str(tmp_path), "--stockfish", stockfish]) == 0
+        mine, theirs = _asked(a), _asked(b)
+        sent = len(a.bodies), len(b.bodies)  # the preflights too
+    assert {(x["temperature"], x["max_tokens"], x["messages"][0]["content"],
+             "reasoning_effort" in x) for x in mine} == {(0.0, 100, "first", False)}
+    assert {(x["temperature"], x["max_tokens"], x["messages"][0]["content"],
+             x["reasoning_effort"]) for x in theirs} == {(0.7, 50, "second", "low")}
+    assert {len(x["messages"]) for x in mine} == {2}  # fen: the system prompt, one question
+    assert max(len(x["messages"]) for x in theirs) > 2  # chat: the game so far
+    [path] = tmp_path.glob("match__*.json")
+    result = json.loads(path.read_text())
+    assert result["settings"]["protocol"] == "fen"
+    assert result["settings"]["opponent_protocol"] == "chat"
+    assert result["second"]["model"] == "local/b [effort=low]"
+    for side, asked, each in (("first", mine, 0.055), ("second", theirs, 0.11)):
+        usage = result[side]["usage"]  # 50 prompt and 5 completion tokens an answer
+        assert usage["requests"] == len(asked) and usage["cost"] == pytest.approx(
+            each * len(asked)), side
+    # Each model's ledger charges what it bought at its own price.
+    for model, paid in (("local_a", 0.055 * sent[0]),
+                        ("local_b_effort_low", 0.11 * sent[1])):
+        [book] = (tmp_path / "books").glob(f"*__{model}.jsonl")
+        assert json.loads(book.read_text())["cost"] == pytest.approx(paid), model
+
+
+@pytest.mark.parametrize("protocols", [("pgn", "tools"), ("blind", "chat")])
+def test_every_protocol_of_play_plays_a_match(protocols: tuple[str, str], served: PlayerServer,
+                                              stockfish: str, tmp_path: Path) -> None:
+    """Two served players, each under its own protocol of play's five (pgn's completions,
+    tools' calls, blind's moves alone, chat's conversation): the match is played and its
+    result records both protocols."""
+    mine, theirs = protocols
+    assert benchmark.main([
+        "match", "--model", "served/stockfish:nodes=1", "--opponent", "served/random",
+        "--base-url", served.base_url, "--protocol", mine, "--opponent-protocol", theirs,
+        "--max-games", "2", "--ply-cap", "20", "--out", str(tmp_path), "--stockfish",
+        stockfish]) == 0
+    [path] = tmp_path.glob("match__*.json")
+    result = json.loads(path.read_text())
+    assert result["games"] == 2 and result["complete"]
+    assert (result["settings"]["protocol"], result["settings"]["opponent_protocol"]) == protocols
+    assert min(result[side]["usage"]["answers"] for side in ("first", "second")) > 0
+
+
+def test_an_opponent_setting_changed_buys_its_replies_again(stockfish: str,
+                                                             tmp_path: Path) -> None:
+    """The same command again buys nothing; another --opponent-temperature or
+    --opponent-system is another match (new requests, another result), never the stored
+    replies of the first; another --opponent-price changes no answer, so it buys nothing
+    and prices the stored replies at the new price."""
+    with ChatServer(lambda fen, n: Response(), on_body=_last_legal) as a, \
+            ChatServer(lambda fen, n: Response(), on_body=_last_legal) as b:
+        def match(*opponent: str) -> tuple[int, int]:
+            """Requests each server got from one match on the one store."""
+            before = len(_asked(a)), len(_asked(b))
+            assert benchmark.main([
+                "match", "--model", "local/a", "--base-url", a.base_url, "--opponent",
+                "local/b", "--opponent-base-url", b.base_url, *opponent, "--max-games", "2",
+                "--ply-cap", "10", "--out", str(tmp_path), "--stockfish", stockfish]) == 0
+            return len(_asked(a)) - before[0], len(_asked(b)) - before[1]
+        assert min(match("--opponent-temperature", "0.5")) > 0
+        assert match("--opponent-temperature", "0.5") == (0, 0)
+        assert min(match("--opponent-temperature", "0.6")) > 0
+        assert min(match("--opponent-temperature", "0.6", "--opponent-system", "x")) > 0
+        assert match("--opponent-temperature", "0.6", "--opponent-system", "x",
+                     "--opponent-price", "1000,1000") == (0, 0)
+        temperatures = {x["temperature"] for x in _asked(b)}
+    assert temperatures == {0.5, 0.6} and len(list(tmp_path.glob("match__*.json"))) == 3
+    [priced] = [json.loads(p.read_text()) for p in tmp_path.glob("match__*.json")
+                if json.loads(p.read_text())["second"]["usage"]["cost"] is not None]
+    usage = priced["second"]["usage"]
+    assert usage["cost"] == pytest.approx(0.055 * usage["requests"])
 
 
 def test_a_match_stopped_by_ctrl_c_resumes_and_buys_nothing_twice(stockfish: str,

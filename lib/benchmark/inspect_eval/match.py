@@ -74,10 +74,13 @@ def match_args(argv: list[str]) -> argparse.Namespace:
 
 
 def match_task(protocol: str, max_games: int | None, target: float | None, concurrency: int,
-               seed: int, endpoint_id: str | None) -> Task:
-    """A match as an Inspect task: `match`'s options and schedule."""
+               seed: int, endpoint_id: str | None, opponent: dict[str, Any]) -> Task:
+    """A match as an Inspect task: `match`'s options and schedule (`opponent`: each given
+    --opponent-X by its option's name, X)."""
     argv = ["--protocol", protocol, "--concurrency", str(concurrency), "--seed", str(seed)]
     argv += ["--endpoint-id", endpoint_id] if endpoint_id else []
+    argv += [x for name, value in opponent.items() if value is not None
+             for x in (f"--opponent-{name.replace('_', '-')}", str(value))]
     argv += ["--max-games", str(max_games)] if max_games is not None else []
     argv += ["--target", str(target)] if target is not None else []
     args = match_args(argv + ["--model", "inspect:eval", "--opponent", "inspect:opponent"])

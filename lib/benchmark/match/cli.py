@@ -66,15 +66,12 @@ def add_parser(commands: Any) -> None:
     add_model_arg(p, extra="; the first player")
     p.add_argument("--opponent", required=True, metavar="MODEL",
                    help="the second player, named as --model is (a model or a baseline)")
-    p.add_argument("--opponent-base-url", default=None, metavar="URL",
-                   help="the opponent's endpoint (default: --base-url's); every other "
-                   "request setting is --model's")
-    p.add_argument("--opponent-api-key-env", default=None, metavar="VAR",
-                   help="the opponent's key variable (default: as --api-key-env)")
     add_chat_args(p)
-    add_protocol_arg(p, (GameProtocol.FEN, GameProtocol.CHAT))
+    add_protocol_arg(p, tuple(GameProtocol))
+    add_opponent_args(p)
     p.add_argument("--legal-moves", action="store_true",
-                   help="list the legal moves in every prompt")
+                   help="list the legal moves in every prompt (refused where a model's "
+                   "protocol is tools or pgn, which have none)")
     p.add_argument("--illegal-retries", type=non_negative_int, default=RETRIES,
                    help=f"failed answers followed up before a forfeit (default {RETRIES})")
     p.add_argument("--ply-cap", type=positive_int, default=PLY_CAP,
@@ -105,8 +102,27 @@ def add_parser(commands: Any) -> None:
     p.set_defaults(handler=match_command)
 
 
+# --model's options the opponent has its own of, as --opponent-X (default: --X's value).
+OPPONENT_OPTIONS = ("base_url", "api_key_env", "temperature", "max_tokens", "reasoning_effort",
+                    "system", "stop", "extra", "response_format", "endpoint_id", "price",
+                    "protocol")
+
+
+def add_opponent_args(p: argparse.ArgumentParser) -> None:
+    """--opponent-X for each of OPPONENT_OPTIONS: --X's values, and --X's value by default."""
+    actions = {a.dest: a for a in p._actions}
+    for dest in OPPONENT_OPTIONS:
+        own = actions[dest]
+        flag = own.option_strings[0]
+        p.add_argument(f"--opponent-{flag[2:]}", action=type(own), type=own.type or str,
+                       choices=own.choices,
+                       metavar=own.metavar or (None if own.choices else dest.upper()),
+                       default=None, help=f"the opponent's {flag} (default: {flag}'s)")
+
+
 def _side(args: argparse.Namespace, spec: str, player: Player) -> Side:
-    """How a player is asked: a baseline reads the board; a model gets --protocol's prompt."""
+    """How a player is asked: a baseline reads the board; a model gets its --protocol's
+    prompt (the opponent's, in _opponent_args)."""
     if is_baseline(spec):
         return Side(player, ENGINE_TEMPLATE)
     history = CHAT_WINDOW if args.protocol == GameProtocol.CHAT else 0
@@ -115,12 +131,27 @@ def _side(args: argparse.Namespace, spec: str, player: Player) -> Side:
 
 
 def _opponent_args(args: argparse.Namespace) -> argparse.Namespace:
-    """--model's request settings for the opponent, with its own name, endpoint and key."""
+    """--model's options for the opponent: its own name, and each --opponent-X given in
+    place of --X."""
     other = copy.copy(args)
     other.model = args.opponent
-    other.base_url = args.opponent_base_url or args.base_url
-    other.api_key_env = args.opponent_api_key_env or args.api_key_env
+    for dest in OPPONENT_OPTIONS:
+        if (given := getattr(args, f"opponent_{dest}")) is not None:
+            setattr(other, dest, given)
     return other
+
+
+def _check_protocols(args: argparse.Namespace, other: argparse.Namespace) -> None:
+    """Refused in one line: --opponent-protocol for a baseline (it reads the board), and
+    --legal-moves under a model's protocol without a prompt (tools, pgn)."""
+    if args.opponent_protocol not in (None, GameProtocol.FEN) and is_baseline(args.opponent):
+        raise ConfigError(f"--opponent-protocol {args.opponent_protocol}: a baseline reads "
+                          "the board, not a prompt")
+    for option, a in (("--protocol", args), ("--opponent-protocol", other)):
+        if args.legal_moves and not is_baseline(a.model) and \
+                a.protocol in (GameProtocol.TOOLS, GameProtocol.PGN):
+            raise ConfigError(f"--legal-moves lists the moves in a prompt; under {option} "
+                              f"{a.protocol} there is none (tools has get_legal_moves)")
 
 
 def match_players(args: argparse.Namespace, stockfish: str) -> tuple[Player, Player]:
@@ -129,6 +160,7 @@ def match_players(args: argparse.Namespace, stockfish: str) -> tuple[Player, Pla
     if args.model == args.opponent and (other.base_url or "") == (args.base_url or ""):
         raise ConfigError(f"--model and --opponent are both {args.model!r} at the same "
                           "endpoint: a player against itself measures nothing")
+    _check_protocols(args, other)
     shared = Budget(args.max_cost, args.price)
     players: list[Player] = []
     for option, a in (("--model", args), ("--opponent", other)):
@@ -137,7 +169,8 @@ def match_players(args: argparse.Namespace, stockfish: str) -> tuple[Player, Pla
             # Each model's own books under the one --max-cost of the match.
             players.append(make_player(a.model, chat, stockfish, args.seed,
                                        2 * args.concurrency,
-                                       None if chat is None else PlayerBudget(shared)))
+                                       None if chat is None else PlayerBudget(shared,
+                                                                              a.price)))
         except ChessEvalError as exc:  # which of the two options it was, in the one line
             for made in players:
                 made.close()
@@ -171,7 +204,20 @@ def match_setup(args: argparse.Namespace) -> MatchSetup:
     config = MatchConfig(args.target, args.max_games, args.concurrency, args.seed,
                          args.ply_cap, openings, reference_nu())
     return MatchSetup(first, second, (_side(args, args.model, first),
-                                      _side(args, args.opponent, second)), config, settings)
+                                      _side(_opponent_args(args), args.opponent, second)),
+                      config, settings)
+
+
+def match_shown(args: argparse.Namespace, book: bool) -> dict[str, Any]:
+    """The match's settings as its result records and its name digests them (each player's
+    request settings are in its id)."""
+    shown = {"protocol": str(args.protocol), "legal_moves": args.legal_moves,
+             "illegal_retries": args.illegal_retries, "ply_cap": args.ply_cap,
+             "target": args.target, "max_games": args.max_games, "seed": args.seed,
+             "book_sha256": sha256_file(args.book) if book else None}
+    theirs = _opponent_args(args).protocol
+    # Only where it differs: absent from the names of matches made before the option.
+    return shown | ({"opponent_protocol": str(theirs)} if theirs != args.protocol else {})
 
 
 def match_command(args: argparse.Namespace) -> int:
@@ -179,15 +225,10 @@ def match_command(args: argparse.Namespace) -> int:
     ensure_writable_dir(args.out, "--out")
     setup = match_setup(args)
     first, second, config, settings = setup.first, setup.second, setup.config, setup.settings
-    openings = config.openings
-    shown = {"protocol": str(args.protocol), "legal_moves": args.legal_moves,
-             "illegal_retries": args.illegal_retries, "ply_cap": args.ply_cap,
-             "target": args.target, "max_games": args.max_games, "seed": args.seed,
-             "book_sha256": sha256_file(args.book) if openings else None,
-             "nu": config.nu}
-    label = f"{model_label(args)}__vs__{model_label(_opponent_args(args))}"
-    name = run_name(file_name(Kind.MATCH, label), [first.id, second.id, shown])
+    shown = match_shown(args, bool(config.openings)) | {"nu": config.nu}
     labels = (model_label(args), model_label(_opponent_args(args)))
+    label = "__vs__".join(labels)
+    name = run_name(file_name(Kind.MATCH, label), [first.id, second.id, shown])
     # A ledger per model that buys (a baseline has none): books/NAME__MODEL.jsonl.
     with Run(args.out, [(f"{name}__{slug(label)}", label, budget_of(player))
                         for player, label in zip((first, second), labels, strict=True)]) as run:
@@ -227,7 +268,8 @@ def match_result(args: argparse.Namespace, first: Player, second: Player,
         "first": {"model": model_label(args), "player": first.id,
                   "usage": model_usage(session, True, args.price, first)},
         "second": {"model": model_label(_opponent_args(args)), "player": second.id,
-                   "usage": model_usage(session, False, args.price, second)},
+                   "usage": model_usage(session, False, _opponent_args(args).price,
+                                        second)},
         "settings": shown, "games": 2 * len(session.totals()), "aborted": aborted,
         "complete": session.stopped is None, "stopped": session.stopped}
     if stats is None:

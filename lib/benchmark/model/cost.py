@@ -251,8 +251,8 @@ class PlayerBudget(Budget):
     every request is reserved, settled and counted in both, so the shared limit holds for
     the two together while each player's ledger says what that player bought."""
 
-    def __init__(self, shared: Budget) -> None:
-        super().__init__(None, shared.price)  # the limit is the shared budget's
+    def __init__(self, shared: Budget, price: Price | None) -> None:
+        super().__init__(None, price)  # the limit is the shared budget's; the price its own
         self.shared = shared
 
     @property
@@ -266,8 +266,9 @@ class PlayerBudget(Budget):
         return self.shared.unpriced
 
     def estimate(self, prompt_chars: int, max_tokens: int) -> float:
-        """The shared budget's estimate (its dearest reply covers both players')."""
-        return self.shared.estimate(prompt_chars, max_tokens)
+        """The request at this player's price, or the shared budget's dearest reply (which
+        covers both players') where that is more."""
+        return max(super().estimate(prompt_chars, max_tokens), self.shared.dearest)
 
     def reserve(self, amount: float) -> bool:
         """Hold `amount` in the shared budget, and count the request here."""
