@@ -18,12 +18,14 @@ from types import ModuleType
 from lib.cli import (
     add_engine_args,
     non_negative_float,
+    non_negative_int,
     positive_float,
     run_cli,
     setup_logging,
 )
 from lib.files import ensure_writable_dir, ensure_writable_file
 from lib.testset.pipeline import State, fingerprint_parts, output_stamps
+from lib.testset.selection import Draw
 
 log = logging.getLogger("generate")
 
@@ -64,6 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "questions.csv at --scale 1; OUT/questions.csv at a smaller scale, "
                         "so a quick run never replaces the committed file)")
     parser.add_argument("--seed", type=int, default=0, help="selection seed (default 0)")
+    parser.add_argument("--ply-draw", default=Draw.SCARCITY.value, choices=[d.value for d in Draw],
+                        help="step 3's draw of a game's position among its plies: "
+                        "'scarcity' (default) fills scarce leaves first, 'uniform' draws "
+                        "every ply with room alike")
+    parser.add_argument("--max-per-player", type=non_negative_int, default=None, metavar="N",
+                        help="step 3's cap on positions from one player's games (default 1%% "
+                        "of the game positions; 0: no cap)")
     parser.add_argument("--scale", type=positive_float, default=1.0,
                         help="shrink every leaf target by this factor for quick runs "
                         "(default 1: 800 game positions and 200 puzzles)")
@@ -94,7 +103,11 @@ def step_argv(number: int, args: argparse.Namespace) -> list[str]:
         return argv + (["--month", args.month] if args.month else [])
     if number == 4:
         return common + (["--source", args.puzzles_source] if args.puzzles_source else [])
-    if number in (3, 5):
+    if number == 3:
+        return common + engine + select + ["--ply-draw", args.ply_draw] + (
+            ["--max-per-player", str(args.max_per_player)]
+            if args.max_per_player is not None else [])
+    if number == 5:
         return common + engine + select
     if number == 6:
         return common + engine + ["--questions", str(questions_target(args))]
@@ -140,7 +153,10 @@ def run_step(number: int, module: ModuleType, args: argparse.Namespace, state: S
 
 
 def generate(args: argparse.Namespace) -> None:
-    """Run the selected steps in order."""
+    """Run the selected steps in order (every step's options checked before anything is
+    written, so a bad one leaves no empty --out behind)."""
+    for number in selected_steps(args):
+        importlib.import_module(STEPS[number]).build_parser().parse_args(step_argv(number, args))
     ensure_writable_dir(args.out, "--out")
     if EVAL_STEP in selected_steps(args):
         ensure_writable_file(questions_target(args), "--questions")

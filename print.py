@@ -105,17 +105,31 @@ def _cwd(path: Path) -> Iterator[None]:
 
 
 def games_summary(out: Path) -> dict[str, pd.DataFrame]:
-    """Kept games by Elo bucket and time control; drops by reason."""
+    """Kept games by Elo bucket and time control; drops by reason, a column per source file
+    (in the order read) and one for all."""
     path = out / "games.db"
     if not path.is_file():
         return {}
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
         kept = pd.read_sql("SELECT elo_bucket, tc_class FROM games", conn)
-        drops = pd.read_sql("SELECT reason, count FROM drops ORDER BY count DESC", conn)
+        drops = pd.read_sql("SELECT source, reason, count FROM drops", conn)
+        files = pd.read_sql("SELECT source, kept FROM sources ORDER BY position", conn)
     table = pd.crosstab(kept["elo_bucket"], kept["tc_class"], margins=True, margins_name="all")
     table = table.reindex([b for b in ELO_BUCKETS if b in table.index] + ["all"])
     table = table.rename_axis(columns=None).reset_index()
-    return {"kept games by Elo bucket and time control": table, "dropped games": drops}
+    return {"kept games by Elo bucket and time control": table,
+            "dropped games": _drops_by_file(drops, files)}
+
+
+def _drops_by_file(drops: pd.DataFrame, files: pd.DataFrame) -> pd.DataFrame:
+    """A row per source file (in the order read: games kept, then drops by reason, the most
+    frequent first) and one for all."""
+    table = drops.pivot_table(index="source", columns="reason", values="count",
+                              aggfunc="sum", fill_value=0)
+    table = table[table.sum().sort_values(ascending=False).index]
+    table = files.set_index("source").join(table).fillna(0).astype(int)
+    table.loc["all"] = table.sum()
+    return table.rename_axis(index="file", columns=None).reset_index()
 
 
 def _recorded(out: Path, step: str) -> dict[str, Any]:

@@ -67,13 +67,23 @@ def build_parser() -> argparse.ArgumentParser:
                         help="at most this many positions from games of any one player, "
                         "counting both players of a game (default: 1%% of the game "
                         "positions, at least 1; 0: no cap)")
-    parser.add_argument("--ply-draw", type=Draw, choices=list(Draw), default=Draw.SCARCITY,
+    parser.add_argument("--ply-draw", type=draw_kind, default=Draw.SCARCITY,
+                        metavar="{" + ",".join(Draw) + "}",
                         help="how a game's position is drawn among its plies whose leaf has "
                         "room: 'scarcity' (default) weighs each by its leaf's free room over "
                         "the plies seen so far that could fill it, so scarce leaves (endgames, "
                         "say) fill first; 'uniform' draws every such ply alike")
     add_out_arg(parser)
     return parser
+
+
+def draw_kind(text: str) -> Draw:
+    """--ply-draw's value, or one line naming the choices."""
+    try:
+        return Draw(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a ply draw: choose {' or '.join(Draw)}") from None
 
 
 def spec(args: argparse.Namespace) -> StepSpec:

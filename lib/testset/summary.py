@@ -74,6 +74,9 @@ def build_summary(out: Path, questions: Path) -> dict[str, Any]:
         "short_game_leaves": short,
         "short_puzzle_leaves": [row for row in puzzles["leaves"] if row["shortfall"]],
         "puzzles": {key: puzzles[key] for key in puzzles if key != "leaves"},
+        # Rows step 06 dropped to keep the mate cap when puzzle leaves fell short.
+        "mates_dropped_for_cap": _read_json(out / "evaluation_report.json").get(
+            "mates_dropped_for_cap", 0),
     }
 
 
@@ -101,6 +104,11 @@ def why_short(summary: dict[str, Any]) -> list[str]:
         lines.append(f"puzzles: {sum(r['shortfall'] for r in puzzles)} short ({names}): the "
                      "puzzle file holds no puzzle of these leaves that step 05 could keep "
                      "(verified, within the mate and motif caps).")
+    if summary.get("mates_dropped_for_cap"):
+        lines.append(f"mates: step 06 dropped {summary['mates_dropped_for_cap']} mate row(s) "
+                     "to keep the mate cap of the file as built (puzzle leaves short, so the "
+                     "cap's share of the smaller file is smaller); those leaves are short by "
+                     "as many.")
     return lines
 
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lib.testset.summary import why_short
 from tests.conftest import ROOT
 
 
@@ -31,7 +32,7 @@ def test_json_summary_matches_the_files(small_build: Path) -> None:
     evaluation = data["evaluation"]
     assert evaluation["questions"] == report["selected"] + sum(r["achieved"] for r in puzzles)
     assert evaluation["engine"][0].startswith("Stockfish")
-    drops = {r["reason"]: r["count"] for r in data["dropped games"]}
+    drops = {r["reason"]: r["all"] for r in data["dropped games"]}
     assert drops["bullet"] == 293 and drops["bot"] == 1
     assert 835 <= data["puzzle ratings"]["min"] <= data["puzzle ratings"]["max"] <= 2147
 
@@ -153,3 +154,13 @@ def test_summary_without_a_build_is_one_line_and_writes_nothing(tmp_path: Path) 
                              str(tmp_path / "s.json")], capture_output=True, text=True)
     assert result.returncode == 2 and "--summary needs --build" in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "s.json").exists()
+
+
+def test_why_short_names_the_mate_rows_step_06_dropped() -> None:
+    """The committed build dropped no mate row; the same summary with two dropped says so
+    in a line of its own, beside the leaves' reasons."""
+    committed = json.loads((ROOT / "data" / "testset_build.json").read_text())
+    lines = why_short(committed)
+    assert not any(line.startswith("mates:") for line in lines)
+    dropped = why_short({**committed, "mates_dropped_for_cap": 2})
+    assert dropped[:-1] == lines and dropped[-1].startswith("mates: step 06 dropped 2 mate")
