@@ -194,6 +194,13 @@ def test_bad_options_are_clear_errors(small_build: Path, tmp_path: Path, capsys)
     base = ["--questions", str(small_build / "questions.csv"), "--out", str(tmp_path)]
     assert benchmark.main(["--model", "stockfish:elo=abc", *base]) == 2
     assert "bad option" in capsys.readouterr().err
+    # A baseline misspelled is never sent to a provider as a model's name (no key asked for).
+    for command in ([*base], ["play", "--out", str(tmp_path)],
+                    ["puzzles", "--out", str(tmp_path)]):
+        assert benchmark.main([*command, "--model", "stockfsh:nodes=1000"]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "did you mean 'stockfish'" in err, err
+        assert "API key" not in err
     assert benchmark.main(["--model", "random", "--filter", "nope", *base]) == 2
     assert "bad --filter" in capsys.readouterr().err
     assert benchmark.main(["--model", "random", "--questions", str(tmp_path / "none.csv"),

@@ -21,7 +21,7 @@ from lib.benchmark.model.http_backend import (
 )
 from lib.benchmark.model.interface import DEFAULT_MAX_TOKENS, ModelConfig
 from lib.benchmark.model.protocols import GameProtocol
-from lib.benchmark.players.player import BASELINE_SPECS
+from lib.benchmark.players.player import BASELINE_SPECS, misspelled_baseline
 from lib.cli import (
     add_stockfish_arg,
     non_negative_float,
@@ -157,6 +157,8 @@ def add_breaker_arg(p: argparse.ArgumentParser, what: str, default: int) -> None
 
 def model_config(args: argparse.Namespace) -> ModelConfig:
     """Where and how to ask the model --model names."""
+    if (why := misspelled_baseline(args.model)) is not None:
+        raise ConfigError(why)
     base_url, key, source = connection_for(args.model, args.base_url, args.api_key_env,
                                            dict(os.environ))
     try:

@@ -6,6 +6,7 @@ answer, so baselines go through exactly the same parsing and scoring.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import math
@@ -513,6 +514,19 @@ def baseline_stockfish(explicit: str | None) -> str:
 def is_baseline(spec: str) -> bool:
     """Whether --model names a baseline player rather than a model at an endpoint."""
     return spec.split(":")[0] in BASELINES
+
+
+def misspelled_baseline(spec: str) -> str | None:
+    """Why `spec` reads as a baseline's name misspelled (a name without a provider and with
+    key=value options, as only baselines take), else None: such a spec is never sent to an
+    endpoint as a model's name."""
+    name, _, rest = spec.partition(":")
+    if is_baseline(spec) or "/" in spec or "=" not in rest:
+        return None
+    near = difflib.get_close_matches(name, BASELINES, n=1, cutoff=0.6)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return (f"--model {spec!r}: {name!r} is not a baseline{hint}; the baselines are "
+            f"{', '.join(BASELINES)}, and a model is named provider/model")
 
 
 def make_player(spec: str, chat: ModelConfig | None, stockfish: str | None, seed: int,
