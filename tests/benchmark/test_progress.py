@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 
+import benchmark
 from lib.benchmark.core.progress import Progress
+from tests.conftest import ROOT
 
 KINDS = ("win", "draw", "loss", "aborted")
 
@@ -40,3 +43,17 @@ def test_a_run_that_stops_before_its_estimate_ends_on_a_line_with_its_own_total(
     progress, lines = _lines(caplog, 5, ("win", "loss", "loss"))
     assert progress.total == 3
     assert lines == ["3/3 done (win 1, draw 0, loss 2, aborted 0), ETA 0s"]
+
+
+def test_a_resumed_run_says_how_much_it_found_done(tmp_path: Path,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """The same static run twice: the first buys every answer and says nothing of resuming;
+    the rerun finds them all stored and says so in one line."""
+    caplog.set_level(logging.INFO, logger="lib.benchmark.core.progress")
+    argv = ["--model", "random", "--questions", str(ROOT / "questions.csv"), "--limit", "4",
+            "--out", str(tmp_path)]
+    assert benchmark.main(argv) == 0
+    assert not [r for r in caplog.records if "resumed" in r.getMessage()]
+    assert benchmark.main(argv) == 0
+    [line] = [r.getMessage() for r in caplog.records if "resumed" in r.getMessage()]
+    assert "4 of 4 done before and resumed from the store" in line

@@ -29,6 +29,7 @@ class Progress:
         self.kinds = kinds
         self.counts: Counter[str] = Counter()
         self.asked = 0  # answers that needed a request (the ETA's rate)
+        self.desc = desc
         self.bar = tqdm(total=total, desc=desc, unit=unit, disable=None if BARS else True)
         self.every_s = every_s
         self.start = self.last = time.monotonic()
@@ -87,5 +88,10 @@ class Progress:
         self.bar.refresh()
 
     def close(self) -> None:
-        """Close the bar."""
+        """Close the bar; say how much of the work an earlier invocation had done (a rerun
+        after Ctrl-C resumes, and should say so)."""
         self.bar.close()
+        stored = self.done - self.asked
+        if stored:
+            log.info("%s: %d of %d done before and resumed from the store (not asked again)",
+                     self.desc, stored, self.done)
