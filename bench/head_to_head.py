@@ -34,8 +34,8 @@ from scipy import stats
 import benchmark
 from bench.validation_players import serving
 from lib.benchmark.arena.ladder import load_ladder, reference_nu
+from lib.benchmark.arena.ladder_check import match_elo
 from lib.benchmark.core.data import MAP_PLAYERS, REFERENCE_LADDER
-from lib.benchmark.core.ladder_check import match_elo
 from lib.benchmark.core.results import slug
 from lib.benchmark.stats.btd import Z90, expected_score
 from lib.files import atomic_write

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from lib.benchmark.arena.ladder import reference_nu
+from lib.benchmark.arena.ladder_check import elo_difference_text, ladder_check, match_elo, why_not
 from lib.benchmark.arena.versions import ladder_version_text
 from lib.benchmark.compare.paired import (
     ALPHA,
@@ -22,7 +23,6 @@ from lib.benchmark.compare.paired import (
 )
 from lib.benchmark.core.answers import Category
 from lib.benchmark.core.header import Kind, read_result
-from lib.benchmark.core.ladder_check import elo_difference_text, ladder_check, match_elo, why_not
 from lib.benchmark.core.results import result_files
 from lib.benchmark.core.scoring import STRATA, UNSCORED, Item, metric_arrays
 from lib.benchmark.core.scoring import metric_digits as digits

@@ -29,6 +29,7 @@ import numpy as np
 
 from lib.benchmark.arena.game import PLY_CAP
 from lib.benchmark.arena.ladder import ladder_for, reference_ladder, reference_nu
+from lib.benchmark.arena.ladder_check import check_of, elo_difference_text, match_elo
 from lib.benchmark.arena.versions import version_of
 from lib.benchmark.core.answers import ILLEGAL_CATEGORIES
 from lib.benchmark.core.data import LADDER_MAP
@@ -42,7 +43,6 @@ from lib.benchmark.core.human import (
     human_text,
     load_crosswalks,
 )
-from lib.benchmark.core.ladder_check import check_of, elo_difference_text, match_elo
 from lib.benchmark.core.questions import Question, load_questions
 from lib.benchmark.core.results import elo_text, load_results, result_files
 from lib.benchmark.core.scoring import SUMMARY_METRICS, illegal_text, metric_digits

@@ -25,8 +25,8 @@ import jinja2
 import markupsafe
 
 from lib.benchmark.arena.ladder import reference_ladder
+from lib.benchmark.arena.ladder_check import check_of, ladder_lines
 from lib.benchmark.core.human import HUMAN_DIR, load_crosswalks
-from lib.benchmark.core.ladder_check import check_of, ladder_lines
 from lib.benchmark.core.results import elo_text
 from lib.benchmark.core.scoring import illegal_text, metric_digits
 from lib.benchmark.leaderboard.board import (

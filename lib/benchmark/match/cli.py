@@ -12,6 +12,13 @@ from typing import Any
 from lib.benchmark.arena import book
 from lib.benchmark.arena.game import PLY_CAP, pgn, side_usage
 from lib.benchmark.arena.ladder import reference_nu
+from lib.benchmark.arena.ladder_check import (
+    check_of,
+    elo_block,
+    elo_difference_text,
+    find_play,
+    ladder_lines,
+)
 from lib.benchmark.core.cli import (
     add_chat_args,
     add_model_arg,
@@ -21,13 +28,6 @@ from lib.benchmark.core.cli import (
 )
 from lib.benchmark.core.data import BOOK, data_path
 from lib.benchmark.core.header import Kind, file_name, write_result
-from lib.benchmark.core.ladder_check import (
-    check_of,
-    elo_block,
-    elo_difference_text,
-    find_play,
-    ladder_lines,
-)
 from lib.benchmark.core.results import run_name, slug
 from lib.benchmark.core.run import Run
 from lib.benchmark.core.turns import ENGINE_TEMPLATE, RETRIES, Side
