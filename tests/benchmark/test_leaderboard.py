@@ -13,7 +13,14 @@ import benchmark
 from lib.benchmark.arena.versions import ladder_version_text, read_versions
 from lib.benchmark.core.data import FIRST_LADDER, LADDER_MAP
 from lib.benchmark.leaderboard import board, testsets
-from lib.benchmark.leaderboard.board import Entry, LadderPart, _limits, dagger, ranked
+from lib.benchmark.leaderboard.board import (
+    Entry,
+    LadderPart,
+    _limits,
+    dagger,
+    longest_runs,
+    ranked,
+)
 from lib.benchmark.stats.elo import Z
 from lib.benchmark.stats.ladder_map import LadderMap, Reading, fit_map, map_json
 from lib.files import sha256_file
@@ -372,3 +379,15 @@ def test_static_runs_on_a_previous_test_set_are_listed_apart_and_marked(
     assert "another questions file" in caplog.text  # the unknown file's run, and the old
     current = md.split("## Human-move Elo of the static run")[1].split("##")[0]
     assert "previous test set" not in current and "| random |" in current
+
+
+def test_a_shorter_run_of_the_same_player_is_not_ranked_beside_the_longer() -> None:
+    """play to 12 games, then the same command to 30: the second run's first 12 games are
+    the first run's, so only the longer stands; a run with another setting (its protocol)
+    is another player and stays."""
+    def run(file: str, games: int, protocol: str = "fen") -> dict:
+        return {"model": "m", "_file": file, "conditions": {"standard": {"games": games}},
+                "settings": {"max_games": games, "protocol": protocol, "seed": 0}}
+    short, long, chat = run("a.json", 12), run("b.json", 30), run("c.json", 8, "chat")
+    assert longest_runs([short, long, chat]) == [long, chat]
+    assert longest_runs([long, short]) == [long]

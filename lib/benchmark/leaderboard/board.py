@@ -19,6 +19,7 @@ placed by its bound and not ranked.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from dataclasses import dataclass, replace
@@ -478,7 +479,7 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
     by_id = {q.id: q for q in load_questions(questions)} if len(static) > 1 else None
     kinds = _kind_files(out)
     wm = worldmodel_runs(kinds["worldmodel"], digest)
-    games = [r for r in kinds["games"] if r["complete"]]
+    games = longest_runs([r for r in kinds["games"] if r["complete"]])
     primary = primary_ladder(games)
     conv = load_map(MAP_PATH)
     tables = {
@@ -501,6 +502,32 @@ def collect(out: Path, questions: Path, puzzles: Path | None) -> Board:
     kept = [r for r in kinds["puzzles"] if r["settings"]["puzzles_sha256"] == puzzle_digest]
     return Board(digest, static, games, primary, kept, wm, tables, conv, tuple(pairs),
                  tuple(matches), tuple(earlier))
+
+
+# Settings that only say how far or how fast a play run went: two runs alike but for these
+# are one player's, the shorter one's games (the same seeds, the same store) the longer's start.
+HOW_FAR = ("max_games", "target", "concurrency")
+
+
+def longest_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Of play runs of one model with the same settings but for HOW_FAR, the one with the most
+    games (then the last by file name): ranking the shorter beside it would rank a player
+    against itself on shared games."""
+    best: dict[str, dict[str, Any]] = {}
+    for r in runs:
+        same = json.dumps([r["model"], {k: v for k, v in (r.get("settings") or {}).items()
+                                         if k not in HOW_FAR}], sort_keys=True, default=str)
+        games = sum(c.get("games", 0) for c in r["conditions"].values())
+        kept = best.get(same)
+        if kept is None or (games, r.get("_file", "")) > (
+                sum(c.get("games", 0) for c in kept["conditions"].values()),
+                kept.get("_file", "")):
+            best[same] = r
+    left = [r.get("_file", "") for r in runs if all(r is not b for b in best.values())]
+    if left:
+        log.warning("left out %d play run(s) of a player a longer run with the same settings "
+                    "also rates (their games are its first): %s", len(left), ", ".join(left))
+    return [r for r in runs if any(r is b for b in best.values())]
 
 
 def worldmodel_runs(runs: list[dict[str, Any]], digest: str) -> list[dict[str, Any]]:
