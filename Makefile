@@ -83,7 +83,7 @@ maia: setup
 	$(PY) -c "import sys; from lib.cli import run_cli; from lib.benchmark.players.maia import \
 	fetch_all; sys.exit(run_cli(lambda: print(*fetch_all(), sep=chr(10))))"
 
-# The product in about six minutes on two cores (the README's figure), with no API key and no
+# The product in six to seven minutes on two cores (the README's figure), with no API key and no
 # network: three baselines on questions.csv, a short play of one against the ladder, the
 # leaderboard and the site. A rerun answers from the cache. DEMO=DIR writes elsewhere.
 DEMO ?= output/demo
