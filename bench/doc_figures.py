@@ -711,6 +711,13 @@ def match_cost_block(root: Path = ROOT) -> str:
     return markdown(read(root / TABLE.relative_to(ROOT)))
 
 
+def draw_model_block(root: Path = ROOT) -> str:
+    """One draw parameter against one by strength, and the gaps on the posterior."""
+    from bench.draw_model import OUT, markdown
+
+    return markdown(json.loads((root / OUT.relative_to(ROOT)).read_text(encoding="utf-8")))
+
+
 # Each block: the page it lives in, and its generator.
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "ladder": ("docs/games-and-ladder.md", ladder_block),
@@ -733,6 +740,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "headtohead": ("docs/games-and-ladder.md", head_to_head_block),
     "headtohead_cost": ("docs/games-and-ladder.md", head_to_head_cost_block),
     "matchcost": ("docs/games-and-ladder.md", match_cost_block),
+    "drawmodel": ("docs/games-and-ladder.md", draw_model_block),
     "laddercoverage": ("docs/games-and-ladder.md", ladder_coverage_block),
     "ladderrefit": ("docs/games-and-ladder.md", ladder_refit_block),
 }
