@@ -515,8 +515,9 @@ def longest_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     against itself on shared games."""
     best: dict[str, dict[str, Any]] = {}
     for r in runs:
-        same = json.dumps([r["model"], {k: v for k, v in (r.get("settings") or {}).items()
-                                         if k not in HOW_FAR}], sort_keys=True, default=str)
+        same = json.dumps([r["model"], r.get("protocol", "fen"),
+                           {k: v for k, v in (r.get("settings") or {}).items()
+                            if k not in HOW_FAR}], sort_keys=True, default=str)
         games = sum(c.get("games", 0) for c in r["conditions"].values())
         kept = best.get(same)
         if kept is None or (games, r.get("_file", "")) > (
