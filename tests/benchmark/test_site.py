@@ -30,6 +30,7 @@ from lib.benchmark.arena.ladder import load_ladder
 from lib.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, REFERENCE_LADDER
 from lib.benchmark.leaderboard import views
 from lib.benchmark.leaderboard.views import evolution, ladder_view
+from lib.files import sha256_file
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.browser import Browser, find_chromium
 from tests.conftest import PUZZLES_1K, ROOT
@@ -670,3 +671,9 @@ def test_the_ladder_page_shows_the_reference_ladder_by_default(tmp_path: Path) -
         elo = round(float(rung["elo"]))
         assert row and re.search(rf">{elo}( \(anchor\))?</td>", row.group(1)), rung
     assert {r["engine"] for r in rungs} == {"Stockfish 17.1"} and "Stockfish 15.1" not in page
+    # It names the ladder as a play result records it: folder, version, the file's digest.
+    digest = sha256_file(REFERENCE_LADDER)
+    with REFERENCE_LADDER.with_name("ladder_versions.csv").open(encoding="utf-8") as handle:
+        versions = list(csv.DictReader(handle))
+    [number] = [v["version"] for v in versions if v["ladder_sha256"] == digest]
+    assert f"stockfish-17.1/ladder.csv, version {number}, sha256 {digest[:12]}" in page

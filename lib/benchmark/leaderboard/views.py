@@ -23,13 +23,14 @@ import chess
 import chess.pgn
 
 from lib.accuracy import game_accuracy
+from lib.benchmark.arena.versions import version_of
 from lib.benchmark.core.data import LADDER_GAMES
 from lib.benchmark.core.scoring import CELLS, MIN_INTERVAL_N, metric_digits
 from lib.benchmark.stats.elo import ABOVE, BELOW
 from lib.eco import Opening, opening_of
 from lib.engine import MATE_CP, cp_to_score, score_to_cp
 from lib.errors import DataError
-from lib.files import open_text
+from lib.files import open_text, sha256_file
 from lib.grading import Judgement, MoveNote, game_notes, win_percent
 
 log = logging.getLogger(__name__)
@@ -496,4 +497,13 @@ def ladder_view(ladder: Path) -> dict[str, Any]:
     return {"rungs": rungs, "names": names, "matrix": matrix,
             "conditions": sorted({c for c, _, _ in pairs}), "games": sum(pairs.values()),
             "off_ladder": off, "other_engines": other, "engine": mine[0],
-            "file": ladder.name}
+            "file": ladder_name(ladder)}
+
+
+def ladder_name(ladder: Path) -> str:
+    """The ladder as the run pages name it: its folder and file, the version its file is
+    (the registry beside it) and the digest every play result records."""
+    sha = sha256_file(ladder)
+    version = version_of(ladder, sha)
+    return (f"{ladder.parent.name}/{ladder.name}"
+            + (f", version {version.number}" if version else "") + f", sha256 {sha[:12]}")
