@@ -513,22 +513,19 @@ def longest_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Of play runs of one model with the same settings but for HOW_FAR, the one with the most
     games (then the last by file name): ranking the shorter beside it would rank a player
     against itself on shared games."""
-    best: dict[str, dict[str, Any]] = {}
-    for r in runs:
+    best: dict[str, tuple[int, str, int]] = {}  # player -> (games, file, index in runs)
+    for i, r in enumerate(runs):
         same = json.dumps([r["model"], r.get("protocol", "fen"),
                            {k: v for k, v in (r.get("settings") or {}).items()
                             if k not in HOW_FAR}], sort_keys=True, default=str)
-        games = sum(c.get("games", 0) for c in r["conditions"].values())
-        kept = best.get(same)
-        if kept is None or (games, r.get("_file", "")) > (
-                sum(c.get("games", 0) for c in kept["conditions"].values()),
-                kept.get("_file", "")):
-            best[same] = r
-    left = [r.get("_file", "") for r in runs if all(r is not b for b in best.values())]
+        mine = (sum(c.get("games", 0) for c in r["conditions"].values()), r.get("_file", ""), i)
+        best[same] = max(best.get(same, mine), mine)
+    kept = {i for _, _, i in best.values()}
+    left = [r.get("_file", "") for i, r in enumerate(runs) if i not in kept]
     if left:
         log.warning("left out %d play run(s) of a player a longer run with the same settings "
                     "also rates (their games are its first): %s", len(left), ", ".join(left))
-    return [r for r in runs if any(r is b for b in best.values())]
+    return [r for i, r in enumerate(runs) if i in kept]
 
 
 def worldmodel_runs(runs: list[dict[str, Any]], digest: str) -> list[dict[str, Any]]:
