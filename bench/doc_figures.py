@@ -718,6 +718,28 @@ def draw_model_block(root: Path = ROOT) -> str:
     return markdown(json.loads((root / OUT.relative_to(ROOT)).read_text(encoding="utf-8")))
 
 
+def draw_refit_block(root: Path = ROOT) -> str:
+    """The reference ladder refitted with the draw model: its fit against one nu, every
+    rating before and after, the gaps on its posterior (bench/data/draw_refit.json)."""
+    from bench.draw_refit import REFIT, refit_markdown
+
+    return refit_markdown(json.loads((root / REFIT.relative_to(ROOT)).read_text(
+        encoding="utf-8")))
+
+
+def draw_coverage_block(root: Path = ROOT) -> str:
+    """play's coverage when the games follow the draw model, and the criterion's verdict
+    (bench/data/draw_coverage.csv beside the refit)."""
+    from bench.draw_refit import COVERAGE, REFIT, coverage_markdown
+    from bench.ladder_coverage import read_table
+
+    rows = read_table(root / COVERAGE.relative_to(ROOT))
+    if not rows:
+        raise SystemExit(f"{COVERAGE.relative_to(ROOT)}: no rows")
+    return coverage_markdown(rows, json.loads((root / REFIT.relative_to(ROOT)).read_text(
+        encoding="utf-8")))
+
+
 # Each block: the page it lives in, and its generator.
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "ladder": ("docs/games-and-ladder.md", ladder_block),
@@ -741,6 +763,8 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "headtohead_cost": ("docs/games-and-ladder.md", head_to_head_cost_block),
     "matchcost": ("docs/games-and-ladder.md", match_cost_block),
     "drawmodel": ("docs/games-and-ladder.md", draw_model_block),
+    "drawrefit": ("docs/games-and-ladder.md", draw_refit_block),
+    "drawcoverage": ("docs/games-and-ladder.md", draw_coverage_block),
     "laddercoverage": ("docs/games-and-ladder.md", ladder_coverage_block),
     "ladderrefit": ("docs/games-and-ladder.md", ladder_refit_block),
 }

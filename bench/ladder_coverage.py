@@ -13,7 +13,9 @@ stopped by the ladder. With --write, each true Elo's row is kept in a table unde
 name and version (the docs' before/after table reads it). Rank
 probabilities: two players at most 150 Elo apart rated against one re-measured ladder,
 compared with the leaderboard's shared-ladder draws; the event "A above B" stated at p should
-happen about p of the time.
+happen about p of the time. `remeasure` and `rate_player` also take a draw model (log nu by
+the pair's level, lib/benchmark/stats/draws.py) to draw outcomes from: bench/draw_refit.py's
+coverage under it.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from lib.benchmark.games.sampler import (
 )
 from lib.benchmark.ladders.calibration import Usable, fit, read_games, usable
 from lib.benchmark.leaderboard.ranking import Shared, ranks
-from lib.benchmark.stats import btd
+from lib.benchmark.stats import btd, draws
 from lib.benchmark.stats.elo import ABOVE, BELOW
 from lib.cli import run_cli
 from lib.files import atomic_write, sha256_file
@@ -79,18 +81,23 @@ def draw_truth(ladder: Ladder, rng: np.random.Generator) -> Ladder:
     return Ladder(rungs, ladder.nu, ladder.engine, ladder.cov)
 
 
-def remeasure(truth: Ladder, games: Usable, rng: np.random.Generator) -> Ladder:
-    """The calibration replayed: the same pairs, outcomes drawn from the true Elos."""
-    win, draw, _ = btd.probabilities(truth.elos[games.weak] - truth.elos[games.strong],
-                                     truth.nu)
+def remeasure(truth: Ladder, games: Usable, rng: np.random.Generator,
+              model: draws.DrawModel | None = None) -> Ladder:
+    """The calibration replayed: the same pairs, outcomes drawn from the true Elos (and the
+    truth's draw model, where one is given: else its one nu), fitted with one nu."""
+    weak, strong = truth.elos[games.weak], truth.elos[games.strong]
+    win, draw, _ = btd.probabilities(weak - strong, truth.nu) if model is None else \
+        draws.probabilities(weak, strong, model)
     u = rng.random(len(games.weak))  # one draw a game, as outcome() takes, all at once
     scores = np.where(u < win, btd.WIN, np.where(u < win + draw, btd.DRAW, btd.LOSS))
     return fit(truth.rungs, Usable(games.weak, games.strong, scores, 0, 0), truth.engine)
 
 
 def rate_player(true_elo: float, truth: Ladder, measured: Ladder, target: float,
-                rng: np.random.Generator, seed: int) -> Run:
-    """play's schedule against the measured ladder; outcomes from the rungs' true Elos."""
+                rng: np.random.Generator, seed: int, model: draws.DrawModel | None = None
+                ) -> Run:
+    """play's schedule against the measured ladder; outcomes from the rungs' true Elos (and
+    the truth's draw model, where one is given: else its one nu)."""
     true_of = {r.name: r.elo for r in truth.rungs}
     config = SamplerConfig(tuple(measured.elos), measured.nu, PRIOR, target,
                            ladder_cov=tuple(map(tuple, measured.cov)))
@@ -99,7 +106,9 @@ def rate_player(true_elo: float, truth: Ladder, measured: Ladder, target: float,
     while True:
         for rung in schedule(len(scores), opponents, scores, config, 2, seed):
             opponents.append(config.elos[rung])
-            scores.append(outcome(true_elo, true_of[measured.rungs[rung].name], truth.nu, rng))
+            rival = true_of[measured.rungs[rung].name]
+            scores.append(outcome(true_elo, rival, truth.nu, rng) if model is None else
+                          _outcome(true_elo, rival, model, rng))
         post = posterior(opponents, scores, config)
         if finished(post, len(scores), config):
             break
@@ -114,6 +123,14 @@ def rate_player(true_elo: float, truth: Ladder, measured: Ladder, target: float,
                float("nan") if one else post.half_width,
                limited_by_ladder(post, config), est.mean, weights,
                float(np.sqrt(max(post.sd ** 2 - post.ladder ** 2, 0))))
+
+
+def _outcome(elo: float, rival: float, model: draws.DrawModel,
+             rng: np.random.Generator) -> float:
+    """One game's score under a draw model (one uniform draw, as games_coverage.outcome)."""
+    win, draw, _ = draws.probabilities(elo, rival, model)
+    u = rng.random()
+    return btd.WIN if u < win else btd.DRAW if u < win + draw else btd.LOSS
 
 
 def remeasure_normal(truth: Ladder, ladder: Ladder, rng: np.random.Generator) -> Ladder:

@@ -20,7 +20,7 @@ import chess
 import chess.pgn
 
 from lib.benchmark.arena.game import WHITE_SCORE
-from lib.benchmark.arena.ladder import load_ladder
+from lib.benchmark.arena.ladder import Ladder, load_ladder
 from lib.benchmark.core.server import SERVED
 from lib.benchmark.games.sampler import SamplerConfig, game_elo, ladder_weights, posterior
 from lib.benchmark.stats.btd import Z90
@@ -63,15 +63,12 @@ def write_games(path: Path, rows: list[dict[str, str]]) -> None:
         zipped.write(text.getvalue().encode())
 
 
-def refit(games: Path, ladder_file: Path, ladder: str) -> dict[str, dict[str, Any]]:
-    """Each player's game columns from its games on `ladder` (the games file's name of it),
-    rated on `ladder_file` as it is now: the reading with its 90% interval and sd, games, the
-    ladder's part of its sd and the weights of the rungs' Elos in it."""
-    fitted = load_ladder(ladder_file)
+def player_games(games: Path, fitted: Ladder, ladder_file: Path, ladder: str
+                 ) -> dict[str, tuple[list[int], list[float]]]:
+    """Each player's games on `ladder` (the games file's name of it): the rung of `fitted`
+    each was played against (an index) and the player's score."""
     index = {r.spec: i for i, r in enumerate(fitted.rungs)}
-    config = SamplerConfig(tuple(fitted.elos), fitted.nu,
-                           ladder_cov=tuple(map(tuple, fitted.cov)))
-    by_player: dict[str, tuple[list[float], list[float]]] = {}
+    by_player: dict[str, tuple[list[int], list[float]]] = {}
     for row in read_game_rows(games):
         if row["ladder"] != ladder:
             continue
@@ -81,12 +78,23 @@ def refit(games: Path, ladder_file: Path, ladder: str) -> dict[str, dict[str, An
         if rival not in index:
             raise SystemExit(f"{games}: {row['player']} played {rival}, no rung of "
                              f"{ladder_file}")
-        opp, scores = by_player.setdefault(row["player"], ([], []))
-        opp.append(float(fitted.elos[index[rival]]))
+        rungs, scores = by_player.setdefault(row["player"], ([], []))
+        rungs.append(index[rival])
         score = WHITE_SCORE[row["result"]]
         scores.append(score if white else 1 - score)
+    return by_player
+
+
+def refit(games: Path, ladder_file: Path, ladder: str) -> dict[str, dict[str, Any]]:
+    """Each player's game columns from its games on `ladder` (the games file's name of it),
+    rated on `ladder_file` as it is now: the reading with its 90% interval and sd, games, the
+    ladder's part of its sd and the weights of the rungs' Elos in it."""
+    fitted = load_ladder(ladder_file)
+    config = SamplerConfig(tuple(fitted.elos), fitted.nu,
+                           ladder_cov=tuple(map(tuple, fitted.cov)))
     columns = {}
-    for player, (opp, scores) in by_player.items():
+    for player, (rungs, scores) in player_games(games, fitted, ladder_file, ladder).items():
+        opp = [float(fitted.elos[i]) for i in rungs]
         est = game_elo(opp, scores, config)
         post = posterior(opp, scores, config)
         columns[player] = {

@@ -232,7 +232,10 @@ def fit_pool(n_players: int, first: np.ndarray, second: np.ndarray, scores: np.n
         c = _curvature(half, model.log_nu(mean), scores)
         u_x, _ = model.slopes(mean)
         out = np.empty(len(z))
-        out[:n] = sign.T @ (50 * btd.C * c.g_a) + pick.T @ (per * u_x * c.g_u) \
+        on_a, on_u = 50 * btd.C * c.g_a, per * u_x * c.g_u
+        # By player (bincount: the dense sign.T @ on_a, pick.T @ on_u, ten times as fast).
+        out[:n] = (np.bincount(first, on_a + on_u, n + 1)
+                   + np.bincount(second, on_u - on_a, n + 1))[1:] \
             + 100 * prior.precision @ (ratings[1:] - offset - prior.mean)
         out[n:] = model.powers(mean).T @ c.g_u
         return out
