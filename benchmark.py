@@ -1,7 +1,7 @@
 """Score a model (or a baseline player) on chess: `benchmark.py [run] --model M` scores it on
 questions.csv; a bare `benchmark.py` names and lists every other subcommand.
 
-Each subcommand's options and handler live beside its mode (lib/benchmark/MODE/cli.py); this
+Each subcommand's options and handler live beside its mode (chess_eval/benchmark/MODE/cli.py); this
 file only builds the parser and dispatches. Options with no subcommand mean `run`, so
 `benchmark.py --model random` keeps working; a bare `benchmark.py` lists the subcommands.
 """
@@ -18,18 +18,18 @@ if __name__ == "__main__":  # not when a test imports this module
 import argparse
 from typing import NoReturn
 
-from lib.benchmark.compare import cli as compare
-from lib.benchmark.core import cli as core
-from lib.benchmark.games import cli as games
-from lib.benchmark.inspect_eval.readback import read_back
-from lib.benchmark.ladders import cli as ladders
-from lib.benchmark.leaderboard import cli as leaderboard
-from lib.benchmark.match import cli as match
-from lib.benchmark.puzzles import cli as puzzles
-from lib.benchmark.static import cli as static
-from lib.benchmark.worldmodel import cli as worldmodel
-from lib.cli import run_cli, setup_logging
-from lib.exits import Exit
+from chess_eval.benchmark.compare import cli as compare
+from chess_eval.benchmark.core import cli as core
+from chess_eval.benchmark.games import cli as games
+from chess_eval.benchmark.inspect_eval.readback import read_back
+from chess_eval.benchmark.ladders import cli as ladders
+from chess_eval.benchmark.leaderboard import cli as leaderboard
+from chess_eval.benchmark.match import cli as match
+from chess_eval.benchmark.puzzles import cli as puzzles
+from chess_eval.benchmark.static import cli as static
+from chess_eval.benchmark.worldmodel import cli as worldmodel
+from chess_eval.cli import run_cli, setup_logging
+from chess_eval.exits import Exit
 
 ADDERS = (static.add_parser, games.add_play_parser, puzzles.add_parser, worldmodel.add_parser,
           ladders.add_calibrate_parser, ladders.add_book_parser, puzzles.add_pool_parser,

@@ -10,8 +10,8 @@ import chess
 import chess.engine
 import pytest
 
-from lib import engine as engine_mod
-from lib.engine import (
+from chess_eval import engine as engine_mod
+from chess_eval.engine import (
     MATE_CP,
     Engine,
     EngineSettings,
@@ -20,7 +20,7 @@ from lib.engine import (
     score_to_cp,
     stall_bound,
 )
-from lib.errors import EngineError, EngineNotFoundError
+from chess_eval.errors import EngineError, EngineNotFoundError
 from tests.conftest import fault_engine
 
 
@@ -197,7 +197,7 @@ def test_ctrl_c_while_an_engine_starts_exits_at_once_with_130(
 
     import psutil
 
-    from lib.exits import Exit
+    from chess_eval.exits import Exit
     from tests.conftest import ROOT
     slow = tmp_path / "slow-engine"
     slow.write_text(f"#!/bin/sh\nsleep 3\nexec {stockfish}\n")
