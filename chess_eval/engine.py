@@ -116,15 +116,22 @@ def cp_to_score(cp: int) -> chess.engine.Score:
 # full network), pinned in package.json, run by the OS's node. The same bits run on every OS.
 PROJECT = Path(__file__).resolve().parents[1]
 NPM_ENGINE_GLOB = "node_modules/stockfish/src/stockfish-*-single-*.js"
+NPM_STOCKFISH = "stockfish@17.1.0"  # package.json's pin (a test keeps the two alike)
+# Where a pip user, with no clone and no make, puts the same build: GET_ENGINE's command.
+USER_ENGINE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "chess_eval"
+GET_ENGINE = (f"'make engine' in a clone, or 'npm install --prefix ~/.cache/chess_eval "
+              f"{NPM_STOCKFISH}' (needs node) where chess-eval was installed with pip")
 
 
 def npm_engine(root: Path | None = None) -> str | None:
-    """The WebAssembly Stockfish `make engine` installed under `root` (the project's), if
-    there is one."""
-    root = root or PROJECT
-    # The full build, not the "lite" one with a smaller network that plays another game.
-    found = sorted(p for p in root.glob(NPM_ENGINE_GLOB) if "-lite-" not in p.name)
-    return str(found[-1]) if found else None
+    """The WebAssembly Stockfish `make engine` installed under `root` (by default the
+    project's, then the user's cache, GET_ENGINE's two places), if there is one."""
+    for where in [root] if root else [PROJECT, USER_ENGINE]:
+        # The full build, not the "lite" one with a smaller network that plays another game.
+        found = sorted(p for p in where.glob(NPM_ENGINE_GLOB) if "-lite-" not in p.name)
+        if found:
+            return str(found[-1])
+    return None
 
 
 class EngineProtocol(StrEnum):
@@ -187,8 +194,8 @@ def find_stockfish(explicit: str | None = None, root: Path | None = None,
         return _preferred(found, prefer or "")
     raise EngineNotFoundError(
         "no Stockfish found; tried " + "; ".join(tried)
-        + ". Run 'make engine' (npm's portable build, needs node), pass --stockfish PATH, set"
-        " STOCKFISH_PATH, put stockfish on PATH, or install Debian's 'stockfish' package."
+        + f". Get Stockfish 17.1, the reference ladder's engine: {GET_ENGINE}; or pass"
+        " --stockfish PATH, set STOCKFISH_PATH, or put a stockfish on PATH."
     )
 
 
@@ -203,7 +210,7 @@ def _preferred(found: list[str], prefer: str) -> str:
             log.info("Stockfish: %s (%s), a build the reference ladder serves", path, name)
             return path
     log.warning("Stockfish: %s; no build of %s found (the reference ladder's engine): "
-                "'make engine' installs one", found[0], prefer)
+                "%s installs one", found[0], prefer, GET_ENGINE)
     return found[0]
 
 

@@ -32,7 +32,10 @@ ALLOWED = {CORE: {CORE}, TESTSET: {CORE, TESTSET}, STATS: {CORE, STATS},
            INSPECT: {CORE, *SHARED_LAYERS, INSPECT, *MODE_LAYERS},
            **{mode: {CORE, *SHARED_LAYERS, mode} for mode in MODE_LAYERS}}
 ENTRY_POINTS = {"generate.py": TESTSET, "print.py": TESTSET, "benchmark.py": BENCHMARK}
-TASKS = "chess_eval.tasks"  # Inspect's entry point (pyproject's inspect_ai entry point)
+# The package's own entry points: Inspect's (pyproject's inspect_ai entry point) and the
+# chess-eval command's (its script and the parser benchmark.py starts).
+PACKAGE_ENTRY_POINTS = {"chess_eval.tasks": "benchmark.inspect_eval",
+                        "chess_eval.launch": BENCHMARK, "chess_eval.commands": BENCHMARK}
 
 
 def _layer_of_module(name: str) -> str | None:
@@ -40,8 +43,8 @@ def _layer_of_module(name: str) -> str | None:
     parts = name.split(".")
     if parts[0] != "chess_eval":
         return None
-    if name == TASKS:  # the Inspect entry point: the tasks' layer
-        return INSPECT
+    if name in PACKAGE_ENTRY_POINTS:
+        return PACKAGE_ENTRY_POINTS[name]
     if len(parts) > 2 and parts[1] == BENCHMARK and f"benchmark.{parts[2]}" in (
             MODE_LAYERS | SHARED_LAYERS | {INSPECT}):
         return f"benchmark.{parts[2]}"

@@ -1,6 +1,8 @@
 """Where the product's committed data lives, and the names it had before.
 
-Everything the benchmark reads from the repository sits under `data/`: the ladders, one folder
+Everything the benchmark reads from the repository sits under `data/` (and questions.csv at
+its root); both ship inside the package as chess_eval/_data/, so an installed wheel finds them
+as a clone does: the ladders, one folder
 per engine build that measured it (`data/ladders/stockfish-17.1/`: its rungs `ladder.csv`,
 their covariance `ladder_cov.csv`, the engine's fingerprint, its calibration games and its
 held-out games), the measured map between two ladders beside them, the opening book, the
@@ -22,8 +24,13 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parents[3]  # the repository
-DATA = ROOT / "data"  # the committed data the product reads
+# What a task or command reads ships inside the package (chess_eval/_data/), found through
+# it: in a checkout its two entries are links to the repository's questions.csv and data/
+# (resolved here, so paths name the repository's files); a wheel holds the files themselves.
+SHIPPED = Path(__file__).resolve().parents[2] / "_data"
+DATA = (SHIPPED / "data").resolve()  # the committed data the product reads
+ROOT = DATA.parent  # the repository in a checkout; the package's _data/ once installed
+CHECKOUT = (SHIPPED / "data").is_symlink()  # run from a clone (not an installed wheel)
 LADDERS = DATA / "ladders"  # one folder per engine build, the maps between them beside
 LADDER_FILE = "ladder.csv"  # a ladder's rungs, in its folder
 LADDER_GAMES = "ladder_games.csv.gz"  # the calibration games, beside the ladder (gzip CSV)
@@ -36,7 +43,7 @@ MAP_PLAYERS = LADDERS / "ladder_map_players.csv"  # the players it was measured 
 BOOK = DATA / "openings.csv"  # the opening book games start from
 GAME_FIT = DATA / "game_elo_fit.json"  # static scores -> game Elo
 PAIRED_BASELINES = DATA / "paired_baselines.json"  # baselines' static answers, for compare
-QUESTIONS = ROOT / "questions.csv"  # the committed test set
+QUESTIONS = (SHIPPED / "questions.csv").resolve()  # the committed test set
 PUZZLE_POOL = DATA / "puzzles" / "lichess_puzzles.pool.csv.zst"  # `puzzles`' default pool
 
 # The root's old names and where each file went. None: the games file of the ladder in use

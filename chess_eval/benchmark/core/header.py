@@ -20,12 +20,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from chess_eval.benchmark.core.data import CHECKOUT, ROOT
 from chess_eval.errors import DataError
 from chess_eval.files import write_json
 
 SCHEMA_VERSION = 2  # written; the loader reads READABLE
 READABLE = (1, 2)
-ROOT = Path(__file__).resolve().parents[3]  # the repository, for its revision
 
 
 class Kind(StrEnum):
@@ -48,9 +48,11 @@ HEADER_FIELDS = ("kind", "schema_version", "revision", "created_at", "complete",
 def revision() -> str:
     """The code's revision: `git describe --always --dirty` of the repository when it is a
     git checkout, else the installed package's version."""
+    # An installed wheel may sit inside another project's checkout: that one is not ours.
     try:
         out = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, text=True,
-                             capture_output=True, timeout=30, check=True).stdout.strip()
+                             capture_output=True, timeout=30, check=True).stdout.strip() \
+            if CHECKOUT else ""
         if out:
             return out
     except (OSError, subprocess.SubprocessError):

@@ -32,7 +32,7 @@ from inspect_ai.util import store
 from chess_eval.benchmark.arena.game import WHITE_SCORE, GameRecord, pgn
 from chess_eval.benchmark.arena.ladder import Ladder, load_ladder, reference_ladder
 from chess_eval.benchmark.arena.match import GameJob, Played, play_one
-from chess_eval.benchmark.core.data import ROOT
+from chess_eval.benchmark.core.data import QUESTIONS
 from chess_eval.benchmark.core.human import committed_block, human_metrics
 from chess_eval.benchmark.core.run import Run
 from chess_eval.benchmark.core.turns import ENGINE_TEMPLATE, Condition
@@ -190,7 +190,7 @@ def games_task(protocol: str, max_games: int | None, target: float | None,
         raise ConfigError(f"condition={','.join(map(str, condition))}: one start condition "
                           "an eval (run one eval per condition)")
     argv = ["--protocol", protocol, "--concurrency", str(concurrency), "--seed", str(seed),
-            "--conditions", condition, "--questions", str(ROOT / "questions.csv")]
+            "--conditions", condition, "--questions", str(QUESTIONS)]
     argv += ["--endpoint-id", endpoint_id] if endpoint_id else []
     argv += ["--max-games", str(max_games)] if max_games is not None else []
     argv += ["--target", str(target)] if target is not None else []

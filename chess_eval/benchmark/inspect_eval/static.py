@@ -14,7 +14,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState, generate
 
 from chess_eval.benchmark.core.answers import Category
-from chess_eval.benchmark.core.data import ROOT
+from chess_eval.benchmark.core.data import QUESTIONS
 from chess_eval.benchmark.core.prompts import TEMPLATES
 from chess_eval.benchmark.core.questions import Question, load_questions
 from chess_eval.benchmark.core.scoring import Item, aggregate, score_item
@@ -33,7 +33,7 @@ def static_task(limit: int | None, split: str, protocol: str, prompt: str, seed:
     """The static test as an Inspect task: the questions `benchmark.py run` would ask with
     the same options, their prompts, and its grading."""
     argv = ["--split", split, "--protocol", protocol, "--prompt", prompt, "--seed", str(seed),
-            "--questions", questions or str(ROOT / "questions.csv")]
+            "--questions", questions or str(QUESTIONS)]
     argv += ["--limit", str(limit)] if limit is not None else []
     config = cli.static_config(mode_args(cli.add_parser, "run", argv + ["--model",
                                                                         "inspect:eval"]))

@@ -22,7 +22,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
-from chess_eval.benchmark.core.data import ROOT
+from chess_eval.benchmark.core.data import QUESTIONS
 from chess_eval.benchmark.core.questions import Question, load_questions, select
 from chess_eval.benchmark.core.run import Run
 from chess_eval.benchmark.core.scoring import Item
@@ -130,7 +130,7 @@ def worldmodel_args(argv: list[str]) -> argparse.Namespace:
 def worldmodel_task(limit: int | None, seed: int, endpoint_id: str | None = None) -> Task:
     """The world-model tests as an Inspect task: the positions `benchmark.py worldmodel`
     asks with the same options, one sample each."""
-    argv = ["--seed", str(seed), "--questions", str(ROOT / "questions.csv")]
+    argv = ["--seed", str(seed), "--questions", str(QUESTIONS)]
     argv += ["--endpoint-id", endpoint_id] if endpoint_id else []
     argv += ["--limit", str(limit)] if limit is not None else []
     args = worldmodel_args(argv + ["--model", "inspect:eval"])

@@ -1,8 +1,8 @@
 """Every private name of Inspect this project uses, in one place, each with why no public one
 serves. They are imported when used, never when a module loads, so an Inspect release that
 moves one cannot stop a chess_eval task from importing; `tests/benchmark/test_inspect_internals.py`
-imports each name in `PRIVATE`, so such a release fails CI first, and pyproject.toml bounds
-inspect-ai below its next minor release."""
+imports each name in `PRIVATE`, so such a release fails CI first, and pyproject.toml allows
+only the inspect-ai release CI tests (requirements.txt's pin)."""
 
 from __future__ import annotations
 

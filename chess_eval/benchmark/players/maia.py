@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 import requests
 
+from chess_eval.benchmark.core.data import CHECKOUT, DATA
 from chess_eval.errors import PlayerError
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,10 @@ SHA256 = {  # each file as published at COMMIT
     1900: "e2f565f42d7cd9f122557e6dc4eb84e5bbaedceda1d404dc485d3611c7c97a12",
 }
 ENV = "MAIA_NETS"  # a folder holding the nets, looked in before the product's own
-DATA_DIR = Path(__file__).resolve().parents[3] / "data" / "maia"  # `make maia` fills it
+# `make maia` fills data/maia/ in a clone; an installed wheel downloads into the user's cache
+# (never into site-packages, and never into the wheel: the nets are GPL-3).
+DATA_DIR = DATA / "maia" if CHECKOUT else Path(
+    os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "chess_eval" / "maia"
 TIMEOUT_S = 60.0  # connect and read timeout of a download
 HISTORY = 8  # positions of history the classical input holds
 EPSILON = 1e-5  # lc0's batch-norm epsilon (the file stores variances)
