@@ -508,7 +508,7 @@ def protocol_examples_block() -> str:
     import chess
 
     from chess_eval.benchmark.core import turns
-    from chess_eval.benchmark.model import protocols as proto
+    from chess_eval.benchmark.players import protocols as proto
 
     start = turns.Start(turns.Condition.STANDARD, "standard", chess.STARTING_FEN)
     board = chess.Board()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chess_eval.benchmark.core.questions import load_questions
+from chess_eval.benchmark.question.questions import load_questions
 from chess_eval.benchmark.stats import elo
 from chess_eval.benchmark.stats.elo import (
     ABOVE,

@@ -38,8 +38,8 @@ from scipy import stats
 import benchmark
 from chess_eval.benchmark.compare.paired import ALPHA, bootstrap_p, effective_ratio
 from chess_eval.benchmark.core.data import PAIRED_BASELINES
-from chess_eval.benchmark.core.questions import load_questions
 from chess_eval.benchmark.leaderboard.paired import PairedPart, Point, joint_draws
+from chess_eval.benchmark.question.questions import load_questions
 from chess_eval.benchmark.stats.elo import Z, puzzle_elo_laplace
 from chess_eval.benchmark.stats.mcnemar import mcnemar
 from chess_eval.cli import run_cli

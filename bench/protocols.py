@@ -32,7 +32,7 @@ from chess_eval.benchmark.compare.compare import compare_games
 from chess_eval.benchmark.core.header import Kind, file_name
 from chess_eval.benchmark.core.results import slug
 from chess_eval.benchmark.core.server import BLINDSPOT, SERVED
-from chess_eval.benchmark.model.protocols import GameProtocol
+from chess_eval.benchmark.players.protocols import GameProtocol
 from chess_eval.cli import run_cli
 from chess_eval.errors import DataError
 from chess_eval.files import atomic_write

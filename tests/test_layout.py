@@ -11,12 +11,14 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 CORE, TESTSET, BENCHMARK = "core", "testset", "benchmark"
-# The benchmark's shared layers, lowest first: its statistics (on numbers only), the model
-# layer, the players, the core every mode shares (which asks players through models), and
-# the arena where two sides play (games and ladders share it).
-STATS, MODEL, PLAYERS = "benchmark.stats", "benchmark.model", "benchmark.players"
-SHARED, ARENA = "benchmark.core", "benchmark.arena"
-SHARED_LAYERS = {STATS, MODEL, PLAYERS, SHARED, ARENA}
+# The benchmark's shared layers, lowest first, each importing only those before it: its
+# statistics (on numbers only), a question and its answer, the model layer, the players (and
+# the protocols a model player is asked by), the core every mode shares (which asks players
+# through models), and the arena where two sides play (games and ladders share it).
+SHARED_ORDER = ("benchmark.stats", "benchmark.question", "benchmark.model",
+                "benchmark.players", "benchmark.core", "benchmark.arena")
+STATS, QUESTION, MODEL, PLAYERS, SHARED, ARENA = SHARED_ORDER
+SHARED_LAYERS = set(SHARED_ORDER)
 MODES = ("static", "games", "ladders", "puzzles", "worldmodel", "leaderboard", "compare",
          "match")
 MODE_LAYERS = {f"benchmark.{m}" for m in MODES}
@@ -24,10 +26,8 @@ MODE_LAYERS = {f"benchmark.{m}" for m in MODES}
 INSPECT = "benchmark.inspect_eval"
 # Which layers each layer may import from. Entry points count as their half's layer; the
 # leaderboard reads result files, so it too sees only the shared layers.
-ALLOWED = {CORE: {CORE}, TESTSET: {CORE, TESTSET}, STATS: {CORE, STATS},
-           MODEL: {CORE, SHARED, MODEL}, PLAYERS: {CORE, SHARED, MODEL, PLAYERS},
-           SHARED: {CORE, STATS, MODEL, PLAYERS, SHARED},
-           ARENA: {CORE, *SHARED_LAYERS},
+ALLOWED = {CORE: {CORE}, TESTSET: {CORE, TESTSET},
+           **{layer: {CORE, *SHARED_ORDER[:i + 1]} for i, layer in enumerate(SHARED_ORDER)},
            BENCHMARK: {CORE, *SHARED_LAYERS, BENCHMARK, *MODE_LAYERS, INSPECT},
            INSPECT: {CORE, *SHARED_LAYERS, INSPECT, *MODE_LAYERS},
            **{mode: {CORE, *SHARED_LAYERS, mode} for mode in MODE_LAYERS}}
@@ -129,9 +129,12 @@ def test_checker_finds_every_kind_of_violation(tmp_path: Path) -> None:
            "from chess_eval.benchmark.games import play\n")
     _write(tmp_path, "chess_eval/benchmark/stats/btd.py",
            "from chess_eval.benchmark.core import turns\n")
-    _write(tmp_path, "chess_eval/benchmark/model/protocols.py",
-           "from chess_eval.benchmark.core import answers\n"
+    _write(tmp_path, "chess_eval/benchmark/model/metered.py",
+           "from chess_eval.benchmark.question import answers\n"
            "from chess_eval.benchmark.players import player\n")
+    _write(tmp_path, "chess_eval/benchmark/players/player.py",
+           "from chess_eval.benchmark.model import metered\n"
+           "from chess_eval.benchmark.core.data import DATA\n")
     _write(tmp_path, "chess_eval/benchmark/games/play.py",
            "from chess_eval.benchmark.core.turns import Side\nfrom ..puzzles import line\n")
     _write(tmp_path, "chess_eval/benchmark/puzzles/line.py",
@@ -157,7 +160,8 @@ def test_checker_finds_every_kind_of_violation(tmp_path: Path) -> None:
         "chess_eval/benchmark/core/runner.py:2 imports chess_eval.benchmark.games",
         "chess_eval/benchmark/games/play.py:2 imports chess_eval.benchmark.puzzles",
         "chess_eval/benchmark/leaderboard/board.py:2 imports chess_eval.benchmark.static.run",
-        "chess_eval/benchmark/model/protocols.py:2 imports chess_eval.benchmark.players",
+        "chess_eval/benchmark/model/metered.py:2 imports chess_eval.benchmark.players",
+        "chess_eval/benchmark/players/player.py:2 imports chess_eval.benchmark.core.data",
         "chess_eval/benchmark/stats/btd.py:1 imports chess_eval.benchmark.core",
         "chess_eval/benchmark/worldmodel/run.py:1 imports chess_eval.benchmark.static",
         "chess_eval/grading.py:1 imports chess_eval.benchmark.core.scoring",
@@ -165,6 +169,14 @@ def test_checker_finds_every_kind_of_violation(tmp_path: Path) -> None:
         "chess_eval/testset/pgn.py:1 imports chess_eval.benchmark.core",
         "steps/06_evaluate.py:1 imports chess_eval.benchmark.core.results",
     ]
+
+
+def test_no_two_layers_may_import_each_other() -> None:
+    """The rule itself has no back edge: where one layer may import another, the other may
+    not import it (the layers are an order, lowest first)."""
+    both = sorted((a, b) for a in ALLOWED for b in ALLOWED[a]
+                  if a < b and a in ALLOWED.get(b, set()))
+    assert both == []
 
 
 def test_the_repository_follows_the_layout_rule() -> None:
@@ -241,7 +253,7 @@ def test_the_circle_finder_finds_a_circle(tmp_path: Path) -> None:
 def test_the_import_graph_has_no_circle() -> None:
     """No module of chess_eval/ imports itself through others."""
     graph = import_graph(ROOT)
-    assert "chess_eval.benchmark.model.protocols" in graph
+    assert "chess_eval.benchmark.players.protocols" in graph
     assert circles(graph) == []
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from chess_eval.benchmark.core.questions import load_questions
+from chess_eval.benchmark.question.questions import load_questions
 from chess_eval.benchmark.stats import elo
 from chess_eval.benchmark.stats.elo import (
     ABOVE,

@@ -11,10 +11,10 @@ from chess_eval.benchmark.arena.game import GameRecord
 from chess_eval.benchmark.core import turns
 from chess_eval.benchmark.core.data import BOOK
 from chess_eval.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start, take_turn
-from chess_eval.benchmark.model import protocols as proto
 from chess_eval.benchmark.model.interface import ModelConfig
-from chess_eval.benchmark.model.protocols import VERSIONS, GameProtocol
+from chess_eval.benchmark.players import protocols as proto
 from chess_eval.benchmark.players.player import ModelPlayer, StockfishPlayer
+from chess_eval.benchmark.players.protocols import VERSIONS, GameProtocol
 from chess_eval.errors import DataError
 from chess_eval.kvstore import JsonStore, MemoryStore
 from tests.benchmark.chatserver import ChatServer, Response

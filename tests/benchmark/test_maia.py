@@ -20,9 +20,9 @@ import zstandard
 
 import benchmark
 from chess_eval.benchmark.core.server import PlayerServer
-from chess_eval.benchmark.model.protocols import question_of
 from chess_eval.benchmark.players import maia
 from chess_eval.benchmark.players.player import MaiaPlayer, make_player
+from chess_eval.benchmark.players.protocols import question_of
 from chess_eval.errors import PlayerError
 from tests.conftest import MAIA, MONTHLY, PUZZLES_44K
 from tests.httpserver import FileServer

@@ -11,13 +11,13 @@ from pathlib import Path
 import chess
 import pytest
 
-from chess_eval.benchmark.core.questions import load_questions
 from chess_eval.benchmark.core.run import Run
 from chess_eval.benchmark.model.cost import Budget
 from chess_eval.benchmark.model.inflight import Stopping
 from chess_eval.benchmark.model.interface import ModelConfig
 from chess_eval.benchmark.model.metered import bought
 from chess_eval.benchmark.players.player import budget_of, make_player
+from chess_eval.benchmark.question.questions import load_questions
 from chess_eval.claim import ClaimHeld
 from chess_eval.kvstore import JsonStore
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response

@@ -12,10 +12,10 @@ import pytest
 import requests
 
 import benchmark
-from chess_eval.benchmark.core.questions import load_questions
 from chess_eval.benchmark.core.server import PlayerServer
 from chess_eval.benchmark.players import player as players
 from chess_eval.benchmark.players.player import FAMILIES, make_player
+from chess_eval.benchmark.question.questions import load_questions
 from chess_eval.errors import PlayerError
 from tests.conftest import ROOT
 

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 import benchmark
-from chess_eval.benchmark.core.questions import load_questions, select
+from chess_eval.benchmark.question.questions import load_questions, select
 from chess_eval.benchmark.stats.mcnemar import mcnemar, mcnemar_p
 from chess_eval.benchmark.worldmodel.prompts import mirrored, parse_list
 from chess_eval.benchmark.worldmodel.stats import (

@@ -24,7 +24,7 @@ import chess.pgn
 import zstandard
 from tqdm import tqdm
 
-from chess_eval.benchmark.core.start import Condition, Start
+from chess_eval.benchmark.question.start import Condition, Start
 from chess_eval.cluster import ClusterSettings, EngineCluster
 from chess_eval.engine import Engine, EngineSettings, score_to_cp
 from chess_eval.errors import DataError

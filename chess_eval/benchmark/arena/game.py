@@ -25,11 +25,11 @@ import chess
 import chess.engine
 import chess.pgn
 
-from chess_eval.benchmark.core.answers import ILLEGAL_CATEGORIES, Category
-from chess_eval.benchmark.core.questions import Question
 from chess_eval.benchmark.core.turns import Condition, Side, Start, take_turn
 from chess_eval.benchmark.model import cost
 from chess_eval.benchmark.model.cost import Price
+from chess_eval.benchmark.question.answers import ILLEGAL_CATEGORIES, Category
+from chess_eval.benchmark.question.questions import Question
 from chess_eval.engine import MATE_CP, Engine, cp_to_score, score_to_cp
 from chess_eval.errors import DataError
 from chess_eval.grading import CP_LOSS_CAP

@@ -23,10 +23,10 @@ from chess_eval.benchmark.arena.game import (
     ScreenedJudge,
     play_game,
 )
-from chess_eval.benchmark.core.questions import Question
 from chess_eval.benchmark.core.turns import GameAborted, Side, Start
 from chess_eval.benchmark.model.interface import Reply
 from chess_eval.benchmark.players.player import EnginePlayer
+from chess_eval.benchmark.question.questions import Question
 from chess_eval.cluster import worker_engine
 from chess_eval.engine import Engine, EngineSettings
 from chess_eval.errors import EngineError

@@ -26,12 +26,12 @@ from chess_eval.benchmark.compare.paired import (
     normal_difference,
     paired_difference,
 )
-from chess_eval.benchmark.core.answers import Category
 from chess_eval.benchmark.core.header import Kind, read_result
 from chess_eval.benchmark.core.results import result_files
 from chess_eval.benchmark.core.scoring import STRATA, UNSCORED, Item, metric_arrays
 from chess_eval.benchmark.core.scoring import metric_digits as digits
 from chess_eval.benchmark.core.turns import Condition
+from chess_eval.benchmark.question.answers import Category
 from chess_eval.benchmark.stats.elo import Z
 from chess_eval.benchmark.stats.mcnemar import mcnemar
 from chess_eval.errors import DataError, FitError

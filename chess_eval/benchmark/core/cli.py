@@ -20,8 +20,8 @@ from chess_eval.benchmark.model.http_backend import (
     parse_extra,
 )
 from chess_eval.benchmark.model.interface import DEFAULT_MAX_TOKENS, ModelConfig
-from chess_eval.benchmark.model.protocols import GameProtocol
 from chess_eval.benchmark.players.player import BASELINE_SPECS, misspelled_baseline
+from chess_eval.benchmark.players.protocols import GameProtocol
 from chess_eval.cli import (
     add_stockfish_arg,
     non_negative_float,

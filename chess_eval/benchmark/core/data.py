@@ -22,15 +22,13 @@ import argparse
 import logging
 from pathlib import Path
 
+from chess_eval.shipped import CHECKOUT, DATA, QUESTIONS, ROOT
+
+__all__ = ["CHECKOUT", "DATA", "QUESTIONS", "ROOT"]  # re-exported: the benchmark's names for them
+
 log = logging.getLogger(__name__)
 
-# What a task or command reads ships inside the package (chess_eval/_data/), found through
-# it: in a checkout its two entries are links to the repository's questions.csv and data/
-# (resolved here, so paths name the repository's files); a wheel holds the files themselves.
-SHIPPED = Path(__file__).resolve().parents[2] / "_data"
-DATA = (SHIPPED / "data").resolve()  # the committed data the product reads
-ROOT = DATA.parent  # the repository in a checkout; the package's _data/ once installed
-CHECKOUT = (SHIPPED / "data").is_symlink()  # run from a clone (not an installed wheel)
+# DATA, QUESTIONS, ROOT and CHECKOUT: what the package ships, found through it (shipped.py).
 LADDERS = DATA / "ladders"  # one folder per engine build, the maps between them beside
 LADDER_FILE = "ladder.csv"  # a ladder's rungs, in its folder
 LADDER_GAMES = "ladder_games.csv.gz"  # the calibration games, beside the ladder (gzip CSV)
@@ -43,7 +41,6 @@ MAP_PLAYERS = LADDERS / "ladder_map_players.csv"  # the players it was measured 
 BOOK = DATA / "openings.csv"  # the opening book games start from
 GAME_FIT = DATA / "game_elo_fit.json"  # static scores -> game Elo
 PAIRED_BASELINES = DATA / "paired_baselines.json"  # baselines' static answers, for compare
-QUESTIONS = (SHIPPED / "questions.csv").resolve()  # the committed test set
 PUZZLE_POOL = DATA / "puzzles" / "lichess_puzzles.pool.csv.zst"  # `puzzles`' default pool
 
 # The root's old names and where each file went. None: the games file of the ladder in use

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import chess
 
-from chess_eval.benchmark.core.questions import Question
-from chess_eval.benchmark.model import protocols
+from chess_eval.benchmark.players import protocols
+from chess_eval.benchmark.question.questions import Question
 
 INSTRUCTION = (
     "Reply with the single best move for the side to move, in UCI (e.g. e2e4) or SAN (e.g. "

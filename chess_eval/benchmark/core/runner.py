@@ -21,11 +21,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from chess_eval.benchmark.core.questions import Question
 from chess_eval.benchmark.model.inflight import GRACE_S, InFlight, Stopping
 from chess_eval.benchmark.model.interface import BudgetSpent, FatalInfraError, InfraError, Reply
 from chess_eval.benchmark.model.metered import bought, store_reply
 from chess_eval.benchmark.players.player import EnginePlayer, Player, budget_of, cached_answer
+from chess_eval.benchmark.question.questions import Question
 from chess_eval.cluster import ClusterSettings, EngineCluster
 from chess_eval.engine import Engine
 from chess_eval.kvstore import JsonStore

@@ -9,11 +9,11 @@ import chess
 import numpy as np
 from scipy import stats
 
-from chess_eval.benchmark.core import answers
-from chess_eval.benchmark.core.answers import Category
-from chess_eval.benchmark.core.questions import Question
-from chess_eval.benchmark.model import protocols
+from chess_eval.benchmark.players import protocols
 from chess_eval.benchmark.players.player import RandomPlayer
+from chess_eval.benchmark.question import answers
+from chess_eval.benchmark.question.answers import Category
+from chess_eval.benchmark.question.questions import Question
 from chess_eval.benchmark.stats.bootstrap import percentile_interval, resample
 from chess_eval.benchmark.stats.elo import (
     LEVEL,

@@ -31,8 +31,8 @@ from typing import Any
 import chess
 import chess.pgn
 
-from chess_eval.benchmark.core.questions import Question
 from chess_eval.benchmark.players.player import EnginePlayer, Player, is_baseline, make_player
+from chess_eval.benchmark.question.questions import Question
 from chess_eval.engine import Engine
 from chess_eval.errors import ChessEvalError
 

@@ -18,11 +18,11 @@ from typing import Any
 
 import chess
 
-from chess_eval.benchmark.core.start import Condition, Start
 from chess_eval.benchmark.model.inflight import InFlight
 from chess_eval.benchmark.model.interface import ContextTooLong, FatalInfraError, InfraError, Reply
 from chess_eval.benchmark.model.metered import bought
-from chess_eval.benchmark.model.protocols import (
+from chess_eval.benchmark.players.player import Player, cached_answer
+from chess_eval.benchmark.players.protocols import (
     CHAT_WINDOW,
     ENGINE_TEMPLATE,
     Attempt,
@@ -30,7 +30,7 @@ from chess_eval.benchmark.model.protocols import (
     TurnState,
     protocol_for,
 )
-from chess_eval.benchmark.players.player import Player, cached_answer
+from chess_eval.benchmark.question.start import Condition, Start
 from chess_eval.kvstore import Store
 
 __all__ = ["ENGINE_TEMPLATE", "RETRIES", "Attempt", "Condition", "GameAborted", "Side",

@@ -42,7 +42,6 @@ from chess_eval.benchmark.core.data import (
     questions_path,
 )
 from chess_eval.benchmark.core.header import Kind, file_name
-from chess_eval.benchmark.core.questions import Question, load_questions
 from chess_eval.benchmark.core.results import run_name
 from chess_eval.benchmark.core.run import Run
 from chess_eval.benchmark.core.turns import RETRIES, Condition
@@ -51,8 +50,9 @@ from chess_eval.benchmark.games.play import CONDITIONS, PlayConfig, Session, pla
 from chess_eval.benchmark.games.report import session_result, session_summary, write_session
 from chess_eval.benchmark.games.result import GamesResult
 from chess_eval.benchmark.games.sampler import MAX_GAMES, PRIOR, TARGET, SamplerConfig
-from chess_eval.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
 from chess_eval.benchmark.players.player import Player, budget_of, is_baseline, make_player
+from chess_eval.benchmark.players.protocols import CHAT_WINDOW, GameProtocol
+from chess_eval.benchmark.question.questions import Question, load_questions
 from chess_eval.benchmark.stats import btd
 from chess_eval.cli import (
     add_stockfish_arg,

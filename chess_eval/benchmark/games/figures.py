@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from chess_eval.benchmark.core.answers import FAILED_ANSWERS
+from chess_eval.benchmark.question.answers import FAILED_ANSWERS
 from chess_eval.figures import save_figure
 
 

@@ -21,9 +21,7 @@ from chess_eval.benchmark.arena.game import (
 from chess_eval.benchmark.arena.ladder import Ladder
 from chess_eval.benchmark.arena.match import GameJob, GamePool, Pool, PoolFactory
 from chess_eval.benchmark.core.progress import Progress
-from chess_eval.benchmark.core.questions import Question
 from chess_eval.benchmark.core.run import Run
-from chess_eval.benchmark.core.start import GAME_CONDITIONS
 from chess_eval.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start
 from chess_eval.benchmark.games.sampler import (
     SamplerConfig,
@@ -36,9 +34,11 @@ from chess_eval.benchmark.games.sampler import (
 from chess_eval.benchmark.model.cost import Books
 from chess_eval.benchmark.model.inflight import InFlight
 from chess_eval.benchmark.model.interface import FatalInfraError, InfraError
-from chess_eval.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
-from chess_eval.benchmark.model.protocols import template as protocol_template
 from chess_eval.benchmark.players.player import Player, budget_of, make_player
+from chess_eval.benchmark.players.protocols import CHAT_WINDOW, GameProtocol
+from chess_eval.benchmark.players.protocols import template as protocol_template
+from chess_eval.benchmark.question.questions import Question
+from chess_eval.benchmark.question.start import GAME_CONDITIONS
 from chess_eval.engine import EngineSettings
 from chess_eval.errors import ConfigError
 

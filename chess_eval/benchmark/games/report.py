@@ -14,7 +14,6 @@ from scipy import stats
 from chess_eval.benchmark.arena.game import cp_losses, pgn, rule_of, side_usage
 from chess_eval.benchmark.arena.ladder import Ladder, reference_ladder
 from chess_eval.benchmark.arena.versions import ladder_version_text
-from chess_eval.benchmark.core.answers import FAILED_ANSWERS, Category
 from chess_eval.benchmark.core.header import Kind, write_result
 from chess_eval.benchmark.core.human import committed_block, human_text
 from chess_eval.benchmark.core.scoring import truncation_hint
@@ -33,6 +32,7 @@ from chess_eval.benchmark.games.sampler import (
 )
 from chess_eval.benchmark.model import cost
 from chess_eval.benchmark.model.cost import Price
+from chess_eval.benchmark.question.answers import FAILED_ANSWERS, Category
 from chess_eval.benchmark.stats.bootstrap import percentile_interval, resample
 from chess_eval.benchmark.stats.elo import INTERVAL, LEVEL
 from chess_eval.files import atomic_write

@@ -20,7 +20,6 @@ from inspect_ai.log import EvalLog, read_eval_log
 from chess_eval.benchmark.core.cli import model_config
 from chess_eval.benchmark.core.data import ROOT
 from chess_eval.benchmark.core.header import inspect_logs
-from chess_eval.benchmark.core.questions import load_questions
 from chess_eval.benchmark.core.runner import cache_key
 from chess_eval.benchmark.core.turns import GameAborted, Side
 from chess_eval.benchmark.games import cli as games_cli
@@ -35,6 +34,7 @@ from chess_eval.benchmark.model.metered import store_replies
 from chess_eval.benchmark.players.player import ModelPlayer
 from chess_eval.benchmark.puzzles import cli as puzzles_cli
 from chess_eval.benchmark.puzzles.line import BadPuzzle, LineResult
+from chess_eval.benchmark.question.questions import load_questions
 from chess_eval.benchmark.static import cli as static_cli
 from chess_eval.benchmark.static.run import run_static
 from chess_eval.benchmark.worldmodel import cli as worldmodel_cli

@@ -13,15 +13,15 @@ from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
-from chess_eval.benchmark.core.answers import Category
 from chess_eval.benchmark.core.data import QUESTIONS
 from chess_eval.benchmark.core.prompts import TEMPLATES
-from chess_eval.benchmark.core.questions import Question, load_questions
 from chess_eval.benchmark.core.scoring import Item, aggregate, score_item
 from chess_eval.benchmark.inspect_eval.sample import mode_args, options_check, request_argv
 from chess_eval.benchmark.model.inspect_backend import FINISH, endpoint_of
 from chess_eval.benchmark.model.interface import DEFAULT_MAX_TOKENS
-from chess_eval.benchmark.model.protocols import PGN_MAX_TOKENS, GameProtocol
+from chess_eval.benchmark.players.protocols import PGN_MAX_TOKENS, GameProtocol
+from chess_eval.benchmark.question.answers import Category
+from chess_eval.benchmark.question.questions import Question, load_questions
 from chess_eval.benchmark.static import cli
 from chess_eval.benchmark.static.run import static_questions
 

@@ -23,7 +23,6 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
 from chess_eval.benchmark.core.data import QUESTIONS
-from chess_eval.benchmark.core.questions import Question, load_questions, select
 from chess_eval.benchmark.core.run import Run
 from chess_eval.benchmark.core.scoring import Item
 from chess_eval.benchmark.inspect_eval.options import when_ended
@@ -39,6 +38,7 @@ from chess_eval.benchmark.inspect_eval.sample import (
 from chess_eval.benchmark.model.inspect_internals import active_sample
 from chess_eval.benchmark.model.interface import DEFAULT_MAX_TOKENS
 from chess_eval.benchmark.players.player import budget_of
+from chess_eval.benchmark.question.questions import Question, load_questions, select
 from chess_eval.benchmark.worldmodel import cli
 from chess_eval.benchmark.worldmodel.prompts import Listed
 from chess_eval.benchmark.worldmodel.run import Answers, ask_tests, merged, summarise

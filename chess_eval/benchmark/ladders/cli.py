@@ -44,8 +44,6 @@ from chess_eval.benchmark.core.data import (
     ladder_path,
     questions_path,
 )
-from chess_eval.benchmark.core.questions import load_questions
-from chess_eval.benchmark.core.start import GAME_CONDITIONS as CONDITIONS
 from chess_eval.benchmark.core.turns import Condition
 from chess_eval.benchmark.ladders import design, held_out
 from chess_eval.benchmark.ladders.calibration import (
@@ -59,6 +57,8 @@ from chess_eval.benchmark.ladders.calibration import (
 )
 from chess_eval.benchmark.ladders.ladder_prior import prior_from
 from chess_eval.benchmark.players.player import is_baseline, make_player
+from chess_eval.benchmark.question.questions import load_questions
+from chess_eval.benchmark.question.start import GAME_CONDITIONS as CONDITIONS
 from chess_eval.benchmark.stats import btd
 from chess_eval.cli import (
     add_engine_args,

@@ -32,7 +32,6 @@ from chess_eval.benchmark.arena.game import PLY_CAP
 from chess_eval.benchmark.arena.ladder import ladder_for, reference_ladder, reference_nu
 from chess_eval.benchmark.arena.ladder_check import check_of, elo_difference_text, match_elo
 from chess_eval.benchmark.arena.versions import version_of
-from chess_eval.benchmark.core.answers import ILLEGAL_CATEGORIES
 from chess_eval.benchmark.core.data import LADDER_MAP
 from chess_eval.benchmark.core.header import Kind, read_result
 from chess_eval.benchmark.core.human import (
@@ -44,7 +43,6 @@ from chess_eval.benchmark.core.human import (
     human_text,
     load_crosswalks,
 )
-from chess_eval.benchmark.core.questions import Question, load_questions
 from chess_eval.benchmark.core.results import elo_text, load_results, result_files
 from chess_eval.benchmark.core.scoring import SUMMARY_METRICS, illegal_text, metric_digits
 from chess_eval.benchmark.leaderboard.paired import PairedPart, joint_draws, paired_part
@@ -54,6 +52,8 @@ from chess_eval.benchmark.leaderboard.testsets import (
     previous_set_text,
     previous_sets,
 )
+from chess_eval.benchmark.question.answers import ILLEGAL_CATEGORIES
+from chess_eval.benchmark.question.questions import Question, load_questions
 from chess_eval.benchmark.stats.elo import LEVEL, Z
 from chess_eval.benchmark.stats.ladder_map import LadderMap, load_map
 from chess_eval.engine import REFERENCE_ENGINE

@@ -8,12 +8,12 @@ from typing import Any
 
 from chess_eval.benchmark.core.cli import default_puzzles
 from chess_eval.benchmark.core.data import REFERENCE_LADDER, ladder_path, questions_path
-from chess_eval.benchmark.core.questions import load_questions
 from chess_eval.benchmark.core.scoring import (
     floor_figures,
 )
 from chess_eval.benchmark.leaderboard.board import leaderboard
 from chess_eval.benchmark.leaderboard.site import SiteInputs, build_site, remove_stale
+from chess_eval.benchmark.question.questions import load_questions
 from chess_eval.cli import Renamed
 from chess_eval.errors import DataError
 from chess_eval.files import results_dir

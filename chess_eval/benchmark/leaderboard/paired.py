@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from chess_eval.benchmark.core.questions import Question
+from chess_eval.benchmark.question.questions import Question
 from chess_eval.benchmark.stats.bootstrap import resample
 from chess_eval.benchmark.stats.elo import human_elo_replicates, puzzle_elo_replicates
 from chess_eval.grading import CP_LOSS_CAP, score_move

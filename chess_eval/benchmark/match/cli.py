@@ -33,8 +33,6 @@ from chess_eval.benchmark.core.run import Run
 from chess_eval.benchmark.core.turns import ENGINE_TEMPLATE, RETRIES, Side
 from chess_eval.benchmark.match.run import MatchConfig, MatchSession, play_match
 from chess_eval.benchmark.model.cost import Budget, PlayerBudget, Price
-from chess_eval.benchmark.model.protocols import CHAT_WINDOW, GameProtocol
-from chess_eval.benchmark.model.protocols import template as protocol_template
 from chess_eval.benchmark.players.player import (
     Player,
     baseline_stockfish,
@@ -42,6 +40,8 @@ from chess_eval.benchmark.players.player import (
     is_baseline,
     make_player,
 )
+from chess_eval.benchmark.players.protocols import CHAT_WINDOW, GameProtocol
+from chess_eval.benchmark.players.protocols import template as protocol_template
 from chess_eval.benchmark.stats.pairs import MAX_GAMES, TARGET, PairStats
 from chess_eval.cli import add_stockfish_arg, non_negative_int, positive_float, positive_int
 from chess_eval.engine import EngineSettings

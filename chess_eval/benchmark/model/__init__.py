@@ -6,10 +6,11 @@ A backend asks once: http_backend (an OpenAI-compatible API over HTTP) and inspe
 into a Reply or a typed error. metered is the one wrapper over every backend: it reserves
 --max-cost before a request, retries and backs off, charges every completed reply (cost:
 the budget, --price and the ledger) and hands each reply to its cache before anything may
-stop the run (inflight: requests counted until stored). protocols: how a move is asked
-(fen, blind, chat, tools, pgn), each one small object over a Model. backends picks the
-backend of a --model by its prefix; inspect_internals holds every private Inspect name used.
+stop the run (inflight: requests counted until stored). backends picks the backend of a
+--model by its prefix; ledger writes the books of what was bought; inspect_internals holds
+every private Inspect name used.
 
-Imports point one way: this package imports core's answers, questions and prompts, never a
-mode; the players (chess_eval.benchmark.players) and the modes ask through it.
+Imports point one way: this package imports only the statistics and the question layer below
+it, never the players, the core or a mode, which all ask through it (how a move is asked, the
+protocols, is the players' own: chess_eval.benchmark.players.protocols).
 """

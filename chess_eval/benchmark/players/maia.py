@@ -28,8 +28,8 @@ import numpy as np
 import numpy.typing as npt
 import requests
 
-from chess_eval.benchmark.core.data import CHECKOUT, DATA
 from chess_eval.errors import PlayerError
+from chess_eval.shipped import CHECKOUT, DATA
 
 log = logging.getLogger(__name__)
 

@@ -19,13 +19,13 @@ from typing import Any, Protocol, runtime_checkable
 import chess
 import chess.engine
 
-from chess_eval.benchmark.core.questions import Question
 from chess_eval.benchmark.model.backends import backend_for
 from chess_eval.benchmark.model.cost import Budget
 from chess_eval.benchmark.model.http_backend import HttpBackend
 from chess_eval.benchmark.model.interface import Model, ModelConfig, Reply, Request
 from chess_eval.benchmark.model.metered import Metered
 from chess_eval.benchmark.players.maia import NETS, SHA256, best_move, load_net, net_path
+from chess_eval.benchmark.question.questions import Question
 from chess_eval.engine import (
     REFERENCE_ENGINE,
     Engine,

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from chess_eval.benchmark.core.answers import ILLEGAL_CATEGORIES
 from chess_eval.benchmark.core.header import Kind, write_result
 from chess_eval.benchmark.core.progress import Progress
 from chess_eval.benchmark.core.run import Run
@@ -38,6 +37,7 @@ from chess_eval.benchmark.puzzles.line import (
 )
 from chess_eval.benchmark.puzzles.result import PuzzlesResult
 from chess_eval.benchmark.puzzles.sampler import Pool, draw, finished, pick, puzzles_expected
+from chess_eval.benchmark.question.answers import ILLEGAL_CATEGORIES
 from chess_eval.benchmark.stats.elo import Estimate, puzzle_elo_laplace, puzzle_elo_mcmc
 from chess_eval.engine import Engine, EngineSettings
 from chess_eval.figures import save_figure

@@ -17,8 +17,8 @@ from chess_eval.benchmark.core.cli import (
 from chess_eval.benchmark.core.data import GAME_FIT, data_path, questions_path
 from chess_eval.benchmark.core.prompts import TEMPLATES, template_name
 from chess_eval.benchmark.core.runner import BREAKER
-from chess_eval.benchmark.model.protocols import STATIC_PROTOCOLS, VERSIONS, GameProtocol
 from chess_eval.benchmark.players.player import is_baseline
+from chess_eval.benchmark.players.protocols import STATIC_PROTOCOLS, VERSIONS, GameProtocol
 from chess_eval.benchmark.static.run import StaticConfig, run_static
 from chess_eval.cli import (
     Dropped,

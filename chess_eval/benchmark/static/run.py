@@ -14,11 +14,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-from chess_eval.benchmark.core.answers import Category
 from chess_eval.benchmark.core.header import Kind, file_name
 from chess_eval.benchmark.core.progress import Progress
 from chess_eval.benchmark.core.prompts import TEMPLATES
-from chess_eval.benchmark.core.questions import Question, load_questions, select
 from chess_eval.benchmark.core.results import run_name
 from chess_eval.benchmark.core.run import Run
 from chess_eval.benchmark.core.runner import CircuitOpen, Outcome, ask_all, trace_record
@@ -36,7 +34,6 @@ from chess_eval.benchmark.core.scoring import (
 from chess_eval.benchmark.model import cost
 from chess_eval.benchmark.model.cost import Price
 from chess_eval.benchmark.model.interface import FatalInfraError, ModelConfig
-from chess_eval.benchmark.model.protocols import PGN_MAX_TOKENS, GameProtocol
 from chess_eval.benchmark.players.player import (
     Completing,
     ModelPlayer,
@@ -44,6 +41,9 @@ from chess_eval.benchmark.players.player import (
     budget_of,
     make_player,
 )
+from chess_eval.benchmark.players.protocols import PGN_MAX_TOKENS, GameProtocol
+from chess_eval.benchmark.question.answers import Category
+from chess_eval.benchmark.question.questions import Question, load_questions, select
 from chess_eval.benchmark.static.prediction import load_fit, predict_result
 from chess_eval.benchmark.static.report import markdown_report, summary_table
 from chess_eval.benchmark.static.result import StaticResult

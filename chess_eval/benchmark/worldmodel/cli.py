@@ -17,12 +17,12 @@ from chess_eval.benchmark.core.cli import (
 )
 from chess_eval.benchmark.core.data import questions_path
 from chess_eval.benchmark.core.header import Kind, file_name
-from chess_eval.benchmark.core.questions import Question, load_questions, select
 from chess_eval.benchmark.core.results import run_name
 from chess_eval.benchmark.core.run import Run
 from chess_eval.benchmark.core.runner import BREAKER
 from chess_eval.benchmark.model.interface import DEFAULT_MAX_TOKENS, ModelConfig
 from chess_eval.benchmark.players.player import Player, budget_of, is_baseline, make_player
+from chess_eval.benchmark.question.questions import Question, load_questions, select
 from chess_eval.benchmark.worldmodel.prompts import CHOOSE_TEMPLATE, LIST_TEMPLATE, MOVE_TEMPLATE
 from chess_eval.benchmark.worldmodel.result import WorldModelResult
 from chess_eval.benchmark.worldmodel.run import Answers, WorldModelConfig, ask_tests, summarise

@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 
 import chess
 
-from chess_eval.benchmark.core import answers
 from chess_eval.benchmark.core.prompts import INSTRUCTION
-from chess_eval.benchmark.core.questions import Question
+from chess_eval.benchmark.question import answers
+from chess_eval.benchmark.question.questions import Question
 from chess_eval.position import mirror_move
 
 LIST_TEMPLATE = "legal-list@1"

@@ -12,17 +12,17 @@ from typing import Any
 import chess
 import numpy as np
 
-from chess_eval.benchmark.core.answers import ILLEGAL_CATEGORIES, Category
 from chess_eval.benchmark.core.header import Kind, write_result
 from chess_eval.benchmark.core.progress import Progress
 from chess_eval.benchmark.core.prompts import TEMPLATES
-from chess_eval.benchmark.core.questions import Question
 from chess_eval.benchmark.core.runner import Outcome, ask_all
 from chess_eval.benchmark.core.scoring import NOT_APPLICABLE, UNSCORED, Item, score_item
 from chess_eval.benchmark.model import cost
 from chess_eval.benchmark.model.cost import Price
 from chess_eval.benchmark.model.inflight import InFlight
 from chess_eval.benchmark.players.player import Player
+from chess_eval.benchmark.question.answers import ILLEGAL_CATEGORIES, Category
+from chess_eval.benchmark.question.questions import Question
 from chess_eval.benchmark.stats.elo import LEVEL
 from chess_eval.benchmark.stats.mcnemar import mcnemar_p
 from chess_eval.benchmark.worldmodel.prompts import (

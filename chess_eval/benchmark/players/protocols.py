@@ -39,10 +39,10 @@ from typing import Any
 import chess
 import chess.pgn
 
-from chess_eval.benchmark.core.answers import Category, Parsed, parse
-from chess_eval.benchmark.core.questions import Question
-from chess_eval.benchmark.core.start import Start
 from chess_eval.benchmark.model.interface import ContextTooLong, Reply, Request
+from chess_eval.benchmark.question.answers import Category, Parsed, parse
+from chess_eval.benchmark.question.questions import Question
+from chess_eval.benchmark.question.start import Start
 from chess_eval.errors import ConfigError
 
 
