@@ -80,7 +80,7 @@ setup: $(VENV)/.installed stockfish
 # pinned commit into data/maia/ and checked by sha256 (GPL-3: never committed here). With
 # MAIA_NETS=DIR set, the nets are read from DIR instead and nothing is downloaded.
 maia: setup
-	$(PY) -c "import sys; from lib.cli import run_cli; from lib.benchmark.players.maia import \
+	$(PY) -c "import sys; from chess_eval.cli import run_cli; from chess_eval.benchmark.players.maia import \
 	fetch_all; sys.exit(run_cli(lambda: print(*fetch_all(), sep=chr(10))))"
 
 # The product in six to seven minutes on two cores (the README's figure), with no API key and no
@@ -107,7 +107,7 @@ generate: setup
 test: setup debian-stockfish chromium engine families lint
 	$(PY) -m pytest -q --numprocesses 4 --dist loadgroup tests $(ARGS)
 
-# ruff on everything; mypy, strict, on lib/ (settings and their reasons in pyproject.toml).
+# ruff on everything; mypy, strict, on chess_eval/ (settings and their reasons in pyproject.toml).
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy

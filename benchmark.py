@@ -1,9 +1,6 @@
-"""Score a model (or a baseline player) on chess: `benchmark.py [run] --model M` scores it on
-questions.csv; a bare `benchmark.py` names and lists every other subcommand.
-
-Each subcommand's options and handler live beside its mode (lib/benchmark/MODE/cli.py); this
-file only builds the parser and dispatches. Options with no subcommand mean `run`, so
-`benchmark.py --model random` keeps working; a bare `benchmark.py` lists the subcommands.
+"""Score a model (or a baseline player) on chess: `python benchmark.py [run] --model M` scores it
+on questions.csv; a bare `benchmark.py` names and lists every other subcommand. The same
+command as the installed `chess-eval` (chess_eval/commands.py holds it); this file only starts it.
 """
 
 from __future__ import annotations
@@ -15,92 +12,9 @@ import sys
 if __name__ == "__main__":  # not when a test imports this module
     signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
 
-import argparse
-from typing import NoReturn
+from chess_eval.commands import build_parser, main, subcommand
 
-from lib.benchmark.compare import cli as compare
-from lib.benchmark.core import cli as core
-from lib.benchmark.games import cli as games
-from lib.benchmark.inspect_eval.readback import read_back
-from lib.benchmark.ladders import cli as ladders
-from lib.benchmark.leaderboard import cli as leaderboard
-from lib.benchmark.match import cli as match
-from lib.benchmark.puzzles import cli as puzzles
-from lib.benchmark.static import cli as static
-from lib.benchmark.worldmodel import cli as worldmodel
-from lib.cli import run_cli, setup_logging
-from lib.exits import Exit
-
-ADDERS = (static.add_parser, games.add_play_parser, puzzles.add_parser, worldmodel.add_parser,
-          ladders.add_calibrate_parser, ladders.add_book_parser, puzzles.add_pool_parser,
-          leaderboard.add_parser,
-          leaderboard.add_report_parser, compare.add_parser, match.add_parser,
-          core.add_serve_parser)
-DEFAULT = "run"  # the subcommand meant when none is named (with options, as --model M)
-# Commands that rank a results folder: the chess_eval tasks' Inspect logs in it are read back
-# as result files first, so runs made in Inspect are ranked with the others.
-READ_LOGS = ("leaderboard", "report")
-EPILOG = (f"Options with no subcommand mean '{DEFAULT}': 'benchmark.py --model random' is "
-          f"'benchmark.py {DEFAULT} --model random'. 'benchmark.py COMMAND --help' lists a "
-          "command's options. Exit status: 0 complete, 2 error, 3 written but incomplete "
-          "(infrastructure failures; rerun to complete), 130 interrupted (rerun to resume).")
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse with its errors in one line (which command, what is wrong, where the options
-    are listed) instead of the usage block first; exit status 2 as argparse's."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(Exit.ERROR, f"error: {self.prog}: {message} (`{self.prog} --help` lists "
-                  "the options)\n")
-
-
-def build_parser() -> tuple[argparse.ArgumentParser, list[str]]:
-    """The top-level parser with one sub-parser per subcommand, and the subcommands' names."""
-    parser = OneLineParser(prog="benchmark.py", epilog=EPILOG)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in ADDERS:
-        add(commands)
-    names = list(commands.choices)
-    # The other modes named from the parser itself, so none added later is left out.
-    others = [n for n in names if n != DEFAULT]
-    parser.description = ("Score a model (or a baseline player) on chess: `benchmark.py "
-                          f"[{DEFAULT}] --model M` scores it on questions.csv; "
-                          f"{', '.join(others[:-1])} and {others[-1]} are the other "
-                          "subcommands.")
-    return parser, names
-
-
-def subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
-    """The sub-parser of one subcommand."""
-    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    sub: argparse.ArgumentParser = action.choices[name]
-    return sub
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: parse, then run the subcommand's handler; the exit status."""
-    argv = sys.argv[1:] if argv is None else list(argv)
-    setup_logging()
-    parser, names = build_parser()
-    if not argv:  # a bare benchmark.py: what it can do, not one subcommand's usage
-        parser.print_help()
-        return Exit.ERROR
-    if argv and not argv[0].startswith("-") and argv[0] not in names:
-        parser.error(f"unknown command {argv[0]!r} (choose from {', '.join(names)})")
-    if not argv or argv[0] not in [*names, "-h", "--help"]:
-        argv = [DEFAULT, *argv]
-    args, extra = parser.parse_known_args(argv)
-    if extra:  # named by the subcommand's own usage, which lists the options it does take
-        subcommand(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
-    status = [0]
-
-    def call() -> None:
-        if args.command in READ_LOGS:
-            read_back(args.results)
-        status[0] = args.handler(args) or 0
-    return run_cli(call) or status[0]
-
+__all__ = ["build_parser", "main", "subcommand"]
 
 if __name__ == "__main__":
     sys.exit(main())

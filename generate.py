@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 from types import ModuleType
 
-from lib.cli import (
+from chess_eval.cli import (
     add_engine_args,
     non_negative_float,
     non_negative_int,
@@ -23,9 +23,9 @@ from lib.cli import (
     run_cli,
     setup_logging,
 )
-from lib.files import ensure_writable_dir, ensure_writable_file
-from lib.testset.pipeline import State, fingerprint_parts, output_stamps
-from lib.testset.selection import Draw
+from chess_eval.files import ensure_writable_dir, ensure_writable_file
+from chess_eval.testset.pipeline import State, fingerprint_parts, output_stamps
+from chess_eval.testset.selection import Draw
 
 log = logging.getLogger("generate")
 

@@ -22,16 +22,16 @@ from typing import Any
 
 import pandas as pd
 
+from chess_eval.cli import Renamed, positive_float, run_cli
+from chess_eval.errors import ChessEvalError, DataError
+from chess_eval.figures import save_figure
+from chess_eval.files import atomic_write, ensure_writable_file
+from chess_eval.grading import MATE_FLOOR
+from chess_eval.testset.pipeline import State, fingerprint_parts
+from chess_eval.testset.report import achieved_from_questions, leaf_rows, render_tree
+from chess_eval.testset.summary import build_summary, load_summary, why_short
+from chess_eval.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, scale_targets
 from generate import STEPS
-from lib.cli import Renamed, positive_float, run_cli
-from lib.errors import ChessEvalError, DataError
-from lib.figures import save_figure
-from lib.files import atomic_write, ensure_writable_file
-from lib.grading import MATE_FLOOR
-from lib.testset.pipeline import State, fingerprint_parts
-from lib.testset.report import achieved_from_questions, leaf_rows, render_tree
-from lib.testset.summary import build_summary, load_summary, why_short
-from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, scale_targets
 
 SUMMARY_FILE = "data/testset_build.json"  # relative to the questions file's folder
 

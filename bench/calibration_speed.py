@@ -30,15 +30,15 @@ import psutil
 
 from bench.judge_replay import rebuild, sample
 from bench.scaling import bench_nps
-from lib.benchmark.arena import book
-from lib.benchmark.arena.game import RULES
-from lib.benchmark.arena.ladder import default_rungs, ladder_for
-from lib.benchmark.arena.match import PLAYERS, GameJob, play_job
-from lib.benchmark.core.data import BOOK, LADDER_GAMES
-from lib.benchmark.ladders.calibration import CalibrationConfig, _jobs, plan, read_games
-from lib.cli import run_cli
-from lib.cluster import ClusterSettings, EngineCluster, worker_engine
-from lib.engine import Engine, EngineSettings, engine_identity, find_stockfish
+from chess_eval.benchmark.arena import book
+from chess_eval.benchmark.arena.game import RULES
+from chess_eval.benchmark.arena.ladder import default_rungs, ladder_for
+from chess_eval.benchmark.arena.match import PLAYERS, GameJob, play_job
+from chess_eval.benchmark.core.data import BOOK, LADDER_GAMES
+from chess_eval.benchmark.ladders.calibration import CalibrationConfig, _jobs, plan, read_games
+from chess_eval.cli import run_cli
+from chess_eval.cluster import ClusterSettings, EngineCluster, worker_engine
+from chess_eval.engine import Engine, EngineSettings, engine_identity, find_stockfish
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_FACTOR = 3.0  # wall time within this many times the players' own search ...

@@ -14,7 +14,7 @@ from pathlib import Path
 import chess
 
 import benchmark
-from lib.cli import run_cli
+from chess_eval.cli import run_cli
 from tests.benchmark.chatserver import ChatServer, Response
 
 ROOT = Path(__file__).resolve().parents[1]

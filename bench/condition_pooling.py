@@ -5,7 +5,7 @@ Each run draws a player's Elo mu (uniform 600-2400) and its offsets in three con
 (Normal(0, tau^2), tau per scenario), plays each condition's games against exact rungs near
 it (outcomes from the BTD model; the standard condition gets --games, the other two a third
 of that, as a run with --max-games set low for the costly conditions would), fits each
-condition alone (play's posterior) and pools them (lib/benchmark/games/pooling.py). Printed:
+condition alone (play's posterior) and pools them (chess_eval/benchmark/games/pooling.py). Printed:
 RMS error and 90% coverage of each condition's Elo, separate against pooled. Goal: pooled
 error lower at coverage within 87-93%.
 
@@ -20,10 +20,10 @@ import sys
 import numpy as np
 
 from bench.games_coverage import outcome
-from lib.benchmark.games.pooling import pool
-from lib.benchmark.games.sampler import PRIOR
-from lib.benchmark.stats import btd
-from lib.cli import run_cli
+from chess_eval.benchmark.games.pooling import pool
+from chess_eval.benchmark.games.sampler import PRIOR
+from chess_eval.benchmark.stats import btd
+from chess_eval.cli import run_cli
 
 RUNG_STEP = 150.0  # exact rungs every 150 Elo
 NU = 0.3

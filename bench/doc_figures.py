@@ -38,24 +38,29 @@ from pathlib import Path
 
 import numpy as np
 
-from lib.benchmark.arena.ladder import RUNG_SPACING, load_ladder
-from lib.benchmark.core.data import FIRST_LADDER, HELD_OUT_GAMES, LADDER_GAMES, REFERENCE_LADDER
-from lib.benchmark.core.header import revision
-from lib.benchmark.ladders import design, held_out
-from lib.benchmark.ladders.calibration import (
+from chess_eval.benchmark.arena.ladder import RUNG_SPACING, load_ladder
+from chess_eval.benchmark.core.data import (
+    FIRST_LADDER,
+    HELD_OUT_GAMES,
+    LADDER_GAMES,
+    REFERENCE_LADDER,
+)
+from chess_eval.benchmark.core.header import revision
+from chess_eval.benchmark.ladders import design, held_out
+from chess_eval.benchmark.ladders.calibration import (
     CalibrationGame,
     fit_by_span,
     games_to_goal,
     read_games,
     usable,
 )
-from lib.benchmark.ladders.ladder_prior import prior_from
-from lib.benchmark.stats import btd
-from lib.cli import run_cli
-from lib.testset.pgn import DROP_REASONS
-from lib.testset.report import achieved_from_questions
-from lib.testset.summary import load_summary, why_short
-from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, totals
+from chess_eval.benchmark.ladders.ladder_prior import prior_from
+from chess_eval.benchmark.stats import btd
+from chess_eval.cli import run_cli
+from chess_eval.testset.pgn import DROP_REASONS
+from chess_eval.testset.report import achieved_from_questions
+from chess_eval.testset.summary import load_summary, why_short
+from chess_eval.testset.tree import ELO_BUCKETS, GAME_TARGETS, PUZZLE_TARGETS, totals
 
 ROOT = Path(__file__).resolve().parents[1]
 SUMMARY_FILE = "data/testset_build.json"  # the committed build's summary (print.py --summary)
@@ -310,7 +315,7 @@ def familyfit_block(root: Path = ROOT) -> str:
     """Each candidate feature set's leave-one-family-out table (or why it was refused), and
     the committed fit."""
     from bench.family_fit import REFERENCE_TABLE, load, table
-    from lib.benchmark.static.family_fit import (
+    from chess_eval.benchmark.static.family_fit import (
         FEATURE_SETS,
         against_chess,
         fit_families,
@@ -347,7 +352,7 @@ def familyfit_change_block(root: Path = ROOT) -> str:
     the previous test set (the table as it was) and of this one: the game Elos are the same,
     so the change is the test set's."""
     from bench.family_fit import REFERENCE_TABLE, load, summary
-    from lib.benchmark.static.family_fit import leave_one_family_out
+    from chess_eval.benchmark.static.family_fit import leave_one_family_out
 
     fit = json.loads((root / FIT_INPUTS[0]).read_text(encoding="utf-8"))
     features = tuple(fit["features"])
@@ -436,8 +441,8 @@ def crosswalk_block(root: Path = ROOT) -> str:
         static_fit_on_maia,
         width_rows,
     )
-    from lib.benchmark.arena.ladder import reference_ladder
-    from lib.benchmark.core.human import load_crosswalks
+    from chess_eval.benchmark.arena.ladder import reference_ladder
+    from chess_eval.benchmark.core.human import load_crosswalks
 
     walks = load_crosswalks(root / HUMAN, reference_ladder(root / LADDER171_DIR / "ladder.csv"))
     lines = ["| time control | bot (net) | game Elo here (sd: own, ladder's) | Lichess rating "
@@ -502,8 +507,8 @@ def protocol_examples_block() -> str:
     the model playing Black), made by the protocols' own code."""
     import chess
 
-    from lib.benchmark.core import turns
-    from lib.benchmark.model import protocols as proto
+    from chess_eval.benchmark.core import turns
+    from chess_eval.benchmark.players import protocols as proto
 
     start = turns.Start(turns.Condition.STANDARD, "standard", chess.STARTING_FEN)
     board = chess.Board()
@@ -555,9 +560,7 @@ ROOT_NOTES = {
     "steps": "the six numbered pipeline steps, each also a script",
     "questions.csv": "the test set the pipeline writes and every mode reads",
     "benchmark.py": "the benchmark's entry point: sub-parsers, dispatch (run is the default)",
-    "lib": "",  # its packages below, each by its own docstring
-    "chess_eval": "the registered Inspect tasks (chess_eval/static, /games, /puzzles, "
-                  "/worldmodel): thin, as every entry point",
+    "chess_eval": "",  # its packages below, each by its own docstring
     "register": "the listing for inspect_evals' register",
     "data": "data the product reads: ladders/ (a folder per engine build that measured a "
             "ladder: stockfish-15.1, Debian 12's; stockfish-17.1, the reference; each with "
@@ -585,7 +588,7 @@ ROOT_NOTES = {
 
 
 def layout_block() -> str:
-    """The repository's layout: each root entry git tracks and each package of lib/, with
+    """The repository's layout: each root entry git tracks and each package of chess_eval/, with
     what it is (the package's own docstring, its first sentence)."""
     import subprocess
     import textwrap
@@ -599,10 +602,10 @@ def layout_block() -> str:
                          "ROOT_NOTES")
     rows = []
     for name in [n for n in ROOT_NOTES if n in top]:
-        if name != "lib":
+        if name != "chess_eval":
             rows.append((name + ("/" if (ROOT / name).is_dir() else ""), ROOT_NOTES[name]))
         else:
-            for init in sorted((ROOT / "lib").glob("**/__init__.py")):
+            for init in sorted((ROOT / "chess_eval").glob("**/__init__.py")):
                 doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
                 sentence = " ".join(doc.split("\n\n")[0].split()).split(". ")[0].rstrip(".")
                 rows.append((str(init.parent.relative_to(ROOT)) + "/", sentence))
@@ -781,19 +784,19 @@ MAIA_FIGURE = "docs/maia_readings.png"
 MAIA_INPUTS = (f"{HUMAN}/maia_players.csv",)
 CROSSWALK_INPUTS = (f"{HUMAN}/maia_players.csv", f"{HUMAN}/lichess_anchors.csv",
                     f"{LADDER171_DIR}/ladder.csv", f"{LADDER171_DIR}/ladder_cov.csv",
-                    "lib/benchmark/core/human.py")
+                    "chess_eval/benchmark/core/human.py")
 SCREENSHOTS = ("docs/site.png", "docs/report.png")
 # What a screenshot of the demo's site shows is made from these: a change to one changes it.
 DEMO_INPUTS = ("questions.csv", f"{LADDER_DIR}/ladder.csv", f"{LADDER_DIR}/ladder_cov.csv",
                "data/game_elo_fit.json", "data/openings.csv",
-               "lib/benchmark/leaderboard/templates",
-               "lib/benchmark/leaderboard/assets", "data/human/lichess_anchors.csv",
+               "chess_eval/benchmark/leaderboard/templates",
+               "chess_eval/benchmark/leaderboard/assets", "data/human/lichess_anchors.csv",
                "data/human/maia_players.csv")
 DEMO_DIR = "output/doc-images"
 SHOT_SIZE = (1280, 760)  # the window of a screenshot, in CSS pixels
 INSPECT_SHOT = "docs/inspect_view.png"
 # What the viewer shows of a chess_eval/games log is made from these (and Inspect's version).
-INSPECT_INPUTS = ("lib/benchmark/inspect_eval/games.py", "chess_eval/tasks.py",
+INSPECT_INPUTS = ("chess_eval/benchmark/inspect_eval/games.py", "chess_eval/tasks.py",
                   "requirements.txt", f"{LADDER171_DIR}/ladder.csv", "data/openings.csv")
 INSPECT_PLAYER = "served/sjeng:depth=1"  # a served player the ladder places in a few games
 
@@ -828,8 +831,8 @@ def map_figure(path: Path, root: Path = ROOT) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from lib.benchmark.stats.ladder_map import load_map
-    from lib.figures import save_figure
+    from chess_eval.benchmark.stats.ladder_map import load_map
+    from chess_eval.figures import save_figure
 
     fit = load_map(root / MAP_INPUTS[0])
     if fit is None:
@@ -867,9 +870,9 @@ def crosswalk_figure(path: Path, root: Path = ROOT) -> None:
     import matplotlib.pyplot as plt
 
     from bench.maia_players import read_rows
-    from lib.benchmark.arena.ladder import reference_ladder
-    from lib.benchmark.core.human import load_crosswalks
-    from lib.figures import save_figure
+    from chess_eval.benchmark.arena.ladder import reference_ladder
+    from chess_eval.benchmark.core.human import load_crosswalks
+    from chess_eval.figures import save_figure
 
     walks = load_crosswalks(root / HUMAN, reference_ladder(root / LADDER171_DIR / "ladder.csv"))
     if not walks:
@@ -913,7 +916,7 @@ def maia_figure(path: Path, root: Path = ROOT) -> None:
     import matplotlib.pyplot as plt
 
     from bench.maia_players import read_rows
-    from lib.figures import save_figure
+    from chess_eval.figures import save_figure
 
     rows = read_rows(root / HUMAN / "maia_players.csv")
     if not rows:
@@ -965,8 +968,8 @@ def inspect_view_shot(root: Path = ROOT) -> None:
     import time
     import urllib.request
 
-    from lib.benchmark.core.server import PlayerServer
-    from lib.engine import find_stockfish
+    from chess_eval.benchmark.core.server import PlayerServer
+    from chess_eval.engine import find_stockfish
     from tests.browser import Browser, find_chromium
 
     executable = find_chromium()

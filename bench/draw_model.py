@@ -26,12 +26,12 @@ from pathlib import Path
 import numpy as np
 from scipy import optimize, stats
 
-from lib.benchmark.arena.ladder import Ladder, load_ladder
-from lib.benchmark.core.data import LADDER_GAMES, REFERENCE_LADDER
-from lib.benchmark.ladders.calibration import read_games, usable
-from lib.benchmark.stats import btd
-from lib.cli import run_cli
-from lib.files import atomic_write
+from chess_eval.benchmark.arena.ladder import Ladder, load_ladder
+from chess_eval.benchmark.core.data import LADDER_GAMES, REFERENCE_LADDER
+from chess_eval.benchmark.ladders.calibration import read_games, usable
+from chess_eval.benchmark.stats import btd
+from chess_eval.cli import run_cli
+from chess_eval.files import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "data" / "draw_model.json"

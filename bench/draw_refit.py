@@ -1,7 +1,7 @@
 """The reference ladder refitted with the draw model, and what that moves.
 
 bench/draw_model.py found that one BTD draw parameter does not fit the reference ladder's
-games and that log nu quadratic in the pair's mean Elo does (lib/benchmark/stats/draws.py).
+games and that log nu quadratic in the pair's mean Elo does (chess_eval/benchmark/stats/draws.py).
 Here the draw model is taken the whole way:
 
 - `refit`: the committed games fitted with it as production fits them with one nu (the same
@@ -39,9 +39,9 @@ from scipy import stats
 from bench import ladder_coverage
 from bench.draw_model import GAP_GOAL, gaps
 from bench.served_games import player_games
-from lib.benchmark.arena.ladder import Ladder, load_ladder
-from lib.benchmark.arena.versions import version_of
-from lib.benchmark.core.data import (
+from chess_eval.benchmark.arena.ladder import Ladder, load_ladder
+from chess_eval.benchmark.arena.versions import version_of
+from chess_eval.benchmark.core.data import (
     FIRST_LADDER,
     HELD_OUT_GAMES,
     LADDER_GAMES,
@@ -49,14 +49,14 @@ from lib.benchmark.core.data import (
     REFERENCE_LADDER,
     ladder_label,
 )
-from lib.benchmark.core.human import HUMAN_DIR, READINGS_FILE
-from lib.benchmark.games.sampler import PRIOR
-from lib.benchmark.ladders import held_out
-from lib.benchmark.ladders.calibration import Usable, fit, read_games, usable
-from lib.benchmark.ladders.ladder_prior import RUNG_GRID, SHIFT_GRID, LadderPrior, prior_from
-from lib.benchmark.stats import btd, draws
-from lib.cli import run_cli
-from lib.files import atomic_write, sha256_file, write_csv
+from chess_eval.benchmark.core.human import HUMAN_DIR, READINGS_FILE
+from chess_eval.benchmark.games.sampler import PRIOR
+from chess_eval.benchmark.ladders import held_out
+from chess_eval.benchmark.ladders.calibration import Usable, fit, read_games, usable
+from chess_eval.benchmark.ladders.ladder_prior import RUNG_GRID, SHIFT_GRID, LadderPrior, prior_from
+from chess_eval.benchmark.stats import btd, draws
+from chess_eval.cli import run_cli
+from chess_eval.files import atomic_write, sha256_file, write_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 REFIT = ROOT / "bench" / "data" / "draw_refit.json"  # `refit --write`

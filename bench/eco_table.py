@@ -16,8 +16,8 @@ import io
 import json
 from pathlib import Path
 
-from lib.eco import ECO_TABLE, FIELDS, table_rows
-from lib.files import atomic_write
+from chess_eval.eco import ECO_TABLE, FIELDS, table_rows
+from chess_eval.files import atomic_write
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from lib.benchmark.core.questions import load_questions
-from lib.benchmark.stats import elo
-from lib.benchmark.stats.elo import (
+from chess_eval.benchmark.question.questions import load_questions
+from chess_eval.benchmark.stats import elo
+from chess_eval.benchmark.stats.elo import (
     ABOVE,
     BELOW,
     PRIOR_MEAN,
@@ -34,8 +34,8 @@ from lib.benchmark.stats.elo import (
     puzzle_elo_laplace,
     puzzle_elo_mcmc,
 )
-from lib.cli import run_cli
-from lib.grading import score_move
+from chess_eval.cli import run_cli
+from chess_eval.grading import score_move
 
 ROOT = Path(__file__).resolve().parents[1]
 

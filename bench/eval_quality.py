@@ -37,10 +37,10 @@ import chess
 import chess.engine
 from tqdm import tqdm
 
-from lib.cli import run_cli
-from lib.engine import Engine, EngineSettings, find_stockfish, score_to_cp
-from lib.evaluation import DEFAULT_SETTING, EvalSetting, evaluate_moves
-from lib.grading import grade
+from chess_eval.cli import run_cli
+from chess_eval.engine import Engine, EngineSettings, find_stockfish, score_to_cp
+from chess_eval.evaluation import DEFAULT_SETTING, EvalSetting, evaluate_moves
+from chess_eval.grading import grade
 
 ROOT = Path(__file__).resolve().parents[1]
 

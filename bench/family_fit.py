@@ -2,7 +2,7 @@
 
 Reads the validation table (bench/data/validation_players.csv: the ladder's rungs and players
 of other families, each with its static scores and its game Elo by `play`, made by
-bench/validation_players.py), fits the mixed model of lib/benchmark/static/family_fit.py with
+bench/validation_players.py), fits the mixed model of chess_eval/benchmark/static/family_fit.py with
 each candidate feature set, and predicts every player from the fit on the other families.
 Prints, per feature set, the mean absolute error by family, how many 90% intervals hold the
 player's game Elo (goal 85-95%) and how many players the profile check calls unlike every
@@ -28,8 +28,8 @@ import numpy as np
 
 from bench.ladder_map import SOURCE, TARGET
 from bench.validation_players import MAP_DATA, read_table
-from lib.benchmark.core.data import LADDER_MAP, ROOT
-from lib.benchmark.static.family_fit import (
+from chess_eval.benchmark.core.data import LADDER_MAP, ROOT
+from chess_eval.benchmark.static.family_fit import (
     FEATURE_SETS,
     Rated,
     against_chess,
@@ -38,10 +38,10 @@ from lib.benchmark.static.family_fit import (
     leave_one_family_out,
     unidentifiable,
 )
-from lib.benchmark.static.prediction import REFERENCE_SCALE
-from lib.benchmark.stats.ladder_map import load_map
-from lib.figures import save_figure
-from lib.files import atomic_write, sha256_file
+from chess_eval.benchmark.static.prediction import REFERENCE_SCALE
+from chess_eval.benchmark.stats.ladder_map import load_map
+from chess_eval.figures import save_figure
+from chess_eval.files import atomic_write, sha256_file
 
 DATA = ROOT / "bench" / "data" / "validation_players.csv"
 METRICS = ("accuracy", "best_move_rate", "grade_blunder", "grade_mistake")

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from bench.elo_coverage import covers
-from lib.benchmark.arena.ladder import load_ladder
-from lib.benchmark.core.data import FIRST_LADDER, ladder_path
-from lib.benchmark.games.sampler import (
+from chess_eval.benchmark.arena.ladder import load_ladder
+from chess_eval.benchmark.core.data import FIRST_LADDER, ladder_path
+from chess_eval.benchmark.games.sampler import (
     PRIOR,
     SamplerConfig,
     finished,
@@ -27,9 +27,9 @@ from lib.benchmark.games.sampler import (
     posterior,
     schedule,
 )
-from lib.benchmark.stats import btd
-from lib.benchmark.stats.elo import ABOVE, BELOW, Estimate
-from lib.cli import run_cli
+from chess_eval.benchmark.stats import btd
+from chess_eval.benchmark.stats.elo import ABOVE, BELOW, Estimate
+from chess_eval.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -33,13 +33,13 @@ from scipy import stats
 
 import benchmark
 from bench.validation_players import serving
-from lib.benchmark.arena.ladder import load_ladder, reference_nu
-from lib.benchmark.arena.ladder_check import match_elo
-from lib.benchmark.core.data import MAP_PLAYERS, REFERENCE_LADDER
-from lib.benchmark.core.results import slug
-from lib.benchmark.stats.btd import Z90, expected_score
-from lib.files import atomic_write
-from lib.kvstore import JsonStore
+from chess_eval.benchmark.arena.ladder import load_ladder, reference_nu
+from chess_eval.benchmark.arena.ladder_check import match_elo
+from chess_eval.benchmark.core.data import MAP_PLAYERS, REFERENCE_LADDER
+from chess_eval.benchmark.core.results import slug
+from chess_eval.benchmark.stats.btd import Z90, expected_score
+from chess_eval.files import atomic_write
+from chess_eval.kvstore import JsonStore
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "head_to_head"

@@ -33,9 +33,9 @@ from pathlib import Path
 from inspect_ai.log import read_eval_log
 from scipy import stats
 
-from lib.benchmark.core.server import PlayerServer
-from lib.cli import run_cli
-from lib.engine import find_stockfish
+from chess_eval.benchmark.core.server import PlayerServer
+from chess_eval.cli import run_cli
+from chess_eval.engine import find_stockfish
 
 ROOT = Path(__file__).resolve().parents[1]
 # Four engine families, two of them with a share of random moves.

@@ -16,7 +16,7 @@ at every position, the full search only where the rule can fire). Printed:
 - each judge's searches, node budgets and wall seconds per game, and its share of all nodes;
 - the look's misses: at each margin, the positions where the look and the full eval fall on
   different sides of the decisive threshold by more than the margin (the margin in
-  lib/benchmark/arena/game.py must stand clear of them).
+  chess_eval/benchmark/arena/game.py must stand clear of them).
 
     python -m bench.judge_replay [--games 300] [--workers 2] [--adjudication 2]
 """
@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from lib.benchmark.arena import book
-from lib.benchmark.arena.game import (
+from chess_eval.benchmark.arena import book
+from chess_eval.benchmark.arena.game import (
     DECISIVE_CP,
     PLY_CAP,
     RULE,
@@ -50,16 +50,16 @@ from lib.benchmark.arena.game import (
     ScreenedJudge,
     play_game,
 )
-from lib.benchmark.arena.ladder import default_rungs, ladder_for
-from lib.benchmark.arena.match import PLAYERS, GameJob, on_worker
-from lib.benchmark.core.data import BOOK, LADDER_GAMES, games_path
-from lib.benchmark.core.turns import ENGINE_TEMPLATE, Side, Start
-from lib.benchmark.ladders.calibration import CalibrationGame, game_key, read_games
-from lib.benchmark.players.player import make_player
-from lib.cli import run_cli
-from lib.cluster import ClusterSettings, EngineCluster, worker_engine
-from lib.engine import Engine, EngineSettings, engine_identity, find_stockfish
-from lib.kvstore import JsonStore, MemoryStore
+from chess_eval.benchmark.arena.ladder import default_rungs, ladder_for
+from chess_eval.benchmark.arena.match import PLAYERS, GameJob, on_worker
+from chess_eval.benchmark.core.data import BOOK, LADDER_GAMES, games_path
+from chess_eval.benchmark.core.turns import ENGINE_TEMPLATE, Side, Start
+from chess_eval.benchmark.ladders.calibration import CalibrationGame, game_key, read_games
+from chess_eval.benchmark.players.player import make_player
+from chess_eval.cli import run_cli
+from chess_eval.cluster import ClusterSettings, EngineCluster, worker_engine
+from chess_eval.engine import Engine, EngineSettings, engine_identity, find_stockfish
+from chess_eval.kvstore import JsonStore, MemoryStore
 
 ROOT = Path(__file__).resolve().parents[1]
 MARGINS = (100, 200, 300, 400, 500, 700)

@@ -14,7 +14,7 @@ name and version (the docs' before/after table reads it). Rank
 probabilities: two players at most 150 Elo apart rated against one re-measured ladder,
 compared with the leaderboard's shared-ladder draws; the event "A above B" stated at p should
 happen about p of the time. `remeasure` and `rate_player` also take a draw model (log nu by
-the pair's level, lib/benchmark/stats/draws.py) to draw outcomes from: bench/draw_refit.py's
+the pair's level, chess_eval/benchmark/stats/draws.py) to draw outcomes from: bench/draw_refit.py's
 coverage under it.
 """
 
@@ -30,10 +30,10 @@ import numpy as np
 
 from bench.elo_coverage import covers
 from bench.games_coverage import outcome
-from lib.benchmark.arena.ladder import Ladder, by_elo, load_ladder
-from lib.benchmark.arena.versions import version_of
-from lib.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, games_path, ladder_path
-from lib.benchmark.games.sampler import (
+from chess_eval.benchmark.arena.ladder import Ladder, by_elo, load_ladder
+from chess_eval.benchmark.arena.versions import version_of
+from chess_eval.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, games_path, ladder_path
+from chess_eval.benchmark.games.sampler import (
     PRIOR,
     SamplerConfig,
     finished,
@@ -43,12 +43,12 @@ from lib.benchmark.games.sampler import (
     posterior,
     schedule,
 )
-from lib.benchmark.ladders.calibration import Usable, fit, read_games, usable
-from lib.benchmark.leaderboard.ranking import Shared, ranks
-from lib.benchmark.stats import btd, draws
-from lib.benchmark.stats.elo import ABOVE, BELOW
-from lib.cli import run_cli
-from lib.files import atomic_write, sha256_file
+from chess_eval.benchmark.ladders.calibration import Usable, fit, read_games, usable
+from chess_eval.benchmark.leaderboard.ranking import Shared, ranks
+from chess_eval.benchmark.stats import btd, draws
+from chess_eval.benchmark.stats.elo import ABOVE, BELOW
+from chess_eval.cli import run_cli
+from chess_eval.files import atomic_write, sha256_file
 
 ROOT = Path(__file__).resolve().parents[1]
 CLOSE = 150.0  # rank calibration: the two players' true Elos are at most this far apart

@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.scaling import bench_nps
-from lib.benchmark.arena.game import SCREEN
-from lib.benchmark.arena.ladder import (
+from chess_eval.benchmark.arena.game import SCREEN
+from chess_eval.benchmark.arena.ladder import (
     MIX_NODES,
     RUNG_SPACING,
     Ladder,
@@ -39,18 +39,18 @@ from lib.benchmark.arena.ladder import (
     load_ladder,
     pairs,
 )
-from lib.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, games_path, ladder_path
-from lib.benchmark.ladders import design
-from lib.benchmark.ladders.calibration import (
+from chess_eval.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, games_path, ladder_path
+from chess_eval.benchmark.ladders import design
+from chess_eval.benchmark.ladders.calibration import (
     CalibrationGame,
     fit_by_span,
     inflation,
     read_games,
     usable,
 )
-from lib.benchmark.stats import btd
-from lib.cli import positive_float, run_cli
-from lib.engine import find_stockfish
+from chess_eval.benchmark.stats import btd
+from chess_eval.cli import positive_float, run_cli
+from chess_eval.engine import find_stockfish
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -3,7 +3,7 @@
 Reads the map's players (data/ladders/ladder_map_players.csv: engines of other families,
 whose moves do not depend on the ladder's engine), takes those rated on both ladders with at
 least MAP_GAMES games on each, fits the map of
-lib/benchmark/games/ladder_map.py, and checks it leaving one player out at a time: 85-95% of
+chess_eval/benchmark/games/ladder_map.py, and checks it leaving one player out at a time: 85-95% of
 the held-out players' reference readings should fall inside their mapped 90% intervals.
 With --write it writes the committed map (data/ladders/ladder_map.json) the leaderboard
 converts by.
@@ -24,20 +24,20 @@ from pathlib import Path
 from scipy.stats import binomtest
 
 from bench.validation_players import MAP_DATA, MAP_GAMES, read_table
-from lib.benchmark.core.data import (
+from chess_eval.benchmark.core.data import (
     FIRST_LADDER,
     LADDER_MAP,
     REFERENCE_LADDER,
     ROOT,
     ladder_label,
 )
-from lib.benchmark.stats.ladder_map import (
+from chess_eval.benchmark.stats.ladder_map import (
     Reading,
     fit_map,
     leave_one_out,
     map_json,
 )
-from lib.files import atomic_write
+from chess_eval.files import atomic_write
 
 # The two ladders, as the tables name them.
 SOURCE, TARGET = ladder_label(FIRST_LADDER), ladder_label(REFERENCE_LADDER)

@@ -23,13 +23,13 @@ from pathlib import Path
 import numpy as np
 
 from bench.ladder_coverage import draw_truth
-from lib.benchmark.arena.ladder import Ladder, load_ladder, pairs
-from lib.benchmark.core.data import FIRST_LADDER, ladder_path
-from lib.benchmark.ladders import design
-from lib.benchmark.ladders.calibration import Usable, fit, planning_elos
-from lib.benchmark.ladders.ladder_prior import SHIFT_LENGTH, prior_from, shift_cov
-from lib.benchmark.stats import btd
-from lib.cli import run_cli
+from chess_eval.benchmark.arena.ladder import Ladder, load_ladder, pairs
+from chess_eval.benchmark.core.data import FIRST_LADDER, ladder_path
+from chess_eval.benchmark.ladders import design
+from chess_eval.benchmark.ladders.calibration import Usable, fit, planning_elos
+from chess_eval.benchmark.ladders.ladder_prior import SHIFT_LENGTH, prior_from, shift_cov
+from chess_eval.benchmark.stats import btd
+from chess_eval.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 

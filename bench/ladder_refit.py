@@ -21,15 +21,15 @@ import json
 from pathlib import Path
 
 from bench import ladder_coverage
-from lib.benchmark.arena.ladder import load_ladder
-from lib.benchmark.arena.versions import version_of
-from lib.benchmark.core.data import REFERENCE_LADDER
-from lib.benchmark.core.human import HUMAN_DIR, READINGS_FILE
-from lib.benchmark.ladders import design
-from lib.benchmark.stats.btd import Z90
-from lib.cli import run_cli
-from lib.errors import DataError
-from lib.files import sha256_file, write_csv
+from chess_eval.benchmark.arena.ladder import load_ladder
+from chess_eval.benchmark.arena.versions import version_of
+from chess_eval.benchmark.core.data import REFERENCE_LADDER
+from chess_eval.benchmark.core.human import HUMAN_DIR, READINGS_FILE
+from chess_eval.benchmark.ladders import design
+from chess_eval.benchmark.stats.btd import Z90
+from chess_eval.cli import run_cli
+from chess_eval.errors import DataError
+from chess_eval.files import sha256_file, write_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "bench" / "data" / "ladder_refit.csv"  # --write's table

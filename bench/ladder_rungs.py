@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 from scipy.interpolate import PchipInterpolator
 
-from lib.benchmark.arena.ladder import MIX_NODES, RUNG_GAP, RUNG_SPACING, Ladder, load_ladder
-from lib.benchmark.core.data import FIRST_LADDER, ladder_path
-from lib.cli import run_cli
+from chess_eval.benchmark.arena.ladder import MIX_NODES, RUNG_GAP, RUNG_SPACING, Ladder, load_ladder
+from chess_eval.benchmark.core.data import FIRST_LADDER, ladder_path
+from chess_eval.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_REACH = 4  # the Stockfish rungs' slope is read up to this many times MIX_NODES

@@ -46,10 +46,10 @@ from bench.validation_players import (
     serving,
     shard,
 )
-from lib.benchmark.arena.ladder import reference_ladder
-from lib.benchmark.core.data import REFERENCE_LADDER, ladder_label, ladder_path
-from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.human import (
+from chess_eval.benchmark.arena.ladder import reference_ladder
+from chess_eval.benchmark.core.data import REFERENCE_LADDER, ladder_label, ladder_path
+from chess_eval.benchmark.core.header import Kind, file_name
+from chess_eval.benchmark.core.human import (
     HUMAN_DIR,
     READINGS_FILE,
     SLOPE_PRIOR,
@@ -57,11 +57,11 @@ from lib.benchmark.core.human import (
     Reading,
     load_crosswalks,
 )
-from lib.benchmark.core.results import slug
-from lib.benchmark.core.server import SERVED
-from lib.benchmark.players.maia import NETS
-from lib.cli import run_cli
-from lib.files import atomic_write, sha256_file
+from chess_eval.benchmark.core.results import slug
+from chess_eval.benchmark.core.server import SERVED
+from chess_eval.benchmark.players.maia import NETS
+from chess_eval.cli import run_cli
+from chess_eval.files import atomic_write, sha256_file
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "maia"

@@ -37,12 +37,12 @@ from pathlib import Path
 import numpy as np
 
 from bench.ladder_coverage import _cov_in, draw_truth, rate_player, remeasure_normal
-from lib.benchmark.arena.ladder import Ladder, load_ladder
-from lib.benchmark.core.data import REFERENCE_LADDER
-from lib.benchmark.stats import btd
-from lib.benchmark.stats.pairs import MAX_GAMES, finished, pair_stats
-from lib.cli import run_cli
-from lib.files import atomic_write
+from chess_eval.benchmark.arena.ladder import Ladder, load_ladder
+from chess_eval.benchmark.core.data import REFERENCE_LADDER
+from chess_eval.benchmark.stats import btd
+from chess_eval.benchmark.stats.pairs import MAX_GAMES, finished, pair_stats
+from chess_eval.cli import run_cli
+from chess_eval.files import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "bench" / "data" / "match_cost.csv"

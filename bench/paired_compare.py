@@ -36,14 +36,14 @@ import numpy as np
 from scipy import stats
 
 import benchmark
-from lib.benchmark.compare.paired import ALPHA, bootstrap_p, effective_ratio
-from lib.benchmark.core.data import PAIRED_BASELINES
-from lib.benchmark.core.questions import load_questions
-from lib.benchmark.leaderboard.paired import PairedPart, Point, joint_draws
-from lib.benchmark.stats.elo import Z, puzzle_elo_laplace
-from lib.benchmark.stats.mcnemar import mcnemar
-from lib.cli import run_cli
-from lib.files import sha256_file, write_json
+from chess_eval.benchmark.compare.paired import ALPHA, bootstrap_p, effective_ratio
+from chess_eval.benchmark.core.data import PAIRED_BASELINES
+from chess_eval.benchmark.leaderboard.paired import PairedPart, Point, joint_draws
+from chess_eval.benchmark.question.questions import load_questions
+from chess_eval.benchmark.stats.elo import Z, puzzle_elo_laplace
+from chess_eval.benchmark.stats.mcnemar import mcnemar
+from chess_eval.cli import run_cli
+from chess_eval.files import sha256_file, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "output" / "bench" / "paired"

@@ -21,9 +21,9 @@ from pathlib import Path
 import chess.pgn
 import zstandard
 
-from lib.cli import run_cli
-from lib.testset import gamesdb
-from lib.testset.process import process_pgn
+from chess_eval.cli import run_cli
+from chess_eval.testset import gamesdb
+from chess_eval.testset.process import process_pgn
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -28,14 +28,14 @@ from typing import Any
 
 import benchmark
 from bench.validation_players import serving
-from lib.benchmark.compare.compare import compare_games
-from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.results import slug
-from lib.benchmark.core.server import BLINDSPOT, SERVED
-from lib.benchmark.model.protocols import GameProtocol
-from lib.cli import run_cli
-from lib.errors import DataError
-from lib.files import atomic_write
+from chess_eval.benchmark.compare.compare import compare_games
+from chess_eval.benchmark.core.header import Kind, file_name
+from chess_eval.benchmark.core.results import slug
+from chess_eval.benchmark.core.server import BLINDSPOT, SERVED
+from chess_eval.benchmark.players.protocols import GameProtocol
+from chess_eval.cli import run_cli
+from chess_eval.errors import DataError
+from chess_eval.files import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "protocols"

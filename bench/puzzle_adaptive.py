@@ -24,10 +24,10 @@ import numpy as np
 from scipy import stats
 
 from bench.elo_coverage import covers
-from lib.benchmark.puzzles.sampler import MAX_PUZZLES, TARGET, Pool, draw, finished, pick
-from lib.benchmark.stats.elo import Estimate, puzzle_elo_laplace
-from lib.cli import run_cli
-from lib.puzzledb import read_puzzles
+from chess_eval.benchmark.puzzles.sampler import MAX_PUZZLES, TARGET, Pool, draw, finished, pick
+from chess_eval.benchmark.stats.elo import Estimate, puzzle_elo_laplace
+from chess_eval.cli import run_cli
+from chess_eval.puzzledb import read_puzzles
 
 ROOT = Path(__file__).resolve().parents[1]
 

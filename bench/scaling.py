@@ -30,10 +30,10 @@ from pathlib import Path
 
 import chess
 
-from lib.cli import run_cli
-from lib.cluster import ClusterSettings, EngineCluster
-from lib.engine import Engine, EngineSettings, find_stockfish
-from lib.evaluation import EvalSetting, evaluate_position
+from chess_eval.cli import run_cli
+from chess_eval.cluster import ClusterSettings, EngineCluster
+from chess_eval.engine import Engine, EngineSettings, find_stockfish
+from chess_eval.evaluation import EvalSetting, evaluate_position
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTING = EvalSetting(scan_nodes=40_000, move_nodes=40_000, margin=20, max_candidates=2,

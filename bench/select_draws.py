@@ -28,8 +28,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from lib.cli import run_cli
-from lib.files import atomic_write
+from chess_eval.cli import run_cli
+from chess_eval.files import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 LICHESS = ROOT.parent / "shared" / "data" / "lichess"

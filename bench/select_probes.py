@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from bench.process_throughput import sample
-from lib.cli import run_cli
+from chess_eval.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -19,12 +19,12 @@ from typing import Any
 import chess
 import chess.pgn
 
-from lib.benchmark.arena.game import WHITE_SCORE
-from lib.benchmark.arena.ladder import Ladder, load_ladder
-from lib.benchmark.core.server import SERVED
-from lib.benchmark.games.sampler import SamplerConfig, game_elo, ladder_weights, posterior
-from lib.benchmark.stats.btd import Z90
-from lib.files import atomic_write
+from chess_eval.benchmark.arena.game import WHITE_SCORE
+from chess_eval.benchmark.arena.ladder import Ladder, load_ladder
+from chess_eval.benchmark.core.server import SERVED
+from chess_eval.benchmark.games.sampler import SamplerConfig, game_elo, ladder_weights, posterior
+from chess_eval.benchmark.stats.btd import Z90
+from chess_eval.files import atomic_write
 
 GAME_FIELDS = ("player", "ladder", "round", "white", "black", "result", "start", "moves")
 

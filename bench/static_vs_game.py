@@ -18,18 +18,18 @@ from pathlib import Path
 import numpy as np
 
 import benchmark
-from lib.benchmark.arena.ladder import load_ladder
-from lib.benchmark.core.data import FIRST_LADDER, ladder_path
-from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.results import slug
-from lib.benchmark.static.prediction import (
+from chess_eval.benchmark.arena.ladder import load_ladder
+from chess_eval.benchmark.core.data import FIRST_LADDER, ladder_path
+from chess_eval.benchmark.core.header import Kind, file_name
+from chess_eval.benchmark.core.results import slug
+from chess_eval.benchmark.static.prediction import (
     METRIC,
     TRANSFORMS,
     fit_line,
     leave_one_out,
 )
-from lib.cli import run_cli
-from lib.files import sha256_file
+from chess_eval.cli import run_cli
+from chess_eval.files import sha256_file
 
 ROOT = Path(__file__).resolve().parents[1]
 

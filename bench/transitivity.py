@@ -23,18 +23,18 @@ from pathlib import Path
 import numpy as np
 
 from bench.family_fit import load
-from lib.benchmark.arena import book
-from lib.benchmark.arena.ladder import Rung
-from lib.benchmark.core.data import BOOK
-from lib.benchmark.ladders.calibration import (
+from chess_eval.benchmark.arena import book
+from chess_eval.benchmark.arena.ladder import Rung
+from chess_eval.benchmark.core.data import BOOK
+from chess_eval.benchmark.ladders.calibration import (
     CalibrationConfig,
     CalibrationGame,
     add_games,
     read_games,
 )
-from lib.benchmark.stats.btd import Z90
-from lib.cluster import ClusterSettings
-from lib.engine import EngineSettings, engine_identity, find_stockfish
+from chess_eval.benchmark.stats.btd import Z90
+from chess_eval.cluster import ClusterSettings
+from chess_eval.engine import EngineSettings, engine_identity, find_stockfish
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMES = ROOT / "bench" / "data" / "validation_head_to_head.csv.gz"

@@ -40,21 +40,21 @@ from pathlib import Path
 from typing import Any
 
 import benchmark
-from lib.benchmark.arena.ladder import ladders_in, load_ladder
-from lib.benchmark.core.data import (
+from chess_eval.benchmark.arena.ladder import ladders_in, load_ladder
+from chess_eval.benchmark.core.data import (
     FIRST_LADDER,
     MAP_PLAYERS,
     REFERENCE_LADDER,
     ladder_label,
     ladder_path,
 )
-from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.results import slug
-from lib.benchmark.core.server import SERVED, PlayerServer
-from lib.benchmark.stats.btd import Z90
-from lib.cli import run_cli
-from lib.exits import Exit
-from lib.files import atomic_write, sha256_file
+from chess_eval.benchmark.core.header import Kind, file_name
+from chess_eval.benchmark.core.results import slug
+from chess_eval.benchmark.core.server import SERVED, PlayerServer
+from chess_eval.benchmark.stats.btd import Z90
+from chess_eval.cli import run_cli
+from chess_eval.exits import Exit
+from chess_eval.files import atomic_write, sha256_file
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "validation"

@@ -22,9 +22,9 @@ import sys
 import numpy as np
 from scipy import stats
 
-from lib.benchmark.stats.mcnemar import mcnemar_p
-from lib.benchmark.worldmodel.stats import ALPHA, H0_RATE
-from lib.cli import run_cli
+from chess_eval.benchmark.stats.mcnemar import mcnemar_p
+from chess_eval.benchmark.worldmodel.stats import ALPHA, H0_RATE
+from chess_eval.cli import run_cli
 
 SIZES = (100, 400, 1000)
 

@@ -1,5 +1,5 @@
-"""The registered tasks: each parses its arguments and builds the task in lib (thin, as
-every entry point here). `inspect eval chess_eval/static --model ...` runs one by name.
+"""The registered tasks: each parses its arguments and builds the task in chess_eval.benchmark
+(thin, as every entry point here). `inspect eval chess_eval/static --model ...` runs one by name.
 
 Inspect imports this module at the start of every eval it runs (the entry point registers the
 tasks), ours or not: each task imports what builds it only when it is built, so an eval pays
@@ -11,8 +11,8 @@ from typing import Any
 
 from inspect_ai import Task, task
 
-from lib.benchmark.inspect_eval import options  # noqa: F401 - registers its hook
-from lib.benchmark.inspect_eval.sample import build, refuse_unknown
+from chess_eval.benchmark.inspect_eval import options  # noqa: F401 - registers its hook
+from chess_eval.benchmark.inspect_eval.sample import build, refuse_unknown
 
 
 @task
@@ -22,7 +22,7 @@ def static(limit: int | None = None, split: str = "all", protocol: str = "fen",
     """The static test: one move per position of questions.csv (or a seeded `limit` of them),
     scored by accuracy, legal rate, ACPL and best-move rate with 90% intervals."""
     refuse_unknown("static", static, unknown)
-    from lib.benchmark.inspect_eval.static import static_task
+    from chess_eval.benchmark.inspect_eval.static import static_task
 
     return build("static", static_task, limit, split, protocol, prompt, seed, questions)
 
@@ -35,7 +35,7 @@ def games(protocol: str = "fen", max_games: int | None = None, target: float | N
     sampler, estimator and stop rule): elo, elo_lo and elo_hi (90%, the ladder's error
     included), each game one sample."""
     refuse_unknown("games", games, unknown)
-    from lib.benchmark.inspect_eval.games import games_task
+    from chess_eval.benchmark.inspect_eval.games import games_task
 
     return build("games", games_task, protocol, max_games, target, ladder, concurrency, seed,
                  condition, endpoint_id)
@@ -52,7 +52,7 @@ def match(protocol: str = "fen", max_games: int | None = None, target: float | N
     difference with 90% intervals from the pairs, each game one sample. Each opponent_X is
     match's --opponent-X (default: the eval's setting, as the first player's)."""
     refuse_unknown("match", match, unknown)
-    from lib.benchmark.inspect_eval.match import match_task
+    from chess_eval.benchmark.inspect_eval.match import match_task
 
     return build("match", match_task, protocol, max_games, target, concurrency, seed,
                  endpoint_id, {"protocol": opponent_protocol, "temperature": opponent_temperature,
@@ -67,7 +67,7 @@ def puzzles(max_puzzles: int | None = None, target: float | None = None,
     """Whole Lichess puzzle lines chosen adaptively, as `benchmark.py puzzles` plays them:
     puzzle_elo with its 90% interval (Lichess puzzle ratings), each line one sample."""
     refuse_unknown("puzzles", puzzles, unknown)
-    from lib.benchmark.inspect_eval.puzzles import puzzles_task
+    from chess_eval.benchmark.inspect_eval.puzzles import puzzles_task
 
     return build("puzzles", puzzles_task, max_puzzles, target, seed, endpoint_id)
 
@@ -78,6 +78,6 @@ def worldmodel(limit: int | None = None, seed: int = 0, endpoint_id: str | None 
     """The world-model tests of `benchmark.py worldmodel` (self-consistency, mirror
     symmetry, temperature): the world-model score and its parts, each position one sample."""
     refuse_unknown("worldmodel", worldmodel, unknown)
-    from lib.benchmark.inspect_eval.worldmodel import worldmodel_task
+    from chess_eval.benchmark.inspect_eval.worldmodel import worldmodel_task
 
     return build("worldmodel", worldmodel_task, limit, seed, endpoint_id)

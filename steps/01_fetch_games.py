@@ -13,12 +13,18 @@ if __package__ in (None, ""):
 
 from tqdm import tqdm
 
-from lib.cli import add_out_arg, non_negative_float, positive_float, step_main
-from lib.errors import FetchError
-from lib.files import atomic_write
-from lib.testset.fetch import add_fetch_args, decompressed_blocks, fetch_config, is_url, slice_games
-from lib.testset.pipeline import StepSpec
-from lib.testset.sources import SOURCES_FILE, SourceRange, write_sources
+from chess_eval.cli import add_out_arg, non_negative_float, positive_float, step_main
+from chess_eval.errors import FetchError
+from chess_eval.files import atomic_write
+from chess_eval.testset.fetch import (
+    add_fetch_args,
+    decompressed_blocks,
+    fetch_config,
+    is_url,
+    slice_games,
+)
+from chess_eval.testset.pipeline import StepSpec
+from chess_eval.testset.sources import SOURCES_FILE, SourceRange, write_sources
 
 log = logging.getLogger(__name__)
 

@@ -10,13 +10,13 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib.cli import add_out_arg, step_main
-from lib.errors import DataError
-from lib.files import temp_name
-from lib.testset import gamesdb
-from lib.testset.pipeline import StepSpec
-from lib.testset.process import ProcessReport, process_pgn
-from lib.testset.sources import SOURCES_FILE
+from chess_eval.cli import add_out_arg, step_main
+from chess_eval.errors import DataError
+from chess_eval.files import temp_name
+from chess_eval.testset import gamesdb
+from chess_eval.testset.pipeline import StepSpec
+from chess_eval.testset.process import ProcessReport, process_pgn
+from chess_eval.testset.sources import SOURCES_FILE
 
 log = logging.getLogger(__name__)
 

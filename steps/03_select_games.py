@@ -13,7 +13,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib.cli import (
+from chess_eval.cli import (
     add_engine_args,
     add_out_arg,
     cluster_of,
@@ -21,15 +21,15 @@ from lib.cli import (
     positive_float,
     step_main,
 )
-from lib.cluster import EngineCluster
-from lib.engine import EngineSettings, find_stockfish
-from lib.files import atomic_write, sha256_file, write_csv
-from lib.testset import gamesdb
-from lib.testset.pipeline import StepSpec
-from lib.testset.probecache import ProbeCache
-from lib.testset.report import leaf_rows, shortfall_lines
-from lib.testset.selection import Draw, Game, SelectConfig, Selector, rand_key
-from lib.testset.tree import ELO_BUCKETS, GAME_TARGETS, leaf_order, scale_targets
+from chess_eval.cluster import EngineCluster
+from chess_eval.engine import EngineSettings, find_stockfish
+from chess_eval.files import atomic_write, sha256_file, write_csv
+from chess_eval.testset import gamesdb
+from chess_eval.testset.pipeline import StepSpec
+from chess_eval.testset.probecache import ProbeCache
+from chess_eval.testset.report import leaf_rows, shortfall_lines
+from chess_eval.testset.selection import Draw, Game, SelectConfig, Selector, rand_key
+from chess_eval.testset.tree import ELO_BUCKETS, GAME_TARGETS, leaf_order, scale_targets
 
 log = logging.getLogger(__name__)
 

@@ -12,12 +12,12 @@ if __package__ in (None, ""):
 
 from tqdm import tqdm
 
-from lib.cli import add_out_arg, step_main
-from lib.errors import DataError
-from lib.files import atomic_write
-from lib.puzzledb import header_problem
-from lib.testset.fetch import add_fetch_args, decompressed_blocks, fetch_config
-from lib.testset.pipeline import StepSpec
+from chess_eval.cli import add_out_arg, step_main
+from chess_eval.errors import DataError
+from chess_eval.files import atomic_write
+from chess_eval.puzzledb import header_problem
+from chess_eval.testset.fetch import add_fetch_args, decompressed_blocks, fetch_config
+from chess_eval.testset.pipeline import StepSpec
 
 log = logging.getLogger(__name__)
 

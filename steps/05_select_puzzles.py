@@ -13,7 +13,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib.cli import (
+from chess_eval.cli import (
     add_engine_args,
     add_out_arg,
     add_setting_args,
@@ -22,17 +22,17 @@ from lib.cli import (
     setting_of,
     step_main,
 )
-from lib.cluster import EngineCluster
-from lib.engine import EngineSettings, find_stockfish
-from lib.errors import DataError
-from lib.files import ProgressReader, atomic_write, mb_bar, write_csv
-from lib.puzzledb import header_problem
-from lib.testset.evalcache import EvalCache, best_forces_mate
-from lib.testset.pipeline import StepSpec
-from lib.testset.puzzle_selection import PuzzleConfig, PuzzleSelector
-from lib.testset.puzzles import read_rows
-from lib.testset.report import leaf_rows, shortfall_lines
-from lib.testset.tree import PUZZLE_TARGETS, leaf_order, scale_targets
+from chess_eval.cluster import EngineCluster
+from chess_eval.engine import EngineSettings, find_stockfish
+from chess_eval.errors import DataError
+from chess_eval.files import ProgressReader, atomic_write, mb_bar, write_csv
+from chess_eval.puzzledb import header_problem
+from chess_eval.testset.evalcache import EvalCache, best_forces_mate
+from chess_eval.testset.pipeline import StepSpec
+from chess_eval.testset.puzzle_selection import PuzzleConfig, PuzzleSelector
+from chess_eval.testset.puzzles import read_rows
+from chess_eval.testset.report import leaf_rows, shortfall_lines
+from chess_eval.testset.tree import PUZZLE_TARGETS, leaf_order, scale_targets
 
 log = logging.getLogger(__name__)
 

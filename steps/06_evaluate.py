@@ -12,7 +12,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib.cli import (
+from chess_eval.cli import (
     add_engine_args,
     add_out_arg,
     add_setting_args,
@@ -20,13 +20,13 @@ from lib.cli import (
     setting_of,
     step_main,
 )
-from lib.cluster import EngineCluster
-from lib.engine import EngineSettings, find_stockfish
-from lib.errors import DataError
-from lib.files import atomic_write, ensure_writable_file, write_csv
-from lib.testset.evalcache import EvalCache, best_forces_mate
-from lib.testset.pipeline import StepSpec
-from lib.testset.questions import COLUMNS, cap_mates, game_question, puzzle_question
+from chess_eval.cluster import EngineCluster
+from chess_eval.engine import EngineSettings, find_stockfish
+from chess_eval.errors import DataError
+from chess_eval.files import atomic_write, ensure_writable_file, write_csv
+from chess_eval.testset.evalcache import EvalCache, best_forces_mate
+from chess_eval.testset.pipeline import StepSpec
+from chess_eval.testset.questions import COLUMNS, cap_mates, game_question, puzzle_question
 
 log = logging.getLogger(__name__)
 

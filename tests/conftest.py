@@ -20,9 +20,9 @@ if str(ROOT) not in sys.path:
 
 import dask  # noqa: E402
 
-from lib.cluster import PROCESSES_KEY  # noqa: E402
-from lib.engine import find_stockfish, npm_engine  # noqa: E402
-from lib.errors import EngineNotFoundError  # noqa: E402
+from chess_eval.cluster import PROCESSES_KEY  # noqa: E402
+from chess_eval.engine import find_stockfish, npm_engine  # noqa: E402
+from chess_eval.errors import EngineNotFoundError  # noqa: E402
 from tests.httpserver import FileServer  # noqa: E402
 
 # The embedded Dask cluster runs its workers as threads of the test process (the issue's
@@ -80,7 +80,7 @@ DESIGN_NOTE = SHARED / "seeds" / "000_4ab30cf054e00e1a.txt"  # tests/testset/tes
 
 def missing() -> list[str]:
     """What the suite needs that is not there, each with how to get it (empty: all there)."""
-    from lib.benchmark.players.maia import NETS
+    from chess_eval.benchmark.players.maia import NETS
 
     samples = [MONTHLY, ARENA_BLITZ, MONTHLY_2025, ELITE_NO_ID, ELITE_LICHESS_ID, PUZZLES_44K,
                PUZZLES_1K, *(STRONG_MORE / f"lichess_elite_2014-{m:02}.pgn.zst"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from lib.benchmark.core.server import QuietServer
+from chess_eval.benchmark.core.server import QuietServer
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Lichess's game accuracy (lib/accuracy.py) against values worked out by hand from lila's
+"""Lichess's game accuracy (chess_eval/accuracy.py) against values worked out by hand from lila's
 AccuracyPercent, and on the committed replay games against the formula written out here apart
 from the product's code."""
 
@@ -12,7 +12,7 @@ import chess
 import chess.pgn
 import pytest
 
-from lib.accuracy import game_accuracy, move_accuracy, window_size, windows
+from chess_eval.accuracy import game_accuracy, move_accuracy, window_size, windows
 
 REPLAY = Path(__file__).resolve().parent / "data" / "replay"
 

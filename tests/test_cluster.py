@@ -22,10 +22,10 @@ import chess
 import psutil
 import pytest
 
-from lib.cluster import ClusterSettings, EngineCluster
-from lib.engine import EngineSettings
-from lib.errors import ChessEvalError, EngineError
-from lib.evaluation import EvalSetting, evaluate_position
+from chess_eval.cluster import ClusterSettings, EngineCluster
+from chess_eval.engine import EngineSettings
+from chess_eval.errors import ChessEvalError, EngineError
+from chess_eval.evaluation import EvalSetting, evaluate_position
 from tests.conftest import ROOT, evaluated, fault_engine
 from tests.testset.steps import step
 
@@ -244,7 +244,7 @@ def test_engine_cluster_runs_tasks_in_item_order_on_every_worker(stockfish: str)
     figures equal one engine's in this process."""
     setting = EvalSetting(scan_nodes=20_000, move_nodes=20_000, margin=20, max_candidates=2)
     task = _moves_task(setting)
-    from lib.engine import Engine
+    from chess_eval.engine import Engine
     with Engine(EngineSettings(stockfish)) as engine:
         expected = [task(engine, fen) for fen in FENS]
     with EngineCluster(EngineSettings(stockfish), ClusterSettings(workers=3)) as cluster:

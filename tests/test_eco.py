@@ -8,7 +8,7 @@ import re
 
 import chess
 
-from lib.eco import ECO_TABLE, load_table, opening_of
+from chess_eval.eco import ECO_TABLE, load_table, opening_of
 
 
 def _moves(line: str) -> list[chess.Move]:

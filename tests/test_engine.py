@@ -1,5 +1,6 @@
 """The engine wrapper: discovery order, clear errors, the mate rule, restart after a crash."""
 
+import json
 import os
 import shutil
 import signal
@@ -10,8 +11,8 @@ import chess
 import chess.engine
 import pytest
 
-from lib import engine as engine_mod
-from lib.engine import (
+from chess_eval import engine as engine_mod
+from chess_eval.engine import (
     MATE_CP,
     Engine,
     EngineSettings,
@@ -20,8 +21,8 @@ from lib.engine import (
     score_to_cp,
     stall_bound,
 )
-from lib.errors import EngineError, EngineNotFoundError
-from tests.conftest import fault_engine
+from chess_eval.errors import EngineError, EngineNotFoundError
+from tests.conftest import ROOT, fault_engine
 
 
 def test_explicit_path_wins(stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,8 +55,15 @@ def test_nothing_found_names_every_place_and_make_engine(
         find_stockfish(None, root=tmp_path)  # a project where `make engine` never ran
     message = str(info.value)
     for place in ("--stockfish", "STOCKFISH_PATH", "PATH", "games/stockfish",
-                  "make engine: not run", "Run 'make engine'"):
+                  "make engine: not run", "'make engine' in a clone",
+                  "npm install --prefix ~/.cache/chess_eval stockfish@17.1.0"):
         assert place in message
+
+
+def test_the_pip_users_engine_command_installs_package_json_s_pin() -> None:
+    """The one line a pip user is told names the version package.json pins for make engine."""
+    pin = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))["dependencies"]
+    assert f"stockfish@{pin['stockfish']}" == engine_mod.NPM_STOCKFISH
 
 
 def _machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_path: str | None,
@@ -197,7 +205,7 @@ def test_ctrl_c_while_an_engine_starts_exits_at_once_with_130(
 
     import psutil
 
-    from lib.exits import Exit
+    from chess_eval.exits import Exit
     from tests.conftest import ROOT
     slow = tmp_path / "slow-engine"
     slow.write_text(f"#!/bin/sh\nsleep 3\nexec {stockfish}\n")

@@ -5,8 +5,8 @@ from pathlib import Path
 import chess
 import pytest
 
-from lib.engine import MATE_CP, Engine, EngineSettings
-from lib.evaluation import (
+from chess_eval.engine import MATE_CP, Engine, EngineSettings
+from chess_eval.evaluation import (
     DEFAULT_SETTING,
     EvalSetting,
     evaluate_moves,

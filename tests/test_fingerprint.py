@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 import benchmark
-from lib import fingerprint
-from lib.benchmark.arena.ladder import fingerprint_path, ladder_of
-from lib.benchmark.core.data import FIRST_LADDER, REFERENCE_LADDER
-from lib.engine import Engine, EngineSettings, engine_identity
+from chess_eval import fingerprint
+from chess_eval.benchmark.arena.ladder import fingerprint_path, ladder_of
+from chess_eval.benchmark.core.data import FIRST_LADDER, REFERENCE_LADDER
+from chess_eval.engine import Engine, EngineSettings, engine_identity
 from tests.benchmark.test_play import write_ladder
 from tests.conftest import fault_engine
 

@@ -3,8 +3,8 @@ to Blunder, puzzle solving."""
 
 import pytest
 
-from lib.engine import MATE_CP
-from lib.grading import (
+from chess_eval.engine import MATE_CP
+from chess_eval.grading import (
     Judgement,
     accuracy,
     game_notes,

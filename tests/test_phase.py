@@ -2,7 +2,7 @@
 
 import chess
 
-from lib.phase import material, phase
+from chess_eval.phase import material, phase
 
 
 def test_start_position_is_opening_until_ply_20() -> None:

@@ -3,7 +3,7 @@
 import chess
 import pytest
 
-from lib.position import (
+from chess_eval.position import (
     castling_rights,
     fen4,
     hash_bucket,

@@ -3,7 +3,7 @@
 import chess
 import pytest
 
-from lib.see import see
+from chess_eval.see import see
 
 
 def _see(fen: str, uci: str) -> int:

@@ -4,11 +4,11 @@ import chess
 import chess.engine
 import pytest
 
-from lib.engine import Engine, EngineSettings
-from lib.position import fen4
-from lib.records import Probe, RankedMove
-from lib.tactics import QUIET, TACTICAL, gap, good_move_count, is_calm, label
-from lib.testset import selection
+from chess_eval.engine import Engine, EngineSettings
+from chess_eval.position import fen4
+from chess_eval.records import Probe, RankedMove
+from chess_eval.tactics import QUIET, TACTICAL, gap, good_move_count, is_calm, label
+from chess_eval.testset import selection
 
 START = chess.Board()
 QUIET_MOVES = ("e2e4", "d2d4", "g1f3", "c2c4")

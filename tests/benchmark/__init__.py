@@ -1,1 +1,1 @@
-"""Tests of lib/benchmark/ and benchmark.py."""
+"""Tests of chess_eval/benchmark/ and benchmark.py."""

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 
-from lib.benchmark.core.server import QuietServer
+from chess_eval.benchmark.core.server import QuietServer
 
 FEN_RE = re.compile(r"FEN\): (\S+ [wb] \S+ \S+ \d+ \d+)")
 

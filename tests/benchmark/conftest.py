@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from lib.benchmark.core.server import PlayerServer
+from chess_eval.benchmark.core.server import PlayerServer
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ import csv
 import chess
 import pytest
 
-from lib.benchmark.core.answers import Category, parse
-from lib.benchmark.core.prompts import fen_board, fen_only
-from lib.benchmark.core.questions import question_of
+from chess_eval.benchmark.core.prompts import fen_board, fen_only
+from chess_eval.benchmark.question.answers import Category, parse
+from chess_eval.benchmark.question.questions import question_of
 from tests.conftest import ROOT
 
 START = chess.Board()

@@ -3,7 +3,7 @@
 import chess
 import pytest
 
-from lib.benchmark.core.answers import Category, extract, parse
+from chess_eval.benchmark.question.answers import Category, extract, parse
 
 START = chess.Board()
 # A real middlegame (Italian game after 4...Bc5 5.O-O d6 6.c3 O-O).

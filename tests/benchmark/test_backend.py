@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lib.benchmark.model import backends
+from chess_eval.benchmark.model import backends
 from tests.benchmark import test_provider
 from tests.benchmark.urllib_backend import PREFIX, UrllibBackend
 from tests.conftest import ROOT
@@ -47,7 +47,7 @@ def test_the_money_tests_pass_through_a_backend_of_one_file(
 questions = test_provider.questions
 
 
-MONEY_FILES = ("lib/benchmark/model/metered.py", "lib/benchmark/model/cost.py")
+MONEY_FILES = ("chess_eval/benchmark/model/metered.py", "chess_eval/benchmark/model/cost.py")
 
 
 def money_calls(root: Path) -> list[str]:
@@ -55,7 +55,7 @@ def money_calls(root: Path) -> list[str]:
     money, or stores a reply (a store's put of a reply made into a dict): how the closing
     note's "no module outside the wrapper" was checked."""
     found = []
-    for path in sorted(root.glob("lib/**/*.py")):
+    for path in sorted(root.glob("chess_eval/**/*.py")):
         rel = str(path.relative_to(root))
         if rel in MONEY_FILES:
             continue
@@ -75,8 +75,9 @@ def test_no_module_outside_the_wrapper_touches_the_money(tmp_path: Path) -> None
     """Reserve, settle, release and storing a reply happen in the wrapper (and the budget it
     keeps) only; the checker itself finds a backend that would do it."""
     assert money_calls(ROOT) == []
-    (tmp_path / "lib").mkdir()
-    (tmp_path / "lib" / "backend.py").write_text(
+    (tmp_path / "chess_eval").mkdir()
+    (tmp_path / "chess_eval" / "backend.py").write_text(
         "def send(self, r):\n    self.budget.reserve(1.0)\n"
         "    self.cache.put('k', asdict(reply))\n")
-    assert money_calls(tmp_path) == ["lib/backend.py:2 reserve", "lib/backend.py:3 put"]
+    assert money_calls(tmp_path) == [
+        "chess_eval/backend.py:2 reserve", "chess_eval/backend.py:3 put"]

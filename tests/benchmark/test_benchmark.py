@@ -8,7 +8,7 @@ import chess
 import pytest
 
 import benchmark
-from lib.exits import Exit
+from chess_eval.exits import Exit
 from tests.benchmark.chatserver import PREFLIGHT, ChatServer, Response
 
 SECRET = "sk-test-SECRET-4242"

@@ -10,10 +10,10 @@ import chess.engine
 import pytest
 
 import benchmark
-from lib.benchmark.arena import book
-from lib.benchmark.core.data import BOOK
-from lib.engine import Engine, EngineSettings, score_to_cp
-from lib.errors import DataError
+from chess_eval.benchmark.arena import book
+from chess_eval.benchmark.core.data import BOOK
+from chess_eval.engine import Engine, EngineSettings, score_to_cp
+from chess_eval.errors import DataError
 from tests.conftest import MONTHLY, ROOT
 
 

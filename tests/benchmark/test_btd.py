@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from lib.benchmark.stats import btd
-from lib.errors import FitError
+from chess_eval.benchmark.stats import btd
+from chess_eval.errors import FitError
 
 PRIOR = btd.Prior(1500.0, 800.0)
 

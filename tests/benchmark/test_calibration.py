@@ -16,8 +16,8 @@ import psutil
 import pytest
 
 import benchmark
-from lib.benchmark.arena.game import RULE
-from lib.benchmark.arena.ladder import (
+from chess_eval.benchmark.arena.game import RULE
+from chess_eval.benchmark.arena.ladder import (
     Ladder,
     Rung,
     anchor_of,
@@ -26,10 +26,10 @@ from lib.benchmark.arena.ladder import (
     pairs,
     rate,
 )
-from lib.benchmark.arena.versions import read_versions, version_of
-from lib.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, REFERENCE_LADDER
-from lib.benchmark.ladders import design
-from lib.benchmark.ladders.calibration import (
+from chess_eval.benchmark.arena.versions import read_versions, version_of
+from chess_eval.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, REFERENCE_LADDER
+from chess_eval.benchmark.ladders import design
+from chess_eval.benchmark.ladders.calibration import (
     CalibrationGame,
     GameLog,
     Usable,
@@ -41,11 +41,11 @@ from lib.benchmark.ladders.calibration import (
     usable,
     write_games,
 )
-from lib.benchmark.ladders.ladder_prior import prior_from
-from lib.benchmark.stats import btd
-from lib.engine import engine_identity
-from lib.errors import DataError
-from lib.files import sha256_file
+from chess_eval.benchmark.ladders.ladder_prior import prior_from
+from chess_eval.benchmark.stats import btd
+from chess_eval.engine import engine_identity
+from chess_eval.errors import DataError
+from chess_eval.files import sha256_file
 from tests.conftest import ROOT, fault_engine
 
 RUNGS = ("rung,spec,anchor\nmix50@1,\"mix:random=50,nodes=500\",\n"

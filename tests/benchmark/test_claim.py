@@ -16,7 +16,7 @@ import chess
 import pytest
 
 import benchmark
-from lib.claim import ClaimHeld, claim, claim_path
+from chess_eval.claim import ClaimHeld, claim, claim_path
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
 from tests.conftest import ROOT, first_questions
 
@@ -71,7 +71,7 @@ def test_a_second_process_on_the_same_run_is_refused_and_buys_nothing(
 def test_a_claim_ends_with_its_process_however_it_ends(tmp_path: Path) -> None:
     store = tmp_path / "games.db"
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from pathlib import Path; from lib.claim import claim\n"
+        "import sys, time; from pathlib import Path; from chess_eval.claim import claim\n"
         f"with claim(Path({str(store)!r}), 'run', 'the run'):\n"
         "    print('held', flush=True); time.sleep(600)")], cwd=ROOT, stdout=subprocess.PIPE,
         text=True)

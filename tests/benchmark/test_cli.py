@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import benchmark
-from lib.benchmark.players.player import LIMITED_NODES, STOCKFISH_NODES
+from chess_eval.benchmark.players.player import LIMITED_NODES, STOCKFISH_NODES
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,10 +11,10 @@ import pytest
 from scipy import stats
 
 import benchmark
-from lib.benchmark.compare import paired, plan
-from lib.benchmark.compare.compare import compare, compare_games, find_run, load_run
-from lib.benchmark.stats.elo import Z
-from lib.errors import DataError
+from chess_eval.benchmark.compare import paired, plan
+from chess_eval.benchmark.compare.compare import compare, compare_games, find_run, load_run
+from chess_eval.benchmark.stats.elo import Z
+from chess_eval.errors import DataError
 from tests.conftest import PUZZLES_1K, ROOT
 
 QUESTIONS = ROOT / "questions.csv"
@@ -208,7 +208,7 @@ def test_the_paired_test_keeps_its_level_on_real_answers(runs: Path) -> None:
 
 
 def test_one_model_under_two_protocols_is_compared_with_a_note_saying_so() -> None:
-    from lib.benchmark.compare.compare import compare
+    from chess_eval.benchmark.compare.compare import compare
 
     w = [0.0, 0.5, 0.5]
     a, b = _play(1500, 1400, 1600, w, 20.0), _play(1450, 1350, 1550, w, 20.0)

@@ -9,7 +9,7 @@ import chess
 import pytest
 
 import benchmark
-from lib.benchmark.model import cost
+from chess_eval.benchmark.model import cost
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.conftest import ROOT
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import benchmark
-from lib.benchmark.arena.ladder import LADDER_FIELDS, ladder_of, ladders_in, load_ladder
-from lib.benchmark.core import data
-from lib.benchmark.core.data import (
+from chess_eval.benchmark.arena.ladder import LADDER_FIELDS, ladder_of, ladders_in, load_ladder
+from chess_eval.benchmark.core import data
+from chess_eval.benchmark.core.data import (
     BOOK,
     FIRST_LADDER,
     LADDER_GAMES,
@@ -23,7 +23,7 @@ from lib.benchmark.core.data import (
     ladder_label,
     ladder_path,
 )
-from lib.engine import engine_identity
+from chess_eval.engine import engine_identity
 
 
 @pytest.fixture()
@@ -139,7 +139,7 @@ def test_calibrate_with_a_new_engine_writes_a_new_ladder_folder(
     """No --ladder, no --games-file, a build no committed ladder serves: calibrate writes
     data/ladders/ENGINE/ with the ladder, its covariance, the build's fingerprint and its
     games, the first ladder its prior; the committed ladders are left as they were."""
-    from lib.benchmark.ladders import cli as ladders_cli
+    from chess_eval.benchmark.ladders import cli as ladders_cli
     from tests.conftest import fault_engine
 
     root = tmp_path / "data" / "ladders"

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from lib.benchmark.arena.ladder import pairs
-from lib.benchmark.ladders import design
-from lib.benchmark.stats import btd
+from chess_eval.benchmark.arena.ladder import pairs
+from chess_eval.benchmark.ladders import design
+from chess_eval.benchmark.stats import btd
 
 ELOS = np.array([0.0, 200.0, 400.0, 600.0, 800.0, 1000.0])  # anchor: rung 2
 ANCHOR = 2

@@ -10,13 +10,13 @@ import pytest
 
 from bench import draw_refit
 from bench.ladder_coverage import read_table
-from lib.benchmark.arena.ladder import Ladder, Rung, load_ladder, pairs
-from lib.benchmark.core.data import MAP_PLAYERS, REFERENCE_LADDER
-from lib.benchmark.core.human import HUMAN_DIR, READINGS_FILE
-from lib.benchmark.games.sampler import PRIOR, SamplerConfig, posterior
-from lib.benchmark.ladders.calibration import Usable
-from lib.benchmark.stats import draws
-from lib.files import sha256_file
+from chess_eval.benchmark.arena.ladder import Ladder, Rung, load_ladder, pairs
+from chess_eval.benchmark.core.data import MAP_PLAYERS, REFERENCE_LADDER
+from chess_eval.benchmark.core.human import HUMAN_DIR, READINGS_FILE
+from chess_eval.benchmark.games.sampler import PRIOR, SamplerConfig, posterior
+from chess_eval.benchmark.ladders.calibration import Usable
+from chess_eval.benchmark.stats import draws
+from chess_eval.files import sha256_file
 
 
 def test_the_committed_refit_is_of_the_committed_ladder_and_readings() -> None:

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from lib.benchmark.stats import btd, draws
-from lib.errors import FitError
+from chess_eval.benchmark.stats import btd, draws
+from chess_eval.errors import FitError
 
 PRIOR = btd.Prior(1500.0, 800.0)
 # log nu = log 0.5 + 0.3 x + 0.2 x^2, x = (mean Elo - 1600) / 1000

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from lib.benchmark.core.questions import load_questions
-from lib.benchmark.stats import elo
-from lib.benchmark.stats.elo import (
+from chess_eval.benchmark.question.questions import load_questions
+from chess_eval.benchmark.stats import elo
+from chess_eval.benchmark.stats.elo import (
     ABOVE,
     BELOW,
     UNIDENTIFIED,
@@ -14,7 +14,7 @@ from lib.benchmark.stats.elo import (
     puzzle_elo_mcmc,
     world_model_score,
 )
-from lib.errors import FitError
+from chess_eval.errors import FitError
 from tests.conftest import ROOT
 
 RATINGS = np.array([q.rating for q in load_questions(ROOT / "questions.csv")

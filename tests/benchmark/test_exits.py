@@ -1,6 +1,6 @@
-"""The exit-code contract (lib/exits.py, tabled in docs/results-schema.md), command by command:
-interrupted (a real SIGINT to a real process), incomplete (a real failing server or engine),
-failed (a real bad input). Each cell of the table is one case here."""
+"""The exit-code contract (chess_eval/exits.py, tabled in docs/results-schema.md), command by
+command: interrupted (a real SIGINT to a real process), incomplete (a real failing server or
+engine), failed (a real bad input). Each cell of the table is one case here."""
 
 import json
 import os
@@ -15,9 +15,9 @@ import chess
 import pytest
 
 import benchmark
-from lib.benchmark.ladders.calibration import CalibrationGame, read_games, write_games
-from lib.engine import engine_identity
-from lib.exits import Exit
+from chess_eval.benchmark.ladders.calibration import CalibrationGame, read_games, write_games
+from chess_eval.engine import engine_identity
+from chess_eval.exits import Exit
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.conftest import PUZZLES_1K, ROOT, fault_engine
 

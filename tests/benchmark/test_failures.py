@@ -15,10 +15,10 @@ import chess
 import pytest
 
 import benchmark
-from lib.benchmark.model.http_backend import HttpBackend, key_for
-from lib.benchmark.model.interface import InfraError, ModelConfig, Request
-from lib.benchmark.model.metered import Metered
-from lib.errors import ConfigError
+from chess_eval.benchmark.model.http_backend import HttpBackend, key_for
+from chess_eval.benchmark.model.interface import InfraError, ModelConfig, Request
+from chess_eval.benchmark.model.metered import Metered
+from chess_eval.errors import ConfigError
 from tests.benchmark.chatserver import PREFLIGHT, ChatServer, Response
 from tests.conftest import ROOT, first_questions, stored_answers
 
@@ -390,7 +390,7 @@ def test_an_engine_baseline_is_keyed_by_the_engine_that_answered(
         stockfish: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same spec on another build (here: the same binary reporting another version)
     is another player: its cached moves are never the first build's."""
-    from lib.benchmark.players.player import make_player
+    from chess_eval.benchmark.players.player import make_player
     from tests.conftest import fault_engine
     other = fault_engine(tmp_path, stockfish, monkeypatch, "die", "")
     monkeypatch.setenv("FAULT_NAME", "Stockfish 17.1")

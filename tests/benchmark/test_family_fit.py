@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lib.benchmark.static import family_fit
-from lib.benchmark.static.family_fit import Rated
-from lib.benchmark.stats.elo import INTERVAL, UNIDENTIFIED
+from chess_eval.benchmark.static import family_fit
+from chess_eval.benchmark.static.family_fit import Rated
+from chess_eval.benchmark.stats.elo import INTERVAL, UNIDENTIFIED
 
 
 def _family(name: str, offset: float, best_shift: float, rng: np.random.Generator,

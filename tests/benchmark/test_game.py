@@ -6,17 +6,17 @@ import chess
 import chess.pgn
 import pytest
 
-from lib.benchmark.arena import game
-from lib.benchmark.arena.game import GameRecord
-from lib.benchmark.core import turns
-from lib.benchmark.core.data import BOOK
-from lib.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start, take_turn
-from lib.benchmark.model import protocols as proto
-from lib.benchmark.model.interface import ModelConfig
-from lib.benchmark.model.protocols import VERSIONS, GameProtocol
-from lib.benchmark.players.player import ModelPlayer, StockfishPlayer
-from lib.errors import DataError
-from lib.kvstore import JsonStore, MemoryStore
+from chess_eval.benchmark.arena import game
+from chess_eval.benchmark.arena.game import GameRecord
+from chess_eval.benchmark.core import turns
+from chess_eval.benchmark.core.data import BOOK
+from chess_eval.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start, take_turn
+from chess_eval.benchmark.model.interface import ModelConfig
+from chess_eval.benchmark.players import protocols as proto
+from chess_eval.benchmark.players.player import ModelPlayer, StockfishPlayer
+from chess_eval.benchmark.players.protocols import VERSIONS, GameProtocol
+from chess_eval.errors import DataError
+from chess_eval.kvstore import JsonStore, MemoryStore
 from tests.benchmark.chatserver import ChatServer, Response
 
 
@@ -167,10 +167,10 @@ def test_an_engine_rung_sees_the_game_and_avoids_a_threefold_repetition(
 def test_distinct_games_counts_a_replayed_game_once(stockfish: str) -> None:
     """Two deterministic engines from one start play the same game twice (one distinct);
     from two book openings they play two."""
-    from lib.benchmark.arena.book import load_book
-    from lib.benchmark.games.play import Game
-    from lib.benchmark.games.report import distinct_games
-    from lib.engine import Engine, EngineSettings
+    from chess_eval.benchmark.arena.book import load_book
+    from chess_eval.benchmark.games.play import Game
+    from chess_eval.benchmark.games.report import distinct_games
+    from chess_eval.engine import Engine, EngineSettings
     white = Side(StockfishPlayer(stockfish, nodes=300), ENGINE_TEMPLATE)
     black = Side(StockfishPlayer(stockfish, nodes=600), ENGINE_TEMPLATE)
     book = [o.start() for o in load_book(BOOK)[:2]]
@@ -192,9 +192,9 @@ def _judged(stockfish: str, judge_path: str, screened: bool, key: str,
     """One engine-only game from a book opening (mix rungs, so it is decided by the judge),
     judged in full or screened by `rule`; (result, termination, plies, full searches, the
     judge's node budgets)."""
-    from lib.benchmark.arena.book import load_book
-    from lib.benchmark.players.player import MixPlayer
-    from lib.engine import Engine, EngineSettings
+    from chess_eval.benchmark.arena.book import load_book
+    from chess_eval.benchmark.players.player import MixPlayer
+    from chess_eval.engine import Engine, EngineSettings
     start = load_book(BOOK)[3].start()
     white = Side(MixPlayer(stockfish, 30, 1000, seed=1), ENGINE_TEMPLATE)
     black = Side(MixPlayer(stockfish, 70, 1000, seed=1), ENGINE_TEMPLATE)
@@ -256,7 +256,7 @@ def test_each_run_has_its_own_door_for_requests(tmp_path) -> None:
     """A run that stops closes its own door only: another run in the same process (another
     model of one eval, another task) still asks; a game's own door (a sample's limit) stops
     that game alone, and its requests still count in its run's."""
-    from lib.benchmark.model.inflight import InFlight
+    from chess_eval.benchmark.model.inflight import InFlight
 
     with ChatServer(lambda fen, attempt: Response("Final answer: e4")) as server:
         config = ModelConfig(base_url=server.base_url, model="m", retries=0, timeout_s=5)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import benchmark
-from lib.benchmark.core import header
-from lib.benchmark.core.header import Kind, read_result, write_result
-from lib.errors import DataError
+from chess_eval.benchmark.core import header
+from chess_eval.benchmark.core.header import Kind, read_result, write_result
+from chess_eval.errors import DataError
 from tests.conftest import PUZZLES_44K, ROOT
 
 V1 = ROOT / "tests" / "data" / "results-v1"  # made by `benchmark.py` at 12af30e

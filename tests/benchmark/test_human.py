@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import benchmark
-from lib.benchmark.arena.ladder import reference_ladder
-from lib.benchmark.core.human import (
+from chess_eval.benchmark.arena.ladder import reference_ladder
+from chess_eval.benchmark.core.human import (
     ANCHORS_FILE,
     HUMAN_DIR,
     READINGS_FILE,
@@ -28,9 +28,9 @@ from lib.benchmark.core.human import (
     load_crosswalks,
     run_reading,
 )
-from lib.benchmark.stats.elo import BELOW, INTERVAL
-from lib.engine import REFERENCE_ENGINE
-from lib.errors import DataError
+from chess_eval.benchmark.stats.elo import BELOW, INTERVAL
+from chess_eval.engine import REFERENCE_ENGINE
+from chess_eval.errors import DataError
 
 
 @pytest.fixture(scope="module")

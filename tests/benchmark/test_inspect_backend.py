@@ -15,7 +15,7 @@ import chess
 import pytest
 
 import benchmark
-from lib.benchmark.core.server import PlayerServer
+from chess_eval.benchmark.core.server import PlayerServer
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
 from tests.benchmark.inspect_helpers import (
     MODEL,
@@ -133,11 +133,11 @@ def test_a_budget_running_out_mid_flight_through_inspect_bills_what_it_charges(
 def test_both_backends_reserve_all_a_request_sends(monkeypatch: pytest.MonkeyPatch) -> None:
     """A tools turn with a system prompt, under --price: the Inspect backend holds what the
     HTTP backend holds for the same request (the system prompt and tools included)."""
-    from lib.benchmark.model import protocols
-    from lib.benchmark.model.cost import Budget, price_arg
-    from lib.benchmark.model.http_backend import HttpBackend
-    from lib.benchmark.model.inspect_backend import backend
-    from lib.benchmark.model.interface import ModelConfig, Request
+    from chess_eval.benchmark.model.cost import Budget, price_arg
+    from chess_eval.benchmark.model.http_backend import HttpBackend
+    from chess_eval.benchmark.model.inspect_backend import backend
+    from chess_eval.benchmark.model.interface import ModelConfig, Request
+    from chess_eval.benchmark.players import protocols
 
     for key, value in service("http://127.0.0.1:9/v1").items():
         monkeypatch.setenv(key, value)

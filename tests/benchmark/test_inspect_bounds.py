@@ -139,7 +139,7 @@ for models in (["openai-api/local/m"], ["openai-api/local/m"],
     for log in eval(task, model=models, log_dir=sys.argv[1], display="none"):
         out.append({"model": log.eval.model, "status": log.status, **figures(log)})
 import gc
-from lib.benchmark.inspect_eval.sample import Driver
+from chess_eval.benchmark.inspect_eval.sample import Driver
 gc.collect()
 drivers = [o for o in gc.get_objects() if isinstance(o, Driver)]
 for d in drivers:  # each ends once its eval has (a driver never outlives it for long)

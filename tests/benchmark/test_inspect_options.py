@@ -14,7 +14,7 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 import benchmark
-from lib.benchmark.core.server import PlayerServer
+from chess_eval.benchmark.core.server import PlayerServer
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
 from tests.benchmark.inspect_helpers import (
     ENDPOINT,
@@ -208,7 +208,7 @@ def test_a_cache_folder_that_cannot_be_made_fails_the_eval_in_a_line_and_asks_no
 def test_a_run_folder_keyed_by_its_limit_before_is_moved_not_bought_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A cache made when the folder's name held the limit is found under the new name."""
-    from lib.benchmark.inspect_eval.sample import CACHE_ENV, run_dir
+    from chess_eval.benchmark.inspect_eval.sample import CACHE_ENV, run_dir
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     argv, model = ["--seed", "0", "--limit", "4"], ["--model", "inspect:m"]

@@ -18,7 +18,7 @@ import pytest
 from inspect_ai.log import EvalLog, read_eval_log
 
 import benchmark
-from lib.benchmark.core.server import PlayerServer
+from chess_eval.benchmark.core.server import PlayerServer
 from tests.benchmark.inspect_helpers import (
     ENDPOINT,
     GAMES,
@@ -314,8 +314,8 @@ def test_the_match_task_plays_the_cli_s_match_between_the_eval_s_two_models(
     assert metrics(rerun) == got  # every game found stored: no request in any sample
     assert not any(e.event == "model" for s in rerun.samples or [] for e in s.events)
     # Its log is not read back into a result file, and says so (not misread as another task's).
-    from lib.benchmark.inspect_eval.logs import read_log
-    from lib.errors import DataError
+    from chess_eval.benchmark.inspect_eval.logs import read_log
+    from chess_eval.errors import DataError
     with pytest.raises(DataError, match="chess_eval/match log is not read back"):
         read_log(path, tmp_path / "readback")
     # Each model's books in the run's folder: a line per eval, the rerun's buying nothing.

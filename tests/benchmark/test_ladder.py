@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lib.benchmark.arena.ladder import (
+from chess_eval.benchmark.arena.ladder import (
     CONDITION_TAU,
     MAX_SPAN,
     Ladder,
@@ -20,11 +20,11 @@ from lib.benchmark.arena.ladder import (
     rate_in_condition,
     write_ladder,
 )
-from lib.benchmark.arena.versions import read_versions, version_of
-from lib.benchmark.core.data import FIRST_LADDER, LADDERS
-from lib.benchmark.stats import btd
-from lib.errors import DataError
-from lib.files import sha256_file
+from chess_eval.benchmark.arena.versions import read_versions, version_of
+from chess_eval.benchmark.core.data import FIRST_LADDER, LADDERS
+from chess_eval.benchmark.stats import btd
+from chess_eval.errors import DataError
+from chess_eval.files import sha256_file
 
 HEADER = "rung,spec,anchor,elo,lo,hi,games,score,nu,engine\n"
 

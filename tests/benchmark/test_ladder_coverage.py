@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.ladder_coverage import coverage, draw_truth, remeasure, remeasure_normal
-from lib.benchmark.arena.ladder import Ladder, Rung, pairs
-from lib.benchmark.ladders.calibration import Usable
+from chess_eval.benchmark.arena.ladder import Ladder, Rung, pairs
+from chess_eval.benchmark.ladders.calibration import Usable
 
 NAMES = ["r0", "r1", "r2", "r3", "r4", "r5"]
 TRUE = [0.0, 350.0, 700.0, 1000.0, 1350.0, 1700.0]  # r0 (the random mover) is the zero
@@ -81,9 +81,9 @@ def test_the_written_table_keeps_each_version_s_rows_once(tmp_path: Path) -> Non
     import sys
 
     from bench.ladder_coverage import ROOT, write_rows
-    from lib.benchmark.arena.versions import version_of
-    from lib.benchmark.core.data import REFERENCE_LADDER
-    from lib.files import sha256_file
+    from chess_eval.benchmark.arena.versions import version_of
+    from chess_eval.benchmark.core.data import REFERENCE_LADDER
+    from chess_eval.files import sha256_file
 
     table = tmp_path / "coverage.csv"
     other = {"ladder": "stockfish-17.1", "version": "1", "ladder_games": "800",

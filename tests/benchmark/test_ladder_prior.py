@@ -11,12 +11,12 @@ import pytest
 
 import benchmark
 from bench.ladder_prior import SCENARIOS, replay, true_new
-from lib.benchmark.arena.game import NEW_LADDER_RULE
-from lib.benchmark.arena.ladder import Rung, load_ladder, pairs
-from lib.benchmark.core.data import FIRST_LADDER
-from lib.benchmark.ladders import held_out
-from lib.benchmark.ladders.calibration import Usable, fit, read_games, usable
-from lib.benchmark.ladders.ladder_prior import (
+from chess_eval.benchmark.arena.game import NEW_LADDER_RULE
+from chess_eval.benchmark.arena.ladder import Rung, load_ladder, pairs
+from chess_eval.benchmark.core.data import FIRST_LADDER
+from chess_eval.benchmark.ladders import held_out
+from chess_eval.benchmark.ladders.calibration import Usable, fit, read_games, usable
+from chess_eval.benchmark.ladders.ladder_prior import (
     NEW_RUNG_SD,
     RUNG_GRID,
     RUNG_SD,
@@ -24,9 +24,9 @@ from lib.benchmark.ladders.ladder_prior import (
     averaged,
     prior_from,
 )
-from lib.benchmark.stats import btd
-from lib.errors import DataError
-from lib.exits import Exit
+from chess_eval.benchmark.stats import btd
+from chess_eval.errors import DataError
+from chess_eval.exits import Exit
 from tests.conftest import fault_engine
 
 COMMITTED = load_ladder(FIRST_LADDER)

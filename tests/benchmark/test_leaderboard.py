@@ -10,10 +10,10 @@ import pytest
 from scipy import stats
 
 import benchmark
-from lib.benchmark.arena.versions import ladder_version_text, read_versions
-from lib.benchmark.core.data import FIRST_LADDER, LADDER_MAP
-from lib.benchmark.leaderboard import board, testsets
-from lib.benchmark.leaderboard.board import (
+from chess_eval.benchmark.arena.versions import ladder_version_text, read_versions
+from chess_eval.benchmark.core.data import FIRST_LADDER, LADDER_MAP
+from chess_eval.benchmark.leaderboard import board, testsets
+from chess_eval.benchmark.leaderboard.board import (
     Entry,
     LadderPart,
     _limits,
@@ -21,9 +21,9 @@ from lib.benchmark.leaderboard.board import (
     longest_runs,
     ranked,
 )
-from lib.benchmark.stats.elo import Z
-from lib.benchmark.stats.ladder_map import LadderMap, Reading, fit_map, map_json
-from lib.files import sha256_file
+from chess_eval.benchmark.stats.elo import Z
+from chess_eval.benchmark.stats.ladder_map import LadderMap, Reading, fit_map, map_json
+from chess_eval.files import sha256_file
 from tests.conftest import PUZZLES_1K, ROOT
 
 QUESTIONS = ROOT / "questions.csv"
@@ -148,7 +148,7 @@ def test_the_map_carries_tau_s_upper_bound_not_an_estimate_of_zero() -> None:
     estimate, and both grow with the scatter."""
     from scipy import optimize, stats
 
-    from lib.benchmark.stats.ladder_map import _nll
+    from chess_eval.benchmark.stats.ladder_map import _nll
 
     def fitted(scatter: float) -> LadderMap:
         return fit_map([Reading(f"p{i}", "f", x, 40.0, 1.1 * x + scatter * d, 40.0)
@@ -291,8 +291,8 @@ def test_the_players_rated_on_both_ladders_are_held_by_their_converted_intervals
 
     from bench.ladder_map import readings
     from bench.validation_players import MAP_DATA
-    from lib.benchmark.stats.btd import Z90
-    from lib.benchmark.stats.ladder_map import load_map
+    from chess_eval.benchmark.stats.btd import Z90
+    from chess_eval.benchmark.stats.ladder_map import load_map
 
     conv = load_map(LADDER_MAP)
     assert conv is not None
@@ -313,7 +313,7 @@ def test_a_real_run_on_the_old_ladder_is_listed_converted(tmp_path: Path,
                                                           stockfish: str) -> None:
     """A play run on ladder.csv (Stockfish 15.1) joins the reference scale's table through
     the committed map: leaderboard.json lists it converted."""
-    from lib.engine import engine_identity
+    from chess_eval.engine import engine_identity
 
     if engine_identity(stockfish) != "Stockfish 15.1":
         pytest.skip("ladder.csv's games need Stockfish 15.1 (Debian 12's)")

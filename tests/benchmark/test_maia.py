@@ -19,11 +19,11 @@ import pytest
 import zstandard
 
 import benchmark
-from lib.benchmark.core.server import PlayerServer
-from lib.benchmark.model.protocols import question_of
-from lib.benchmark.players import maia
-from lib.benchmark.players.player import MaiaPlayer, make_player
-from lib.errors import PlayerError
+from chess_eval.benchmark.core.server import PlayerServer
+from chess_eval.benchmark.players import maia
+from chess_eval.benchmark.players.player import MaiaPlayer, make_player
+from chess_eval.benchmark.players.protocols import question_of
+from chess_eval.errors import PlayerError
 from tests.conftest import MAIA, MONTHLY, PUZZLES_44K
 from tests.httpserver import FileServer
 

@@ -20,14 +20,14 @@ import numpy as np
 import pytest
 
 import benchmark
-from lib.benchmark.arena.ladder import reference_nu
-from lib.benchmark.arena.ladder_check import match_elo
-from lib.benchmark.core.data import FIRST_LADDER
-from lib.benchmark.core.server import PlayerServer
-from lib.benchmark.stats import btd
-from lib.benchmark.stats.joint import RungGames, joint_fit
-from lib.benchmark.stats.pairs import elo_of, finished, pair_stats, pair_variance
-from lib.exits import Exit
+from chess_eval.benchmark.arena.ladder import reference_nu
+from chess_eval.benchmark.arena.ladder_check import match_elo
+from chess_eval.benchmark.core.data import FIRST_LADDER
+from chess_eval.benchmark.core.server import PlayerServer
+from chess_eval.benchmark.stats import btd
+from chess_eval.benchmark.stats.joint import RungGames, joint_fit
+from chess_eval.benchmark.stats.pairs import elo_of, finished, pair_stats, pair_variance
+from chess_eval.exits import Exit
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
 from tests.conftest import ROOT
 
@@ -540,7 +540,7 @@ def test_the_bench_s_pair_row_is_the_hand_computed_one() -> None:
 def test_play_results_a_prediction_cannot_read_leave_the_match_standing() -> None:
     """A play result of an older version (here the committed replay run without its prior)
     gives no prediction and says why; the match's own result is not lost to it."""
-    from lib.benchmark.arena.ladder_check import check_of
+    from chess_eval.benchmark.arena.ladder_check import check_of
 
     [path] = (ROOT / "tests" / "data" / "replay").glob("play__*.json")
     a = json.loads(path.read_text()) | {"model": "a", "_file": "a.json"}

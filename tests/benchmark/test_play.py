@@ -17,12 +17,12 @@ import chess
 import pytest
 
 import benchmark
-from lib import engine as engine_mod
-from lib.benchmark.arena.ladder import LADDER_FIELDS
-from lib.benchmark.core.data import REFERENCE_LADDER
-from lib.benchmark.games import cli as games_cli
-from lib.engine import engine_identity
-from lib.exits import Exit
+from chess_eval import engine as engine_mod
+from chess_eval.benchmark.arena.ladder import LADDER_FIELDS
+from chess_eval.benchmark.core.data import REFERENCE_LADDER
+from chess_eval.benchmark.games import cli as games_cli
+from chess_eval.engine import engine_identity
+from chess_eval.exits import Exit
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.conftest import ROOT, fault_engine
 
@@ -403,8 +403,8 @@ def test_every_mode_plays_a_baseline_on_the_build_play_takes(
     """The Debian 12 machine above: `stockfish:nodes=1000` is the portable 17.1 in run,
     match and serve too, as in play (before, Debian's 15.1, first in the lookup: two players
     under one name in one results folder); --stockfish still picks the build."""
-    from lib.benchmark.core.server import PlayerServer
-    from lib.benchmark.match.cli import match_setup
+    from chess_eval.benchmark.core.server import PlayerServer
+    from chess_eval.benchmark.match.cli import match_setup
 
     if not engine_identity(stockfish).startswith("Stockfish 15.1"):
         pytest.skip("the machine's native Stockfish is not Debian 12's 15.1")

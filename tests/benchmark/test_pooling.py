@@ -4,7 +4,7 @@ model)."""
 import numpy as np
 
 from bench.condition_pooling import scenario
-from lib.benchmark.games.pooling import pool
+from chess_eval.benchmark.games.pooling import pool
 
 
 def test_conditions_far_apart_keep_their_own_estimates() -> None:

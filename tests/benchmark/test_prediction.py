@@ -6,12 +6,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lib.benchmark.arena.ladder import load_ladder
-from lib.benchmark.core.data import GAME_FIT, REFERENCE_LADDER
-from lib.benchmark.static import family_fit, prediction
-from lib.benchmark.static.family_fit import FamilyFit
-from lib.benchmark.stats.elo import ABOVE, BELOW, INTERVAL
-from lib.files import sha256_file
+from chess_eval.benchmark.arena.ladder import load_ladder
+from chess_eval.benchmark.core.data import GAME_FIT, REFERENCE_LADDER
+from chess_eval.benchmark.static import family_fit, prediction
+from chess_eval.benchmark.static.family_fit import FamilyFit
+from chess_eval.benchmark.stats.elo import ABOVE, BELOW, INTERVAL
+from chess_eval.files import sha256_file
 from tests.conftest import ROOT
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import benchmark
-from lib.benchmark.core.progress import Progress
+from chess_eval.benchmark.core.progress import Progress
 from tests.conftest import ROOT
 
 KINDS = ("win", "draw", "loss", "aborted")
@@ -17,7 +17,7 @@ KINDS = ("win", "draw", "loss", "aborted")
 def _lines(caplog: pytest.LogCaptureFixture, estimate: int, outcomes: tuple[str, ...]
            ) -> tuple[Progress, list[str]]:
     """An adaptive run estimated at `estimate` games that played `outcomes`, then ended."""
-    caplog.set_level(logging.INFO, logger="lib.benchmark.core.progress")
+    caplog.set_level(logging.INFO, logger="chess_eval.benchmark.core.progress")
     progress = Progress(estimate, "play", every_s=3600.0, kinds=KINDS, unit="game")
     progress.bar.disable = True  # periodic log lines, as when stderr is not a terminal
     for outcome in outcomes:
@@ -49,7 +49,7 @@ def test_a_resumed_run_says_how_much_it_found_done(tmp_path: Path,
                                                    caplog: pytest.LogCaptureFixture) -> None:
     """The same static run twice: the first buys every answer and says nothing of resuming;
     the rerun finds them all stored and says so in one line."""
-    caplog.set_level(logging.INFO, logger="lib.benchmark.core.progress")
+    caplog.set_level(logging.INFO, logger="chess_eval.benchmark.core.progress")
     argv = ["--model", "random", "--questions", str(ROOT / "questions.csv"), "--limit", "4",
             "--out", str(tmp_path)]
     assert benchmark.main(argv) == 0

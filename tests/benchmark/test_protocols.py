@@ -12,15 +12,15 @@ import chess
 import pytest
 
 import benchmark
-from lib.benchmark.arena import game
-from lib.benchmark.core import turns
-from lib.benchmark.core.answers import Category
-from lib.benchmark.core.questions import load_questions
-from lib.benchmark.model import protocols as proto
-from lib.benchmark.model.interface import ModelConfig
-from lib.benchmark.model.protocols import GameProtocol
-from lib.benchmark.players.player import ModelPlayer
-from lib.kvstore import JsonStore
+from chess_eval.benchmark.arena import game
+from chess_eval.benchmark.core import turns
+from chess_eval.benchmark.model.interface import ModelConfig
+from chess_eval.benchmark.players import protocols as proto
+from chess_eval.benchmark.players.player import ModelPlayer
+from chess_eval.benchmark.players.protocols import GameProtocol
+from chess_eval.benchmark.question.answers import Category
+from chess_eval.benchmark.question.questions import load_questions
+from chess_eval.kvstore import JsonStore
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.conftest import ROOT
 

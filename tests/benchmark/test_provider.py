@@ -24,14 +24,14 @@ import chess.pgn
 import pytest
 
 import benchmark
-from lib.benchmark.arena import game
-from lib.benchmark.core import turns
-from lib.benchmark.model import protocols as proto
-from lib.benchmark.model.http_backend import HttpBackend, Refusal, refusal_of
-from lib.benchmark.model.interface import ModelConfig, Request, canonical_endpoint
-from lib.benchmark.model.protocols import GameProtocol
-from lib.benchmark.players.player import ModelPlayer
-from lib.kvstore import JsonStore, MemoryStore
+from chess_eval.benchmark.arena import game
+from chess_eval.benchmark.core import turns
+from chess_eval.benchmark.model.http_backend import HttpBackend, Refusal, refusal_of
+from chess_eval.benchmark.model.interface import ModelConfig, Request, canonical_endpoint
+from chess_eval.benchmark.players import protocols as proto
+from chess_eval.benchmark.players.player import ModelPlayer
+from chess_eval.benchmark.players.protocols import GameProtocol
+from chess_eval.kvstore import JsonStore, MemoryStore
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
 from tests.conftest import MONTHLY, ROOT, first_questions, stored_answers, unzstd
 

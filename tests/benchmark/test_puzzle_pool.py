@@ -16,10 +16,10 @@ import pytest
 
 import benchmark
 from bench import puzzle_adaptive
-from lib.benchmark.core.data import PUZZLE_POOL
-from lib.benchmark.puzzles.pool import shares
-from lib.benchmark.puzzles.sampler import MAX_PUZZLES, TARGET, Pool
-from lib.puzzledb import HEADER, read_puzzles
+from chess_eval.benchmark.core.data import PUZZLE_POOL
+from chess_eval.benchmark.puzzles.pool import shares
+from chess_eval.benchmark.puzzles.sampler import MAX_PUZZLES, TARGET, Pool
+from chess_eval.puzzledb import HEADER, read_puzzles
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.conftest import PUZZLES_1K, PUZZLES_44K, ROOT, unzstd
 

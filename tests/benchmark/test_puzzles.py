@@ -17,9 +17,9 @@ import pytest
 
 import benchmark
 from bench import puzzle_adaptive
-from lib.benchmark.puzzles.sampler import Pool, draw, pick
-from lib.benchmark.stats.elo import PRIOR_SD, puzzle_posterior
-from lib.puzzledb import HEADER, read_puzzles
+from chess_eval.benchmark.puzzles.sampler import Pool, draw, pick
+from chess_eval.benchmark.stats.elo import PRIOR_SD, puzzle_posterior
+from chess_eval.puzzledb import HEADER, read_puzzles
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.conftest import PUZZLES, PUZZLES_1K, ROOT
 
@@ -214,8 +214,8 @@ def test_a_big_file_is_sampled_down_the_same_way_every_time() -> None:
 def test_the_expected_puzzles_of_a_run_track_its_interval() -> None:
     """The progress bar's total: the typical run before a finite interval, then
     n x (half-width/target)^2, never below the next puzzle, and the count itself once done."""
-    from lib.benchmark.puzzles.sampler import TYPICAL_PUZZLES, puzzles_expected
-    from lib.benchmark.stats.elo import Estimate
+    from chess_eval.benchmark.puzzles.sampler import TYPICAL_PUZZLES, puzzles_expected
+    from chess_eval.benchmark.stats.elo import Estimate
 
     assert puzzles_expected(None, 0, 50, 400) == TYPICAL_PUZZLES
     wide = Estimate(1500, 1400, 1600, 40, "laplace")  # +-100 after 40 puzzles

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lib.benchmark.leaderboard.ranking import Shared, ranks
+from chess_eval.benchmark.leaderboard.ranking import Shared, ranks
 
 
 def test_probability_of_being_stronger_than_the_next_by_hand() -> None:

@@ -11,15 +11,15 @@ from pathlib import Path
 import chess
 import pytest
 
-from lib.benchmark.core.questions import load_questions
-from lib.benchmark.core.run import Run
-from lib.benchmark.model.cost import Budget
-from lib.benchmark.model.inflight import Stopping
-from lib.benchmark.model.interface import ModelConfig
-from lib.benchmark.model.metered import bought
-from lib.benchmark.players.player import budget_of, make_player
-from lib.claim import ClaimHeld
-from lib.kvstore import JsonStore
+from chess_eval.benchmark.core.run import Run
+from chess_eval.benchmark.model.cost import Budget
+from chess_eval.benchmark.model.inflight import Stopping
+from chess_eval.benchmark.model.interface import ModelConfig
+from chess_eval.benchmark.model.metered import bought
+from chess_eval.benchmark.players.player import budget_of, make_player
+from chess_eval.benchmark.question.questions import load_questions
+from chess_eval.claim import ClaimHeld
+from chess_eval.kvstore import JsonStore
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
 from tests.conftest import ROOT
 
@@ -118,8 +118,8 @@ def test_a_run_stopped_while_its_questions_are_asked_ends_them_without_asking_th
     those replies land and are kept, the questions not yet asked come back unasked, and the
     asking ends (before, a worker that found the door closed left its question unanswered
     and the run waited for it for ever)."""
-    from lib.benchmark.core.prompts import TEMPLATES
-    from lib.benchmark.core.runner import ask_all
+    from chess_eval.benchmark.core.prompts import TEMPLATES
+    from chess_eval.benchmark.core.runner import ask_all
 
     questions = load_questions(ROOT / "questions.csv")[:8]
     holder: list[Run] = []

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from lib.benchmark.games import sampler
-from lib.benchmark.stats import btd
-from lib.benchmark.stats.elo import ABOVE, BELOW, INTERVAL
+from chess_eval.benchmark.games import sampler
+from chess_eval.benchmark.stats import btd
+from chess_eval.benchmark.stats.elo import ABOVE, BELOW, INTERVAL
 
 ELOS = (-800.0, 300.0, 900.0, 1250.0, 2000.0, 2700.0)
 CONFIG = sampler.SamplerConfig(ELOS, nu=0.5)

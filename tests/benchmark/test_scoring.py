@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from lib.benchmark.core.answers import Category
-from lib.benchmark.core.questions import load_questions
-from lib.benchmark.core.scoring import CELLS, aggregate, by_strata, score_item
+from chess_eval.benchmark.core.scoring import CELLS, aggregate, by_strata, score_item
+from chess_eval.benchmark.question.answers import Category
+from chess_eval.benchmark.question.questions import load_questions
 from tests.conftest import ROOT
 
 QUESTIONS = load_questions(ROOT / "questions.csv")

@@ -12,11 +12,11 @@ import pytest
 import requests
 
 import benchmark
-from lib.benchmark.core.questions import load_questions
-from lib.benchmark.core.server import PlayerServer
-from lib.benchmark.players import player as players
-from lib.benchmark.players.player import FAMILIES, make_player
-from lib.errors import PlayerError
+from chess_eval.benchmark.core.server import PlayerServer
+from chess_eval.benchmark.players import player as players
+from chess_eval.benchmark.players.player import FAMILIES, make_player
+from chess_eval.benchmark.question.questions import load_questions
+from chess_eval.errors import PlayerError
 from tests.conftest import ROOT
 
 
@@ -129,9 +129,9 @@ def test_a_served_player_plays_games_through_the_model_path(
 
 def test_the_transitivity_notes_are_what_the_committed_games_measure() -> None:
     from bench.transitivity import GAMES, PLAYERS, checks, ratings
-    from lib.benchmark.games.report import INTRANSITIVE, Intransitive, transitivity_note
-    from lib.benchmark.ladders.calibration import read_games
-    from lib.benchmark.stats.btd import Z90
+    from chess_eval.benchmark.games.report import INTRANSITIVE, Intransitive, transitivity_note
+    from chess_eval.benchmark.ladders.calibration import read_games
+    from chess_eval.benchmark.stats.btd import Z90
 
     measured = tuple(Intransitive(c.a, c.b, round(c.gap), round(c.gap - Z90 * c.sd),
                                   round(c.gap + Z90 * c.sd))

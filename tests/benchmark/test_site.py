@@ -26,11 +26,11 @@ import numpy as np
 import pytest
 
 import benchmark
-from lib.benchmark.arena.ladder import load_ladder
-from lib.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, REFERENCE_LADDER
-from lib.benchmark.leaderboard import views
-from lib.benchmark.leaderboard.views import evolution, ladder_view
-from lib.files import sha256_file
+from chess_eval.benchmark.arena.ladder import load_ladder
+from chess_eval.benchmark.core.data import FIRST_LADDER, LADDER_GAMES, REFERENCE_LADDER
+from chess_eval.benchmark.leaderboard import views
+from chess_eval.benchmark.leaderboard.views import evolution, ladder_view
+from chess_eval.files import sha256_file
 from tests.benchmark.chatserver import ChatServer, Response
 from tests.browser import Browser, find_chromium
 from tests.conftest import PUZZLES_1K, ROOT
@@ -445,7 +445,7 @@ REPLAY = ROOT / "tests" / "data" / "replay"  # a committed play run: 2 games, th
 
 def _win(cp: int) -> float:
     """Lichess's win% of an eval from the mover's side (cp clamped to +-1000), written here
-    apart from the product's lib/grading.py."""
+    apart from the product's chess_eval/grading.py."""
     cp = max(-1000, min(1000, cp))
     return 50 + 50 * (2 / (1 + np.exp(-0.00368208 * cp)) - 1)
 
@@ -640,8 +640,8 @@ def test_a_game_that_ends_in_checkmate_keeps_its_graph(tmp_path: Path) -> None:
     """The PGN has no [%eval] for a mated position (python-chess writes none for mate in 0):
     the replay takes it from the rules, so a game won by mate keeps its graph and marks."""
 
-    from lib.benchmark.arena.game import GameRecord, pgn
-    from lib.engine import MATE_CP
+    from chess_eval.benchmark.arena.game import GameRecord, pgn
+    from chess_eval.engine import MATE_CP
 
     fools = ["f2f3", "e7e5", "g2g4", "d8h4"]
     record = GameRecord("k", "w", "b", {"condition": "standard", "label": "start",

@@ -4,9 +4,9 @@ import json
 from pathlib import Path
 
 from bench.validation_players import DATA, read_table, updated
-from lib.benchmark.core.header import Kind, file_name
-from lib.benchmark.core.results import slug
-from lib.benchmark.core.server import SERVED
+from chess_eval.benchmark.core.header import Kind, file_name
+from chess_eval.benchmark.core.results import slug
+from chess_eval.benchmark.core.server import SERVED
 from tests.conftest import ROOT
 
 PLAY = ROOT / "tests" / "data" / "results-v1" / \

@@ -11,10 +11,10 @@ import pytest
 from scipy import stats
 
 import benchmark
-from lib.benchmark.core.questions import load_questions, select
-from lib.benchmark.stats.mcnemar import mcnemar, mcnemar_p
-from lib.benchmark.worldmodel.prompts import mirrored, parse_list
-from lib.benchmark.worldmodel.stats import (
+from chess_eval.benchmark.question.questions import load_questions, select
+from chess_eval.benchmark.stats.mcnemar import mcnemar, mcnemar_p
+from chess_eval.benchmark.worldmodel.prompts import mirrored, parse_list
+from chess_eval.benchmark.worldmodel.stats import (
     hypothesis,
     mcnemar_power,
     n_for_power,
@@ -22,7 +22,7 @@ from lib.benchmark.worldmodel.stats import (
     trend,
     wilson,
 )
-from lib.position import mirror_move
+from chess_eval.position import mirror_move
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
 from tests.conftest import ROOT
 

@@ -1,6 +1,6 @@
 """A third backend in one file: an OpenAI-compatible chat API asked with the standard
 library's urllib, in one piece (no streaming). It only asks once and says what happened; the
-wrapper (lib/benchmark/model/metered.py) reserves, retries, charges and keeps, as for the
+wrapper (chess_eval/benchmark/model/metered.py) reserves, retries, charges and keeps, as for the
 product's own backends. tests/benchmark/test_backend.py runs the money tests through it."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from lib.benchmark.model.http_backend import PREFLIGHT_PROMPT
-from lib.benchmark.model.interface import AttemptFailed, ModelConfig, Reply, Request
+from chess_eval.benchmark.model.http_backend import PREFLIGHT_PROMPT
+from chess_eval.benchmark.model.interface import AttemptFailed, ModelConfig, Reply, Request
 
 PREFIX = "urllib:"  # --model urllib:NAME
 

@@ -1,1 +1,1 @@
-"""Tests of lib/testset/, the steps, generate.py and print.py."""
+"""Tests of chess_eval/testset/, the steps, generate.py and print.py."""

@@ -6,7 +6,7 @@ import json
 
 import chess
 
-from lib.phase import phase
+from chess_eval.phase import phase
 from tests.conftest import ROOT
 
 ANCHOR_MATE = 30000  # peval: mate in n is +-(30000 - 100 n) from the side to move

@@ -13,8 +13,8 @@ from pathlib import Path
 import chess
 import pytest
 
-from lib import engine as engine_mod
-from lib.testset.questions import COLUMNS
+from chess_eval import engine as engine_mod
+from chess_eval.testset.questions import COLUMNS
 from tests.conftest import ROOT, evaluated, fault_engine
 from tests.testset.steps import step
 

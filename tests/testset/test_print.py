@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lib.testset.summary import why_short
+from chess_eval.testset.summary import why_short
 from tests.conftest import ROOT
 
 

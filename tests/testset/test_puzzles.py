@@ -5,9 +5,9 @@ import io
 
 import chess
 
-from lib.phase import phase
-from lib.records import Counter
-from lib.testset.puzzles import (
+from chess_eval.phase import phase
+from chess_eval.records import Counter
+from chess_eval.testset.puzzles import (
     lowest_k,
     parse,
     phase_after_first_move,

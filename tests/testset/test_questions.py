@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import csv
 
-from lib.testset.evalcache import best_forces_mate
-from lib.testset.questions import cap_mates
+from chess_eval.testset.evalcache import best_forces_mate
+from chess_eval.testset.questions import cap_mates
 from tests.conftest import ROOT
 
 

@@ -14,10 +14,10 @@ import chess
 import pytest
 from scipy import stats
 
-from lib.phase import phase
-from lib.position import fen4, hash_bucket, is_eligible, pos_id
-from lib.testset.selection import weighted_pick
-from lib.testset.tree import GAME_TARGETS, scale_targets
+from chess_eval.phase import phase
+from chess_eval.position import fen4, hash_bucket, is_eligible, pos_id
+from chess_eval.testset.selection import weighted_pick
+from chess_eval.testset.tree import GAME_TARGETS, scale_targets
 from tests.conftest import GAME_FILES, unzstd
 from tests.testset.steps import step
 

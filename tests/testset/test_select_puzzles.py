@@ -8,9 +8,9 @@ from pathlib import Path
 import chess
 import pytest
 
-from lib.phase import phase
-from lib.testset.puzzles import parse
-from lib.testset.tree import PUZZLE_TARGETS, scale_targets
+from chess_eval.phase import phase
+from chess_eval.testset.puzzles import parse
+from chess_eval.testset.tree import PUZZLE_TARGETS, scale_targets
 from tests.conftest import PUZZLES_44K, unzstd
 from tests.testset.steps import step
 
@@ -101,7 +101,7 @@ def test_caps(built: Path) -> None:
 
 
 def parse_themes(text: str) -> list[str]:
-    from lib.puzzledb import NON_MOTIF_THEMES
+    from chess_eval.puzzledb import NON_MOTIF_THEMES
 
     return [t for t in text.split() if t not in NON_MOTIF_THEMES]
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from lib.testset.tree import GAME_TARGETS, PUZZLE_TARGETS, elo_bucket, scale_targets, totals
+from chess_eval.testset.tree import GAME_TARGETS, PUZZLE_TARGETS, elo_bucket, scale_targets, totals
 from tests.conftest import DESIGN_NOTE
 
 SEED = DESIGN_NOTE

@@ -1,8 +1,0 @@
-"""Where two sides play: what `play` and `calibrate` share.
-
-game plays one game (moves through core.turns, the rules' ends and adjudication); match runs
-games concurrently, each with a judge engine, and stores finished ones; ladder defines the
-rungs and reads a ladder (its rungs, covariance, fingerprint), fitted jointly; book reads the
-opening book games start from (and builds it); ladder_check, what a ladder predicts for a
-head-to-head match and the two ratings refitted with its games (a match's Elo on BTD).
-"""

@@ -1,8 +1,0 @@
-"""What estimates, tests and maps: the benchmark's statistics, on numbers, never on chess.
-
-btd: Bradley-Terry-Davidson for games with draws, its posterior and design; elo: puzzle and
-human-move Elo, intervals and the world-model rubric; bootstrap: percentile intervals;
-mcnemar: paired comparisons of two runs; pairs: a colour-reversed match's pentanomial
-score, its BTD Elo difference and stop rule; ladder_map: the measured map between two ladders.
-Each is checked by simulation in bench/ (coverage over many seeded runs).
-"""
