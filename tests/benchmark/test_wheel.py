@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -29,13 +30,29 @@ SHIPPED = ("chess_eval/_data/questions.csv", "chess_eval/_data/data/openings.csv
            "chess_eval/benchmark/leaderboard/assets/site.css")
 
 
+def _tracked_copy(to: Path) -> Path:
+    """The files git tracks, copied (links kept as links): the wheel is built from what a
+    clone holds, never from downloads or build leftovers in this one (the Maia nets)."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                            check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source, target = ROOT / name, to / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            target.symlink_to(os.readlink(source))
+        elif source.is_file():  # (a file deleted in the working tree is left out)
+            shutil.copy2(source, target)
+    return to
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A fresh venv holding the wheel (the project's pinned dependencies reached through a
     path entry, so nothing is downloaded), and the wheel itself."""
     where = tmp_path_factory.mktemp("wheel")
+    source = _tracked_copy(where / "source")
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
-                            "--no-build-isolation", "--quiet", "-w", str(where), str(ROOT)],
+                            "--no-build-isolation", "--quiet", "-w", str(where), str(source)],
                            capture_output=True, text=True, timeout=600)
     assert built.returncode == 0, built.stderr[-3000:]
     [wheel] = where.glob("chess_eval-*.whl")
