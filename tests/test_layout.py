@@ -185,10 +185,28 @@ def test_the_repository_follows_the_layout_rule() -> None:
 
 
 def test_every_package_says_what_lives_there() -> None:
-    """Each package of chess_eval/ opens with a docstring of a few lines."""
+    """Each package of chess_eval/ opens with a docstring that names every module and sub-package
+    in it, so a reader finds a concept's home from the package's own page."""
     for init in sorted(ROOT.glob("chess_eval/**/__init__.py")):
-        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
-        assert doc and len(doc.splitlines()) >= 3, f"{init} needs a docstring of a few lines"
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert len(doc.splitlines()) >= 3, f"{init} needs a docstring of a few lines"
+        assert unnamed(init.parent, doc) == [], f"{init}'s docstring does not name these"
+
+
+def unnamed(package: Path, doc: str) -> list[str]:
+    """The modules and sub-packages of one package its docstring does not name as a word."""
+    names = {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
+    names |= {p.name for p in package.iterdir() if (p / "__init__.py").is_file()}
+    return sorted(n for n in names if not re.search(rf"\b{re.escape(n)}\b", doc))
+
+
+def test_a_package_docstring_that_skips_a_module_is_caught(tmp_path: Path) -> None:
+    """The check above fails for a package whose docstring leaves one of its modules out."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "__init__.py").write_text("")
+    for name in ("board.py", "rules.py"):
+        (tmp_path / name).write_text("")
+    assert unnamed(tmp_path, "Holds board (the position) and sub.") == ["rules"]
 
 
 def test_the_benchmark_has_no_flat_modules() -> None:
