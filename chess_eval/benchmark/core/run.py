@@ -137,7 +137,8 @@ class Breaker:
         self.in_a_row += 1
         if self.in_a_row >= self.limit:
             raise CircuitOpen(f"stopped after {self.in_a_row} {self.units} in a row "
-                              f"{self.failed} for infrastructure reasons (last: {why})")
+                              f"{self.failed} for infrastructure reasons (last: {why}); the "
+                              f"{self.units} finished so far are kept")
 
 
 class Finished(Protocol):

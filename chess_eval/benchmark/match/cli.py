@@ -20,6 +20,7 @@ from chess_eval.benchmark.arena.ladder_check import (
     ladder_lines,
 )
 from chess_eval.benchmark.core.cli import (
+    add_breaker_arg,
     add_chat_args,
     add_model_arg,
     add_protocol_arg,
@@ -32,7 +33,7 @@ from chess_eval.benchmark.core.results import run_name, slug
 from chess_eval.benchmark.core.run import Run, finish
 from chess_eval.benchmark.core.turns import ENGINE_TEMPLATE, RETRIES, Side
 from chess_eval.benchmark.match.result import MatchResult
-from chess_eval.benchmark.match.run import MatchConfig, MatchSession, play_match
+from chess_eval.benchmark.match.run import BREAKER, MatchConfig, MatchSession, play_match
 from chess_eval.benchmark.model.cost import Budget, PlayerBudget, Price
 from chess_eval.benchmark.players.player import (
     Player,
@@ -61,8 +62,8 @@ def add_parser(commands: Any) -> None:
         "until the Elo difference's 90% interval is within +-TARGET or MAX_GAMES are "
         "played. The score's interval comes from the pairs (pentanomial, as fishtest "
         "counts them). Writes a JSON and markdown result and a PGN of every game. Exit "
-        "status: 0 complete, 2 error, 3 stopped early (a budget, or games aborted for "
-        "infrastructure reasons: rerun to resume), 130 interrupted (rerun to resume).")
+        "status: 0 complete, 2 error, 3 written but incomplete (a budget, or games aborted "
+        "for infrastructure reasons: rerun to complete), 130 interrupted (rerun to resume).")
     add_model_arg(p, extra="; the first player")
     p.add_argument("--opponent", required=True, metavar="MODEL",
                    help="the second player, named as --model is (a model or a baseline)")
@@ -82,6 +83,7 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--max-games", type=positive_int, default=MAX_GAMES,
                    help=f"stop after this many games (default {MAX_GAMES}; games come in "
                    "pairs, so an odd number is rounded up)")
+    add_breaker_arg(p, "games", BREAKER)
     p.add_argument("--concurrency", type=positive_int, default=1,
                    help="pairs played at once (default 1)")
     p.add_argument("--seed", type=int, default=0,
@@ -202,7 +204,7 @@ def match_setup(args: argparse.Namespace) -> MatchSetup:
     first, second = match_players(args, settings.path)
     openings = () if args.no_book else tuple(o.start() for o in book.load_book(args.book))
     config = MatchConfig(args.target, args.max_games, args.concurrency, args.seed,
-                         args.ply_cap, openings, reference_nu())
+                         args.ply_cap, openings, reference_nu(), args.breaker)
     return MatchSetup(first, second, (_side(args, args.model, first),
                                       _side(_opponent_args(args), args.opponent, second)),
                       config, settings)

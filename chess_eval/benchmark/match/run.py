@@ -143,6 +143,10 @@ def _play(first: Side, second: Side, config: MatchConfig, store: Path,
                         breaker.fail(played.aborted)
         progress.finish()
     except CircuitOpen as exc:
+        # What was played is written (exit 3); with no game finished there is nothing to
+        # write (exit 2), as in play.
+        if not any(g.record is not None for g in session.games):
+            raise
         session.stopped = str(exc)
     finally:
         # (Ctrl-C, or a failure: the run lets the replies in flight land and be stored

@@ -165,7 +165,7 @@ def _run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig
                         log.warning("puzzle %s left out, not rated: %s", puzzle.id, exc)
                         session.infra.append(puzzle.id)
                         progress.update("infra", False)
-                        breaker.fail(exc)  # (the puzzles finished so far are kept)
+                        breaker.fail(exc)
                         continue
                     breaker.passed()
                     lines_db.put(key, line.as_dict())
