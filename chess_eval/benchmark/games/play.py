@@ -50,7 +50,7 @@ class PlayConfig:
     """How the games are played and scheduled."""
 
     conditions: tuple[str, ...]  # start conditions, each rated on its own
-    sampler: SamplerConfig
+    sampler: SamplerConfig  # the stop rule and the Elo's model (its ladder's rungs, the prior)
     retries: int  # illegal answers retried (with what was wrong) before a forfeit
     legal: bool  # the prompt lists the legal moves
     ply_cap: int  # a game this long is a draw
@@ -136,7 +136,8 @@ def _play(player: Player, ladders: dict[str, Ladder], mid: list[Start], config: 
           store: Path, settings: EngineSettings, pools: PoolFactory, prefix: str,
           pin: Pin | None, run: Run) -> Session:
     """play() once its run is claimed (`prefix`: its stored games' key prefix)."""
-    rungs = {r.name: make_player(r.spec, None, settings.path, config.seed, config.concurrency)
+    rungs = {r.name: run.owns(make_player(r.spec, None, settings.path, config.seed,
+                                          config.concurrency))
              for ladder in ladders.values() for r in ladder.rungs}
     games_db, cache = run.store(store, "games"), run.store(store, "answers")
     session = Session()
@@ -169,12 +170,10 @@ def _play(player: Player, ladders: dict[str, Ladder], mid: list[Start], config: 
         progress.finish()
     finally:
         # (Ctrl-C, or a failure: the run lets the requests in flight land and be stored
-        # before it closes the stores.)
+        # before it closes the rungs and the stores.)
         if budget is not None:
             session.books = budget.books
         progress.close()
-        for rung in rungs.values():
-            rung.close()
     return session
 
 
