@@ -12,7 +12,8 @@ from pathlib import Path
 import chess
 import pytest
 
-from chess_eval.benchmark.core.run import Breaker, CircuitOpen, Run
+from chess_eval.benchmark.core.run import Breaker, CircuitOpen, Run, finish
+from chess_eval.benchmark.match.result import MatchResult
 from chess_eval.benchmark.model.cost import Budget
 from chess_eval.benchmark.model.inflight import Stopping
 from chess_eval.benchmark.model.interface import ModelConfig
@@ -20,6 +21,7 @@ from chess_eval.benchmark.model.metered import bought
 from chess_eval.benchmark.players.player import budget_of, make_player
 from chess_eval.benchmark.question.questions import load_questions
 from chess_eval.claim import ClaimHeld
+from chess_eval.exits import Exit
 from chess_eval.kvstore import JsonStore
 from tests.benchmark.chatserver import FEN_RE, ChatServer, Response
 from tests.conftest import ROOT
@@ -227,3 +229,27 @@ def test_the_breaker_opens_at_its_limit_of_failures_in_a_row() -> None:
     with pytest.raises(CircuitOpen, match=r"^stopped after 3 games in a row were aborted for "
                        r"infrastructure reasons \(last: e\); the games finished so far are kept$"):
         breaker.fail("e")
+
+
+@pytest.mark.parametrize(("aborted", "stopped", "status"), [
+    (0, None, Exit.OK), (1, None, Exit.INCOMPLETE), (0, "stopped on budget", Exit.INCOMPLETE)])
+def test_every_mode_ends_by_one_tail(aborted: int, stopped: str | None, status: Exit,
+                                     tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                     caplog: pytest.LogCaptureFixture) -> None:
+    """`finish`, once the run is left: its books' line, every file written (the books last)
+    and the status: a match with an aborted game or stopped early is incomplete (3), saying
+    why and how to complete it; a complete one is 0."""
+    result = MatchResult(first={"model": "a"}, second={"model": "b"}, settings={}, games=2,
+                         aborted=aborted, complete=not aborted and stopped is None,
+                         stopped=stopped, pairs=1, pentanomial=[0, 0, 1, 0, 0],
+                         wdl=[0, 2, 0], score=None, elo_difference=None)
+    with Run(tmp_path, [("match__a", "a", Budget(10.0, None))]) as run:
+        written = [tmp_path / "match__a.json"]
+    assert finish(run, result, written) == status
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["  a: this invocation: 0 requests sent, 0 replies completed (0 unreadable), "
+                   "0 given up on (possibly billed), 0.0000 charged",
+                   f"wrote {tmp_path / 'match__a.json'}, {tmp_path / 'books' / 'match__a.jsonl'}"]
+    if status == Exit.INCOMPLETE:
+        assert ("1 games were aborted" if aborted else "the same command resumes the match") \
+            in caplog.text
