@@ -14,9 +14,10 @@ from an Inspect eval, and all it owns while it lasts:
 
 A run is left one way, its `with` block (an Inspect eval that outlives a call keeps it on an
 ExitStack). However it ends (a result, exit 2, 3, Ctrl-C, a failure), leaving it does the
-same, in order: the gate closes, the requests in flight land and are stored, what it owns is
-closed, the stores close, the claims are released (files removed), the books are written,
-once; a run that failed before it stored or bought anything leaves no store, claim or books.
+same, in order: the gate closes, the requests in flight land and are stored, what it holds
+is let go in the reverse of the order it took it (its stores closed, its claims released and
+their files removed, what it owns closed), the books are written, once; a run that failed
+before it stored or bought anything leaves no store, claim or books.
 Then `finish` ends a command the same way for every mode: the books' lines, what was written,
 and the exit status (3, with why, when the result is incomplete).
 """
@@ -83,8 +84,8 @@ class Run:
                     ledger.__exit__(kind, exc, tb)
 
     def owns(self, thing: Owned) -> Owned:
-        """`thing`, closed when the run ends (after its requests land, before its stores
-        close)."""
+        """`thing`, closed when the run ends, once its requests have landed (with the stores
+        and claims, in the reverse of the order the run took them)."""
         self._held.callback(thing.close)
         return thing
 
