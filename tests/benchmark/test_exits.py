@@ -140,6 +140,26 @@ def test_a_match_the_breaker_stops_writes_what_finished_or_fails(
     assert result["incomplete_reason"].startswith("stopped after 2 games in a row")
 
 
+def test_an_engine_that_crashes_mid_match_fails_it_and_the_books_say_what_was_bought(
+        tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The engine (the judge's and the opponent's) dies at every search from its 15th on, a
+    real crash each time: the match fails in one line (exit 2), writes no result, releases
+    its claim, and its run writes the books itself: every reply the provider completed."""
+    dies = fault_engine(tmp_path, stockfish, monkeypatch, "die", ",".join(map(str, range(15, 400))))
+    out = tmp_path / "out"
+    with ChatServer(lambda fen, n: Response(f"Final answer: {_legal(fen)}"), price=0.01) as server:
+        status = benchmark.main(["match", "--opponent", "stockfish:nodes=1", "--max-games", "4",
+                                 "--ply-cap", "30", "--stockfish", dies,
+                                 *_model(server.base_url, out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == Exit.ERROR and len(err) == 1 and "the engine failed 3 times" in err[0]
+    [book] = (out / "books").glob("match__*.jsonl")
+    [line] = [json.loads(x) for x in book.read_text().splitlines()]
+    assert line["replies_completed"] == line["requests_sent"] == server.billed > 0
+    assert sorted(p.name for p in out.iterdir()) == ["books", "match.db"]  # no claim left
+
+
 def test_a_calibration_with_an_aborted_game_writes_its_games_and_exits_3(
         tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """An engine that dies three times over on one position aborts that game: the other
