@@ -40,7 +40,7 @@ class _Chatter(logging.Filter):
         return not any(text in str(record.msg) for text in self.QUIET)
 
 
-logging.getLogger("chess.engine").addFilter(_Chatter())
+CHATTER = _Chatter()  # added to python-chess's logger as an engine starts, not at import
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -254,6 +254,7 @@ def open_engine(command: list[str], xboard: bool, quiet: bool) -> chess.engine.S
     its sample while the eval was being cancelled (the log was then left unfinished). The
     command closes its engines itself; an engine whose command was killed reads end of input
     and exits."""
+    logging.getLogger("chess.engine").addFilter(CHATTER)  # once: the same filter is kept once
     loop = asyncio.new_event_loop()
     threading.Thread(target=_serve, args=(loop,), name="engine loop", daemon=True).start()
     popen = chess.engine.popen_xboard if xboard else chess.engine.popen_uci

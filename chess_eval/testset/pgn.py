@@ -55,9 +55,6 @@ SAN = (
     r"|O-O(?:-O)?|0-0(?:-0)?)[+#]?"
 )
 SAN_RE = re.compile(SAN)
-# Tokens already seen to be SAN. Games repeat a few thousand distinct tokens, so checking
-# the set difference in C and the regex only on new tokens is much cheaper than a regex pass.
-_KNOWN_SAN: set[str] = set()
 
 
 class GameRecord(NamedTuple):
@@ -192,12 +189,16 @@ def clean_moves(movetext: str) -> list[str]:
     return tokens
 
 
-def is_san_sequence(tokens: list[str]) -> bool:
-    """Whether every token is written like a SAN move (legality is checked on replay)."""
-    for token in set(tokens).difference(_KNOWN_SAN):
+def is_san_sequence(tokens: list[str], known: set[str] | None = None) -> bool:
+    """Whether every token is written like a SAN move (legality is checked on replay).
+    `known`: tokens already seen to be SAN, added to here (the caller's, kept across its
+    games: they repeat a few thousand distinct tokens, so the set difference in C and the
+    regex only on new tokens is much cheaper than a regex pass)."""
+    known = set() if known is None else known
+    for token in set(tokens).difference(known):
         if not SAN_RE.fullmatch(token):
             return False
-        _KNOWN_SAN.add(token)
+        known.add(token)
     return True
 
 
@@ -207,8 +208,9 @@ def _has_movetext(game: str) -> bool:
     return not game.rstrip().rsplit("\n", 1)[-1].lstrip().startswith("[")
 
 
-def classify(game: str) -> tuple[str | None, GameRecord | None]:
-    """(drop reason, None) for a dropped game, (None, record) for a kept one."""
+def classify(game: str, known: set[str] | None = None) -> tuple[str | None, GameRecord | None]:
+    """(drop reason, None) for a dropped game, (None, record) for a kept one; `known`: as
+    is_san_sequence's."""
     head, _, movetext = game.partition("\n\n")
     tags = dict(HEADER_RE.findall(head))
     if not tags:
@@ -227,7 +229,7 @@ def classify(game: str) -> tuple[str | None, GameRecord | None]:
     if len(tokens) == 1:
         return "no_moves", None
     del tokens[-1]
-    if not is_san_sequence(tokens):
+    if not is_san_sequence(tokens, known):
         return "corrupt_moves", None
     moves = " ".join(tokens)
     white, black = int(tags["WhiteElo"]), int(tags["BlackElo"])

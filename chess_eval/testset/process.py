@@ -58,9 +58,10 @@ def _process_range(reader: RangeReader, conn: sqlite3.Connection, bar: tqdm) -> 
     drops = Counter()
     kept = 0
     batch: list[GameRecord] = []
+    known: set[str] = set()  # the tokens seen to be SAN in this range's games
     for game in iter_games(reader):
         bar.update(len(game) / (1 << 20))
-        reason, record = classify(game)
+        reason, record = classify(game, known)
         if record is None:
             drops.add(reason or "unknown")
             continue

@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -40,6 +41,7 @@ ASKING = {
     "puzzles": ["puzzles", "--puzzles", str(PUZZLES_1K), "--max-puzzles", "4"],
     "worldmodel": ["worldmodel", "--limit", "3", "--questions", str(QUESTIONS),
                    "--temperatures", "0"],
+    "match": ["match", "--opponent", "random", "--max-games", "2"],
 }
 
 
@@ -50,14 +52,14 @@ def _closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.mark.parametrize("command", [*sorted(ASKING), "match"])
+@pytest.mark.parametrize("command", sorted(ASKING))
 def test_a_run_whose_endpoint_refuses_it_leaves_nothing_behind(
         command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--base-url where nothing listens: one line, exit 2, and nothing in the folder (before,
     the cache, books/ with a line of one request 'sent', traces/ and a claim were left)."""
     out = tmp_path / "out"
-    argv = ASKING.get(command, ["match", "--opponent", "random", "--max-games", "2"])
-    status = benchmark.main([*argv, *_model(f"http://127.0.0.1:{_closed_port()}/v1", out)])
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    status = benchmark.main([*ASKING[command], *_model(url, out)])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == Exit.ERROR and "refused (is the server running?)" in err[-1]
     assert len(err) == 1, err
@@ -104,6 +106,58 @@ def test_one_infrastructure_failure_writes_an_incomplete_result_and_exits_3(
     assert status == Exit.INCOMPLETE
     [result] = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
     assert result["complete"] is False and "infrastructure" in result["incomplete_reason"]
+
+
+@pytest.mark.parametrize("finished", [True, False])
+def test_a_match_the_breaker_stops_writes_what_finished_or_fails(
+        finished: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Every game after the first pair aborts (its requests fail after their retries):
+    the breaker stops the match after --breaker of them in a row; the finished pair is
+    written, incomplete and saying why (exit 3). With none finished, nothing is written
+    (exit 2), as for play."""
+    moves = [0]
+    lock = threading.Lock()
+
+    def script(fen: str, attempt: int) -> Response:
+        with lock:  # the first pair's four moves (two a game, --ply-cap 4) are answered
+            moves[0] += 1
+            good = finished and moves[0] <= 4
+        return Response(f"Final answer: {_legal(fen)}") if good else Response(status=500)
+    with ChatServer(script) as server:
+        status = benchmark.main(["match", "--opponent", "random", "--max-games", "20",
+                                 "--ply-cap", "4", "--no-book", "--breaker", "2",
+                                 *_model(server.base_url, tmp_path)])
+    said = capsys.readouterr().err + caplog.text  # the line, logged or printed
+    assert "stopped after 2 games in a row were aborted for infrastructure reasons" in said
+    results = [json.loads(p.read_text()) for p in tmp_path.glob("match__*.json")]
+    if not finished:
+        assert status == Exit.ERROR and results == []
+        return
+    [result] = results
+    assert status == Exit.INCOMPLETE and result["complete"] is False
+    assert result["pairs"] == 1 and result["aborted"] == 2
+    assert result["incomplete_reason"].startswith("stopped after 2 games in a row")
+
+
+def test_an_engine_that_crashes_mid_match_fails_it_and_the_books_say_what_was_bought(
+        tmp_path: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The engine (the judge's and the opponent's) dies at every search from its 15th on, a
+    real crash each time: the match fails in one line (exit 2), writes no result, releases
+    its claim, and its run writes the books itself: every reply the provider completed."""
+    dies = fault_engine(tmp_path, stockfish, monkeypatch, "die", ",".join(map(str, range(15, 400))))
+    out = tmp_path / "out"
+    with ChatServer(lambda fen, n: Response(f"Final answer: {_legal(fen)}"), price=0.01) as server:
+        status = benchmark.main(["match", "--opponent", "stockfish:nodes=1", "--max-games", "4",
+                                 "--ply-cap", "30", "--stockfish", dies,
+                                 *_model(server.base_url, out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == Exit.ERROR and len(err) == 1 and "the engine failed 3 times" in err[0]
+    [book] = (out / "books").glob("match__*.jsonl")
+    [line] = [json.loads(x) for x in book.read_text().splitlines()]
+    assert line["replies_completed"] == line["requests_sent"] == server.billed > 0
+    assert sorted(p.name for p in out.iterdir()) == ["books", "match.db"]  # no claim left
 
 
 def test_a_calibration_with_an_aborted_game_writes_its_games_and_exits_3(

@@ -168,7 +168,7 @@ def test_distinct_games_counts_a_replayed_game_once(stockfish: str) -> None:
     """Two deterministic engines from one start play the same game twice (one distinct);
     from two book openings they play two."""
     from chess_eval.benchmark.arena.book import load_book
-    from chess_eval.benchmark.games.play import Game
+    from chess_eval.benchmark.arena.match import Played
     from chess_eval.benchmark.games.report import distinct_games
     from chess_eval.engine import Engine, EngineSettings
     white = Side(StockfishPlayer(stockfish, nodes=300), ENGINE_TEMPLATE)
@@ -177,10 +177,9 @@ def test_distinct_games_counts_a_replayed_game_once(stockfish: str) -> None:
     counts = []
     with Engine(EngineSettings(stockfish)) as judge:
         for starts in ([game.standard_start()] * 2, book):
-            games = [Game(Condition.STANDARD, i, 0, True, game.play_game(
+            games = [Played(f"g{i}", game.play_game(
                 f"g{i}", white, black, start, game.FullJudge(judge), MemoryStore(),
-                ply_cap=16))
-                for i, start in enumerate(starts)]
+                ply_cap=16), index=i, rung=0) for i, start in enumerate(starts)]
             counts.append(distinct_games(games))
     white.player.close()
     black.player.close()

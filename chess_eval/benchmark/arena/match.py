@@ -22,8 +22,9 @@ from chess_eval.benchmark.arena.game import (
     GameRecord,
     ScreenedJudge,
     play_game,
+    side_score,
 )
-from chess_eval.benchmark.core.turns import GameAborted, Side, Start
+from chess_eval.benchmark.core.turns import Condition, GameAborted, Side, Start
 from chess_eval.benchmark.model.interface import Reply
 from chess_eval.benchmark.players.player import EnginePlayer
 from chess_eval.benchmark.question.questions import Question
@@ -46,16 +47,43 @@ class GameJob:
     ply_cap: int
     rule: Adjudication = RULE  # the adjudication rule: the ladder's
     rung: int = -1  # a rated player's game: the ladder index of its opponent
+    index: int = 0  # its place in the run's schedule
+    first_white: bool = True  # the first player (play's rated one) has White
+    condition: str = Condition.STANDARD  # its start condition
+
+    def played(self, record: GameRecord | None, aborted: str | None = None,
+               stored: bool = False) -> Played:
+        """Its outcome: `record`, or None and why it was aborted."""
+        return Played(self.key, record, aborted, stored, self.index, self.first_white,
+                      self.rung, self.condition)
 
 
 @dataclass(frozen=True)
 class Played:
-    """A job's outcome: a record, or why the game was aborted (unrated)."""
+    """A game of a run, played or aborted: the one record of both, however it was played (a
+    pool's thread, an Inspect sample) or read back (the store, an Inspect log)."""
 
-    job: GameJob
-    record: GameRecord | None
-    aborted: str | None
-    stored: bool  # the record came from the store
+    key: str  # its key in the store ("" where read back from a log)
+    record: GameRecord | None  # None: aborted (unrated; a rerun plays it)
+    aborted: str | None = None  # why it was aborted
+    stored: bool = False  # the record came from the store
+    # Its place in the run's schedule: in a match two a pair, the first player White in the
+    # pair's first; in play each start twice, the model White first.
+    index: int = 0
+    first_white: bool = True  # the first player (play's rated one) has White
+    rung: int = -1  # a rated player's game: the ladder index of its opponent
+    condition: str = Condition.STANDARD  # its start condition
+
+    @property
+    def pair(self) -> int:
+        """A match's pair (both games of a pair start from one opening)."""
+        return self.index // 2
+
+    @property
+    def score(self) -> float:
+        """The first player's score."""
+        assert self.record is not None
+        return side_score(self.record, self.first_white)
 
 
 class GamePool:
@@ -93,7 +121,7 @@ class GamePool:
         for job in jobs:
             hit = self.games.get(job.key)
             if hit is not None:
-                yield Played(job, GameRecord(**hit), None, stored=True)
+                yield job.played(GameRecord(**hit), stored=True)
             else:
                 todo.append(job)
         if not todo:
@@ -183,10 +211,10 @@ def play_one(job: GameJob, judge: Engine, games: JsonStore, cache: JsonStore) ->
                            FullJudge(judge, job.rule), cache, job.ply_cap)
     except GameAborted as exc:
         log.warning("game %s aborted, unrated: %s", job.key, exc)
-        return Played(job, None, str(exc), stored=False)
+        return job.played(None, str(exc))
     games.put(job.key, record.as_dict())
     games.commit()
-    return Played(job, record, None, stored=False)
+    return job.played(record)
 
 
 class Pool(Protocol):

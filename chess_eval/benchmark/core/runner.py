@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from chess_eval.benchmark.core.run import Breaker
 from chess_eval.benchmark.model.inflight import GRACE_S, InFlight, Stopping
 from chess_eval.benchmark.model.interface import BudgetSpent, FatalInfraError, InfraError, Reply
 from chess_eval.benchmark.model.metered import bought, store_reply
@@ -45,10 +46,6 @@ class Outcome:
     infra_error: str | None
     cached: bool
     unasked: bool = False  # not asked: --max-cost left no room for it (a rerun asks it)
-
-
-class CircuitOpen(InfraError):
-    """Too many questions in a row failed for infrastructure reasons: the run stops."""
 
 
 def cache_key(player: Player, template: str, question: Question, prompt: str) -> str:
@@ -158,7 +155,7 @@ def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache:
         # sample records the request in that sample's transcript.
         threading.Thread(target=contextvars.copy_context().run, args=(work,), daemon=True,
                          name="ask").start()
-    in_a_row = 0
+    opened = Breaker(breaker, "questions")
     try:
         for _ in range(len(todo)):
             (question, prompt), reply, error = results.get()
@@ -167,11 +164,11 @@ def _run(player: Player, template: str, todo: list[tuple[Question, str]], cache:
             if reply is None and error is None:
                 yield Outcome(question, prompt, None, None, cached=False, unasked=True)
                 continue
-            in_a_row = 0 if reply is not None else in_a_row + 1
             yield Outcome(question, prompt, reply, error, cached=False)
-            if in_a_row >= breaker:
-                raise CircuitOpen(f"stopped after {in_a_row} questions in a row failed for "
-                                  f"infrastructure reasons (last: {error})")
+            if reply is not None:
+                opened.passed()
+            else:
+                opened.fail(error)
     finally:
         stop.set()
         # However the run ends (Ctrl-C included), requests in flight get a moment to

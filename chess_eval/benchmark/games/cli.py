@@ -43,7 +43,7 @@ from chess_eval.benchmark.core.data import (
 )
 from chess_eval.benchmark.core.header import Kind, file_name
 from chess_eval.benchmark.core.results import run_name
-from chess_eval.benchmark.core.run import Run
+from chess_eval.benchmark.core.run import Run, finish
 from chess_eval.benchmark.core.turns import RETRIES, Condition
 from chess_eval.benchmark.games.play import BREAKER as GAMES_BREAKER
 from chess_eval.benchmark.games.play import CONDITIONS, PlayConfig, Session, play
@@ -62,14 +62,12 @@ from chess_eval.cli import (
 )
 from chess_eval.engine import REFERENCE_ENGINE, EngineSettings, engine_identity, find_stockfish
 from chess_eval.errors import ConfigError, DataError
-from chess_eval.exits import Exit
 from chess_eval.files import (
     ensure_writable_dir,
     sha256_file,
 )
 
 log = logging.getLogger(__name__)
-
 
 
 def conditions_list(text: str) -> tuple[Condition, ...]:
@@ -280,21 +278,10 @@ def play_command(args: argparse.Namespace, player: Player | None = None) -> int:
     `player`: as play_setup's."""
     setup = play_setup(args, player)
     with Run(args.out, [(setup.name, "", budget_of(setup.player))]) as run:
-        try:
-            session = play(setup.player, setup.ladders, setup.questions, setup.config,
-                           args.store or args.out / "games.db", setup.settings, run=run)
-        finally:
-            setup.player.close()
+        run.owns(setup.player)
+        session = play(setup.player, setup.ladders, setup.questions, setup.config,
+                       args.store or args.out / "games.db", setup.settings, run=run)
         result = play_result(args, setup, session)
         paths = write_session(args.out, setup.name, result, session, setup.ladders)
         print(session_summary(result.as_dict()))
-        run.report(paths)
-    print("wrote " + ", ".join(str(p) for p in paths))
-    if result.stopped:
-        log.error("%s", result.stopped)
-        return Exit.INCOMPLETE
-    if not result.complete:
-        log.error("some games were aborted for infrastructure reasons and are not rated; run "
-                  "the same command again to play them")
-        return Exit.INCOMPLETE
-    return 0
+    return finish(run, result, paths)

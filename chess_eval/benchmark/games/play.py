@@ -6,22 +6,19 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Callable
-from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from chess_eval.benchmark.arena.game import (
-    GameRecord,
     chess960_start,
     midgame_starts,
     rule_of,
-    side_score,
     standard_start,
 )
 from chess_eval.benchmark.arena.ladder import Ladder
-from chess_eval.benchmark.arena.match import GameJob, GamePool, Pool, PoolFactory
+from chess_eval.benchmark.arena.match import GameJob, GamePool, Played, Pool, PoolFactory
 from chess_eval.benchmark.core.progress import Progress
-from chess_eval.benchmark.core.run import Run
+from chess_eval.benchmark.core.run import Breaker, CircuitOpen, Run, within
 from chess_eval.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start
 from chess_eval.benchmark.games.sampler import (
     SamplerConfig,
@@ -34,7 +31,7 @@ from chess_eval.benchmark.games.sampler import (
 from chess_eval.benchmark.model.cost import Books
 from chess_eval.benchmark.model.inflight import InFlight
 from chess_eval.benchmark.model.interface import FatalInfraError, InfraError
-from chess_eval.benchmark.players.player import Player, budget_of, make_player
+from chess_eval.benchmark.players.player import Player, budget_of, budget_stop, make_player
 from chess_eval.benchmark.players.protocols import CHAT_WINDOW, GameProtocol
 from chess_eval.benchmark.players.protocols import template as protocol_template
 from chess_eval.benchmark.question.questions import Question
@@ -48,16 +45,12 @@ CONDITIONS = GAME_CONDITIONS  # of play
 BREAKER = 3  # this many games in a row aborted for infrastructure reasons stop the run
 
 
-class GamesAborted(InfraError):
-    """Too many games in a row were aborted for infrastructure reasons: the run stops."""
-
-
 @dataclass(frozen=True)
 class PlayConfig:
     """How the games are played and scheduled."""
 
     conditions: tuple[str, ...]  # start conditions, each rated on its own
-    sampler: SamplerConfig
+    sampler: SamplerConfig  # the stop rule and the Elo's model (its ladder's rungs, the prior)
     retries: int  # illegal answers retried (with what was wrong) before a forfeit
     legal: bool  # the prompt lists the legal moves
     ply_cap: int  # a game this long is a draw
@@ -79,33 +72,15 @@ class PlayConfig:
         return protocol_template(self.protocol, self.legal, self.chat_history)
 
 
-@dataclass(frozen=True)
-class Game:
-    """A rated (or aborted) game of the player against one rung."""
-
-    condition: Condition
-    index: int  # its place in the condition's schedule
-    rung: int  # ladder index
-    model_white: bool
-    record: GameRecord | None  # None: aborted
-    aborted: str | None = None
-
-    @property
-    def score(self) -> float:
-        """The player's score."""
-        assert self.record is not None
-        return side_score(self.record, self.model_white)
-
-
 @dataclass
 class Session:
     """Everything played, per condition."""
 
-    games: dict[str, list[Game]] = field(default_factory=dict)
+    games: dict[str, list[Played]] = field(default_factory=dict)
     stopped: str | None = None  # why the run stopped before its stop rule (the budget)
     books: Books | None = None  # a model's purchases this invocation (its ledger's line)
 
-    def rated(self, condition: str) -> list[Game]:
+    def rated(self, condition: str) -> list[Played]:
         """The condition's finished games."""
         return [g for g in self.games.get(condition, []) if g.record is not None]
 
@@ -151,7 +126,7 @@ def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
     # process at a time plays them (a second would buy every move the first is buying).
     ident = json.dumps([player.id, config.template, config.retries, config.ply_cap,
                         *config.ladder_key])
-    with nullcontext(run) if run is not None else Run() as owner:
+    with within(run) as owner:
         prefix = owner.claim(store, f"play {ident}", f"play of {player.id}")
         return _play(player, ladders, mid, config, store, settings, pools, prefix, pin,
                      owner)
@@ -161,7 +136,8 @@ def _play(player: Player, ladders: dict[str, Ladder], mid: list[Start], config: 
           store: Path, settings: EngineSettings, pools: PoolFactory, prefix: str,
           pin: Pin | None, run: Run) -> Session:
     """play() once its run is claimed (`prefix`: its stored games' key prefix)."""
-    rungs = {r.name: make_player(r.spec, None, settings.path, config.seed, config.concurrency)
+    rungs = {r.name: run.owns(make_player(r.spec, None, settings.path, config.seed,
+                                          config.concurrency))
              for ladder in ladders.values() for r in ladder.rungs}
     games_db, cache = run.store(store, "games"), run.store(store, "answers")
     session = Session()
@@ -188,18 +164,16 @@ def _play(player: Player, ladders: dict[str, Ladder], mid: list[Start], config: 
                         raise stopped
                     session.stopped = str(stopped)
                     break
-                if stopped and budget is not None:  # the conditions after it: not begun
-                    session.stopped = budget.note()
+                if stopped:  # on budget: the conditions after it are not begun
+                    session.stopped = budget_stop(player)
                     break
         progress.finish()
     finally:
         # (Ctrl-C, or a failure: the run lets the requests in flight land and be stored
-        # before it closes the stores.)
+        # before it closes the rungs and the stores.)
         if budget is not None:
             session.books = budget.books
         progress.close()
-        for rung in rungs.values():
-            rung.close()
     return session
 
 
@@ -217,17 +191,16 @@ def _once(player: Player) -> Callable[[], None]:
 def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[Start],
                config: PlayConfig, name: str, pool: Pool, progress: Progress,
                preflight: Callable[[], None], later: int, gate: InFlight,
-               pin: Pin | None = None) -> tuple[list[Game], bool | InfraError]:
+               pin: Pin | None = None) -> tuple[list[Played], bool | InfraError]:
     """One condition's games (`name`: the session's key prefix and the condition; `later`:
     conditions still to play after it, for the progress bar's estimate; `gate`: the run's
     requests in flight), and whether
     --max-cost stopped them before the stop rule did (or the failure that stopped them)."""
     condition = Condition(name.rsplit(":", 1)[1])
-    budget = budget_of(player)
     sampler = for_ladder(config.sampler, ladder)
-    games: list[Game] = []
+    games: list[Played] = []
     repeats: Counter[tuple[str, bool, str]] = Counter()  # games so far per identity
-    aborted_in_row = 0
+    breaker = Breaker(config.breaker, "games", "were aborted")
     while True:
         rated = [g for g in games if g.record is not None]
         opponents = [float(ladder.elos[g.rung]) for g in rated]
@@ -235,7 +208,7 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
         post = posterior(opponents, scores, sampler)
         if finished(post, len(rated), sampler) or len(games) >= 2 * sampler.max_games:
             return games, False
-        if budget is not None and budget.exhausted:
+        if budget_stop(player) is not None:
             return games, True  # spent: the rest is the rerun's
         progress.expect(progress.done - len(rated) + games_expected(post, len(rated), sampler)
                         + later * games_expected(None, 0, sampler))
@@ -253,24 +226,23 @@ def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[St
             ident = (start.label, model_white, ladder.rungs[rung].name)
             key = game_key(name, config.seed, *ident, repeats[ident])
             repeats[ident] += 1
-            jobs.append(GameJob(key, *((me, them) if model_white else (them, me)), start,
-                                config.ply_cap, rule_of(ladder.adjudication), rung))
-            meta[key] = Game(condition, index, rung, model_white, None)
+            job = GameJob(key, *((me, them) if model_white else (them, me)), start,
+                          config.ply_cap, rule_of(ladder.adjudication), rung, index,
+                          model_white, condition)
+            jobs.append(job)
+            meta[key] = job.played(None)
         try:
             for played in pool.play(jobs, preflight):
-                game = meta[played.job.key] = replace(
-                    meta[played.job.key], record=played.record, aborted=played.aborted)
-                aborted_in_row = aborted_in_row + 1 if played.aborted else 0
+                meta[played.key] = played
                 progress.update("aborted" if played.aborted else
-                                {1.0: "win", 0.5: "draw", 0.0: "loss"}[game.score],
+                                {1.0: "win", 0.5: "draw", 0.0: "loss"}[played.score],
                                 played.stored)
-                if budget is not None and budget.exhausted:
-                    continue  # the run stops after this batch, on budget, not on the breaker
-                if aborted_in_row >= config.breaker:
-                    raise GamesAborted(f"stopped after {aborted_in_row} games in a row were "
-                                       "aborted for infrastructure reasons (last: "
-                                       f"{played.aborted})")
-        except (FatalInfraError, GamesAborted) as exc:
+                if played.aborted is None:
+                    breaker.passed()
+                elif budget_stop(player) is None:
+                    # (on budget the run stops after this batch, not on the breaker)
+                    breaker.fail(played.aborted)
+        except (FatalInfraError, CircuitOpen) as exc:
             ended = [g for g in meta.values() if g.record is not None or g.aborted]
             return games + sorted(ended, key=lambda g: g.index), exc
         games += sorted(meta.values(), key=lambda g: g.index)

@@ -13,13 +13,14 @@ from scipy import stats
 
 from chess_eval.benchmark.arena.game import cp_losses, pgn, rule_of, side_usage
 from chess_eval.benchmark.arena.ladder import Ladder, reference_ladder
+from chess_eval.benchmark.arena.match import Played
 from chess_eval.benchmark.arena.versions import ladder_version_text
 from chess_eval.benchmark.core.header import Kind, write_result
 from chess_eval.benchmark.core.human import committed_block, human_text
 from chess_eval.benchmark.core.scoring import truncation_hint
 from chess_eval.benchmark.core.turns import Condition
 from chess_eval.benchmark.games.figures import figures
-from chess_eval.benchmark.games.play import Game, Session
+from chess_eval.benchmark.games.play import Session
 from chess_eval.benchmark.games.pooling import pool
 from chess_eval.benchmark.games.result import GamesResult
 from chess_eval.benchmark.games.sampler import (
@@ -41,7 +42,7 @@ BOOT = 1000  # bootstrap replicates of the by-opening-and-colour interval
 OPENING_PLIES = 4  # standard games: the opening is the first this many plies
 
 
-def opening(game: Game) -> str:
+def opening(game: Played) -> str:
     """The game's opening: its start, or the first plies of a standard game."""
     assert game.record is not None
     if game.condition != Condition.STANDARD:
@@ -49,15 +50,15 @@ def opening(game: Game) -> str:
     return " ".join(game.record.sans[:OPENING_PLIES])
 
 
-def bootstrap(games: list[Game], ladder: Ladder, config: SamplerConfig, seed: int,
+def bootstrap(games: list[Played], ladder: Ladder, config: SamplerConfig, seed: int,
               boot: int = BOOT) -> tuple[float, float] | None:
     """The bootstrap interval of the promptfoo gpt5-chess write-up: resample openings with
     replacement within each colour, refit."""
     if len(games) < 2:
         return None
-    by_colour: dict[bool, dict[str, list[Game]]] = {True: {}, False: {}}
+    by_colour: dict[bool, dict[str, list[Played]]] = {True: {}, False: {}}
     for g in games:
-        by_colour[g.model_white].setdefault(opening(g), []).append(g)
+        by_colour[g.first_white].setdefault(opening(g), []).append(g)
     clusters = [c for by_opening in by_colour.values() for c in by_opening.values()]
     sizes = [len(by_opening) for by_opening in by_colour.values()]
     groups = np.split(np.arange(len(clusters)), np.cumsum(sizes)[:-1])  # clusters by colour
@@ -69,7 +70,7 @@ def bootstrap(games: list[Game], ladder: Ladder, config: SamplerConfig, seed: in
     return percentile_interval(np.array(estimates), LEVEL)
 
 
-def condition_report(games: list[Game], ladder: Ladder, config: SamplerConfig, seed: int,
+def condition_report(games: list[Played], ladder: Ladder, config: SamplerConfig, seed: int,
                      mcmc: bool) -> dict[str, Any]:
     """One condition's Elo (posterior and bootstrap), games per rung, forfeits, evolution."""
     rated = [g for g in games if g.record is not None]
@@ -110,7 +111,7 @@ def condition_report(games: list[Game], ladder: Ladder, config: SamplerConfig, s
     }
 
 
-def distinct_games(games: list[Game]) -> int:
+def distinct_games(games: list[Played]) -> int:
     """How many of the games differ: a deterministic player from one start with one colour
     against one rung plays the same game again, and a repeat is no new evidence."""
     return len({(json.dumps(g.record.start, sort_keys=True), g.record.white, g.record.black,
@@ -157,7 +158,7 @@ def taxonomy(session: Session) -> dict[str, Any]:
         for g in games:
             if g.record is None:
                 continue
-            side = "white" if g.model_white else "black"
+            side = "white" if g.first_white else "black"
             for a in g.record.attempts:
                 if a["side"] == side:
                     counts[a["category"] or "legal"] += 1
@@ -170,14 +171,14 @@ def taxonomy(session: Session) -> dict[str, Any]:
 def acpl(session: Session) -> dict[str, Any]:
     """The model's mean cp loss per move in its games, graded by the judge."""
     losses = [loss for games in session.games.values() for g in games if g.record
-              for loss in cp_losses(g.record, g.model_white)]
+              for loss in cp_losses(g.record, g.first_white)]
     return {"moves": len(losses), "acpl": float(np.mean(losses)) if losses else None}
 
 
 def usage(session: Session, price: Price | None) -> dict[str, Any]:
     """Tokens, requests, tool calls and cost of the model's answers (cached ones included),
     in all, per move and per game."""
-    return side_usage(((g.record, g.model_white) for games in session.games.values()
+    return side_usage(((g.record, g.first_white) for games in session.games.values()
                        for g in games if g.record is not None), price)
 
 
@@ -395,7 +396,7 @@ def write_session(out: Path, name: str, record: GamesResult, session: Session,
         for g, played in games:
             rung = ladders[g.condition].rungs[g.rung]
             headers = {"Round": f"{g.condition} {g.index + 1}", "GameId": played.key,
-                       "WhiteElo" if not g.model_white else "BlackElo": str(round(rung.elo)),
+                       "WhiteElo" if not g.first_white else "BlackElo": str(round(rung.elo)),
                        "Rung": rung.name, "Condition": g.condition}
             handle.write(pgn(played, headers) + "\n\n")
     paths[3].parent.mkdir(parents=True, exist_ok=True)

@@ -36,3 +36,12 @@ class GamesResult:
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
         return asdict(self)
+
+    def why_incomplete(self) -> str | None:
+        """Why the result is incomplete and how to complete it (None: complete)."""
+        if self.stopped:
+            return self.stopped
+        if not self.complete:
+            return ("some games were aborted for infrastructure reasons and are not rated; "
+                    "run the same command again to play them")
+        return None

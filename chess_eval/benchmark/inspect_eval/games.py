@@ -35,9 +35,9 @@ from chess_eval.benchmark.arena.match import GameJob, Played, play_one
 from chess_eval.benchmark.core.data import QUESTIONS
 from chess_eval.benchmark.core.human import committed_block, human_metrics
 from chess_eval.benchmark.core.run import Run
-from chess_eval.benchmark.core.turns import ENGINE_TEMPLATE, Condition
+from chess_eval.benchmark.core.turns import Condition
 from chess_eval.benchmark.games import cli
-from chess_eval.benchmark.games.play import Game, play
+from chess_eval.benchmark.games.play import play
 from chess_eval.benchmark.games.report import condition_report
 from chess_eval.benchmark.inspect_eval.sample import (
     Driver,
@@ -101,7 +101,7 @@ class Dispatch:
         for job in jobs:
             index, self._next = self._next, self._next + 1
             hit = self.games.get(job.key)
-            played = None if hit is None else Played(job, GameRecord(**hit), None, True)
+            played = None if hit is None else job.played(GameRecord(**hit), stored=True)
             try:
                 handed = self.slots.give(index, job if played is None else played)
             except NoSample as exc:
@@ -130,7 +130,7 @@ class Dispatch:
         try:
             hit = games.get(job.key)
             if hit is not None:
-                return Played(job, GameRecord(**hit), None, stored=True)
+                return job.played(GameRecord(**hit), stored=True)
             with Engine(self.settings) as judge:
                 return play_one(job, judge, games, cache)
         finally:
@@ -141,7 +141,7 @@ class Dispatch:
 def _lost(job: GameJob | Played, why: str) -> Played:
     """A game whose sample was cut off before it began: aborted, unrated (a stored one is
     the run's all the same)."""
-    return job if isinstance(job, Played) else Played(job, None, why, False)
+    return job if isinstance(job, Played) else job.played(None, why)
 
 
 class GamesRun(Driver):
@@ -172,7 +172,6 @@ class GamesRun(Driver):
                                pin=pins, run=run)
             finally:
                 pins.close()
-            run.write_books()
         if session.stopped:  # the breaker, or a failure every request would repeat
             raise RunFailed(f"play stopped before its stop rule: {session.stopped}")
 
@@ -221,12 +220,11 @@ def game_solver(runs: PerEval[GamesRun]) -> Solver:
             return state
         run, n, played = got
         assert run.ladder is not None and played.record is not None
-        job = played.job
-        rung = run.ladder.rungs[job.rung]
-        store().set("game", {"index": n, "rung": job.rung, "endpoint": run.endpoint,
+        rung = run.ladder.rungs[played.rung]
+        store().set("game", {"index": n, "rung": played.rung, "endpoint": run.endpoint,
                              "request": request_argv(), "rung_name": rung.name,
                              "rung_elo": round(rung.elo),
-                             "model_white": job.white.template != ENGINE_TEMPLATE,
+                             "model_white": played.first_white,
                              "record": played.record.as_dict()})
         return state
     return solve
@@ -265,8 +263,8 @@ async def play_unit(run: Dispatched, unit: Unit[GameJob | Played, Played]) -> Pl
         hand_back(unit, unit.job)
         return unit.job
     job, gate = own_gate(unit.job)
-    return await work(unit, run.dispatch.run, job, stopped=lambda exc: Played(
-        job, None, f"its sample stopped ({type(exc).__name__}: {exc})", False),
+    return await work(unit, run.dispatch.run, job, stopped=lambda exc: job.played(
+        None, f"its sample stopped ({type(exc).__name__}: {exc})"),
         stop=gate.close if gate is not None else None)
 
 
@@ -304,14 +302,15 @@ def game_scorer() -> Scorer:
     return score
 
 
-def games_of(scores: list[SampleScore], condition: str) -> list[Game]:
+def games_of(scores: list[SampleScore], condition: str) -> list[Played]:
     """The games in the scores' metadata, in schedule order."""
     games = []
     for s in scores:
         g = (s.score.metadata or {}).get("game")
         if g:
-            games.append(Game(Condition(condition), g["index"], g["rung"], g["model_white"],
-                              GameRecord(**g["record"])))
+            games.append(Played("", GameRecord(**g["record"]), index=g["index"],
+                                first_white=g["model_white"], rung=g["rung"],
+                                condition=Condition(condition)))
     return sorted(games, key=lambda g: g.index)
 
 

@@ -23,6 +23,7 @@ from inspect_ai.util import store
 
 from chess_eval.benchmark.arena.game import WHITE_SCORE, GameRecord, pgn
 from chess_eval.benchmark.arena.ladder import reference_nu
+from chess_eval.benchmark.arena.match import Played
 from chess_eval.benchmark.core.run import Run
 from chess_eval.benchmark.inspect_eval.games import CUT_OFF, NOT_PLAYED, Dispatch, slot_game
 from chess_eval.benchmark.inspect_eval.sample import (
@@ -34,7 +35,7 @@ from chess_eval.benchmark.inspect_eval.sample import (
     request_argv,
 )
 from chess_eval.benchmark.match import cli
-from chess_eval.benchmark.match.run import MatchGame, MatchSession, play_match
+from chess_eval.benchmark.match.run import MatchSession, play_match
 from chess_eval.benchmark.players.player import budget_of
 
 BOUND = "raise max_games or lower target"  # how a match eval plays more games
@@ -63,7 +64,6 @@ class MatchRun(Driver):
                                      setup.settings, pools=self.dispatch.pool, run=run)
             finally:
                 setup.close()
-            run.write_books()
         if session.stopped:  # the breaker, a budget, or a failure every request would repeat
             raise RunFailed(f"match stopped before its stop rule: {session.stopped}")
 
@@ -132,9 +132,9 @@ def session_of(scores: list[SampleScore]) -> MatchSession:
     for s in scores:
         g = (s.score.metadata or {}).get("game")
         if g:
-            session.games.append(MatchGame(g["pair"], g["first_white"],
-                                           GameRecord(**g["record"])))
-    session.games.sort(key=lambda g: (g.pair, not g.first_white))
+            session.games.append(Played("", GameRecord(**g["record"]), index=g["index"],
+                                        first_white=g["first_white"]))
+    session.games.sort(key=lambda g: g.index)
     return session
 
 

@@ -78,7 +78,6 @@ class LinesRun(Driver):
                             run=run)
             finally:
                 pins.close()
-            run.write_books()
 
     def play(self, puzzle: LinePuzzle, side: Side, engine: Engine,
              cache: JsonStore) -> LineResult:

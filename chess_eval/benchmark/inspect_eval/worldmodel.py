@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import threading
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -64,6 +65,7 @@ class EvalRun:
     setup: cli.WorldModelSetup  # the CLI's setup: players, questions, config
     cache: JsonStore  # the answers, held open by the run
     run: Run  # its claim, requests in flight and books
+    held: ExitStack  # the run's `with`, left when the eval ends
 
 
 class PositionsRun:
@@ -98,28 +100,23 @@ class PositionsRun:
         folder = run_dir("worldmodel", self.argv, model, unkeyed=("--limit",))
         args = worldmodel_args(self.argv + model + ["--out", str(folder)])
         setup = cli.worldmodel_setup(args)
-        run = Run(folder, [("worldmodel", "", budget_of(setup.base))])
-        try:
+        with ExitStack() as held:  # left at once when it cannot start: nothing was asked
+            run = held.enter_context(Run(folder, [("worldmodel", "", budget_of(setup.base))]))
+            run.owns(setup)
             # One process at a time asks this run's prompts (a second eval fails in a line).
             run.claim(folder / "cache.db", f"worldmodel {setup.name}",
                       f"the world-model run {setup.name}")
             for t in (*args.temperatures, args.temperature):
                 setup.at(t)
-            return EvalRun(setup, run.store(folder / "cache.db", "answers"), run)
-        except BaseException:
-            run.abandon()  # nothing was asked: no books
-            setup.close()
-            raise
+            return EvalRun(setup, run.store(folder / "cache.db", "answers"), run,
+                           held.pop_all())
 
     def _end(self, key: str) -> None:
         """The eval ended (however): its run ends, its books written."""
         with self._lock:
             ended = self._evals.pop(key, None)
         if isinstance(ended, EvalRun):
-            try:
-                ended.run.close()
-            finally:
-                ended.setup.close()
+            ended.held.close()
 
 
 def worldmodel_args(argv: list[str]) -> argparse.Namespace:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import copy
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from chess_eval.benchmark.arena.ladder_check import (
     ladder_lines,
 )
 from chess_eval.benchmark.core.cli import (
+    add_breaker_arg,
     add_chat_args,
     add_model_arg,
     add_protocol_arg,
@@ -27,11 +28,12 @@ from chess_eval.benchmark.core.cli import (
     model_label,
 )
 from chess_eval.benchmark.core.data import BOOK, data_path
-from chess_eval.benchmark.core.header import Kind, file_name, write_result
+from chess_eval.benchmark.core.header import Kind, file_name
 from chess_eval.benchmark.core.results import run_name, slug
-from chess_eval.benchmark.core.run import Run
+from chess_eval.benchmark.core.run import Run, finish
 from chess_eval.benchmark.core.turns import ENGINE_TEMPLATE, RETRIES, Side
-from chess_eval.benchmark.match.run import MatchConfig, MatchSession, play_match
+from chess_eval.benchmark.match.result import MatchResult
+from chess_eval.benchmark.match.run import BREAKER, MatchConfig, MatchSession, play_match
 from chess_eval.benchmark.model.cost import Budget, PlayerBudget, Price
 from chess_eval.benchmark.players.player import (
     Player,
@@ -46,7 +48,6 @@ from chess_eval.benchmark.stats.pairs import MAX_GAMES, TARGET, PairStats
 from chess_eval.cli import add_stockfish_arg, non_negative_int, positive_float, positive_int
 from chess_eval.engine import EngineSettings
 from chess_eval.errors import ChessEvalError, ConfigError
-from chess_eval.exits import Exit
 from chess_eval.files import atomic_write, ensure_writable_dir, sha256_file
 
 log = logging.getLogger(__name__)
@@ -61,8 +62,8 @@ def add_parser(commands: Any) -> None:
         "until the Elo difference's 90% interval is within +-TARGET or MAX_GAMES are "
         "played. The score's interval comes from the pairs (pentanomial, as fishtest "
         "counts them). Writes a JSON and markdown result and a PGN of every game. Exit "
-        "status: 0 complete, 2 error, 3 stopped early (a budget, or games aborted for "
-        "infrastructure reasons: rerun to resume), 130 interrupted (rerun to resume).")
+        "status: 0 complete, 2 error, 3 written but incomplete (a budget, or games aborted "
+        "for infrastructure reasons: rerun to complete), 130 interrupted (rerun to resume).")
     add_model_arg(p, extra="; the first player")
     p.add_argument("--opponent", required=True, metavar="MODEL",
                    help="the second player, named as --model is (a model or a baseline)")
@@ -82,6 +83,7 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--max-games", type=positive_int, default=MAX_GAMES,
                    help=f"stop after this many games (default {MAX_GAMES}; games come in "
                    "pairs, so an odd number is rounded up)")
+    add_breaker_arg(p, "games", BREAKER)
     p.add_argument("--concurrency", type=positive_int, default=1,
                    help="pairs played at once (default 1)")
     p.add_argument("--seed", type=int, default=0,
@@ -202,7 +204,7 @@ def match_setup(args: argparse.Namespace) -> MatchSetup:
     first, second = match_players(args, settings.path)
     openings = () if args.no_book else tuple(o.start() for o in book.load_book(args.book))
     config = MatchConfig(args.target, args.max_games, args.concurrency, args.seed,
-                         args.ply_cap, openings, reference_nu())
+                         args.ply_cap, openings, reference_nu(), args.breaker)
     return MatchSetup(first, second, (_side(args, args.model, first),
                                       _side(_opponent_args(args), args.opponent, second)),
                       config, settings)
@@ -232,20 +234,13 @@ def match_command(args: argparse.Namespace) -> int:
     # A ledger per model that buys (a baseline has none): books/NAME__MODEL.jsonl.
     with Run(args.out, [(f"{name}__{slug(label)}", label, budget_of(player))
                         for player, label in zip((first, second), labels, strict=True)]) as run:
-        try:
-            session = play_match(*setup.sides, config, args.store or args.out / "match.db",
-                                 settings, run=run)
-        finally:
-            setup.close()
+        run.owns(setup)
+        session = play_match(*setup.sides, config, args.store or args.out / "match.db",
+                             settings, run=run)
         result = match_result(args, first, second, session, shown)
         paths = write_match(args.out, name, result, session)
-        print(match_summary(result))
-        run.report(paths)
-    print("wrote " + ", ".join(str(p) for p in paths))
-    if session.stopped:
-        log.error("%s: the same command resumes the match", session.stopped)
-        return Exit.INCOMPLETE
-    return Exit.OK
+        print(match_summary(result.as_dict()))
+    return finish(run, result, paths)
 
 
 def model_usage(session: MatchSession, first: bool, price: Price | None,
@@ -260,29 +255,27 @@ def model_usage(session: MatchSession, first: bool, price: Price | None,
 
 
 def match_result(args: argparse.Namespace, first: Player, second: Player,
-                 session: MatchSession, shown: dict[str, Any]) -> dict[str, Any]:
-    """The match's result file body."""
+                 session: MatchSession, shown: dict[str, Any]) -> MatchResult:
+    """The match's result: its pairs' statistics, and the ladder's check of them."""
     stats: PairStats | None = session.stats()
     aborted = sum(g.record is None for g in session.games)
-    body: dict[str, Any] = {
-        "first": {"model": model_label(args), "player": first.id,
-                  "usage": model_usage(session, True, args.price, first)},
-        "second": {"model": model_label(_opponent_args(args)), "player": second.id,
-                   "usage": model_usage(session, False, _opponent_args(args).price,
-                                        second)},
-        "settings": shown, "games": 2 * len(session.totals()), "aborted": aborted,
-        "complete": session.stopped is None, "stopped": session.stopped}
-    if stats is None:
-        return body | {"pairs": 0, "pentanomial": [0] * 5, "wdl": [0, 0, 0], "score": None,
-                       "elo_difference": None, "ladder_check": None,
-                       "ladder_check_missing": "no complete pair"}
-    done = body | {
-        "pairs": stats.pairs, "pentanomial": list(stats.pentanomial),
-        "wdl": list(session.wins_draws_losses()),
-        "score": {"value": round(stats.score, 4), "lo": round(stats.score_lo, 4),
-                  "hi": round(stats.score_hi, 4)},
-        "elo_difference": elo_block(stats)}
-    return done | _ladder_check(args, done)
+    result = MatchResult(
+        first={"model": model_label(args), "player": first.id,
+               "usage": model_usage(session, True, args.price, first)},
+        second={"model": model_label(_opponent_args(args)), "player": second.id,
+                "usage": model_usage(session, False, _opponent_args(args).price, second)},
+        settings=shown, games=2 * len(session.totals()), aborted=aborted,
+        complete=session.stopped is None and not aborted, stopped=session.stopped,
+        pairs=0 if stats is None else stats.pairs,
+        pentanomial=[0] * 5 if stats is None else list(stats.pentanomial),
+        wdl=list(session.wins_draws_losses()) if stats is not None else [0, 0, 0],
+        score=None if stats is None else {"value": round(stats.score, 4),
+                                          "lo": round(stats.score_lo, 4),
+                                          "hi": round(stats.score_hi, 4)},
+        elo_difference=None if stats is None else elo_block(stats),
+        ladder_check_missing="no complete pair" if stats is None else None)
+    return result if stats is None else replace(result, **_ladder_check(args,
+                                                                        result.as_dict()))
 
 
 def _ladder_check(args: argparse.Namespace, result: dict[str, Any]) -> dict[str, Any]:
@@ -323,14 +316,14 @@ def usage_line(side: dict[str, Any]) -> str:
     return f"{side['model']}: {u['requests']:,} requests, {u['tokens']:,} tokens, {spent}{each}"
 
 
-def write_match(out: Path, name: str, result: dict[str, Any],
+def write_match(out: Path, name: str, result: MatchResult,
                 session: MatchSession) -> list[Path]:
     """JSON, markdown and PGN, each written atomically; their paths."""
     paths = [out / f"{name}.json", out / f"{name}.md", out / f"{name}.pgn"]
-    write_result(paths[0], Kind.MATCH, result, result["stopped"])
+    result.write(paths[0])
     with atomic_write(paths[1]) as handle:
-        handle.write(f"# Match: {result['first']['model']} vs {result['second']['model']}"
-                     f"\n\n```\n{match_summary(result)}\n```\n")
+        handle.write(f"# Match: {result.first['model']} vs {result.second['model']}"
+                     f"\n\n```\n{match_summary(result.as_dict())}\n```\n")
     with atomic_write(paths[2], encoding="utf-8") as handle:
         for g in session.games:
             if g.record is not None:

@@ -8,26 +8,20 @@ and buys none of its replies again; a game cut short resumes from the answer cac
 from __future__ import annotations
 
 import json
-from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from chess_eval.benchmark.arena.game import GameRecord, side_score, standard_start
-from chess_eval.benchmark.arena.match import GameJob, GamePool, PoolFactory
+from chess_eval.benchmark.arena.game import standard_start
+from chess_eval.benchmark.arena.match import GameJob, GamePool, Played, PoolFactory
 from chess_eval.benchmark.core.progress import Progress
-from chess_eval.benchmark.core.run import Run
+from chess_eval.benchmark.core.run import Breaker, CircuitOpen, Run, within
 from chess_eval.benchmark.core.turns import ENGINE_TEMPLATE, Side, Start
 from chess_eval.benchmark.model.inflight import InFlight
-from chess_eval.benchmark.model.interface import InfraError
-from chess_eval.benchmark.players.player import budget_of
+from chess_eval.benchmark.players.player import budget_stop
 from chess_eval.benchmark.stats.pairs import PairStats, finished, pair_stats
 from chess_eval.engine import EngineSettings
 
 BREAKER = 3  # games in a row aborted for infrastructure reasons stop the match
-
-
-class MatchAborted(InfraError):
-    """Too many games in a row were aborted for infrastructure reasons."""
 
 
 @dataclass(frozen=True)
@@ -41,23 +35,7 @@ class MatchConfig:
     ply_cap: int  # a game this long is a draw
     openings: tuple[Start, ...]  # the book's starts (none: the initial position)
     nu: float  # the BTD draw parameter the Elo difference is read with (the reference ladder's)
-    breaker: int = BREAKER
-
-
-@dataclass(frozen=True)
-class MatchGame:
-    """A game of the match, from the first player's side."""
-
-    pair: int  # its pair (both games of a pair start from one opening)
-    first_white: bool  # the first player has White
-    record: GameRecord | None  # None: aborted
-    aborted: str | None = None
-
-    @property
-    def score(self) -> float:
-        """The first player's score."""
-        assert self.record is not None
-        return side_score(self.record, self.first_white)
+    breaker: int = BREAKER  # games in a row aborted for infrastructure reasons stop it
 
 
 @dataclass
@@ -65,12 +43,12 @@ class MatchSession:
     """Every game played, and why the match stopped before its stop rule (if it did)."""
 
     nu: float  # the BTD draw parameter its Elo difference is read with
-    games: list[MatchGame] = field(default_factory=list)
+    games: list[Played] = field(default_factory=list)
     stopped: str | None = None
 
     def totals(self) -> list[float]:
         """The first player's total in each complete pair, in pair order."""
-        by_pair: dict[int, list[MatchGame]] = {}
+        by_pair: dict[int, list[Played]] = {}
         for g in self.games:
             if g.record is not None:
                 by_pair.setdefault(g.pair, []).append(g)
@@ -78,7 +56,7 @@ class MatchSession:
 
     def wins_draws_losses(self) -> tuple[int, int, int]:
         """The first player's wins, draws and losses in the complete pairs."""
-        by_pair: dict[int, list[MatchGame]] = {}
+        by_pair: dict[int, list[Played]] = {}
         for g in self.games:
             if g.record is not None:
                 by_pair.setdefault(g.pair, []).append(g)
@@ -112,7 +90,7 @@ def play_match(first: Side, second: Side, config: MatchConfig, store: Path,
     its own)."""
     ident = json.dumps([first.player.id, first.template, first.retries,
                         second.player.id, second.template, second.retries, config.ply_cap])
-    with nullcontext(run) if run is not None else Run() as owner:
+    with within(run) as owner:
         match = owner.claim(store, f"match {ident}",
                             f"the match {first.player.id} - {second.player.id}")
         return _play(first, second, config, store, settings, match, pools, owner)
@@ -126,8 +104,7 @@ def _play(first: Side, second: Side, config: MatchConfig, store: Path,
     progress = Progress(config.max_games, f"match {first.player.id[:20]} - "
                         f"{second.player.id[:20]}", kinds=("first", "draw", "second",
                                                            "aborted"), unit="game")
-    budgets = [b for b in (budget_of(first.player), budget_of(second.player)) if b is not None]
-    in_a_row, pair = 0, 0
+    breaker, pair = Breaker(config.breaker, "games", "were aborted"), 0
     checked: list[bool] = []
 
     def preflight() -> None:
@@ -141,38 +118,41 @@ def _play(first: Side, second: Side, config: MatchConfig, store: Path,
         with pools(games, cache, settings, 2 * config.pairs_at_once) as pool:
             while not finished(session.stats(), len(session.totals()) * 2, config.target,
                                config.max_games):
-                if any(b.exhausted for b in budgets):
-                    session.stopped = next(b.note() for b in budgets if b.exhausted)
+                if (spent := budget_stop(first.player, second.player)) is not None:
+                    session.stopped = spent
                     break
                 left = (config.max_games - 2 * len(session.totals()) + 1) // 2
-                jobs, meta = [], {}
+                jobs = []
                 for p in range(pair, pair + min(config.pairs_at_once, left)):
                     start = opening_of(config, p)
                     for first_white in (True, False):
                         key = game_key(match, config.seed, p, first_white)
                         white, black = (first, second) if first_white else (second, first)
-                        jobs.append(GameJob(key, white, black, start, config.ply_cap))
-                        meta[key] = (p, first_white)
+                        jobs.append(GameJob(key, white, black, start, config.ply_cap,
+                                            index=2 * p + (not first_white),
+                                            first_white=first_white))
                 pair += len(jobs) // 2
                 for played in pool.play(jobs, preflight):
-                    p, first_white = meta[played.job.key]
-                    game = MatchGame(p, first_white, played.record, played.aborted)
-                    session.games.append(game)
-                    in_a_row = in_a_row + 1 if played.aborted else 0
+                    session.games.append(played)
                     progress.update("aborted" if played.aborted else
-                                    {1.0: "first", 0.5: "draw", 0.0: "second"}[game.score],
+                                    {1.0: "first", 0.5: "draw", 0.0: "second"}[played.score],
                                     played.stored)
-                    if in_a_row >= config.breaker:
-                        raise MatchAborted(f"stopped after {in_a_row} games in a row were "
-                                           f"aborted (last: {played.aborted})")
+                    if played.aborted is None:
+                        breaker.passed()
+                    else:
+                        breaker.fail(played.aborted)
         progress.finish()
-    except MatchAborted as exc:
+    except CircuitOpen as exc:
+        # What was played is written (exit 3); with no game finished there is nothing to
+        # write (exit 2), as in play.
+        if not any(g.record is not None for g in session.games):
+            raise
         session.stopped = str(exc)
     finally:
         # (Ctrl-C, or a failure: the run lets the replies in flight land and be stored
         # before it closes the stores.)
         progress.close()
-    session.games.sort(key=lambda g: (g.pair, not g.first_white))
+    session.games.sort(key=lambda g: g.index)
     return session
 
 

@@ -10,9 +10,10 @@ from chess_eval.benchmark.model.cost import Budget, books_text, record_books
 
 
 class Ledger:
-    """The books of a model's purchases in this invocation, written by the run, once: by
-    `write()` on the way to a result, or on leaving the `with` block by an error (when any
-    request was sent). A baseline (no budget) has none."""
+    """The books of a model's purchases in this invocation, written once, on leaving the
+    `with` block however it is left: always on a clean end; after an error or Ctrl-C when any
+    request was sent (an invocation that failed before asking bought nothing, and leaves no
+    books). A baseline (no budget) has none."""
 
     def __init__(self, out: Path, name: str, budget: Budget | None, who: str = "") -> None:
         self.out = out  # the run's output folder (its books/ beside the results)
@@ -26,24 +27,15 @@ class Ledger:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if exc is not None and self.budget is not None and self.budget.books.sent:
-            self.write()  # what an interrupted or failed invocation bought
-
-    def write(self) -> Path | None:
-        """Append this invocation's line (once); the ledger's path (None: a baseline)."""
-        if self.budget is None:
-            return None
-        if self.path is None:
+        if self.budget is None or self.path is not None:
+            return
+        if exc is None or self.budget.books.sent:
             self.path = record_books(self.out, self.name, self.budget.books)
-        return self.path
-
-    def report(self, paths: list[Path]) -> None:
-        """Write the ledger (once), add it to the run's `paths` and print its line."""
-        if (written := self.write()) is not None:
-            paths.append(written)
-            print(f"  {self.who + ': ' if self.who else ''}{self.text}")
 
     @property
-    def text(self) -> str:
-        """This invocation's purchases in a line ("" for a baseline)."""
-        return "" if self.budget is None else books_text(self.budget.books)
+    def line(self) -> str:
+        """This invocation's purchases in a line, whose they are first where a run has two
+        ("" for a baseline)."""
+        if self.budget is None:
+            return ""
+        return f"{self.who + ': ' if self.who else ''}{books_text(self.budget.books)}"

@@ -478,6 +478,16 @@ def budget_of(player: Player) -> Budget | None:
     return budget if isinstance(budget, Budget) else None
 
 
+def budget_stop(*players: Player) -> str | None:
+    """Why the run stops on budget: the note of the first of `players` whose --max-cost is
+    spent (None while each has room, or is a baseline)."""
+    for player in players:
+        budget = budget_of(player)
+        if budget is not None and budget.exhausted:
+            return budget.note()
+    return None
+
+
 def _options(spec: str) -> tuple[str, dict[str, int]]:
     name, _, rest = spec.partition(":")
     options: dict[str, int] = {}

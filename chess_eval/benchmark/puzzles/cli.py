@@ -20,7 +20,7 @@ from chess_eval.benchmark.core.cli import (
 from chess_eval.benchmark.core.data import PUZZLE_POOL, ROOT
 from chess_eval.benchmark.core.header import Kind, file_name
 from chess_eval.benchmark.core.results import run_name
-from chess_eval.benchmark.core.run import Run
+from chess_eval.benchmark.core.run import Run, finish
 from chess_eval.benchmark.core.runner import BREAKER
 from chess_eval.benchmark.players.player import (
     Player,
@@ -51,7 +51,6 @@ from chess_eval.cli import (
 )
 from chess_eval.engine import EngineSettings
 from chess_eval.errors import ConfigError, DataError
-from chess_eval.exits import Exit
 from chess_eval.files import (
     ensure_writable_dir,
     sha256_file,
@@ -186,23 +185,12 @@ def puzzles_command(args: argparse.Namespace, player: Player | None = None,
     `player`, `lines`: as puzzles_setup's and run_puzzles'."""
     setup = puzzles_setup(args, player)
     with Run(args.out, [(setup.name, "", budget_of(setup.player))]) as run:
-        try:
-            session = run_puzzles(setup.player, setup.puzzles, setup.config,
-                                  args.store or args.out / "puzzles.db", setup.settings, lines,
-                                  run=run)
-        finally:
-            setup.player.close()
+        run.owns(setup.player)
+        session = run_puzzles(setup.player, setup.puzzles, setup.config,
+                              args.store or args.out / "puzzles.db", setup.settings, lines,
+                              run=run)
         result = run_result(model_label(args), setup.player.id, setup.shown, session,
                             args.mcmc, args.seed, args.price)
         paths = write_run(args.out, setup.name, result)
         print(puzzle_summary(result.as_dict()))
-        run.report(paths)
-    print("wrote " + ", ".join(str(p) for p in paths))
-    if result.stopped:
-        log.error("%s", result.stopped)
-        return Exit.INCOMPLETE
-    if not result.complete:
-        log.error("incomplete: %d puzzles failed for infrastructure reasons and are left out "
-                  "of the estimate; run the same command again to play them", result.infra)
-        return Exit.INCOMPLETE
-    return Exit.OK
+    return finish(run, result, paths)

@@ -34,3 +34,12 @@ class PuzzlesResult:
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
         return asdict(self)
+
+    def why_incomplete(self) -> str | None:
+        """Why the result is incomplete and how to complete it (None: complete)."""
+        if self.stopped:
+            return self.stopped
+        if not self.complete:
+            return (f"incomplete: {self.infra} puzzles failed for infrastructure reasons and "
+                    "are left out of the estimate; run the same command again to play them")
+        return None

@@ -7,7 +7,6 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,13 +15,12 @@ import numpy as np
 
 from chess_eval.benchmark.core.header import Kind, write_result
 from chess_eval.benchmark.core.progress import Progress
-from chess_eval.benchmark.core.run import Run
+from chess_eval.benchmark.core.run import Breaker, Run, within
 from chess_eval.benchmark.core.runner import BREAKER
 from chess_eval.benchmark.core.turns import GameAborted, Side
 from chess_eval.benchmark.model import cost
 from chess_eval.benchmark.model.cost import Price
-from chess_eval.benchmark.model.interface import InfraError
-from chess_eval.benchmark.players.player import Player, budget_of
+from chess_eval.benchmark.players.player import Player, budget_stop
 from chess_eval.benchmark.puzzles.line import (
     ALT_MARGIN,
     ALTERNATIVE,
@@ -48,11 +46,6 @@ from chess_eval.puzzledb import LinePuzzle
 log = logging.getLogger(__name__)
 
 POOL = 100_000  # a larger puzzle file is sampled down to this many (seeded, the same for all)
-
-
-class PuzzleRunAborted(InfraError):
-    """Too many puzzles in a row failed for infrastructure reasons: the run stops (a rerun
-    resumes)."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +106,7 @@ def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig,
     (an Inspect eval's slots); `run`: the invocation that claims the store and owns the
     requests (else one of its own). One process at a time runs it on a store."""
     ident = json.dumps([player.id, TEMPLATE, RULES])  # all that changes how lines are played
-    with nullcontext(run) if run is not None else Run() as owner:
+    with within(run) as owner:
         prefix = owner.claim(store, f"puzzles {ident}", f"puzzles of {player.id}")
         return _run_puzzles(player, puzzles, config, store, settings, lines, prefix, reused,
                             preflight, pin, owner)
@@ -135,8 +128,7 @@ def _run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig
                         f"puzzles {player.id[:30]}",
                         kinds=(SOLVED, FAILED, ALTERNATIVE, "infra"), unit="puzzle")
     checked = not preflight
-    in_a_row = 0
-    budget = budget_of(player)
+    breaker = Breaker(config.breaker, "puzzles")
     try:
         with Engine(settings) as engine:
             while not finished(now := estimate(session.lines), len(session.lines),
@@ -165,22 +157,17 @@ def _run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig
                         session.bad.append(puzzle.id)
                         continue
                     except GameAborted as exc:
-                        if budget is not None and budget.exhausted:
+                        if (spent := budget_stop(player)) is not None:
                             # Not a failure: the budget left no room for this puzzle's
                             # requests; the same command resumes here.
-                            session.stopped = budget.note()
+                            session.stopped = spent
                             break
                         log.warning("puzzle %s left out, not rated: %s", puzzle.id, exc)
                         session.infra.append(puzzle.id)
-                        in_a_row += 1
                         progress.update("infra", False)
-                        if in_a_row >= config.breaker:
-                            raise PuzzleRunAborted(
-                                f"stopped after {in_a_row} puzzles in a row failed for "
-                                f"infrastructure reasons (last: {exc}); the puzzles finished "
-                                "so far are kept") from exc
+                        breaker.fail(exc)
                         continue
-                    in_a_row = 0
+                    breaker.passed()
                     lines_db.put(key, line.as_dict())
                     lines_db.commit()
                 else:

@@ -99,7 +99,7 @@ def static_config(args: argparse.Namespace) -> StaticConfig:
         else VERSIONS[args.protocol]
     return StaticConfig(
         model=model_label(args), questions=args.questions, template=template,
-        split=args.split, filters=args.filter, limit=args.limit, seed=args.seed,
+        split=args.split, filters=tuple(args.filter), limit=args.limit, seed=args.seed,
         bootstrap=args.bootstrap, mcmc=args.mcmc, game_fit=args.game_fit, out=args.out,
         cache=args.cache, no_cache=args.no_cache, concurrency=args.concurrency,
         breaker=args.breaker, cluster=cluster_of(args), stockfish=args.stockfish,

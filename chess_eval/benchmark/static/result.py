@@ -54,6 +54,16 @@ class StaticResult:
         """JSON form (items as dicts)."""
         return asdict(self)
 
+    def why_incomplete(self) -> str | None:
+        """Why the result is incomplete and how to complete it (None: complete)."""
+        if self.stopped:
+            return f"{self.stopped}: {self.asked} questions answered"
+        if not self.complete:
+            return (f"incomplete: {self.infra} of {self.asked} questions failed for "
+                    "infrastructure reasons; the result is marked incomplete and left off the "
+                    "leaderboard; run the same command again to ask only those")
+        return None
+
     def write(self, path: Path) -> None:
         """The results JSON behind its header, written atomically."""
         write_result(path, Kind.STATIC, self.as_dict(),

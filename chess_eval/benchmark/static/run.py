@@ -18,8 +18,8 @@ from chess_eval.benchmark.core.header import Kind, file_name
 from chess_eval.benchmark.core.progress import Progress
 from chess_eval.benchmark.core.prompts import TEMPLATES
 from chess_eval.benchmark.core.results import run_name
-from chess_eval.benchmark.core.run import Run
-from chess_eval.benchmark.core.runner import CircuitOpen, Outcome, ask_all, trace_record
+from chess_eval.benchmark.core.run import CircuitOpen, Run, finish
+from chess_eval.benchmark.core.runner import Outcome, ask_all, trace_record
 from chess_eval.benchmark.core.scoring import (
     Item,
     aggregate,
@@ -39,6 +39,7 @@ from chess_eval.benchmark.players.player import (
     ModelPlayer,
     Player,
     budget_of,
+    budget_stop,
     make_player,
 )
 from chess_eval.benchmark.players.protocols import PGN_MAX_TOKENS, GameProtocol
@@ -49,7 +50,6 @@ from chess_eval.benchmark.static.report import markdown_report, summary_table
 from chess_eval.benchmark.static.result import StaticResult
 from chess_eval.cluster import ClusterSettings
 from chess_eval.errors import ConfigError
-from chess_eval.exits import Exit
 from chess_eval.files import atomic_write, ensure_writable_dir, sha256_file
 from chess_eval.kvstore import JsonStore
 
@@ -64,7 +64,7 @@ class StaticConfig:
     questions: Path  # the test set
     template: str  # prompt template, name@version
     split: str  # public, private or all
-    filters: list[str]  # KEY=VALUE filters on question fields
+    filters: tuple[str, ...]  # KEY=VALUE filters on question fields
     limit: int | None  # a seeded sample of this many questions
     seed: int  # seed of the sample, the random player, bootstrap and MCMC
     bootstrap: int  # bootstrap replicates of every interval
@@ -96,7 +96,8 @@ def static_questions(config: StaticConfig) -> list[Question]:
             log.info("blind: %d questions without the game's moves (puzzles) are left out",
                      len(questions) - len(kept))
         questions = kept
-    questions = select(questions, config.split, config.filters, config.limit, config.seed)
+    questions = select(questions, config.split, list(config.filters), config.limit,
+                       config.seed)
     if not questions:
         raise ConfigError("no question matches --split/--filter" + (
             " among game positions (blind asks only those)"
@@ -122,49 +123,33 @@ def run_static(config: StaticConfig, chat: ModelConfig | None,
     keyed = {k: v for k, v in settings.items() if k != "base_url"}
     name = run_name(file_name(Kind.STATIC, f"{config.model}__{config.template}__{config.split}"),
                     [player.id, keyed, digest])
-    budget = budget_of(player)
-    with Run(config.out, [(name, "", budget)]) as run:
-        try:
-            # One process at a time asks this player's questions on its cache (two runs
-            # that differ only in which questions, --limit, would buy their shared ones twice).
-            run.claim(config.cache_path, f"answers {player.id}",
-                      f"a run asking {player.id}")
-            items, replies, halted = _ask(config, player, questions, name, run)
-        finally:
-            player.close()
+    with Run(config.out, [(name, "", budget_of(player))]) as run:
+        run.owns(player)
+        # One process at a time asks this player's questions on its cache (two runs that
+        # differ only in which questions, --limit, would buy their shared ones twice).
+        run.claim(config.cache_path, f"answers {player.id}", f"a run asking {player.id}")
+        items, replies, halted = _ask(config, player, questions, name, run)
         result = _result(config, player.id, settings, digest, items,
                          {q.id: q for q in questions})
         # Stopped on budget only when it left questions unanswered.
-        stopped = halted or (budget.note() if budget is not None and budget.exhausted and (
-            len(items) < len(questions) or result.infra) else None)
-        usage = cost.summary(replies, config.price)
-        result = replace(result, usage=usage, stopped=stopped,
+        stopped = halted or (budget_stop(player) if len(items) < len(questions)
+                             or result.infra else None)
+        result = replace(result, usage=cost.summary(replies, config.price), stopped=stopped,
                          complete=result.complete and stopped is None)
-        result.write(config.out / f"{name}.json")
+        paths = [config.out / f"{name}.json", config.out / f"{name}.md",
+                 config.out / "traces" / f"{name}.jsonl"]
+        result.write(paths[0])
         report = result.as_dict()
-        with atomic_write(config.out / f"{name}.md") as handle:
+        with atomic_write(paths[1]) as handle:
             handle.write(markdown_report(report))
         print(summary_table(report))
-        books: list[Path] = []
-        run.report(books)
-    books_text = f" and books/{name}.jsonl" if books else ""
-    print(f"wrote {config.out / (name + '.json')}, {name}.md, traces/{name}.jsonl{books_text}")
-    if result.stopped:
-        log.error("%s: %d of %d questions answered", result.stopped, len(items),
-                  len(questions))
-        return Exit.INCOMPLETE
-    if not result.complete:
-        log.error("incomplete: %d of %d questions failed for infrastructure reasons; the "
-                  "result is marked incomplete and left off the leaderboard; run the same "
-                  "command again to ask only those", result.infra, result.asked)
-        return Exit.INCOMPLETE
-    return 0
+    return finish(run, result, paths)
 
 
 def _settings(config: StaticConfig, chat: ModelConfig | None) -> dict[str, Any]:
     """Everything that changes the answers or the selection (recorded and in the name)."""
     settings: dict[str, Any] = {"prompt": config.template, "split": config.split,
-                                "filters": config.filters, "limit": config.limit,
+                                "filters": list(config.filters), "limit": config.limit,
                                 "seed": config.seed}
     if config.protocol != GameProtocol.FEN:  # absent from names made before protocols
         settings["protocol"] = str(config.protocol)
@@ -263,7 +248,7 @@ def _result(config: StaticConfig, player_id: str, settings: dict[str, Any], dige
     return StaticResult(
         model=config.model, player=player_id,
         prompt=settings["prompt"], questions=str(config.questions), questions_sha256=digest,
-        split=config.split, filters=config.filters, limit=config.limit, seed=config.seed,
+        split=config.split, filters=list(config.filters), limit=config.limit, seed=config.seed,
         settings=settings, complete=infra == 0, n=scored_count(items), asked=len(items),
         legal_rate=value("legal_rate"), acpl=value("acpl"), accuracy=value("accuracy"),
         best_move_rate=value("best_move_rate"),

@@ -18,10 +18,16 @@ from chess_eval.benchmark.core.cli import (
 from chess_eval.benchmark.core.data import questions_path
 from chess_eval.benchmark.core.header import Kind, file_name
 from chess_eval.benchmark.core.results import run_name
-from chess_eval.benchmark.core.run import Run
+from chess_eval.benchmark.core.run import Run, finish
 from chess_eval.benchmark.core.runner import BREAKER
 from chess_eval.benchmark.model.interface import DEFAULT_MAX_TOKENS, ModelConfig
-from chess_eval.benchmark.players.player import Player, budget_of, is_baseline, make_player
+from chess_eval.benchmark.players.player import (
+    Player,
+    budget_of,
+    budget_stop,
+    is_baseline,
+    make_player,
+)
 from chess_eval.benchmark.question.questions import Question, load_questions, select
 from chess_eval.benchmark.worldmodel.prompts import CHOOSE_TEMPLATE, LIST_TEMPLATE, MOVE_TEMPLATE
 from chess_eval.benchmark.worldmodel.result import WorldModelResult
@@ -33,7 +39,6 @@ from chess_eval.cli import (
     cluster_of,
     positive_int,
 )
-from chess_eval.exits import Exit
 from chess_eval.files import (
     ensure_writable_dir,
     sha256_file,
@@ -166,30 +171,18 @@ def worldmodel_command(args: argparse.Namespace, player: Player | None = None,
     """Ask the three tests, score them, write JSON, report and figure; the exit status.
     `player` and `answers_`: a run read back (an Inspect log's), nothing asked."""
     setup = worldmodel_setup(args, player)
-    budget = budget_of(setup.base)  # shared by the model at every temperature
-    with Run(args.out, [(setup.name, "", budget)]) as run:
-        try:
-            if answers_ is None:
-                # One process at a time asks this player's prompts on its cache (two runs
-                # that differ only in --limit would buy their shared prompts twice).
-                store = args.cache or args.out / "cache.db"
-                run.claim(store, f"answers {setup.base.id}", f"a run asking {setup.base.id}")
-                answers_ = ask_tests(setup.at, setup.questions, run.store(store, "answers"),
-                                     setup.config, run.gate)
-        finally:
-            setup.close()
-        stopped = budget.note() if budget is not None and budget.exhausted and \
-            answers_.infra else None
+    # One ledger: the budget is shared by the model at every temperature.
+    with Run(args.out, [(setup.name, "", budget_of(setup.base))]) as run:
+        run.owns(setup)
+        if answers_ is None:
+            # One process at a time asks this player's prompts on its cache (two runs
+            # that differ only in --limit would buy their shared prompts twice).
+            store = args.cache or args.out / "cache.db"
+            run.claim(store, f"answers {setup.base.id}", f"a run asking {setup.base.id}")
+            answers_ = ask_tests(setup.at, setup.questions, run.store(store, "answers"),
+                                 setup.config, run.gate)
+        stopped = budget_stop(setup.base) if answers_.infra else None
         result, paths = write_wm(args.out, setup.name, replace(
             worldmodel_result(args, setup, answers_), stopped=stopped))
         print(wm_summary(result.as_dict()))
-        run.report(paths)
-    print("wrote " + ", ".join(str(p) for p in paths))
-    if result.stopped:
-        log.error("%s: the requests it left are asked by the same command", result.stopped)
-        return Exit.INCOMPLETE
-    if not result.complete:
-        log.error("incomplete: %d requests failed for infrastructure reasons; run the same "
-                  "command again to ask only those", result.infra)
-        return Exit.INCOMPLETE
-    return 0
+    return finish(run, result, paths)

@@ -31,3 +31,12 @@ class WorldModelResult:
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
         return asdict(self)
+
+    def why_incomplete(self) -> str | None:
+        """Why the result is incomplete and how to complete it (None: complete)."""
+        if self.stopped:
+            return f"{self.stopped}: the requests it left are asked by the same command"
+        if not self.complete:
+            return (f"incomplete: {self.infra} requests failed for infrastructure reasons; "
+                    "run the same command again to ask only those")
+        return None
