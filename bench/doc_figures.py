@@ -442,7 +442,7 @@ def crosswalk_block(root: Path = ROOT) -> str:
         width_rows,
     )
     from chess_eval.benchmark.arena.ladder import reference_ladder
-    from chess_eval.benchmark.core.human import load_crosswalks
+    from chess_eval.benchmark.human.crosswalk import load_crosswalks
 
     walks = load_crosswalks(root / HUMAN, reference_ladder(root / LADDER171_DIR / "ladder.csv"))
     lines = ["| time control | bot (net) | game Elo here (sd: own, ladder's) | Lichess rating "
@@ -784,7 +784,7 @@ MAIA_FIGURE = "docs/maia_readings.png"
 MAIA_INPUTS = (f"{HUMAN}/maia_players.csv",)
 CROSSWALK_INPUTS = (f"{HUMAN}/maia_players.csv", f"{HUMAN}/lichess_anchors.csv",
                     f"{LADDER171_DIR}/ladder.csv", f"{LADDER171_DIR}/ladder_cov.csv",
-                    "chess_eval/benchmark/core/human.py")
+                    "chess_eval/benchmark/human/crosswalk.py")
 SCREENSHOTS = ("docs/site.png", "docs/report.png")
 # What a screenshot of the demo's site shows is made from these: a change to one changes it.
 DEMO_INPUTS = ("questions.csv", f"{LADDER_DIR}/ladder.csv", f"{LADDER_DIR}/ladder_cov.csv",
@@ -871,7 +871,7 @@ def crosswalk_figure(path: Path, root: Path = ROOT) -> None:
 
     from bench.maia_players import read_rows
     from chess_eval.benchmark.arena.ladder import reference_ladder
-    from chess_eval.benchmark.core.human import load_crosswalks
+    from chess_eval.benchmark.human.crosswalk import load_crosswalks
     from chess_eval.figures import save_figure
 
     walks = load_crosswalks(root / HUMAN, reference_ladder(root / LADDER171_DIR / "ladder.csv"))

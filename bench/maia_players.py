@@ -49,16 +49,11 @@ from bench.validation_players import (
 from chess_eval.benchmark.arena.ladder import reference_ladder
 from chess_eval.benchmark.core.data import REFERENCE_LADDER, ladder_label, ladder_path
 from chess_eval.benchmark.core.header import Kind, file_name
-from chess_eval.benchmark.core.human import (
-    HUMAN_DIR,
-    READINGS_FILE,
-    SLOPE_PRIOR,
-    Crosswalk,
-    Reading,
-    load_crosswalks,
-)
 from chess_eval.benchmark.core.results import slug
 from chess_eval.benchmark.core.server import SERVED
+from chess_eval.benchmark.human.anchors import HUMAN_DIR, READINGS_FILE
+from chess_eval.benchmark.human.crosswalk import SLOPE_PRIOR, Crosswalk, load_crosswalks
+from chess_eval.benchmark.human.reading import Reading
 from chess_eval.benchmark.players.maia import NETS
 from chess_eval.cli import run_cli
 from chess_eval.files import atomic_write, sha256_file

@@ -15,7 +15,6 @@ from chess_eval.benchmark.arena.game import cp_losses, pgn, rule_of, side_usage
 from chess_eval.benchmark.arena.ladder import Ladder, reference_ladder
 from chess_eval.benchmark.arena.versions import ladder_version_text
 from chess_eval.benchmark.core.header import Kind, write_result
-from chess_eval.benchmark.core.human import committed_block, human_text
 from chess_eval.benchmark.core.scoring import truncation_hint
 from chess_eval.benchmark.core.turns import Condition
 from chess_eval.benchmark.games.figures import figures
@@ -30,6 +29,7 @@ from chess_eval.benchmark.games.sampler import (
     limited_by_ladder,
     posterior,
 )
+from chess_eval.benchmark.human.block import committed_block, human_text
 from chess_eval.benchmark.model import cost
 from chess_eval.benchmark.model.cost import Price
 from chess_eval.benchmark.question.answers import FAILED_ANSWERS, Category
