@@ -36,7 +36,8 @@ SLOPES = np.linspace(0.0, 3.0, 601)  # the grid the slope's posterior is compute
 LEVEL_LO, LEVEL_HI = 0.05, 0.95  # the two-sided 90% interval's ends
 BOUND_LO, BOUND_HI = 0.10, 0.90  # the one-sided 90% bounds: at least, at most
 KEEP = 1e-12  # a slope whose posterior weight is below this share of the largest is dropped
-BISECTIONS = 34  # halvings of a quantile's bracket: finer than a thousandth of an Elo
+STEPS = 60  # at most this many steps to a quantile (Newton's take a few)
+TOLERANCE = 1e-9  # a quantile is found when its level is met to this
 
 
 class Reference(Protocol):
@@ -63,19 +64,34 @@ class Prediction:
 def mixture_quantiles(means: np.ndarray, sds: np.ndarray, weights: np.ndarray,
                       levels: np.ndarray) -> np.ndarray:
     """The quantiles at `levels` (L) of R mixtures of normals (means, sds: R x S; weights:
-    S, summing to 1), R x L, by bisection between the components' own quantiles (the
-    mixture's lies between the lowest and the highest of them)."""
+    S, summing to 1), R x L: Newton's steps from the moment-matched normal, kept inside a
+    bracket that starts between the components' own quantiles (the mixture's lies between
+    the lowest and the highest of them) and halved where a step would leave it."""
     levels = np.asarray(levels, float)
     z = special.ndtri(levels)
     own = means[:, None, :] + z[None, :, None] * sds[:, None, :]
     lo, hi = own.min(axis=-1), own.max(axis=-1)
-    for _ in range(BISECTIONS):
-        mid = (lo + hi) / 2
-        cdf = (weights * special.ndtr((mid[..., None] - means[:, None, :])
-                                      / sds[:, None, :])).sum(axis=-1)
-        below = cdf < levels
-        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
-    return np.asarray((lo + hi) / 2, float)
+    mean = means @ weights
+    sd = np.sqrt((sds ** 2 + means ** 2) @ weights - mean ** 2)
+    x = np.clip(mean[:, None] + z[None, :] * sd[:, None], lo, hi)
+    inverse = 1 / sds[:, None, :]
+    for _ in range(STEPS):
+        u = (x[..., None] - means[:, None, :]) * inverse
+        miss = (weights * special.ndtr(u)).sum(axis=-1) - levels
+        if np.abs(miss).max() < TOLERANCE:
+            break
+        density = (weights * inverse * np.exp(-u ** 2 / 2)).sum(axis=-1) / math.sqrt(2 * math.pi)
+        lo, hi = np.where(miss < 0, x, lo), np.where(miss < 0, hi, x)
+        step = x - miss / np.maximum(density, 1e-300)
+        x = np.where((step > lo) & (step < hi), step, (lo + hi) / 2)
+    return np.asarray(x, float)
+
+
+def mixture_cdf(means: np.ndarray, sds: np.ndarray, weights: np.ndarray,
+                points: np.ndarray) -> np.ndarray:
+    """The CDFs of R mixtures of normals (means, sds: R x S; weights: S) at points (R x K)."""
+    u = (np.asarray(points, float)[..., None] - means[:, None, :]) / sds[:, None, :]
+    return np.asarray((weights * special.ndtr(u)).sum(axis=-1), float)
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,6 +113,12 @@ class Predictive:
         found = mixture_quantiles(self.means[None, :], np.sqrt(self.variances)[None, :],
                                   self.weights, np.array(levels))
         return tuple(float(q) for q in found[0])
+
+    def cdf(self, points: tuple[float, ...]) -> tuple[float, ...]:
+        """The chance that the rating is at most each of `points`."""
+        found = mixture_cdf(self.means[None, :], np.sqrt(self.variances)[None, :],
+                            self.weights, np.array([points]))
+        return tuple(float(f) for f in found[0])
 
     def prediction(self) -> Prediction:
         """Its median and 90% interval."""

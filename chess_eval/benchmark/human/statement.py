@@ -56,17 +56,24 @@ class Kind(StrEnum):
 RATING_KINDS = (Kind.AT_MOST, Kind.FIGURE, Kind.AT_LEAST)  # those that say a rating, in order
 
 
-def kinds(q: np.ndarray, low: float, high: float) -> np.ndarray:
-    """The kind of statement for predictive quantiles q (... x 5, at LEVELS) between the
-    anchors' ratings [low, high]."""
-    q05, q10, q50, q90, q95 = np.moveaxis(np.asarray(q, float), -1, 0)
-    figure = (q05 >= low) & (q95 <= high)
-    most, least = (low <= q90) & (q90 <= high), (low <= q10) & (q10 <= high)
+def kinds(below: np.ndarray, low: float, high: float) -> np.ndarray:
+    """The kind of statement from the predictive's CDF at the anchors' lowest rating, their
+    middle and their highest (below: ... x 3), which decide it exactly: a figure where the
+    5th percentile is at least `low` and the 95th at most `high`, and so on."""
+    at_low, at_mid, at_high = np.moveaxis(np.asarray(below, float), -1, 0)
+    figure = (at_low <= LEVEL_LO) & (at_high >= LEVEL_HI)
+    most = (at_low <= BOUND_HI) & (at_high >= BOUND_HI)  # the 90th between the ratings
+    least = (at_low <= BOUND_LO) & (at_high >= BOUND_LO)  # the 10th
     # The side whose tail leaves the ratings; both out, the side of their middle.
-    lower_side = (q05 < low) & ((q95 <= high) | (q50 < (low + high) / 2))
+    lower_side = (at_low > LEVEL_LO) & ((at_high >= LEVEL_HI) | (at_mid > 0.5))
     return np.select(
         [figure, most & (lower_side | ~least), least],
         [Kind.FIGURE.value, Kind.AT_MOST.value, Kind.AT_LEAST.value], Kind.SCORE.value)
+
+
+def deciding(low: float, high: float) -> tuple[float, float, float]:
+    """The ratings at which the predictive's CDF decides the kind (kinds)."""
+    return low, (low + high) / 2, high
 
 
 def figure_ends(q: np.ndarray, low: float, high: float) -> tuple[np.ndarray, ...]:
@@ -165,8 +172,9 @@ def state(walk: Crosswalk, elo: dict[str, Any],
     if side is not None:  # every game lost (won): the score is a bound too, and all there is
         fields, said = _against(walk, run, walk.nearest(run.mean), side)
         return block | fields | {"text": said}
-    q = np.array(walk.predictive(run).quantiles(LEVELS))
-    kind = Kind(str(kinds(q, low, high)))
+    predictive = walk.predictive(run)
+    kind = Kind(str(kinds(np.array(predictive.cdf(deciding(low, high))), low, high)))
+    q = np.array(predictive.quantiles(LEVELS))
     block["kind"] = kind.value
     if kind == Kind.FIGURE:
         mid, lo, hi = (int(v) for v in figure_ends(q, low, high))
