@@ -294,13 +294,17 @@ def human_markdown(block: dict[str, Any] | None) -> list[str]:
         return []
     scale = "" if block["scale"] == "reference" else f" ({block['scale']})"
     lines = ["", f"What it means to a chess player{scale}: the Maia nets that play on Lichess "
-             "as bots anchor the reference scale to their ratings, only between their readings; "
-             "outside them, the expected score against the nearest (docs/games-and-ladder.md).",
-             "", "| time control | Lichess | anchors' readings (game Elo) | anchors | ratings |",
-             "|---|---|---|---|---|"]
+             "as bots anchor a line from the reference scale to their ratings; a figure only "
+             "where the line's whole 90% predictive interval lies between their ratings, else "
+             "a one-sided 90% bound, else the expected score against the nearest anchor "
+             "(docs/games-and-ladder.md).",
+             "", "| time control | Lichess | anchors' readings (game Elo) | their ratings | "
+             "anchors | basis |", "|---|---|---|---|---|---|"]
     for tc in block["time_controls"]:
+        ratings = tc.get("ratings") or ["-", "-"]
         lines.append(f"| {tc['time_control']} | {tc['text']} | {tc['band'][0]}-{tc['band'][1]} "
-                     f"| {', '.join(tc['anchors'])} | {tc.get('basis', tc['snapshot'])} |")
+                     f"| {ratings[0]}-{ratings[1]} | {', '.join(tc['anchors'])} | "
+                     f"{tc.get('basis', tc['snapshot'])} |")
     return lines
 
 
