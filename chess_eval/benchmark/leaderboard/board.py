@@ -336,8 +336,8 @@ def superseded(result: dict[str, Any]) -> str:
 
 
 def _blitz(block: dict[str, Any] | None) -> str:
-    """The blitz place, short: '~1,450 [1,420, 1,560]', 'at most ~1,550, scores ...',
-    'scores 2% [1%, 4%] against maia1 (...)', or '-' where there is none."""
+    """The blitz statement, short: '~1,450 [1,420, 1,560]', 'at most ~1,550 (90%); scores
+    ...', 'scores 2% [1%, 4%] against maia1 (...)', or '-' where there is none."""
     found = [tc for tc in (block or {}).get("time_controls", [])
              if tc["time_control"] == TimeControl.BLITZ]
     return found[0]["text"].replace("Lichess blitz ", "") if found else "-"
