@@ -108,11 +108,7 @@ def one_world(walk: Crosswalk, slope: float, rng: np.random.Generator,
     sds = np.array([h / Z90 for _, h in runs])
     truth = np.array([x for x, _ in runs])
     observed = truth + rng.standard_normal(len(runs)) * sds
-    predictives = [seen.predictive(Reading(float(r), float(s), 0.0))
-                   for r, s in zip(observed, sds, strict=True)]
-    means = np.array([p.means for p in predictives])
-    spread = np.sqrt(np.array([p.variances for p in predictives]))
-    weights = predictives[0].weights
+    means, spread, weights = seen.predictives(observed, sds)
     low, high = seen.ratings
     said = kinds(mixture_cdf(means, spread, weights,
                              np.tile(deciding(low, high), (len(runs), 1))), low, high)
@@ -124,6 +120,7 @@ def one_world(walk: Crosswalk, slope: float, rng: np.random.Generator,
     _, lo, hi = figure_ends(q, low, high)
     most, least = bound_values(q, low, high)
     rating = intercept + slope * truth  # each run's true Lichess rating
+    score_lo, score_hi, true_score = scores(walk, seen, observed, sds, truth)
     out = []
     for i, (x, h) in enumerate(runs):
         kind = Kind(str(said[i]))
@@ -138,14 +135,22 @@ def one_world(walk: Crosswalk, slope: float, rng: np.random.Generator,
             out.append({"reading": x, "half_width": h, "kind": kind,
                         "covered": bool(rating[i] <= value if kind == Kind.AT_MOST
                                         else rating[i] >= value)})
-        run = Reading(float(observed[i]), float(sds[i]), 0.0)
-        anchor = seen.nearest(run.mean)
-        _, s_lo, s_hi = seen.expected_score(run, anchor)
-        true_anchor = next(a for a in walk.anchors if a.bot == anchor.bot)
-        score = float(btd.expected_score(x - true_anchor.reading, walk.nu))
         out.append({"reading": x, "half_width": h, "kind": Kind.SCORE,
-                    "covered": bool(s_lo <= score <= s_hi)})
+                    "covered": bool(score_lo[i] <= true_score[i] <= score_hi[i])})
     return out
+
+
+def scores(walk: Crosswalk, seen: Crosswalk, observed: np.ndarray, sds: np.ndarray,
+           truth: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each run's score interval against the anchor nearest its observed reading (as
+    Crosswalk.expected_score gives it, the run's error its own), and the true score."""
+    lo, hi, true = (np.empty(len(observed)) for _ in range(3))
+    for i, r in enumerate(observed):
+        anchor = seen.nearest(float(r))
+        _, lo[i], hi[i] = seen.expected_score(Reading(float(r), float(sds[i]), 0.0), anchor)
+        true_anchor = next(a for a in walk.anchors if a.bot == anchor.bot)
+        true[i] = float(btd.expected_score(truth[i] - true_anchor.reading, walk.nu))
+    return lo, hi, true
 
 
 def coverage(walk: Crosswalk, reps: int, seed: int,

@@ -32,7 +32,8 @@ from chess_eval.benchmark.stats import btd
 from chess_eval.benchmark.stats.btd import Z90
 
 SLOPE_PRIOR = (1.0, 0.5)  # the slope's prior, Lichess Elo per Elo here: mean and sd
-SLOPES = np.linspace(0.0, 3.0, 601)  # the grid the slope's posterior is computed on (b >= 0)
+SLOPES = np.linspace(0.0, 3.0, 151)  # the grid the slope's posterior is computed on (b >= 0;
+# every 0.02: twenty points to its sd, the sums over it as good as the finer grid's)
 LEVEL_LO, LEVEL_HI = 0.05, 0.95  # the two-sided 90% interval's ends
 BOUND_LO, BOUND_HI = 0.10, 0.90  # the one-sided 90% bounds: at least, at most
 KEEP = 1e-12  # a slope whose posterior weight is below this share of the largest is dropped
@@ -233,6 +234,19 @@ class Crosswalk:
                      + (1 - pk.sum(axis=1)) ** 2 / f.total[keep])
         w = f.weights[keep]
         return Predictive(b, w / w.sum(), means, np.maximum(variances, 1e-9))
+
+    def predictives(self, means: np.ndarray,
+                    sds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Many readings' predictives at once, each reading's error its own (none shared
+        with the anchors: `predictive` with no weights): the components' means and sds (R x
+        S) and their weights (S)."""
+        f = self.fit
+        keep = f.weights > KEEP * f.weights.max()
+        b = f.slopes[keep]
+        mixed = b[None, :] * np.asarray(means, float)[:, None] + f.intercept[keep][None, :]
+        variances = (b[None, :] * np.asarray(sds, float)[:, None]) ** 2 + 1 / f.total[keep]
+        w = f.weights[keep]
+        return mixed, np.sqrt(variances), w / w.sum()
 
     def predict(self, run: Reading | float, sd: float | None = None) -> Prediction:
         """The Lichess rating of a reading (or of `run` +- `sd`, its error independent):
