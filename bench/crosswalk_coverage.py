@@ -1,20 +1,25 @@
 """The crosswalk's statements checked by simulation: the coverage of each kind per time control.
 
 Each repetition draws a world the fit could be wrong about: the slope from its prior (1, sd
-0.5, on the grid's 0-3), the anchors' ratings from that line plus the human side's spread (the
-sd the fit assumes), and the anchors' readings from their true values (the committed ones)
-plus their errors drawn together (their own parts and the ladder's, through the reference
-ladder's covariance). The intercept is set so the line passes through the anchors' middle
-(the fit's intercept is flat, so any other value moves every statement with it). It then
-fits the line as the product does, and reads a run of every true reading on a grid (0 to
-3,000) at every half-width (30 to 150, the game Elo's 90%; its error its own), its observed
-reading drawn from that error, through the product's statement rules (human.statement): a
-figure covers when the run's true Lichess rating (the line at its true reading) lies in its
-shown interval, a bound when on its side, a score against an anchor when the expected score
-of the true readings lies in its interval (every score shown: alone, or beside a bound).
-Goals: 87-93% for every kind in every time control, at every half-width; no figure or bound
-past an anchor's rating; a statement for every reading. With --write the cells go to
-bench/data/crosswalk_coverage.csv, which the docs' table reads.
+0.5, on the grid's 0-3), the anchors' ratings from that line plus the human side's spread
+(the sd the fit assumes), and the anchors' readings from their true values (the committed
+ones) plus their errors drawn together (their own parts and the ladder's, through the
+reference ladder's covariance). The intercept is set so the line passes through the anchors'
+middle (the fit's intercept is flat, so any other value moves every statement with it). It
+then fits the line as the product does, and reads a run of every true reading on a grid (0
+to 3,000) at every half-width (30 to 150, the game Elo's 90%; its error its own), its
+observed reading drawn from that error, through the product's statement rules
+(human.statement): a figure covers when the run's true Lichess rating (the line at its true
+reading) lies in its shown interval, a bound when on its side, a score against an anchor
+when the expected score of the true readings lies in its interval (every score shown: alone,
+or beside a bound). Coverage is pooled over the grid with each reading weighted by its share
+of the line (true readings spread evenly, as the fit's flat prior on a reading has them): at
+one true reading it is not the goal, since the kind is chosen from the data (a bound on the
+side away from where the run's reading happened to err, a figure near an anchor's reading
+mostly when the data pulled it inward). Goals: 87-93% for every kind in every time control,
+at every half-width; no figure or bound past an anchor's rating; a statement for every
+reading. With --write the cells go to bench/data/crosswalk_coverage.csv, which the docs'
+table reads.
 """
 
 from __future__ import annotations
@@ -56,7 +61,10 @@ from chess_eval.files import write_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "bench" / "data" / "crosswalk_coverage.csv"  # --write's default
-READINGS = tuple(float(x) for x in range(0, 3001, 100))  # the runs' true readings
+# The runs' true readings: every 100 from 0 to 3,000, and every 10 across the anchors'
+# (2,239-2,349) and a little beyond, where the figures and bounds are.
+READINGS = tuple(sorted({float(x) for x in range(0, 3001, 100)}
+                        | {float(x) for x in range(2150, 2451, 10)}))
 HALF_WIDTHS = (30.0, 50.0, 70.0, 90.0, 110.0, 130.0, 150.0)  # their game Elos' 90% half-widths
 GOAL = (0.87, 0.93)  # every kind's coverage
 FIELDS = ["time_control", "reading", "half_width", "kind", "statements", "covered",
@@ -169,6 +177,14 @@ def coverage(walk: Crosswalk, reps: int, seed: int,
             for (x, h, k), (n, c) in sorted(counts.items())]
 
 
+def spacing(readings: Iterable[float] = READINGS) -> dict[float, float]:
+    """Each grid reading's share of the line (half the gap to each neighbour): the grid
+    stands for true readings spread evenly, as the fit's flat prior on a reading has them."""
+    xs = sorted(set(readings))
+    return {x: ((xs[min(i + 1, len(xs) - 1)] - xs[max(i - 1, 0)]) / 2)
+            for i, x in enumerate(xs)}
+
+
 def pooled(cells: Iterable[Cell], by: tuple[str, ...]) -> dict[tuple[Any, ...], tuple[int, int]]:
     """Statements and covered, summed over the cells sharing the fields `by`."""
     found: dict[tuple[Any, ...], list[int]] = {}
@@ -178,6 +194,18 @@ def pooled(cells: Iterable[Cell], by: tuple[str, ...]) -> dict[tuple[Any, ...], 
         got[0] += c.statements
         got[1] += c.covered
     return {k: (n, m) for k, (n, m) in found.items()}
+
+
+def even(cells: Iterable[Cell], by: tuple[str, ...]) -> dict[tuple[Any, ...], float]:
+    """Coverage over the cells sharing the fields `by`, each reading weighted by its share
+    of the line (true readings spread evenly, not as the grid is dense near the anchors)."""
+    share = spacing()
+    found: dict[tuple[Any, ...], list[float]] = {}
+    for c in cells:
+        got = found.setdefault(tuple(getattr(c, f) for f in by), [0.0, 0.0])
+        got[0] += share[c.reading] * c.statements
+        got[1] += share[c.reading] * c.covered
+    return {k: m / n for k, (n, m) in found.items() if n}
 
 
 def rows_of(cells: Iterable[Cell], reps: int, seed: int) -> list[dict[str, Any]]:
@@ -198,21 +226,25 @@ def read_table(path: Path = TABLE) -> list[Cell]:
 
 
 def summary(cells: list[Cell]) -> list[dict[str, Any]]:
-    """Per time control and kind: statements, coverage, and the lowest and highest coverage
-    over the half-widths."""
-    whole = pooled(cells, ("time_control", "kind"))
-    by_width = pooled(cells, ("time_control", "kind", "half_width"))
+    """Per time control and kind: statements, coverage (true readings spread evenly), and
+    the lowest and highest coverage over the half-widths (those with 200 statements or
+    more)."""
+    made = pooled(cells, ("time_control", "kind"))
+    whole = even(cells, ("time_control", "kind"))
+    counts = pooled(cells, ("time_control", "kind", "half_width"))
+    by_width = even(cells, ("time_control", "kind", "half_width"))
     out = []
     for tc in TimeControl:
         for kind in Kind:
-            if (tc.value, kind) not in whole:
+            if (tc.value, kind) not in made:
                 continue
-            n, m = whole[(tc.value, kind)]
-            widths = [m2 / n2 for (t, k, _), (n2, m2) in by_width.items()
-                      if t == tc.value and k == kind and n2 >= 200]
-            out.append({"time_control": tc.value, "kind": kind.value, "statements": n,
-                        "coverage": m / n, "lowest": min(widths, default=m / n),
-                        "highest": max(widths, default=m / n)})
+            widths = [v for key, v in by_width.items()
+                      if key[:2] == (tc.value, kind) and counts[key][0] >= 200]
+            value = whole[(tc.value, kind)]
+            out.append({"time_control": tc.value, "kind": kind.value,
+                        "statements": made[(tc.value, kind)][0], "coverage": value,
+                        "lowest": min(widths, default=value),
+                        "highest": max(widths, default=value)})
     return out
 
 

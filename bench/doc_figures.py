@@ -560,10 +560,11 @@ def crosswalk_coverage_block(root: Path = ROOT) -> str:
     rows = summary(cells)
     reps = _table_reps(root)
     lines = [f"{reps} drawn worlds per time control, each reading {READINGS[0]:,.0f}-"
-             f"{READINGS[-1]:,.0f} (every {READINGS[1] - READINGS[0]:.0f}) at each half-width "
+             f"{READINGS[-1]:,.0f} (every 100, and every 10 from 2,150 to 2,450: "
+             f"{len(READINGS)} readings) at each half-width "
              f"{HALF_WIDTHS[0]:.0f}-{HALF_WIDTHS[-1]:.0f} (every "
              f"{HALF_WIDTHS[1] - HALF_WIDTHS[0]:.0f}); goal {GOAL[0]:.0%}-{GOAL[1]:.0%}:", "",
-             "| time control | kind | statements | coverage | over the half-widths (200 or "
+             "| time control | kind | statements | coverage (readings evenly) | over the half-widths (200 or "
              "more statements each) |", "|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['time_control']} | {r['kind'].replace('_', ' ')} | "

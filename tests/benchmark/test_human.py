@@ -133,7 +133,7 @@ def test_a_grid_of_readings_is_monotone_never_past_an_anchor_and_always_said(
             assert place["text"] and "not placed" not in place["text"]
             ends = implied(place)
             if ends is not None:
-                # Up to the rounding (a figure to the nearest 10, a bound outward to 10).
+                # Up to the rounding (a figure to the nearest 10, a bound to the nearest 10).
                 assert ends[0] >= last[0] - 10 and ends[1] >= last[1] - 10, (mean, place)
                 last = (max(last[0], ends[0]), max(last[1], ends[1]))
                 assert RATING_KINDS.index(Kind(place["kind"])) >= rank, (mean, place)
