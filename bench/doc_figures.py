@@ -564,8 +564,8 @@ def crosswalk_coverage_block(root: Path = ROOT) -> str:
              f"{len(READINGS)} readings) at each half-width "
              f"{HALF_WIDTHS[0]:.0f}-{HALF_WIDTHS[-1]:.0f} (every "
              f"{HALF_WIDTHS[1] - HALF_WIDTHS[0]:.0f}); goal {GOAL[0]:.0%}-{GOAL[1]:.0%}:", "",
-             "| time control | kind | statements | coverage (readings evenly) | over the half-widths (200 or "
-             "more statements each) |", "|---|---|---|---|---|"]
+             "| time control | kind | statements | coverage (readings evenly) | over the "
+             "half-widths (200 or more statements each) |", "|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['time_control']} | {r['kind'].replace('_', ' ')} | "
                      f"{r['statements']:,} | {r['coverage']:.1%} | {r['lowest']:.1%}-"
