@@ -36,7 +36,8 @@ def test_every_kind_covers_87_to_93_percent_in_every_time_control() -> None:
         (tc.value, k.value) for tc in TimeControl for k in Kind}
     for r in rows:
         if (r["time_control"], r["kind"]) not in SHORT:
-            assert GOAL[0] <= r["lowest"] <= r["coverage"] <= r["highest"] <= GOAL[1], r
+            assert GOAL[0] <= r["coverage"] <= GOAL[1], r
+            assert GOAL[0] <= r["lowest"] <= r["highest"] <= GOAL[1], r
 
 
 @pytest.mark.xfail(strict=True, reason="rapid figures cover about 85%: a known gap (docs)")
