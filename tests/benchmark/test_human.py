@@ -346,7 +346,7 @@ def _result(out: Path, player: str) -> dict[str, object]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def test_every_place_shows_the_placement(played: Path, stockfish: str,
+def test_every_place_shows_the_statement(played: Path, stockfish: str,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     for player, where in PLAYERS.items():
         result = _result(played, player)
