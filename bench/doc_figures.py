@@ -433,6 +433,7 @@ def maia_block(root: Path = ROOT) -> str:
 def crosswalk_block(root: Path = ROOT) -> str:
     """The anchors, the band each time control covers, and the four checks."""
     from bench.maia_players import (
+        CARRIED,
         band_order,
         leave_one_anchor_out,
         read_rows,
@@ -442,7 +443,7 @@ def crosswalk_block(root: Path = ROOT) -> str:
         width_rows,
     )
     from chess_eval.benchmark.arena.ladder import reference_ladder
-    from chess_eval.benchmark.core.human import load_crosswalks
+    from chess_eval.benchmark.human.crosswalk import load_crosswalks
 
     walks = load_crosswalks(root / HUMAN, reference_ladder(root / LADDER171_DIR / "ladder.csv"))
     lines = ["| time control | bot (net) | game Elo here (sd: own, ladder's) | Lichess rating "
@@ -454,13 +455,21 @@ def crosswalk_block(root: Path = ROOT) -> str:
                          f"({m.sd:.0f}: {m.own_sd:.0f}, {m.ladder_sd:.0f}) | {a.rating:.0f} "
                          f"({a.human_sd:.0f}) | {a.date} | "
                          f"{'quoted, no RD' if a.quoted else 'profile, RD'} |")
-    lines += ["", "The slope (Lichess Elo per Elo here), its prior and its posterior:", "",
-              "| time control | anchors | prior (mean, sd) | posterior median | 90% |",
-              "|---|---|---|---|---|"]
+    lines += ["", "The slope (Lichess Elo per Elo here): its prior, what the anchors alone say "
+              "(a flat prior), its posterior, the data's share of the posterior's precision, "
+              "and what it would take for the data to carry it (the anchors alone knowing it "
+              f"to +-{CARRIED}, four times the prior's precision):", "",
+              "| time control | anchors | prior (mean, sd) | anchors alone (mean, sd) | "
+              "posterior (mean, sd) | median [90%] | the data's share | sd with no game "
+              "error | anchors at this spread | or three spread over |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for w, x in zip(walks, slope_rows(root / HUMAN), strict=True):
         lines.append(f"| {x['time_control']} | {len(w.anchors)} | {x['prior'][0]:.1f}, "
-                     f"{x['prior'][1]:.1f} | {x['median']:.2f} | [{x['lo']:.2f}, "
-                     f"{x['hi']:.2f}] |")
+                     f"{x['prior'][1]:.1f} | {x['alone'][0]:.2f}, {x['alone'][1]:.2f} | "
+                     f"{x['mean']:.2f}, {x['sd']:.2f} | {x['median']:.2f} [{x['lo']:.2f}, "
+                     f"{x['hi']:.2f}] | {x['share']:.0%} | {x['no_game_error']:.2f} | "
+                     f"{x['anchors_needed']} | {x['span_needed']:,.0f} Elo (now "
+                     f"{x['span']:,.0f}) |")
     lines += ["", "The 90% width of the figure at the middle of the anchors' readings, for a "
               "run rated like the middle anchor (its games, its rungs):", "",
               "| time control | reading (sd) | before: noise added to the readings | errors in "
@@ -500,6 +509,79 @@ def crosswalk_block(root: Path = ROOT) -> str:
             f"{sum(x['inside'] for x in held)} of {len(held)} readings inside the interval "
             "the fit predicts from the static test (table above).")
     return "\n".join([*lines, "", *textwrap.wrap(text, 95)])
+
+
+def crosswalk_statements_block(root: Path = ROOT) -> str:
+    """What runs of a few kinds are told on each time control (human.statement), and what a
+    figure would take at the anchors' middle."""
+    from chess_eval.benchmark.arena.ladder import reference_ladder
+    from chess_eval.benchmark.human.crosswalk import load_crosswalks
+    from chess_eval.benchmark.human.statement import narrowest, state
+
+    walks = load_crosswalks(root / HUMAN, reference_ladder(root / LADDER171_DIR / "ladder.csv"))
+    middle = walks[0].anchors[1]
+    shared = {"sd": middle.measured.ladder_sd, "weights": list(middle.measured.weights)}
+    mid = round(sum(walks[0].band) / 2)
+    runs = (("the random mover", 0, 30, 40, None),
+            ("a 1,268 player", 1268, 60, 100, None),
+            ("maia-1700, served (107 games)", 2302, 70, 107, shared),
+            ("at the anchors' middle, play's default +-70", mid, 70, 100, shared),
+            ("at the anchors' middle, +-40", mid, 40, 300, shared),
+            ("a strong engine", 2800, 50, 100, None))
+    lines = ["| run | game Elo (90%) | " + " | ".join(f"Lichess {w.time_control}"
+                                                    for w in walks) + " |",
+             "|---|---|" + "---|" * len(walks)]
+    for label, mean, half, games, ladder in runs:
+        elo = {"mean": mean, "lo": mean - half, "hi": mean + half, "kind": "interval",
+               "n": games}
+        cells = []
+        for w in walks:
+            place = state(w, elo, ladder)
+            cells.append("-" if place is None else place["text"].replace(
+                f"Lichess {w.time_control} ", ""))
+        lines.append(f"| {label} | {mean:,} +-{half} | " + " | ".join(cells) + " |")
+    lines += ["", "The narrowest 90% interval each time control gives (a reading with no "
+              "error at the anchors' middle), against the anchors' ratings:", "",
+              "| time control | anchors' ratings | apart | narrowest 90% interval | a figure "
+              "possible |", "|---|---|---|---|---|"]
+    for w in walks:
+        low, high = w.ratings
+        width = narrowest(w)
+        lines.append(f"| {w.time_control} | {low:,.0f}-{high:,.0f} | {high - low:,.0f} | "
+                     f"{width:,.0f} | {'yes' if width < high - low else 'never'} |")
+    return "\n".join(lines)
+
+
+def crosswalk_coverage_block(root: Path = ROOT) -> str:
+    """Each kind of statement's coverage per time control (bench/crosswalk_coverage.py)."""
+    from bench.crosswalk_coverage import GOAL, HALF_WIDTHS, READINGS, read_table, summary
+
+    cells = read_table(root / "bench" / "data" / "crosswalk_coverage.csv")
+    rows = summary(cells)
+    reps = _table_reps(root)
+    lines = [f"{reps} drawn worlds per time control, each reading {READINGS[0]:,.0f}-"
+             f"{READINGS[-1]:,.0f} (every 100, and every 10 from 2,150 to 2,450: "
+             f"{len(READINGS)} readings) at each half-width "
+             f"{HALF_WIDTHS[0]:.0f}-{HALF_WIDTHS[-1]:.0f} (every "
+             f"{HALF_WIDTHS[1] - HALF_WIDTHS[0]:.0f}); goal {GOAL[0]:.0%}-{GOAL[1]:.0%}:", "",
+             "| time control | kind | statements | coverage (readings evenly) | over the "
+             "half-widths (200 or more statements each) |", "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['time_control']} | {r['kind'].replace('_', ' ')} | "
+                     f"{r['statements']:,} | {r['coverage']:.1%} | {r['lowest']:.1%}-"
+                     f"{r['highest']:.1%} |")
+    low = min(r["lowest"] for r in rows)
+    high = max(r["highest"] for r in rows)
+    lines += ["", f"Every kind, every time control and half-width: {low:.1%}-{high:.1%}."]
+    return "\n".join(lines)
+
+
+def _table_reps(root: Path) -> int:
+    """The drawn worlds the committed coverage table rests on."""
+    import csv
+
+    with (root / "bench" / "data" / "crosswalk_coverage.csv").open(encoding="utf-8") as f:
+        return int(next(csv.DictReader(f))["reps"])
 
 
 def protocol_examples_block() -> str:
@@ -749,6 +831,8 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "ladder171": ("docs/games-and-ladder.md", ladder171_block),
     "maia": ("docs/games-and-ladder.md", maia_block),
     "crosswalk": ("docs/games-and-ladder.md", crosswalk_block),
+    "crosswalkstatements": ("docs/games-and-ladder.md", crosswalk_statements_block),
+    "crosswalkcoverage": ("docs/games-and-ladder.md", crosswalk_coverage_block),
     "testset": ("docs/test-set.md", testset_block),
     "testset_leaves": ("docs/test-set.md", testset_leaves_block),
     "testset_sources": ("docs/test-set.md", testset_sources_block),
@@ -784,7 +868,7 @@ MAIA_FIGURE = "docs/maia_readings.png"
 MAIA_INPUTS = (f"{HUMAN}/maia_players.csv",)
 CROSSWALK_INPUTS = (f"{HUMAN}/maia_players.csv", f"{HUMAN}/lichess_anchors.csv",
                     f"{LADDER171_DIR}/ladder.csv", f"{LADDER171_DIR}/ladder_cov.csv",
-                    "chess_eval/benchmark/core/human.py")
+                    "chess_eval/benchmark/human/crosswalk.py")
 SCREENSHOTS = ("docs/site.png", "docs/report.png")
 # What a screenshot of the demo's site shows is made from these: a change to one changes it.
 DEMO_INPUTS = ("questions.csv", f"{LADDER_DIR}/ladder.csv", f"{LADDER_DIR}/ladder_cov.csv",
@@ -871,7 +955,7 @@ def crosswalk_figure(path: Path, root: Path = ROOT) -> None:
 
     from bench.maia_players import read_rows
     from chess_eval.benchmark.arena.ladder import reference_ladder
-    from chess_eval.benchmark.core.human import load_crosswalks
+    from chess_eval.benchmark.human.crosswalk import load_crosswalks
     from chess_eval.figures import save_figure
 
     walks = load_crosswalks(root / HUMAN, reference_ladder(root / LADDER171_DIR / "ladder.csv"))

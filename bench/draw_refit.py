@@ -49,8 +49,8 @@ from chess_eval.benchmark.core.data import (
     REFERENCE_LADDER,
     ladder_label,
 )
-from chess_eval.benchmark.core.human import HUMAN_DIR, READINGS_FILE
 from chess_eval.benchmark.games.sampler import PRIOR
+from chess_eval.benchmark.human.anchors import HUMAN_DIR, READINGS_FILE
 from chess_eval.benchmark.ladders import held_out
 from chess_eval.benchmark.ladders.calibration import Usable, fit, read_games, usable
 from chess_eval.benchmark.ladders.ladder_prior import RUNG_GRID, SHIFT_GRID, LadderPrior, prior_from

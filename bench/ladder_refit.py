@@ -24,7 +24,7 @@ from bench import ladder_coverage
 from chess_eval.benchmark.arena.ladder import load_ladder
 from chess_eval.benchmark.arena.versions import version_of
 from chess_eval.benchmark.core.data import REFERENCE_LADDER
-from chess_eval.benchmark.core.human import HUMAN_DIR, READINGS_FILE
+from chess_eval.benchmark.human.anchors import HUMAN_DIR, READINGS_FILE
 from chess_eval.benchmark.ladders import design
 from chess_eval.benchmark.stats.btd import Z90
 from chess_eval.cli import run_cli

@@ -49,16 +49,11 @@ from bench.validation_players import (
 from chess_eval.benchmark.arena.ladder import reference_ladder
 from chess_eval.benchmark.core.data import REFERENCE_LADDER, ladder_label, ladder_path
 from chess_eval.benchmark.core.header import Kind, file_name
-from chess_eval.benchmark.core.human import (
-    HUMAN_DIR,
-    READINGS_FILE,
-    SLOPE_PRIOR,
-    Crosswalk,
-    Reading,
-    load_crosswalks,
-)
 from chess_eval.benchmark.core.results import slug
 from chess_eval.benchmark.core.server import SERVED
+from chess_eval.benchmark.human.anchors import HUMAN_DIR, READINGS_FILE
+from chess_eval.benchmark.human.crosswalk import SLOPE_PRIOR, Crosswalk, load_crosswalks
+from chess_eval.benchmark.human.reading import Reading
 from chess_eval.benchmark.players.maia import NETS
 from chess_eval.cli import run_cli
 from chess_eval.files import atomic_write, sha256_file
@@ -257,16 +252,71 @@ def leave_one_anchor_out(root: Path = HUMAN_DIR) -> list[dict[str, Any]]:
     return found
 
 
+CARRIED = 0.25  # the data carry the slope when they alone know it to this sd (half the
+# prior's: four times the prior's precision, 80% of the posterior's)
+SPAN_GAMES = 200  # the games per anchor the "what it would take" rows assume (the anchors'
+
+
+# own)
+
+
+def _moments(grid: np.ndarray, weights: np.ndarray) -> tuple[float, float]:
+    mean = float(grid @ weights)
+    return mean, float(np.sqrt(((grid - mean) ** 2) @ weights))
+
+
+def data_sd(walk: Crosswalk) -> float:
+    """What the anchors alone say of the slope: its sd (a flat prior on the grid)."""
+    return _moments(*walk.slope_likelihood())[1]
+
+
+def _spread_anchors(walk: Crosswalk, span: float, slope: float) -> Crosswalk:
+    """Three anchors over `span` Elo of readings about the middle of walk's, each read from
+    SPAN_GAMES games (the own error of the anchors' as one over the games; the ladder's
+    part theirs, independent), rated on the line of `slope` through the anchors' middle."""
+    x0 = sum(walk.band) / 2
+    y0 = float(np.mean([a.rating for a in walk.anchors]))
+    model = walk.anchors[0]
+    games = model.measured.games or SPAN_GAMES
+    own = model.measured.own_sd * np.sqrt(games / SPAN_GAMES)
+    anchors = tuple(replace(model, bot=f"a{i}", rating=y0 + slope * (x - x0),
+                            measured=Reading(float(x), float(own), model.measured.ladder_sd))
+                    for i, x in enumerate(np.linspace(x0 - span / 2, x0 + span / 2, 3)))
+    return replace(walk, anchors=anchors, cov=None)
+
+
+def span_needed(walk: Crosswalk, slope: float) -> float:
+    """The readings' span three such anchors need for the data to carry the slope."""
+    lo, hi = 10.0, 5000.0
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if data_sd(_spread_anchors(walk, mid, slope)) <= CARRIED else (mid, hi)
+    return hi
+
+
 def slope_rows(root: Path = HUMAN_DIR) -> list[dict[str, Any]]:
-    """Each time control's slope (Lichess Elo per Elo here): its prior and its posterior,
-    median and 90%."""
+    """Each time control's slope (Lichess Elo per Elo here): its prior, what the anchors
+    alone say (a flat prior), its posterior (median and 90%, mean and sd), the data's share
+    of the posterior's precision, and what it would take for the data to carry it: the sd
+    with no game error at all (more games at these readings), the anchors needed at these
+    readings' spread, and the span of readings three anchors need."""
     found = []
     mean, sd = SLOPE_PRIOR
     for walk in load_crosswalks(root, reference_ladder()):
         grid, weights = walk.slope_posterior()
         lo, mid, hi = np.interp([0.05, 0.5, 0.95], np.cumsum(weights), grid)
+        post_mean, post_sd = _moments(grid, weights)
+        alone_mean, alone_sd = _moments(*walk.slope_likelihood())
+        exact = replace(walk, anchors=tuple(
+            replace(a, measured=replace(a.measured, own_sd=0.0)) for a in walk.anchors))
+        floor = data_sd(exact)
         found.append({"time_control": walk.time_control.value, "prior": (mean, sd),
-                      "median": mid, "lo": lo, "hi": hi})
+                      "median": mid, "lo": lo, "hi": hi, "mean": post_mean, "sd": post_sd,
+                      "alone": (alone_mean, alone_sd),
+                      "share": 1 - post_sd ** 2 / sd ** 2, "no_game_error": floor,
+                      "anchors_needed": math.ceil(len(walk.anchors) * (alone_sd / CARRIED) ** 2),
+                      "span_needed": span_needed(walk, post_mean),
+                      "span": walk.band[1] - walk.band[0]})
     return found
 
 

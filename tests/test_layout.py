@@ -14,10 +14,11 @@ CORE, TESTSET, BENCHMARK = "core", "testset", "benchmark"
 # The benchmark's shared layers, lowest first, each importing only those before it: its
 # statistics (on numbers only), a question and its answer, the model layer, the players (and
 # the protocols a model player is asked by), the core every mode shares (which asks players
-# through models), and the arena where two sides play (games and ladders share it).
+# through models), the crosswalk to Lichess ratings (on the core's committed data), and the
+# arena where two sides play (games and ladders share it).
 SHARED_ORDER = ("benchmark.stats", "benchmark.question", "benchmark.model",
-                "benchmark.players", "benchmark.core", "benchmark.arena")
-STATS, QUESTION, MODEL, PLAYERS, SHARED, ARENA = SHARED_ORDER
+                "benchmark.players", "benchmark.core", "benchmark.human", "benchmark.arena")
+STATS, QUESTION, MODEL, PLAYERS, SHARED, HUMAN, ARENA = SHARED_ORDER
 SHARED_LAYERS = set(SHARED_ORDER)
 MODES = ("static", "games", "ladders", "puzzles", "worldmodel", "leaderboard", "compare",
          "match")

@@ -12,8 +12,8 @@ from bench import draw_refit
 from bench.ladder_coverage import read_table
 from chess_eval.benchmark.arena.ladder import Ladder, Rung, load_ladder, pairs
 from chess_eval.benchmark.core.data import MAP_PLAYERS, REFERENCE_LADDER
-from chess_eval.benchmark.core.human import HUMAN_DIR, READINGS_FILE
 from chess_eval.benchmark.games.sampler import PRIOR, SamplerConfig, posterior
+from chess_eval.benchmark.human.anchors import HUMAN_DIR, READINGS_FILE
 from chess_eval.benchmark.ladders.calibration import Usable
 from chess_eval.benchmark.stats import draws
 from chess_eval.files import sha256_file

@@ -117,7 +117,7 @@ def test_the_games_task_and_play_rate_the_player_within_their_intervals(
     # anchors: no figure, its expected score against the weakest anchor and that anchor's
     # rating, each named for what it is; Inspect drops a None).
     for tc in play["human"]["time_controls"]:
-        assert tc["placement"] == "below"
+        assert tc["kind"] == "score"
         shown = {k.removeprefix(f"lichess_{tc['time_control']}"): v for k, v in inspect.items()
                  if k.startswith(f"lichess_{tc['time_control']}")}
         assert set(shown) == {"_expected_score", "_expected_score_lo", "_expected_score_hi",

@@ -10,7 +10,7 @@ the committed move and classifies a failure -> scoring grades it with the core's
 aggregates with bootstrap intervals (chess_eval.benchmark.stats). In a game or a puzzle line,
 turns asks for one move with retries and feedback, through the same players, their protocols and
 parser. results names result files and reads the static runs' back; header, the results' common
-header; human, the Lichess crosswalk; server, baselines served over HTTP; cli, the options every
+header; server, baselines served over HTTP; cli, the options every
 subcommand shares; data, where the committed data lives (data/: the ladders, a folder each, the
 book, the fits) and the names it had before.
 """

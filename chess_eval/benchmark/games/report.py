@@ -16,7 +16,6 @@ from chess_eval.benchmark.arena.ladder import Ladder, reference_ladder
 from chess_eval.benchmark.arena.match import Played
 from chess_eval.benchmark.arena.versions import ladder_version_text
 from chess_eval.benchmark.core.header import Kind, write_result
-from chess_eval.benchmark.core.human import committed_block, human_text
 from chess_eval.benchmark.core.scoring import truncation_hint
 from chess_eval.benchmark.core.turns import Condition
 from chess_eval.benchmark.games.figures import figures
@@ -31,6 +30,7 @@ from chess_eval.benchmark.games.sampler import (
     limited_by_ladder,
     posterior,
 )
+from chess_eval.benchmark.human.block import committed_block, human_text
 from chess_eval.benchmark.model import cost
 from chess_eval.benchmark.model.cost import Price
 from chess_eval.benchmark.question.answers import FAILED_ANSWERS, Category
@@ -295,13 +295,17 @@ def human_markdown(block: dict[str, Any] | None) -> list[str]:
         return []
     scale = "" if block["scale"] == "reference" else f" ({block['scale']})"
     lines = ["", f"What it means to a chess player{scale}: the Maia nets that play on Lichess "
-             "as bots anchor the reference scale to their ratings, only between their readings; "
-             "outside them, the expected score against the nearest (docs/games-and-ladder.md).",
-             "", "| time control | Lichess | anchors' readings (game Elo) | anchors | ratings |",
-             "|---|---|---|---|---|"]
+             "as bots anchor a line from the reference scale to their ratings; a figure only "
+             "where the line's whole 90% predictive interval lies between their ratings, else "
+             "a one-sided 90% bound, else the expected score against the nearest anchor "
+             "(docs/games-and-ladder.md).",
+             "", "| time control | Lichess | anchors' readings (game Elo) | their ratings | "
+             "anchors | basis |", "|---|---|---|---|---|---|"]
     for tc in block["time_controls"]:
+        ratings = tc.get("ratings") or ["-", "-"]
         lines.append(f"| {tc['time_control']} | {tc['text']} | {tc['band'][0]}-{tc['band'][1]} "
-                     f"| {', '.join(tc['anchors'])} | {tc.get('basis', tc['snapshot'])} |")
+                     f"| {ratings[0]}-{ratings[1]} | {', '.join(tc['anchors'])} | "
+                     f"{tc.get('basis', tc['snapshot'])} |")
     return lines
 
 

@@ -30,7 +30,7 @@ class GamesResult:
     protocol: str = "fen"  # how the model was asked (model.protocols)
     stopped: str | None = None  # why the run stopped before its stop rule (--max-cost)
     # The standard game Elo on Lichess's scale per time control, where the crosswalk's anchors
-    # place it (core.human); None on a ladder outside the reference scale or with no anchors.
+    # place it (benchmark.human); None on a ladder outside the reference scale or with no anchors.
     human: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:

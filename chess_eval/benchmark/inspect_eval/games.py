@@ -33,12 +33,12 @@ from chess_eval.benchmark.arena.game import WHITE_SCORE, GameRecord, pgn
 from chess_eval.benchmark.arena.ladder import Ladder, load_ladder, reference_ladder
 from chess_eval.benchmark.arena.match import GameJob, Played, play_one
 from chess_eval.benchmark.core.data import QUESTIONS
-from chess_eval.benchmark.core.human import committed_block, human_metrics
 from chess_eval.benchmark.core.run import Run
 from chess_eval.benchmark.core.turns import Condition
 from chess_eval.benchmark.games import cli
 from chess_eval.benchmark.games.play import play
 from chess_eval.benchmark.games.report import condition_report
+from chess_eval.benchmark.human.block import committed_block, human_metrics
 from chess_eval.benchmark.inspect_eval.sample import (
     Driver,
     NoSample,
@@ -318,7 +318,7 @@ def games_of(scores: list[SampleScore], condition: str) -> list[Played]:
 def games_metrics(argv: list[str]) -> Metric:
     """elo, elo_lo, elo_hi (90%, the ladder's error included), games and forfeits by reason:
     `play`'s own estimate of the games in the scores; per time control TC what the Maia
-    anchors say of it (core.human.human_metrics): lichess_TC with _lo and _hi between the
+    anchors say of it (human.block.human_metrics): lichess_TC with _lo and _hi between the
     anchors, lichess_TC_at_most / _at_least across one, and lichess_TC_expected_score (with
     _lo, _hi and the anchor's lichess_TC_anchor_rating) against the nearest anchor outside."""
     def compute(scores: list[SampleScore]) -> Any:

@@ -5,7 +5,7 @@ lichess-bench's low-confidence dagger; markdown, SVG and PNG.
 Scales differ and are never mixed: game Elo is on the ladder's scale (zero at the random
 mover), puzzle Elo on Lichess's puzzle-rating scale, the human-move Elo on its own scale (the
 rating of the Lichess players whose moves in these positions lose as much: a move-quality
-scale, not a Lichess game rating; the one Lichess game figure is the crosswalk's, core.human).
+scale, not a Lichess game rating; the one Lichess game figure is the crosswalk's, benchmark.human).
 Each is ranked in its own table. Game Elos are ranked on the reference
 scale, the Stockfish 17.1 ladder's; a run on Stockfish 15.1's ladder is shown on it through
 the measured map (data/ladders/ladder_map.json), flagged "converted", its interval widened
@@ -34,17 +34,11 @@ from chess_eval.benchmark.arena.ladder_check import check_of, elo_difference_tex
 from chess_eval.benchmark.arena.versions import version_of
 from chess_eval.benchmark.core.data import LADDER_MAP
 from chess_eval.benchmark.core.header import Kind, read_result
-from chess_eval.benchmark.core.human import (
-    HUMAN_DIR,
-    Crosswalk,
-    TimeControl,
-    human_block,
-    human_metrics,
-    human_text,
-    load_crosswalks,
-)
 from chess_eval.benchmark.core.results import elo_text, load_results, result_files
 from chess_eval.benchmark.core.scoring import SUMMARY_METRICS, illegal_text, metric_digits
+from chess_eval.benchmark.human.anchors import HUMAN_DIR, TimeControl
+from chess_eval.benchmark.human.block import human_block, human_metrics, human_text
+from chess_eval.benchmark.human.crosswalk import Crosswalk, load_crosswalks
 from chess_eval.benchmark.leaderboard.paired import PairedPart, joint_draws, paired_part
 from chess_eval.benchmark.leaderboard.ranking import Rank, Shared, ranks, ranks_of_draws
 from chess_eval.benchmark.leaderboard.testsets import (
@@ -89,7 +83,7 @@ class Entry:
     protocol: str = "fen"  # how the model was asked (a model's protocols side by side)
     converted: bool = False  # a game Elo read on another ladder, shown through the map
     cost: float | None = None  # what the run cost (a play run: per game)
-    # A game Elo on Lichess's scale per time control, where the anchors place it (core.human).
+    # A game Elo on Lichess's scale per time control, where the anchors place it (benchmark.human).
     human: dict[str, Any] | None = None
 
 
@@ -342,8 +336,8 @@ def superseded(result: dict[str, Any]) -> str:
 
 
 def _blitz(block: dict[str, Any] | None) -> str:
-    """The blitz place, short: '~1,450 [1,420, 1,560]', 'at most ~1,550, scores ...',
-    'scores 2% [1%, 4%] against maia1 (...)', or '-' where there is none."""
+    """The blitz statement, short: '~1,450 [1,420, 1,560]', 'at most ~1,550 (90%); scores
+    ...', 'scores 2% [1%, 4%] against maia1 (...)', or '-' where there is none."""
     found = [tc for tc in (block or {}).get("time_controls", [])
              if tc["time_control"] == TimeControl.BLITZ]
     return found[0]["text"].replace("Lichess blitz ", "") if found else "-"

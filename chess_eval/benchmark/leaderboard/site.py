@@ -26,9 +26,10 @@ import markupsafe
 
 from chess_eval.benchmark.arena.ladder import reference_ladder
 from chess_eval.benchmark.arena.ladder_check import check_of, ladder_lines
-from chess_eval.benchmark.core.human import HUMAN_DIR, load_crosswalks
 from chess_eval.benchmark.core.results import elo_text
 from chess_eval.benchmark.core.scoring import illegal_text, metric_digits
+from chess_eval.benchmark.human.anchors import HUMAN_DIR
+from chess_eval.benchmark.human.crosswalk import load_crosswalks
 from chess_eval.benchmark.leaderboard.board import (
     DAGGER_RULE,
     EARLIER,
