@@ -13,6 +13,8 @@ One sub-package per mode over shared layers, lowest first:
   (runner), a player's move in a game position with retries (turns), per-answer scores and
   aggregates (scoring), progress bars, result files (results), the options every subcommand
   shares (cli).
+- human/: the Lichess crosswalk: a game Elo read as a Lichess rating per time control,
+  from the Maia nets' anchors (statements that cover, or the score against an anchor).
 - static/: `benchmark.py run`, one answer per question of questions.csv.
 - arena/: where two sides play: a game, a match of games, the ladder, the opening book.
 - games/: `benchmark.py play`, a model's full games against the engine ladder.
