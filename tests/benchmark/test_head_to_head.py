@@ -1,13 +1,14 @@
 """bench/head_to_head.py: the pairs in both orders, the committed table on the map's current
 readings, and the both-orders figures (pooled z, order effect, sign tests) by hand."""
 
+import csv
 from typing import Any
 
 import pytest
 
 from bench import head_to_head as h2h
 from chess_eval.benchmark.arena.ladder import load_ladder
-from chess_eval.benchmark.core.data import REFERENCE_LADDER
+from chess_eval.benchmark.core.data import MAP_PLAYERS, REFERENCE_LADDER
 from chess_eval.benchmark.stats.btd import Z90
 
 
@@ -93,9 +94,9 @@ def _pairs(n: int, score: float, order: float = 0.0) -> list[dict[str, str]]:
 
 @pytest.mark.parametrize(("score", "order", "said"), [
     (0.57, 0.0, ["the ladder predicts these matches", "no effect of being named first",
-                 "a finding about the two models"]),
+                 "a finding about those two"]),
     (0.67, 0.0, ["the ladder does not predict", "underpredicts decisive results",
-                 "no effect of being named first", "misses their match"]),
+                 "no effect of being named first", "would miss their match"]),
     (0.47, 0.0, ["overpredicts decisive results"]),
     (0.57, 0.15, ["the ladder predicts these matches", "named first gains by it"]),
 ])
@@ -114,3 +115,31 @@ def test_the_verdicts_follow_the_criterion(score: float, order: float,
 def test_rows_written_before_the_seed_column_are_the_first_order() -> None:
     assert h2h._row_key({"a": "p", "b": "q"}) == ("p", "q", 0)
     assert h2h._row_key({"a": "p", "b": "q", "seed": "20"}) == ("p", "q", 20)
+
+
+def test_one_pair_is_of_one_family_by_the_map_s_labels() -> None:
+    """What the docs say under the table: GNU Chess and Toga II are both Fruit's in the map,
+    every other pair two families."""
+    with MAP_PLAYERS.open(encoding="utf-8", newline="") as handle:
+        family = {r["player"]: r["family"] for r in csv.DictReader(handle)}
+    same = {frozenset((a, b)) for a, b, _ in h2h.PAIRS if family[a] == family[b]}
+    assert same == {frozenset(("gnuchess:depth=1,random=50", "toga2:depth=1,random=70"))}
+    assert family["gnuchess:depth=1,random=50"] == "fruit"
+
+
+def test_the_committed_table_s_figures_are_the_ones_the_docs_give() -> None:
+    """The seven pairs first played and their reversed order, all ten pairs in both orders."""
+    f = h2h.findings(h2h.read(h2h.TABLE))
+    assert (f["seven_rows"], f["seven_reversed_rows"]) == (7, 7)
+    assert f["pairs"] == len(h2h.FORWARD) + len(h2h.EXTRA)
+    assert f["rows"] == 2 * f["pairs"] == f["first_order_rows"] + f["reversed_order_rows"]
+    assert sum(b["pairs"] for b in f["bands"]) == f["pairs"]
+
+
+def test_pairs_off_both_ways_are_said_to_part_from_the_prediction() -> None:
+    """Pooled z near 0 but every pair far off, half each way: the chi-square's sentence."""
+    rows = [r | {"a": r["a"] + s, "b": r["b"] + s}
+            for s, score in (("+", 0.77), ("-", 0.37)) for r in _pairs(4, score)]
+    f = h2h.findings(rows)
+    assert abs(f["pooled"]) < 0.01 and f["chi2_p"] < 0.1
+    assert "in no one direction" in h2h.pairs_markdown(rows)
