@@ -54,6 +54,13 @@ def cache_key(player: Player, template: str, question: Question, prompt: str) ->
     return f"{player.id}|{template}|{question.id}|{digest}"
 
 
+def stored_answers(player: Player, template: str, render: Callable[[Question], str],
+                   questions: list[Question], cache: JsonStore) -> int:
+    """How many of `questions` have an answer in `cache` already, which ask_all reuses."""
+    return sum(cached_answer(cache, cache_key(player, template, q, render(q)), player)
+               is not None for q in questions)
+
+
 def ask_all(player: Player, template: str, render: Callable[[Question], str],
             questions: list[Question], cache: JsonStore, concurrency: int,
             breaker: int = BREAKER, cluster: ClusterSettings | None = None,
