@@ -103,7 +103,7 @@ class RandomPlayer:
     def answer(self, question: Question, prompt: str) -> Reply:
         rng = random.Random(f"{self.seed}:{question.id}")
         moves = sorted(m.uci() for m in question.board().legal_moves)
-        return Reply(text=rng.choice(moves))
+        return Reply.local(rng.choice(moves))
 
     def preflight(self) -> None:
         pass
@@ -188,7 +188,7 @@ class StockfishPlayer(EngineBacked):
     def answer_with(self, engine: Engine, question: Question, prompt: str) -> Reply:
         """The reply, from a given engine started from `engine_settings`."""
         move = engine.play(question.board(), chess.engine.Limit(nodes=self.nodes))
-        return Reply(text=move.uci())
+        return Reply.local(move.uci())
 
 
 def random_coin(seed: int, question: Question, percent: int) -> bool:
@@ -255,7 +255,7 @@ class FamilyPlayer(EngineBacked):
         if self.percent and random_coin(self.seed, question, self.percent):
             return RandomPlayer(seed=self.seed).answer(question, prompt)
         move = engine.play(question.board(), chess.engine.Limit(depth=self.depth))
-        return Reply(text=move.uci())
+        return Reply.local(move.uci())
 
 
 class SoftmaxPlayer(EngineBacked):
@@ -284,7 +284,7 @@ class SoftmaxPlayer(EngineBacked):
         weights = [math.exp((cp - best) / self.temp) for cp in cps]
         rng = random.Random(f"softmax:{self.seed}:{question.id}")
         [pick] = rng.choices(ranked, weights=weights)
-        return Reply(text=pick.move.uci())
+        return Reply.local(pick.move.uci())
 
 
 class MixPlayer:
@@ -342,7 +342,7 @@ class MaiaPlayer:
 
     def answer(self, question: Question, prompt: str) -> Reply:
         """The net's move in the question's position (with the game's moves when known)."""
-        return Reply(text=best_move(load_net(self.net), question.board()).uci())
+        return Reply.local(best_move(load_net(self.net), question.board()).uci())
 
     def preflight(self) -> None:
         load_net(self.net)  # a file that does not parse fails here, before the first move
