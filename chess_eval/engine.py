@@ -119,8 +119,10 @@ NPM_ENGINE_GLOB = "node_modules/stockfish/src/stockfish-*-single-*.js"
 NPM_STOCKFISH = "stockfish@17.1.0"  # package.json's pin (a test keeps the two alike)
 # Where a pip user, with no clone and no make, puts the same build: GET_ENGINE's command.
 USER_ENGINE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "chess_eval"
-GET_ENGINE = (f"'make engine' in a clone, or 'npm install --prefix ~/.cache/chess_eval "
-              f"{NPM_STOCKFISH}' (needs node) where chess-eval was installed with pip")
+# How to get that build, as a clause after "to get one, " (the docs' recipe: getting-started.md,
+# "As a package").
+GET_ENGINE = (f"run 'make engine' in a clone, or, after a pip install, 'npm install --prefix "
+              f"~/.cache/chess_eval {NPM_STOCKFISH}' (needs node)")
 
 
 def npm_engine(root: Path | None = None) -> str | None:
@@ -194,7 +196,7 @@ def find_stockfish(explicit: str | None = None, root: Path | None = None,
         return _preferred(found, prefer or "")
     raise EngineNotFoundError(
         "no Stockfish found; tried " + "; ".join(tried)
-        + f". Get Stockfish 17.1, the reference ladder's engine: {GET_ENGINE}; or pass"
+        + f". To get Stockfish 17.1, the reference ladder's engine, {GET_ENGINE}; or pass"
         " --stockfish PATH, set STOCKFISH_PATH, or put a stockfish on PATH."
     )
 
@@ -209,8 +211,8 @@ def _preferred(found: list[str], prefer: str) -> str:
         if name.startswith(prefer):
             log.info("Stockfish: %s (%s), a build the reference ladder serves", path, name)
             return path
-    log.warning("Stockfish: %s; no build of %s found (the reference ladder's engine): "
-                "%s installs one", found[0], prefer, GET_ENGINE)
+    log.warning("Stockfish: %s; no build of %s (the reference ladder's engine) found: to "
+                "get one, %s", found[0], prefer, GET_ENGINE)
     return found[0]
 
 

@@ -105,6 +105,20 @@ def test_an_engine_on_path_comes_before_debians_and_npms(
     assert find_stockfish(None) == stockfish
 
 
+def test_a_machine_without_the_reference_build_is_told_how_to_get_it_in_one_sentence(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stockfish: str,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Only another build found (Debian 12's 15.1): it is taken, and the one warning line
+    says which, then how to get 17.1, by the clone's command or a pip user's."""
+    _machine(tmp_path, monkeypatch, None, stockfish)
+    with caplog.at_level("WARNING", logger=engine_mod.log.name):
+        assert find_stockfish(None, root=tmp_path, prefer="Stockfish 17.1") == stockfish
+    assert caplog.messages == [
+        f"Stockfish: {stockfish}; no build of Stockfish 17.1 (the reference ladder's engine) "
+        "found: to get one, run 'make engine' in a clone, or, after a pip install, "
+        "'npm install --prefix ~/.cache/chess_eval stockfish@17.1.0' (needs node)"]
+
+
 def test_a_webassembly_build_without_node_is_a_clear_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wasm_stockfish: str) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))

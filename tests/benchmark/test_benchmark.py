@@ -190,6 +190,27 @@ def test_filters_limit_and_split(small_build: Path, tmp_path: Path) -> None:
     assert not {i["id"] for i in limited["items"]} & private
 
 
+def test_a_bare_name_not_a_baseline_is_refused_before_any_request(
+        small_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """A baseline misspelled without options (`randm`) is refused in one line, exit 2, with
+    the baselines and the nearest one, before a key is looked for or a request sent; a bare
+    name at an endpoint --base-url names (a local server's) is still a model."""
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    base = ["--questions", str(small_build / "questions.csv"), "--out", str(tmp_path),
+            "--limit", "5"]
+    for command in ([*base], ["run", *base], ["play", "--out", str(tmp_path)]):
+        assert benchmark.main([*command, "--model", "randm"]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1, err
+        assert "'randm' is not a known baseline (did you mean 'random'?)" in err, err
+        assert "random, stockfish, mix" in err and "API key" not in err, err
+    assert not list(tmp_path.glob("*.json"))
+    with ChatServer(script_for({r["prompt"]: "uci" for r in _questions(small_build)})) as server:
+        assert benchmark.main(["--model", "scripted", "--base-url", server.base_url,
+                               *base]) == 0
+        assert sum(server.calls.values()) > 1  # the preflight and the questions were asked
+
+
 def test_bad_options_are_clear_errors(small_build: Path, tmp_path: Path, capsys) -> None:
     base = ["--questions", str(small_build / "questions.csv"), "--out", str(tmp_path)]
     assert benchmark.main(["--model", "stockfish:elo=abc", *base]) == 2

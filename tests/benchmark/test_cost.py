@@ -167,3 +167,20 @@ def test_the_cost_line_asks_for_a_price_only_when_there_are_tokens_to_price(
     line = cost.text(usage)
     assert said in line
     assert ("--price" in line) == (usage["tokens"] != 0 and usage["cost"] is None)
+
+
+@pytest.mark.parametrize("baseline", ["random", "stockfish:nodes=1"])
+def test_a_baselines_answers_cost_exactly_nothing(baseline: str, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A baseline (random, an engine) buys no request: its result's cost is 0, not unknown,
+    and its summary says so, on the first run and on a rerun from the cache alike."""
+    argv = ["--model", baseline, "--questions", str(ROOT / "questions.csv"), "--limit", "4",
+            "--out", str(tmp_path)]
+    for _ in range(2):
+        assert benchmark.main(argv) == 0
+        out = capsys.readouterr().out
+        assert "cost $0 (no requests bought)" in out and "cost unknown" not in out, out
+        [result] = tmp_path.glob("static__*.json")
+        usage = json.loads(result.read_text())["usage"]
+        assert (usage["requests"], usage["cost"], usage["cost_source"]) == (
+            0, 0.0, "none bought")

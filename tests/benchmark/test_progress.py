@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -45,15 +46,27 @@ def test_a_run_that_stops_before_its_estimate_ends_on_a_line_with_its_own_total(
     assert lines == ["3/3 done (win 1, draw 0, loss 2, aborted 0), ETA 0s"]
 
 
-def test_a_resumed_run_says_how_much_it_found_done(tmp_path: Path,
-                                                   caplog: pytest.LogCaptureFixture) -> None:
-    """The same static run twice: the first buys every answer and says nothing of resuming;
-    the rerun finds them all stored and says so in one line."""
+def _ids(out: Path, skip: frozenset[Path] | set[Path] = frozenset()) -> set[str]:
+    """The question ids of the static run's result in `out` that is not in `skip`."""
+    [result] = set(out.glob("static__*.json")) - skip
+    return {item["id"] for item in json.loads(result.read_text())["items"]}
+
+
+def test_a_resumed_run_says_how_much_it_found_stored_before_its_progress(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A static run, then a larger one on the same --out: the first says nothing of resuming;
+    the rerun says first, before any progress line, how many of its answers were stored, and
+    the count is the questions the two share."""
     caplog.set_level(logging.INFO, logger="chess_eval.benchmark.core.progress")
-    argv = ["--model", "random", "--questions", str(ROOT / "questions.csv"), "--limit", "4",
-            "--out", str(tmp_path)]
-    assert benchmark.main(argv) == 0
-    assert not [r for r in caplog.records if "resumed" in r.getMessage()]
-    assert benchmark.main(argv) == 0
-    [line] = [r.getMessage() for r in caplog.records if "resumed" in r.getMessage()]
-    assert "4 of 4 done before and resumed from the store" in line
+    argv = ["--model", "random", "--questions", str(ROOT / "questions.csv"), "--out"]
+    assert benchmark.main([*argv, str(tmp_path), "--limit", "4"]) == 0
+    assert not [r for r in caplog.records if "resum" in r.getMessage()]
+    first, firsts = _ids(tmp_path), set(tmp_path.glob("static__*.json"))
+    caplog.clear()
+    assert benchmark.main([*argv, str(tmp_path), "--limit", "8"]) == 0
+    lines = [r.getMessage() for r in caplog.records]
+    shared = len(first & _ids(tmp_path, skip=firsts))
+    assert shared, "the two selections share no question"
+    assert lines[0] == f"resuming: {shared} of 8 answers already stored in {tmp_path}/cache.db"
+    assert [line for line in lines if "resum" in line] == lines[:1]
+    assert any(" done (" in line for line in lines[1:])  # the progress came after it

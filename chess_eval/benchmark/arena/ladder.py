@@ -338,8 +338,8 @@ def check_engine(path: Path, ladder: Ladder, engine: str, binary: str,
     others = ", ".join(f"{ladder_name(p)} ({ladder_engine(p)})" for p in ladders_in())
     raise DataError(
         f"{path} was measured with {ladder.engine}, but {problem}. Ladders here: "
-        f"{others or 'none'}. Point --stockfish at a build of one of them (Stockfish 17.1: "
-        f"{GET_ENGINE}), or calibrate a ladder for {engine} "
+        f"{others or 'none'}. Point --stockfish at a build of one of them (to get Stockfish "
+        f"17.1, {GET_ENGINE}), or calibrate a ladder for {engine} "
         f"('benchmark.py calibrate --add-games N --stockfish {binary}' writes "
         f"{mine.relative_to(ROOT)})")
 

@@ -20,7 +20,7 @@ from chess_eval.benchmark.model.http_backend import (
     parse_extra,
 )
 from chess_eval.benchmark.model.interface import DEFAULT_MAX_TOKENS, ModelConfig
-from chess_eval.benchmark.players.player import BASELINE_SPECS, misspelled_baseline
+from chess_eval.benchmark.players.player import BASELINE_SPECS, unknown_baseline
 from chess_eval.benchmark.players.protocols import GameProtocol
 from chess_eval.cli import (
     add_stockfish_arg,
@@ -157,7 +157,7 @@ def add_breaker_arg(p: argparse.ArgumentParser, what: str, default: int) -> None
 
 def model_config(args: argparse.Namespace) -> ModelConfig:
     """Where and how to ask the model --model names."""
-    if (why := misspelled_baseline(args.model)) is not None:
+    if (why := unknown_baseline(args.model, args.base_url)) is not None:
         raise ConfigError(why)
     base_url, key, source = connection_for(args.model, args.base_url, args.api_key_env,
                                            dict(os.environ))

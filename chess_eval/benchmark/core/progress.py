@@ -24,7 +24,12 @@ class Progress:
     among the kinds counts as the second); cached outcomes count as done, not in the ETA."""
 
     def __init__(self, total: int, desc: str, every_s: float = LOG_EVERY_S,
-                 kinds: tuple[str, ...] = ANSWER_KINDS, unit: str = "q") -> None:
+                 kinds: tuple[str, ...] = ANSWER_KINDS, unit: str = "q", stored: int = 0,
+                 where: str = "") -> None:
+        # A rerun's resume is said first, before the bar (`stored` answers found in `where`).
+        self.announced = bool(stored)
+        if stored:
+            log.info("resuming: %d of %d answers already stored in %s", stored, total, where)
         self.total = total
         self.kinds = kinds
         self.counts: Counter[str] = Counter()
@@ -89,9 +94,9 @@ class Progress:
 
     def close(self) -> None:
         """Close the bar; say how much of the work an earlier invocation had done (a rerun
-        after Ctrl-C resumes, and should say so)."""
+        after Ctrl-C resumes, and should say so), unless the run said it at the start."""
         self.bar.close()
         stored = self.done - self.asked
-        if stored:
+        if stored and not self.announced:
             log.info("%s: %d of %d done before and resumed from the store (not asked again)",
                      self.desc, stored, self.done)

@@ -18,7 +18,7 @@ import logging
 import queue
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from chess_eval.benchmark.core.run import Breaker
@@ -54,6 +54,19 @@ def cache_key(player: Player, template: str, question: Question, prompt: str) ->
     return f"{player.id}|{template}|{question.id}|{digest}"
 
 
+def _stored(hit: dict[str, Any], player: Player) -> Reply:
+    """A cached reply; a baseline's took no request, whichever version stored it."""
+    reply = Reply.stored(hit)
+    return reply if budget_of(player) is not None else replace(reply, attempts=0)
+
+
+def stored_answers(player: Player, template: str, render: Callable[[Question], str],
+                   questions: list[Question], cache: JsonStore) -> int:
+    """How many of `questions` have an answer in `cache` already, which ask_all reuses."""
+    return sum(cached_answer(cache, cache_key(player, template, q, render(q)), player)
+               is not None for q in questions)
+
+
 def ask_all(player: Player, template: str, render: Callable[[Question], str],
             questions: list[Question], cache: JsonStore, concurrency: int,
             breaker: int = BREAKER, cluster: ClusterSettings | None = None,
@@ -68,7 +81,7 @@ def ask_all(player: Player, template: str, render: Callable[[Question], str],
         prompt = render(question)
         hit = cached_answer(cache, cache_key(player, template, question, prompt), player)
         if hit is not None:
-            yield Outcome(question, prompt, Reply.stored(hit), None, cached=True)
+            yield Outcome(question, prompt, _stored(hit, player), None, cached=True)
         else:
             todo.append((question, prompt))
     if not todo:

@@ -366,7 +366,7 @@ def session_summary(result: dict[str, Any]) -> str:
     tax = result["taxonomy"]
     lines.append(f"  answers {tax['attempts']}, illegal " + ", ".join(
         f"{c} {tax.get(c, 0)}" for c in FAILED_ANSWERS))
-    if result["usage"].get("requests"):
+    if cost.shown(result["usage"]):
         lines.append(f"  cost: {cost.text(result['usage'])}")
     if human := human_text(result.get("human")):
         lines.append(f"  human scale: {human}")

@@ -257,7 +257,7 @@ def _run_page(kind: str, result: dict[str, Any], results: Path,
     page: dict[str, Any] = {"kind": kind, "r": result, "games": [],
                             "settings_text": json.dumps(result.get("settings", {}), indent=1,
                                                         sort_keys=True),
-                            "cost_text": cost.text(usage) if usage.get("requests") else ""}
+                            "cost_text": cost.text(usage) if cost.shown(usage) else ""}
     if kind == "static":
         page["r"] = {**page["r"], "illegal_text": illegal_text(result["world_model"])}
         page["strata"] = strata(result, STRATA_W)

@@ -25,6 +25,11 @@ def _prefix(spec: str) -> str:
     return next((p for p in FACTORIES if spec.startswith(p)), "")
 
 
+def has_prefix(spec: str) -> bool:
+    """Whether --model SPEC names a registered backend by its prefix (inspect:...)."""
+    return bool(_prefix(spec))
+
+
 def backend_for(spec: str, config: ModelConfig) -> Backend:
     """The backend that asks --model SPEC."""
     prefix = _prefix(spec)

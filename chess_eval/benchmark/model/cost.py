@@ -56,6 +56,9 @@ def cost_of(reported: float | None, prompt_tokens: int | None, completion_tokens
     return None, None
 
 
+NONE_BOUGHT = "none bought"  # the cost source of answers that took no request
+
+
 def summary(answers: Iterable[Mapping[str, Any]], price: Price | None, moves: int | None = None,
             games: int | None = None) -> dict[str, Any]:
     """Tokens, requests and cost summed over answers (trace rows or replies), and per move and
@@ -66,7 +69,9 @@ def summary(answers: Iterable[Mapping[str, Any]], price: Price | None, moves: in
             for k in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
     # A trace row counts the requests it took: 0 for a tools answer after the first of one
     # reply (that reply's request and cost are on the first); a reply is one request.
-    took = [1 if a.get("requests") is None else int(a["requests"]) for a in rows]
+    # A reply is one request, unless computed here (a baseline's, attempts 0: none).
+    took = [(0 if a.get("attempts") == 0 else 1) if a.get("requests") is None
+            else int(a["requests"]) for a in rows]
     requests = sum(took)
     # A trace row counts its tool calls; a reply lists them.
     calls = sum(len(c) if isinstance(c := a.get("tool_calls"), list) else int(c or 0)
@@ -76,6 +81,8 @@ def summary(answers: Iterable[Mapping[str, Any]], price: Price | None, moves: in
     known = [c for c, _ in costs if c is not None]
     sources = sorted({s for _, s in costs if s is not None})
     cost = sum(known) if known else None
+    if rows and requests == 0:  # nothing bought: exactly free (a baseline's answers)
+        cost, sources = 0.0, [NONE_BOUGHT]
     out: dict[str, Any] = {
         "answers": len(rows), "requests": requests, "tool_calls": calls, **sums,
         "tokens": sums["prompt_tokens"] + sums["completion_tokens"],
@@ -293,9 +300,17 @@ class PlayerBudget(Budget):
         return self.shared.note()
 
 
+def shown(u: dict[str, Any] | None) -> bool:
+    """Whether a usage summary gets a cost line: requests were bought, or none was (a
+    baseline's answers, exactly free)."""
+    return bool(u and (u.get("requests") or u.get("cost_source") == NONE_BOUGHT))
+
+
 def text(u: dict[str, Any]) -> str:
     """Tokens, requests and money in a line: in all, per answer, per move and per game."""
-    if u.get("cost") is not None:
+    if u.get("cost_source") == NONE_BOUGHT:
+        money = "cost $0 (no requests bought)"
+    elif u.get("cost") is not None:
         money = f"{u['cost']:.4f} ({u.get('cost_source')})"
     elif u.get("tokens"):
         money = "cost unknown (no usage.cost reported; give --price IN,OUT)"

@@ -148,6 +148,11 @@ class Reply:
     unreadable: int = 0  # completed replies that could not be read (charged, asked again)
 
     @classmethod
+    def local(cls, text: str) -> Reply:
+        """An answer computed here (a baseline's): no request sent, so nothing bought."""
+        return cls(text=text, attempts=0)
+
+    @classmethod
     def stored(cls, data: dict[str, Any]) -> Reply:
         """A reply as the answer cache stored it, by this version or another (fields it does
         not know are left out, fields it lacks take their defaults)."""

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import chess
 import chess.engine
 
-from chess_eval.benchmark.model.backends import backend_for
+from chess_eval.benchmark.model.backends import backend_for, has_prefix
 from chess_eval.benchmark.model.cost import Budget
 from chess_eval.benchmark.model.http_backend import HttpBackend
 from chess_eval.benchmark.model.interface import Model, ModelConfig, Reply, Request
@@ -103,7 +103,7 @@ class RandomPlayer:
     def answer(self, question: Question, prompt: str) -> Reply:
         rng = random.Random(f"{self.seed}:{question.id}")
         moves = sorted(m.uci() for m in question.board().legal_moves)
-        return Reply(text=rng.choice(moves))
+        return Reply.local(rng.choice(moves))
 
     def preflight(self) -> None:
         pass
@@ -188,7 +188,7 @@ class StockfishPlayer(EngineBacked):
     def answer_with(self, engine: Engine, question: Question, prompt: str) -> Reply:
         """The reply, from a given engine started from `engine_settings`."""
         move = engine.play(question.board(), chess.engine.Limit(nodes=self.nodes))
-        return Reply(text=move.uci())
+        return Reply.local(move.uci())
 
 
 def random_coin(seed: int, question: Question, percent: int) -> bool:
@@ -255,7 +255,7 @@ class FamilyPlayer(EngineBacked):
         if self.percent and random_coin(self.seed, question, self.percent):
             return RandomPlayer(seed=self.seed).answer(question, prompt)
         move = engine.play(question.board(), chess.engine.Limit(depth=self.depth))
-        return Reply(text=move.uci())
+        return Reply.local(move.uci())
 
 
 class SoftmaxPlayer(EngineBacked):
@@ -284,7 +284,7 @@ class SoftmaxPlayer(EngineBacked):
         weights = [math.exp((cp - best) / self.temp) for cp in cps]
         rng = random.Random(f"softmax:{self.seed}:{question.id}")
         [pick] = rng.choices(ranked, weights=weights)
-        return Reply(text=pick.move.uci())
+        return Reply.local(pick.move.uci())
 
 
 class MixPlayer:
@@ -342,7 +342,7 @@ class MaiaPlayer:
 
     def answer(self, question: Question, prompt: str) -> Reply:
         """The net's move in the question's position (with the game's moves when known)."""
-        return Reply(text=best_move(load_net(self.net), question.board()).uci())
+        return Reply.local(best_move(load_net(self.net), question.board()).uci())
 
     def preflight(self) -> None:
         load_net(self.net)  # a file that does not parse fails here, before the first move
@@ -526,17 +526,23 @@ def is_baseline(spec: str) -> bool:
     return spec.split(":")[0] in BASELINES
 
 
-def misspelled_baseline(spec: str) -> str | None:
-    """Why `spec` reads as a baseline's name misspelled (a name without a provider and with
-    key=value options, as only baselines take), else None: such a spec is never sent to an
-    endpoint as a model's name."""
+def unknown_baseline(spec: str, base_url: str | None) -> str | None:
+    """Why --model `spec` is refused before any request, else None. The rule: a baseline's
+    name, a provider/model (or a backend's prefix, inspect:...) is taken; a name with
+    key=value options, as only baselines take, is refused; so is any other name without a
+    provider unless --base-url names the endpoint (a local server's `llama3`): the default
+    endpoint, OpenRouter, names every model provider/model."""
     name, _, rest = spec.partition(":")
-    if is_baseline(spec) or "/" in spec or "=" not in rest:
+    if is_baseline(spec) or "/" in spec or has_prefix(spec):
+        return None
+    if "=" not in rest and base_url is not None:
         return None
     near = difflib.get_close_matches(name, BASELINES, n=1, cutoff=0.6)
     hint = f" (did you mean {near[0]!r}?)" if near else ""
-    return (f"--model {spec!r}: {name!r} is not a baseline{hint}; the baselines are "
-            f"{', '.join(BASELINES)}, and a model is named provider/model")
+    what = f"--model {spec!r}: {name!r}" if rest else f"--model {spec!r}"
+    return (f"{what} is not a known baseline{hint}; the baselines are "
+            f"{', '.join(BASELINES)}; a model is named provider/model (e.g. openai/gpt-4o), "
+            "or by its bare name with --base-url")
 
 
 def make_player(spec: str, chat: ModelConfig | None, stockfish: str | None, seed: int,

@@ -474,8 +474,8 @@ class MoveProtocol:
                 state.ply, attempt, asked.shown, reply.text, parsed.text,
                 parsed.move.uci() if parsed.move else None, parsed.category, parsed.detail,
                 cached, reply.prompt_tokens, reply.completion_tokens, reply.latency_s,
-                reply.cost, reply.reasoning_tokens, trimmed=asked.trimmed,
-                aborted_attempts=reply.aborted_attempts))
+                reply.cost, reply.reasoning_tokens, requests=1 if reply.attempts else 0,
+                trimmed=asked.trimmed, aborted_attempts=reply.aborted_attempts))
             exchanges.append((asked.shown, reply.text))
             if parsed.move is not None:
                 return parsed.move, attempts

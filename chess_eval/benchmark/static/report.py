@@ -59,7 +59,7 @@ def summary_table(result: dict[str, Any]) -> str:
             lines.append(f"  {label}: {elo_text(e)}{note}{shown}")
     wm = result["world_model"]
     lines.append(f"  illegal rate: {_illegal_line(wm)}")
-    if (result.get("usage") or {}).get("requests"):
+    if cost.shown(result.get("usage")):
         lines.append(f"  cost: {cost.text(result['usage'])}")
     if result.get("stopped"):
         lines.append(f"  {result['stopped']}")
@@ -75,7 +75,7 @@ def markdown_report(result: dict[str, Any]) -> str:
            f"{status_line(result)}.", "",
            *([f"**{result['stopped']}.**", ""] if result.get("stopped") else []),
            *([f"Cost: {cost.text(result['usage'])}.", ""]
-             if (result.get("usage") or {}).get("requests") else []),
+             if cost.shown(result.get("usage")) else []),
            f"Settings: `{json.dumps(result.get('settings', {}), sort_keys=True)}`", "",
            "| metric | value | 90% interval | random mover |", "|---|---|---|---|"]
     for name, m in result["intervals"].items():

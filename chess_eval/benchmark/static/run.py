@@ -19,7 +19,7 @@ from chess_eval.benchmark.core.progress import Progress
 from chess_eval.benchmark.core.prompts import TEMPLATES
 from chess_eval.benchmark.core.results import run_name
 from chess_eval.benchmark.core.run import CircuitOpen, Run, finish
-from chess_eval.benchmark.core.runner import Outcome, ask_all, trace_record
+from chess_eval.benchmark.core.runner import Outcome, ask_all, stored_answers, trace_record
 from chess_eval.benchmark.core.scoring import (
     Item,
     aggregate,
@@ -175,8 +175,10 @@ def _ask(config: StaticConfig, player: Player, questions: list[Question],
     replies: list[dict[str, Any]] = []
     halted = None
     traces: IO[str] | None = None
-    progress = Progress(len(questions), f"ask {config.model[:30]}")
-    outcomes = ask_all(player, config.template, TEMPLATES[config.template], questions, cache,
+    render = TEMPLATES[config.template]
+    progress = Progress(len(questions), f"ask {config.model[:30]}", stored=stored_answers(
+        player, config.template, render, questions, cache), where=str(config.cache_path))
+    outcomes = ask_all(player, config.template, render, questions, cache,
                        config.concurrency, config.breaker, config.cluster, run.gate)
     try:
         # The traces' file is opened with the first outcome: a run refused before any

@@ -311,7 +311,7 @@ def summary(result: dict[str, Any]) -> str:
         + ", ".join(f"{rate}: {power:.0%}" for rate, power in hyp["power"].items())
         + (f"; {hyp['note']}" if hyp["note"] else ""),
         *([f"  cost: {cost.text(result['usage'])}"]
-          if (result.get("usage") or {}).get("requests") else [])])
+          if cost.shown(result.get("usage")) else [])])
 
 
 def _num(x: dict[str, Any]) -> str:
