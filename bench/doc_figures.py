@@ -813,16 +813,15 @@ def draw_refit_block(root: Path = ROOT) -> str:
 
 
 def draw_coverage_block(root: Path = ROOT) -> str:
-    """play's coverage when the games follow the draw model, and the criterion's verdict
-    (bench/data/draw_coverage.csv beside the refit)."""
-    from bench.draw_refit import COVERAGE, REFIT, coverage_markdown
+    """play's coverage on the reference ladder's draw model when the games follow it, and the
+    goal's verdict (bench/data/draw_coverage.csv)."""
+    from bench.draw_refit import COVERAGE, coverage_markdown
     from bench.ladder_coverage import read_table
 
     rows = read_table(root / COVERAGE.relative_to(ROOT))
     if not rows:
         raise SystemExit(f"{COVERAGE.relative_to(ROOT)}: no rows")
-    return coverage_markdown(rows, json.loads((root / REFIT.relative_to(ROOT)).read_text(
-        encoding="utf-8")))
+    return coverage_markdown(rows)
 
 
 # Each block: the page it lives in, and its generator.
