@@ -55,7 +55,7 @@ from chess_eval.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, St
 from chess_eval.benchmark.ladders import design
 from chess_eval.benchmark.ladders.ladder_prior import LadderPrior, averaged, averaged_draws
 from chess_eval.benchmark.players.player import make_player
-from chess_eval.benchmark.stats import btd
+from chess_eval.benchmark.stats import btd, draws
 from chess_eval.cluster import ClusterSettings, EngineCluster
 from chess_eval.engine import EngineSettings
 from chess_eval.errors import DataError, FitError
@@ -360,9 +360,9 @@ def fit_by_span(ladder: Ladder, games: Usable) -> list[SpanFit]:
     little small; a span whose |z| is large says the model does not hold that far."""
     elos, span = ladder.elos, np.abs(games.strong - games.weak)
     low, high = np.minimum(games.weak, games.strong), np.maximum(games.weak, games.strong)
-    delta = elos[low] - elos[high]
     weak_score = np.where(games.strong > games.weak, games.weak_score, 1 - games.weak_score)
-    win, draw, _ = btd.probabilities(delta, ladder.nu)
+    # nu at each pair's mean Elo (the ladder's draw model; one nu's everywhere without one)
+    win, draw, _ = draws.probabilities(elos[low], elos[high], ladder.draw_model)
     mean = win + draw / 2
     var = win + draw / 4 - mean ** 2
     out = []
