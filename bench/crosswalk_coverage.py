@@ -151,14 +151,22 @@ def one_world(walk: Crosswalk, slope: float, rng: np.random.Generator,
 def scores(walk: Crosswalk, seen: Crosswalk, observed: np.ndarray, sds: np.ndarray,
            truth: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each run's score interval against the anchor nearest its observed reading (as
-    Crosswalk.expected_score gives it, the run's error its own), and the true score."""
+    Crosswalk.expected_score gives it, the run's error its own), and the true score (nu at
+    the true readings' level)."""
     lo, hi, true = (np.empty(len(observed)) for _ in range(3))
     for i, r in enumerate(observed):
         anchor = seen.nearest(float(r))
         _, lo[i], hi[i] = seen.expected_score(Reading(float(r), float(sds[i]), 0.0), anchor)
         true_anchor = next(a for a in walk.anchors if a.bot == anchor.bot)
-        true[i] = float(btd.expected_score(truth[i] - true_anchor.reading, walk.nu))
+        true[i] = float(btd.expected_score(truth[i] - true_anchor.reading,
+                                           true_nu(walk, truth[i], true_anchor.reading)))
     return lo, hi, true
+
+
+def true_nu(walk: Crosswalk, reading: float, anchor: float) -> float:
+    """nu where the run truly plays the anchor: the reference ladder's draw model at the two
+    true readings' mean (as the statement reads it at the observed ones), else its one nu."""
+    return walk.nu if walk.draws is None else float(walk.draws.nu((reading + anchor) / 2))
 
 
 def coverage(walk: Crosswalk, reps: int, seed: int,

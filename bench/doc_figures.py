@@ -522,9 +522,15 @@ def crosswalk_statements_block(root: Path = ROOT) -> str:
     middle = walks[0].anchors[1]
     shared = {"sd": middle.measured.ladder_sd, "weights": list(middle.measured.weights)}
     mid = round(sum(walks[0].band) / 2)
+    # The net the crosswalk never saw, as it was played served (data/human/maia_players.csv).
+    with (root / HUMAN / "maia_players.csv").open(encoding="utf-8", newline="") as handle:
+        [net] = [r for r in csv.DictReader(handle) if r["net"] == "1700"]
+    served = (round(float(net["game_elo"])),
+              round((float(net["game_elo_hi"]) - float(net["game_elo_lo"])) / 2))
     runs = (("the random mover", 0, 30, 40, None),
             ("a 1,268 player", 1268, 60, 100, None),
-            ("maia-1700, served (107 games)", 2302, 70, 107, shared),
+            (f"maia-1700, served ({int(net['games'])} games)", *served, int(net["games"]),
+             shared),
             ("at the anchors' middle, play's default +-70", mid, 70, 100, shared),
             ("at the anchors' middle, +-40", mid, 40, 300, shared),
             ("a strong engine", 2800, 50, 100, None))
@@ -813,16 +819,15 @@ def draw_refit_block(root: Path = ROOT) -> str:
 
 
 def draw_coverage_block(root: Path = ROOT) -> str:
-    """play's coverage when the games follow the draw model, and the criterion's verdict
-    (bench/data/draw_coverage.csv beside the refit)."""
-    from bench.draw_refit import COVERAGE, REFIT, coverage_markdown
+    """play's coverage on the reference ladder's draw model when the games follow it, and the
+    goal's verdict (bench/data/draw_coverage.csv)."""
+    from bench.draw_refit import COVERAGE, coverage_markdown
     from bench.ladder_coverage import read_table
 
     rows = read_table(root / COVERAGE.relative_to(ROOT))
     if not rows:
         raise SystemExit(f"{COVERAGE.relative_to(ROOT)}: no rows")
-    return coverage_markdown(rows, json.loads((root / REFIT.relative_to(ROOT)).read_text(
-        encoding="utf-8")))
+    return coverage_markdown(rows)
 
 
 # Each block: the page it lives in, and its generator.

@@ -6,8 +6,8 @@ games through the served path), 0-460 Elo apart, play PAIR_GAMES games each thro
 `benchmark.py match` (each served by `benchmark.py serve` on 127.0.0.1, as a model is), every
 pair in both orders, the reversed one from the book's next openings. Beside each measured
 score, the score the ladder predicts from the two readings (the BTD expected score at their
-difference, with the ladder's draw parameter; the two readings' errors taken as independent,
-which counts the ladder's shared part twice and only widens it) and
+difference, nu the ladder's draw model's at the two readings' mean; the two readings' errors
+taken as independent, which counts the ladder's shared part twice and only widens it) and
 z = (measured - predicted) / sqrt(sd_measured^2 + sd_predicted^2); over the rows, the pooled
 z (sum / sqrt(k)); over the pairs in both orders (`both_orders`), each turned to its stronger
 player by the readings, the pooled z, the chi-square of the z's, the sign test and the z's by
@@ -42,7 +42,7 @@ from scipy import stats
 
 import benchmark
 from bench.validation_players import serving
-from chess_eval.benchmark.arena.ladder import load_ladder, reference_nu
+from chess_eval.benchmark.arena.ladder import Ladder, load_ladder, reference_nu
 from chess_eval.benchmark.arena.ladder_check import match_elo
 from chess_eval.benchmark.core.data import MAP_PLAYERS, REFERENCE_LADDER
 from chess_eval.benchmark.core.results import slug
@@ -188,12 +188,18 @@ def pair_row(match: dict[str, Any], a: tuple[float, float], b: tuple[float, floa
             "z": round(z, 2)}
 
 
+def pair_nu(ladder: Ladder, a: tuple[float, float], b: tuple[float, float]) -> float:
+    """The draw parameter where the pair plays: the ladder's draw model at the mean of the two
+    readings, as the ladder's prediction of a match between two rated players reads it."""
+    return ladder.nu_at((a[0] + b[0]) / 2)
+
+
 def pair_rows(out: Path, committed: list[dict[str, str]] | None = None) -> list[dict[str, Any]]:
     """Every played pair's row, on the map's current readings: from its match in `out`, else
     from its committed row's games (`committed`: a row whose games are not here, its score
     and interval as the match read them); a pair with neither is not played yet (left out)."""
     rated = readings()
-    nu = load_ladder(REFERENCE_LADDER).nu
+    ladder = load_ladder(REFERENCE_LADDER)
     kept = {_row_key(r): r for r in committed or []}
     rows = []
     for a, b, seed in PAIRS:
@@ -208,7 +214,8 @@ def pair_rows(out: Path, committed: list[dict[str, str]] | None = None) -> list[
             continue
         rows.append({"a": a, "b": b, "seed": seed, "a_elo": rated[a][0], "a_sd": rated[a][1],
                      "b_elo": rated[b][0], "b_sd": rated[b][1],
-                     **pair_row(match, rated[a], rated[b], nu)})
+                     **pair_row(match, rated[a], rated[b],
+                                pair_nu(ladder, rated[a], rated[b]))})
     return rows
 
 

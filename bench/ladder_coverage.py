@@ -37,6 +37,7 @@ from chess_eval.benchmark.games.sampler import (
     PRIOR,
     SamplerConfig,
     finished,
+    for_ladder,
     game_elo,
     ladder_weights,
     limited_by_ladder,
@@ -71,20 +72,37 @@ class Run:
     own_sd: float
 
 
+def _joint_error(ladder: Ladder, rng: np.random.Generator) -> np.ndarray:
+    """One draw of N(0, the ladder's joint covariance): its rungs' Elos and, on a ladder with
+    a draw model, its coefficients after them."""
+    values, vectors = np.linalg.eigh(ladder.joint_cov)
+    root = vectors * np.sqrt(np.clip(values, 0, None))
+    out: np.ndarray = root @ rng.standard_normal(len(values))
+    return out
+
+
+def _moved(ladder: Ladder, error: np.ndarray) -> Ladder:
+    """The ladder with its rungs' Elos (and its draw model's coefficients) moved by `error`."""
+    n = len(ladder.rungs)
+    rungs = [replace(r, elo=float(e)) for r, e in
+             zip(ladder.rungs, ladder.elos + error[:n], strict=True)]
+    model = ladder.draws
+    return replace(ladder, rungs=rungs, draws=None if model is None else model.with_coef(
+        np.asarray(model.coef) + error[n:]))
+
+
 def draw_truth(ladder: Ladder, rng: np.random.Generator) -> Ladder:
     """True rung Elos drawn from the ladder's posterior (normal: its Elos and covariance; the
-    anchor, with no variance, stays where it is)."""
-    values, vectors = np.linalg.eigh(ladder.cov)
-    root = vectors * np.sqrt(np.clip(values, 0, None))
-    elos = ladder.elos + root @ rng.standard_normal(len(values))
-    rungs = [replace(r, elo=float(e)) for r, e in zip(ladder.rungs, elos, strict=True)]
-    return Ladder(rungs, ladder.nu, ladder.engine, ladder.cov)
+    anchor, with no variance, stays where it is); on a ladder with a draw model, its true
+    coefficients with them, from the joint covariance (the truth's `draws`)."""
+    return _moved(ladder, _joint_error(ladder, rng))
 
 
 def remeasure(truth: Ladder, games: Usable, rng: np.random.Generator,
               model: draws.DrawModel | None = None) -> Ladder:
     """The calibration replayed: the same pairs, outcomes drawn from the true Elos (and the
     truth's draw model, where one is given: else its one nu), fitted with one nu."""
+    model = model if model is not None else truth.draws
     weak, strong = truth.elos[games.weak], truth.elos[games.strong]
     win, draw, _ = btd.probabilities(weak - strong, truth.nu) if model is None else \
         draws.probabilities(weak, strong, model)
@@ -99,8 +117,9 @@ def rate_player(true_elo: float, truth: Ladder, measured: Ladder, target: float,
     """play's schedule against the measured ladder; outcomes from the rungs' true Elos (and
     the truth's draw model, where one is given: else its one nu)."""
     true_of = {r.name: r.elo for r in truth.rungs}
-    config = SamplerConfig(tuple(measured.elos), measured.nu, PRIOR, target,
-                           ladder_cov=tuple(map(tuple, measured.cov)))
+    model = model if model is not None else truth.draws  # the truth's own draw model
+    config = for_ladder(SamplerConfig(tuple(measured.elos), measured.nu, PRIOR, target),
+                        measured)
     opponents: list[float] = []
     scores: list[float] = []
     while True:
@@ -116,7 +135,7 @@ def rate_player(true_elo: float, truth: Ladder, measured: Ladder, target: float,
     order = {r.name: i for i, r in enumerate(truth.rungs)}
     weights = np.zeros(len(truth.rungs))
     for name, w in zip((r.name for r in measured.rungs),
-                       ladder_weights(opponents, post.mean, config), strict=True):
+                       ladder_weights(opponents, post.mean, config, scores), strict=True):
         weights[order[name]] = w
     one = est.kind in (BELOW, ABOVE)
     return Run(covers(est, true_elo), one, len(scores),
@@ -137,11 +156,8 @@ def remeasure_normal(truth: Ladder, ladder: Ladder, rng: np.random.Generator) ->
     """A ladder fitted with a prior (another engine's ladder, averaged over its settings) is
     too costly to refit thousands of times: its re-measurement is drawn instead, the truth
     plus an error from the ladder's own covariance, which the measured ladder reports."""
-    error = draw_truth(Ladder(ladder.rungs, ladder.nu, ladder.engine, ladder.cov), rng).elos \
-        - ladder.elos
-    rungs = [replace(r, elo=float(t + e)) for r, t, e in zip(truth.rungs, truth.elos, error,
-                                                            strict=True)]
-    return by_elo(Ladder(rungs, ladder.nu, ladder.engine, ladder.cov))
+    return by_elo(replace(_moved(truth, _joint_error(ladder, rng)), cov=ladder.cov,
+                          joint=ladder.joint))
 
 
 def _measure(truth: Ladder, ladder: Ladder, games: Usable, rng: np.random.Generator) -> Ladder:

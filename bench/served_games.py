@@ -22,7 +22,13 @@ import chess.pgn
 from chess_eval.benchmark.arena.game import WHITE_SCORE
 from chess_eval.benchmark.arena.ladder import Ladder, load_ladder
 from chess_eval.benchmark.core.server import SERVED
-from chess_eval.benchmark.games.sampler import SamplerConfig, game_elo, ladder_weights, posterior
+from chess_eval.benchmark.games.sampler import (
+    SamplerConfig,
+    for_ladder,
+    game_elo,
+    ladder_weights,
+    posterior,
+)
 from chess_eval.benchmark.stats.btd import Z90
 from chess_eval.files import atomic_write
 
@@ -90,8 +96,7 @@ def refit(games: Path, ladder_file: Path, ladder: str) -> dict[str, dict[str, An
     rated on `ladder_file` as it is now: the reading with its 90% interval and sd, games, the
     ladder's part of its sd and the weights of the rungs' Elos in it."""
     fitted = load_ladder(ladder_file)
-    config = SamplerConfig(tuple(fitted.elos), fitted.nu,
-                           ladder_cov=tuple(map(tuple, fitted.cov)))
+    config = for_ladder(SamplerConfig(tuple(fitted.elos), fitted.nu), fitted)
     columns = {}
     for player, (rungs, scores) in player_games(games, fitted, ladder_file, ladder).items():
         opp = [float(fitted.elos[i]) for i in rungs]
@@ -102,5 +107,5 @@ def refit(games: Path, ladder_file: Path, ladder: str) -> dict[str, dict[str, An
             "game_elo_hi": round(est.hi), "game_elo_sd": round((est.hi - est.lo) / (2 * Z90), 1),
             "games": len(scores), "game_elo_ladder_sd": round(post.ladder, 1),
             "ladder_weights": " ".join(f"{w:.5f}" for w in
-                                       ladder_weights(opp, post.mean, config))}
+                                       ladder_weights(opp, post.mean, config, scores))}
     return columns

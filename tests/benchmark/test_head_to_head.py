@@ -26,14 +26,14 @@ def test_every_pair_is_played_in_both_orders_on_other_openings() -> None:
 
 def test_the_committed_rows_are_their_matches_on_the_current_readings() -> None:
     """Every committed row is a pair of PAIRS, in PAIRS' order, its readings the map's and
-    its prediction and z recomputed from its own score; the first seven pairs are there in
-    both orders."""
+    its prediction and z recomputed from its own score (nu the draw model's at the two
+    readings' mean); the first seven pairs are there in both orders."""
     rows = h2h.read(h2h.TABLE)
     keys = [(r["a"], r["b"], int(r["seed"])) for r in rows]
     assert keys == [p for p in h2h.PAIRS if p in keys]
     assert {(a, b, 0) for a, b in h2h.FORWARD} | {(b, a, h2h.REVERSED_SEED)
                                                   for a, b in h2h.FORWARD} <= set(keys)
-    rated, nu = h2h.readings(), load_ladder(REFERENCE_LADDER).nu
+    rated, ladder = h2h.readings(), load_ladder(REFERENCE_LADDER)
     for r in rows:
         a, b = rated[r["a"]], rated[r["b"]]
         assert (float(r["a_elo"]), float(r["a_sd"]), float(r["b_elo"]), float(r["b_sd"])) \
@@ -43,7 +43,8 @@ def test_the_committed_rows_are_their_matches_on_the_current_readings() -> None:
                  "score": {"value": float(r["score"]), "lo": float(r["score_lo"]),
                            "hi": float(r["score_hi"])}}
         assert sum(pentanomial) * 2 == match["games"] == h2h.PAIR_GAMES
-        again = h2h.pair_row(match, a, b, nu)
+        # nu where the pair plays: the draw model's at the two readings' mean.
+        again = h2h.pair_row(match, a, b, ladder.nu_at((a[0] + b[0]) / 2))
         assert {k: str(v) for k, v in again.items()} == {k: r[k] for k in again}
 
 

@@ -36,6 +36,7 @@ reads them from there (`load_rungs`).
 from __future__ import annotations
 
 import csv
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,7 @@ from chess_eval.benchmark.core.data import (
     ladder_name,
 )
 from chess_eval.benchmark.stats import btd
+from chess_eval.benchmark.stats.draws import DrawModel, constant
 from chess_eval.engine import GET_ENGINE
 from chess_eval.errors import DataError, FitError
 from chess_eval.files import write_csv
@@ -74,6 +76,8 @@ ZERO_ELO = 0  # the random mover's Elo: the scale's zero, exact
 RUNG_SPACING = (50.0, 150.0)  # Elo: the gaps between adjacent rungs that inform (150: the
 # weaker expects 30%); nearer rungs are one player twice, farther ones a blind spot
 LADDER_FIELDS = ["rung", "spec", "anchor", "elo", "lo", "hi", "games", "score", "nu", "engine"]
+DRAW_TERMS = ("draws:1", "draws:x", "draws:x^2")  # the covariance file's rows and columns of
+# the draw model's coefficients (a ladder fitted with one, draws.py), after the rungs'
 
 
 @dataclass(frozen=True)
@@ -239,8 +243,13 @@ def condition_path(path: Path, condition: str) -> Path:
 def by_elo(ladder: Ladder) -> Ladder:
     """The ladder weakest first by measured Elo (the covariance permuted alike)."""
     order = np.argsort(ladder.elos, kind="stable")
+    joint = None
+    if ladder.joint is not None:
+        full = np.concatenate([order, np.arange(len(order), len(ladder.joint))])
+        joint = ladder.joint[np.ix_(full, full)]
     return Ladder([ladder.rungs[i] for i in order], ladder.nu, ladder.engine,
-                  ladder.cov[np.ix_(order, order)], ladder.prior, ladder.adjudication)
+                  ladder.cov[np.ix_(order, order)], ladder.prior, ladder.adjudication,
+                  ladder.draws, joint)
 
 
 @dataclass(frozen=True)
@@ -255,16 +264,38 @@ class Ladder:
     # The adjudication rule's version its games were judged by (game.RULES), and so play's
     # games on it: 1 for a file without the column.
     adjudication: int = 1
+    # The draw model (draws.py: log nu by the pair's mean Elo) where the ladder was fitted
+    # with one, and the joint covariance of (rungs, its coefficients); None: one nu, `nu`.
+    draws: DrawModel | None = None
+    joint: np.ndarray | None = None
 
     @property
     def elos(self) -> np.ndarray:
         """The rungs' measured Elos, weakest first."""
         return np.array([r.elo for r in self.rungs])
 
+    @property
+    def draw_model(self) -> DrawModel:
+        """How often a game on this ladder's scale is drawn: its draw model, or its one nu
+        as a draw model of one coefficient."""
+        return self.draws if self.draws is not None else constant(self.nu)
+
+    @property
+    def joint_cov(self) -> np.ndarray:
+        """The covariance of (the rungs' Elos, the draw model's coefficients); the rungs'
+        alone for a one-nu ladder (its nu is taken as exact, as it always was)."""
+        return self.joint if self.joint is not None else self.cov
+
+    def nu_at(self, mean_elo: float) -> float:
+        """nu for a game between players whose mean Elo is `mean_elo`."""
+        return float(self.draw_model.nu(mean_elo))
+
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Ladder) and self.rungs == other.rungs and self.nu == other.nu
                 and self.engine == other.engine and np.array_equal(self.cov, other.cov)
-                and self.prior == other.prior and self.adjudication == other.adjudication)
+                and self.prior == other.prior and self.adjudication == other.adjudication
+                and self.draws == other.draws
+                and np.array_equal(self.joint_cov, other.joint_cov))
 
     # Unhashable on purpose (__eq__ compares covariance arrays); mypy types __hash__ as a
     # method, so setting it to None, as the data model asks, needs this one ignore.
@@ -350,24 +381,39 @@ def cov_path(path: Path) -> Path:
 
 
 def write_ladder(path: Path, ladder: Ladder) -> list[Path]:
-    """ladder.csv and its covariance file (each written to a temporary name, renamed)."""
+    """ladder.csv and its covariance file (each written to a temporary name, renamed). A
+    ladder with a draw model keeps it in a `draws` column (its coefficients, the range its
+    pairs' mean Elo is clipped to, the centre and scale of x), its `nu` column the model's
+    nu at the centre, and the coefficients' rows and columns (DRAW_TERMS) in the covariance
+    file after the rungs'."""
+    model = ladder.draws
+    drawn = {} if model is None else {"draws": json.dumps(
+        {"coef": [round(c, 6) for c in model.coef], "low": round(model.low, 1),
+         "high": round(model.high, 1), "centre": model.centre, "scale": model.scale})}
+    nu = ladder.nu if model is None else float(model.nu(model.centre))
     rows = [{"rung": r.name, "spec": r.spec, "anchor": "" if r.anchor is None else r.anchor,
              # A tenth of an Elo: two rungs whose fits round to the same whole Elo (a rung
              # with few games beside its neighbour) stay ordered, as play needs them.
              "elo": f"{r.elo:.1f}", "lo": round(r.lo), "hi": round(r.hi), "games": r.games,
-             "score": f"{r.score:.3f}", "nu": f"{ladder.nu:.4f}", "engine": ladder.engine,
+             "score": f"{r.score:.3f}", "nu": f"{nu:.4f}", "engine": ladder.engine,
              **({"prior": ladder.prior} if ladder.prior else {}),
-             **({"adjudication": ladder.adjudication} if ladder.adjudication != 1 else {})}
+             **({"adjudication": ladder.adjudication} if ladder.adjudication != 1 else {}),
+             **drawn}
             for r in ladder.rungs]
-    names = [r.name for r in ladder.rungs]
-    cov_rows = [{"rung": name, **{n: f"{v:.1f}" for n, v in zip(names, row, strict=True)}}
-                for name, row in zip(names, ladder.cov, strict=True)]
+    n = len(ladder.rungs)
+    names = [r.name for r in ladder.rungs] + \
+        ([] if model is None else list(DRAW_TERMS[:len(model.coef)]))
+    # The rungs' Elo^2 to a tenth; a coefficient's row and column to six figures.
+    cov_rows = [{"rung": name, **{m: f"{v:.1f}" if i < n and j < n else f"{v:.6g}"
+                                  for j, (m, v) in enumerate(zip(names, row, strict=True))}}
+                for i, (name, row) in enumerate(zip(names, ladder.joint_cov, strict=True))]
     write_csv(cov_path(path), ["rung", *names], cov_rows)
     # A ladder fitted with a prior says so in a last column (one measured from its games
     # alone has none, so its file is what it was before priors existed); so does one judged
-    # by an adjudication rule other than version 1.
+    # by an adjudication rule other than version 1, and one fitted with a draw model.
     write_csv(path, LADDER_FIELDS + (["prior"] if ladder.prior else [])
-              + (["adjudication"] if ladder.adjudication != 1 else []), rows)
+              + (["adjudication"] if ladder.adjudication != 1 else [])
+              + (["draws"] if model is not None else []), rows)
     return [path, cov_path(path)]
 
 
@@ -404,13 +450,35 @@ def load_ladder(path: Path) -> Ladder:
     rule = rows[0].get("adjudication") or "1"
     if not rule.isdigit():
         raise DataError(f"{path}: line 2: adjudication must be a rule's version number")
-    return Ladder(rungs, nu, rows[0]["engine"], _load_cov(cov_path(path), rungs),
-                  rows[0].get("prior") or "", int(rule))
+    model = _load_draws(path, rows[0].get("draws") or "")
+    terms = [] if model is None else list(DRAW_TERMS[:len(model.coef)])
+    joint = _load_cov(cov_path(path), rungs, terms)
+    n = len(rungs)
+    return Ladder(rungs, nu, rows[0]["engine"], joint[:n, :n], rows[0].get("prior") or "",
+                  int(rule), model, None if model is None else joint)
 
 
-def _load_cov(path: Path, rungs: list[Rung]) -> np.ndarray:
-    """The covariance file: a symmetric matrix over the same rungs, in the same order."""
-    names = [r.name for r in rungs]
+def _load_draws(path: Path, text: str) -> DrawModel | None:
+    """The `draws` column: the ladder's draw model (None where the ladder has one nu)."""
+    if not text:
+        return None
+    try:
+        found = json.loads(text)
+        model = DrawModel(tuple(float(c) for c in found["coef"]), float(found["low"]),
+                          float(found["high"]), float(found["centre"]), float(found["scale"]))
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"{path}: line 2: the draws column is not a draw model ({exc})") \
+            from exc
+    if not 1 <= len(model.coef) <= len(DRAW_TERMS) or not model.low < model.high:
+        raise DataError(f"{path}: line 2: the draw model needs 1-{len(DRAW_TERMS)} "
+                        "coefficients and a range low < high")
+    return model
+
+
+def _load_cov(path: Path, rungs: list[Rung], terms: list[str] | None = None) -> np.ndarray:
+    """The covariance file: a symmetric matrix over the same rungs, in the same order (and
+    the draw model's coefficients after them, `terms`)."""
+    names = [r.name for r in rungs] + (terms or [])
     rows = _read(path, "ladder covariance")
     if [r.get("rung") for r in rows] != names or (rows and list(rows[0])[1:] != names):
         raise DataError(f"{path}: not the covariance of the ladder beside it (expected rows "
@@ -431,11 +499,16 @@ def reference_ladder(path: Path = REFERENCE_LADDER) -> Ladder | None:
     return load_ladder(path) if path.exists() else None
 
 
-def reference_nu(path: Path = REFERENCE_LADDER) -> float:
-    """The reference ladder's BTD draw parameter: the one every match's Elo difference is
-    read with, so a match's Elo is on the ladder's scale (DataError when it is missing)."""
+def reference_nu(path: Path = REFERENCE_LADDER, mean_elo: float | None = None) -> float:
+    """The reference ladder's BTD draw parameter for a pair whose mean Elo is `mean_elo`:
+    the one a match's Elo difference is read with, so a match's Elo is on the ladder's scale
+    (DataError when it is missing). The ladder's draw model gives nu by the pair's level; a
+    match between two players neither of which has a reading does not know its level, so
+    without one it is the model's nu at its centre (draws.CENTRE, 1,600: the middle of the
+    ladder), the same for every match, and a one-nu ladder's nu is that nu everywhere."""
     ladder = reference_ladder(path)
     if ladder is None:
         raise DataError(f"{path}: the reference ladder is missing (it ships with the "
                         "package; reinstall, or check out data/ladders/)")
-    return float(ladder.nu)
+    model = ladder.draw_model
+    return float(model.nu(model.centre if mean_elo is None else mean_elo))

@@ -22,6 +22,7 @@ import numpy as np
 from chess_eval.benchmark.core.header import Kind, read_result
 from chess_eval.benchmark.core.turns import Condition
 from chess_eval.benchmark.stats.btd import Z90, Prior, expected_score
+from chess_eval.benchmark.stats.draws import DrawModel, constant
 from chess_eval.benchmark.stats.joint import JointFit, RungGames, joint_fit
 from chess_eval.benchmark.stats.pairs import PairStats, pair_stats, totals_of
 from chess_eval.errors import DataError, FitError
@@ -42,11 +43,23 @@ def _prior(result: dict[str, Any]) -> Prior:
     return Prior(float(mean), float(sd))
 
 
+def draw_model_of(ladder: dict[str, Any]) -> DrawModel:
+    """The draws a play result's ladder read its games with: its draw model where the
+    result keeps one (the reference ladder from version 11), else its one nu."""
+    found = ladder.get("draws")
+    if not found:
+        return constant(float(ladder["nu"]))
+    return DrawModel(tuple(float(c) for c in found["coef"]), float(found["low"]),
+                     float(found["high"]), float(found["centre"]), float(found["scale"]))
+
+
 def fits(play_a: dict[str, Any], play_b: dict[str, Any],
          head_to_head: tuple[int, int, int]) -> tuple[JointFit, JointFit]:
     """The two players' ratings from the ladder alone, and with the match's games added."""
     ladder = play_a["ladder"]
-    args = (ladder["elos"], np.array(ladder["cov"], float), float(ladder["nu"]),
+    model = draw_model_of(ladder)
+    args = (ladder["elos"], np.array(ladder["cov"], float),
+            model if ladder.get("draws") else float(ladder["nu"]),
             (rung_games(play_a), rung_games(play_b)))
     priors = (_prior(play_a), _prior(play_b))
     return joint_fit(*args, (0, 0, 0), priors), joint_fit(*args, head_to_head, priors)
@@ -62,7 +75,8 @@ def ladder_check(match: dict[str, Any], play_a: dict[str, Any], play_b: dict[str
     """The ladder's predicted score beside the match's, their z, and both ratings with and
     without the match's games (the match result's `ladder_check` block)."""
     alone, joint = fits(play_a, play_b, head_to_head)
-    nu = float(play_a["ladder"]["nu"])
+    # nu where the two play: the ladder's draw model at their mean rating.
+    nu = float(draw_model_of(play_a["ladder"]).nu(sum(alone.means) / 2))
     difference, sd = alone.difference()
     predicted = float(expected_score(difference, nu))
     # The score's sd by the delta method: the slope of the expected score at the difference.
@@ -82,7 +96,7 @@ def ladder_check(match: dict[str, Any], play_a: dict[str, Any], play_b: dict[str
             "score": round(predicted, 4),
             "lo": round(float(expected_score(difference - Z90 * sd, nu)), 4),
             "hi": round(float(expected_score(difference + Z90 * sd, nu)), 4)},
-        "z": round(z, 2),
+        "z": round(z, 2), "nu": round(nu, 4),
         "ratings": {"ladder_only": [_rating(alone, 0), _rating(alone, 1)],
                     "with_match": [_rating(joint, 0), _rating(joint, 1)]},
         "difference_with_match": {"value": round(joint.difference()[0], 1),

@@ -49,7 +49,7 @@ from chess_eval.benchmark.games.play import BREAKER as GAMES_BREAKER
 from chess_eval.benchmark.games.play import CONDITIONS, PlayConfig, Session, play
 from chess_eval.benchmark.games.report import session_result, session_summary, write_session
 from chess_eval.benchmark.games.result import GamesResult
-from chess_eval.benchmark.games.sampler import MAX_GAMES, PRIOR, TARGET, SamplerConfig
+from chess_eval.benchmark.games.sampler import MAX_GAMES, PRIOR, TARGET, SamplerConfig, for_ladder
 from chess_eval.benchmark.players.player import Player, budget_of, is_baseline, make_player
 from chess_eval.benchmark.players.protocols import CHAT_WINDOW, GameProtocol
 from chess_eval.benchmark.question.questions import Question, load_questions
@@ -187,8 +187,8 @@ def play_engine(args: argparse.Namespace) -> EngineSettings:
 def sampler_of(args: argparse.Namespace, ladder: Ladder) -> SamplerConfig:
     """The stop rule and the Elo's model: the ladder's rungs and --prior, --target,
     --max-games."""
-    return SamplerConfig(tuple(ladder.elos), ladder.nu, btd.Prior(*args.prior), args.target,
-                         args.max_games, tuple(map(tuple, ladder.cov)))
+    return for_ladder(SamplerConfig(tuple(ladder.elos), ladder.nu, btd.Prior(*args.prior),
+                                    args.target, args.max_games), ladder)
 
 
 def play_setup(args: argparse.Namespace, player: Player | None = None) -> PlaySetup:

@@ -100,7 +100,8 @@ def condition_report(games: list[Played], ladder: Ladder, config: SamplerConfig,
         "ladder": {"sd": round(post.ladder, 2),
                    "half_width": round(post.ladder_half_width),
                    "weights": [round(float(w), 5) for w in
-                               ladder_weights(opponents, post.mean, config)] if rated else [],
+                               ladder_weights(opponents, post.mean, config, scores)]
+                   if rated else [],
                    "limited": bool(rated) and limited_by_ladder(post, config)},
         "bootstrap": None if boot is None else {"lo": round(boot[0]), "hi": round(boot[1])},
         "rungs": dict(sorted(per_rung.items(), key=lambda kv: kv[1]["elo"])),
@@ -221,8 +222,14 @@ def transitivity_note(model: str) -> str:
 
 def btd_note(ladder: Ladder) -> str:
     """How the draws were modelled."""
-    return (f"BTD draw parameter nu = {ladder.nu:.3f}, fixed from the ladder's calibration "
-            f"games (P(draw) at equal strength {ladder.nu / (2 + ladder.nu):.0%})")
+    model = ladder.draws
+    if model is None:
+        return (f"BTD draw parameter nu = {ladder.nu:.3f}, fixed from the ladder's calibration "
+                f"games (P(draw) at equal strength {ladder.nu / (2 + ladder.nu):.0%})")
+    at = [(e, float(model.nu(e))) for e in (400.0, 1600.0, 2800.0)]
+    return ("BTD with nu by the pair's mean Elo, the ladder's draw model (log nu quadratic "
+            "in it, fitted with the rungs on its calibration games): P(draw) at equal "
+            "strength " + ", ".join(f"{nu / (2 + nu):.0%} at {e:,.0f}" for e, nu in at))
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -334,7 +341,12 @@ def session_result(model: str, player_id: str, settings: dict[str, Any], session
         prompt=settings["prompt"], legal_moves=settings["legal_moves"],
         illegal_retries=settings["illegal_retries"], settings=settings,
         ladder={"rungs": len(ladder.rungs), "engine": ladder.engine, "version": version,
-                "nu": ladder.nu, "adjudication": rule_of(ladder.adjudication).name,
+                "nu": ladder.nu,
+                **({} if ladder.draws is None else {"draws": {
+                    "coef": list(ladder.draws.coef), "low": ladder.draws.low,
+                    "high": ladder.draws.high, "centre": ladder.draws.centre,
+                    "scale": ladder.draws.scale}}),
+                "adjudication": rule_of(ladder.adjudication).name,
                 **_ladder_json(ladder, "standard"), "note": btd_note(ladder)},
         judge=f"{rule_of(ladder.adjudication).nodes} nodes per position",
         complete=not any(c["aborted"] for c in conditions.values()) and not session.stopped,

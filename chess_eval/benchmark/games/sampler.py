@@ -24,7 +24,8 @@ import numpy as np
 from scipy import optimize
 
 from chess_eval.benchmark.arena.ladder import Ladder
-from chess_eval.benchmark.stats import btd
+from chess_eval.benchmark.stats import btd, draws
+from chess_eval.benchmark.stats.draws import DrawModel
 from chess_eval.benchmark.stats.elo import ABOVE, BELOW, INTERVAL, ONE_SIDED, Estimate, bounded
 
 PRIOR = btd.Prior(1500.0, 1000.0)  # see bench/games_coverage.py for why this wide
@@ -46,17 +47,42 @@ class SamplerConfig:
     max_games: int = MAX_GAMES
     ladder_cov: tuple[tuple[float, ...], ...] = ()  # the rungs' Elo covariance (Elo^2);
     # empty: the rungs' Elos are taken as exact
+    draws: DrawModel | None = None  # the ladder's draw model (nu by the pair's mean Elo,
+    # draws.py) where it has one: then every fit, choice and bound reads nu from it, and
+    # `nu` is unused; None: one nu
+    draws_cov: tuple[tuple[float, ...], ...] = ()  # the draw model's coefficients' rows of
+    # the ladder's joint covariance (coefficients x (rungs, coefficients)); empty: exact
+
+    @property
+    def model(self) -> DrawModel:
+        """The draw model every game is read with (one nu's, where there is none)."""
+        return self.draws if self.draws is not None else draws.constant(self.nu)
 
     def cov(self) -> np.ndarray:
         """The ladder's covariance as a matrix (zeros when none was given)."""
         n = len(self.elos)
         return np.array(self.ladder_cov, float) if self.ladder_cov else np.zeros((n, n))
 
+    def joint_cov(self) -> np.ndarray:
+        """The covariance of (the rungs' Elos, the draw model's coefficients): the rungs'
+        alone without a draw model's rows."""
+        rungs = self.cov()
+        if not self.draws_cov:
+            return rungs
+        rows = np.array(self.draws_cov, float)
+        n = len(self.elos)
+        out: np.ndarray = np.block([[rungs, rows[:, :n].T], [rows[:, :n], rows[:, n:]]])
+        return out
+
 
 def for_ladder(base: SamplerConfig, ladder: Ladder) -> SamplerConfig:
-    """`base`'s prior, target and cap on this ladder's Elos, nu and covariance."""
+    """`base`'s prior, target and cap on this ladder's Elos, draw model and covariance."""
+    n = len(ladder.rungs)
+    rows = () if ladder.joint is None else tuple(
+        tuple(float(v) for v in row) for row in ladder.joint[n:])
     return replace(base, elos=tuple(float(e) for e in ladder.elos), nu=ladder.nu,
-                   ladder_cov=tuple(tuple(float(v) for v in row) for row in ladder.cov))
+                   ladder_cov=tuple(tuple(float(v) for v in row) for row in ladder.cov),
+                   draws=ladder.draws, draws_cov=rows)
 
 
 def opening_rungs(n_rungs: int) -> list[int]:
@@ -68,7 +94,9 @@ def opening_rungs(n_rungs: int) -> list[int]:
 def choose(posterior: btd.Posterior, config: SamplerConfig, rng: np.random.Generator) -> int:
     """A rung by Thompson sampling: nearest an expected score of 1/2 at a posterior draw."""
     draw = rng.normal(posterior.mean, posterior.sd)
-    expected = btd.expected_score(draw - np.asarray(config.elos), config.nu)
+    expected = draws.expected_score(draw, np.asarray(config.elos), config.model) \
+        if config.draws is not None else btd.expected_score(draw - np.asarray(config.elos),
+                                                            config.nu)
     return int(np.argmin(np.abs(expected - 0.5)))
 
 
@@ -82,21 +110,49 @@ def rung_indices(opponents: list[float] | np.ndarray, config: SamplerConfig) -> 
     return idx
 
 
-def ladder_weights(opponents: list[float], rating: float, config: SamplerConfig) -> np.ndarray:
-    """dR/dE_k: how far the player's MAP rating moves per Elo a rung's Elo moves."""
-    info = btd.game_information(rating - np.asarray(opponents, float), config.nu)
-    per_rung = np.bincount(rung_indices(opponents, config), weights=info,
-                           minlength=len(config.elos))
-    weights: np.ndarray = per_rung / (per_rung.sum() + 1 / config.prior.sd ** 2)
+def ladder_gradient(opponents: list[float], scores: list[float], rating: float,
+                    config: SamplerConfig) -> np.ndarray:
+    """How far the player's MAP rating moves per Elo each rung's Elo moves (dR/dE_k) and,
+    on a ladder with a draw model, per unit of each of its coefficients after them. With one
+    nu, dR/dE_k = I_k / I (the information of the games against rung k over all of it and
+    the prior's); with the draw model, the implicit-function derivatives (draws.sensitivity:
+    a rung's Elo also moves the level each game's nu is read at)."""
+    if config.draws is None:
+        info = btd.game_information(rating - np.asarray(opponents, float), config.nu)
+        per_rung = np.bincount(rung_indices(opponents, config), weights=info,
+                               minlength=len(config.elos))
+        weights: np.ndarray = per_rung / (per_rung.sum() + 1 / config.prior.sd ** 2)
+        return weights
+    per_game, per_coef = draws.sensitivity(rating, np.asarray(opponents, float),
+                                           np.asarray(scores, float), config.draws,
+                                           config.prior)
+    out: np.ndarray = np.concatenate([np.bincount(rung_indices(opponents, config),
+                                                  weights=per_game,
+                                                  minlength=len(config.elos)), per_coef])
+    return out
+
+
+def ladder_weights(opponents: list[float], rating: float, config: SamplerConfig,
+                   scores: list[float] | None = None) -> np.ndarray:
+    """dR/dE_k: how far the player's MAP rating moves per Elo a rung's Elo moves (the
+    rungs' part of ladder_gradient; a ladder with a draw model needs the `scores`)."""
+    if config.draws is not None and scores is None:
+        raise ValueError("a ladder with a draw model needs the scores for its weights")
+    weights: np.ndarray = ladder_gradient(opponents, scores or [], rating,
+                                          config)[:len(config.elos)]
     return weights
 
 
-def ladder_sd(opponents: list[float], rating: float, config: SamplerConfig) -> float:
-    """The sd the ladder's uncertainty adds to a rating from games against these rungs."""
+def ladder_sd(opponents: list[float], rating: float, config: SamplerConfig,
+              scores: list[float] | None = None) -> float:
+    """The sd the ladder's uncertainty adds to a rating from games against these rungs
+    (on a ladder with a draw model, its coefficients' too: the `scores` are needed)."""
     if not config.ladder_cov or not len(opponents):
         return 0.0
-    g = ladder_weights(opponents, rating, config)
-    return float(np.sqrt(max(g @ config.cov() @ g, 0.0)))
+    g = ladder_gradient(opponents, scores or [], rating, config)
+    cov = config.joint_cov()
+    g = g[:len(cov)]
+    return float(np.sqrt(max(g @ cov @ g, 0.0)))
 
 
 def posterior(opponents: list[float], scores: list[float], config: SamplerConfig,
@@ -107,9 +163,14 @@ def posterior(opponents: list[float], scores: list[float], config: SamplerConfig
         p = config.prior
         return btd.Posterior(p.mean, p.sd, p.mean - btd.Z90 * p.sd, p.mean + btd.Z90 * p.sd,
                              0, "prior")
-    args = (np.array(opponents), np.array(scores), config.nu, config.prior)
-    own = btd.fit_mcmc(*args, seed) if mcmc else btd.fit(*args)
-    extra = ladder_sd(opponents, own.mean, config)
+    opp, sc = np.array(opponents, float), np.array(scores, float)
+    if config.draws is not None:
+        own = draws.fit_mcmc(opp, sc, config.draws, config.prior, seed) if mcmc else \
+            draws.fit(opp, sc, config.draws, config.prior)
+    else:
+        args = (opp, sc, config.nu, config.prior)
+        own = btd.fit_mcmc(*args, seed) if mcmc else btd.fit(*args)
+    extra = ladder_sd(opponents, own.mean, config, scores)
     if not extra:
         return own
     wide = btd.Z90 * extra
@@ -163,9 +224,13 @@ def limited_by_ladder(post: btd.Posterior, config: SamplerConfig) -> bool:
             and post.ladder_half_width >= post.own_half_width)
 
 
-def one_sided(opponents: np.ndarray, scores: np.ndarray, nu: float) -> float:
-    """The Elo at which every game ending as it did (all lost or all won) has probability 5%."""
+def one_sided(opponents: np.ndarray, scores: np.ndarray, nu: float,
+              model: DrawModel | None = None) -> float:
+    """The Elo at which every game ending as it did (all lost or all won) has probability 5%
+    (with a draw model, nu at each game's level; else `nu`)."""
     won = bool(scores[0] == btd.WIN)
+    if model is not None:
+        return draws.one_sided(opponents, won, model, ONE_SIDED)
 
     def excess(r: float) -> float:
         win, _, loss = btd.probabilities(r - opponents, nu)
@@ -183,8 +248,9 @@ def game_elo(opponents: list[float], scores: list[float], config: SamplerConfig,
     if len(sc) and (np.all(sc == btd.LOSS) or np.all(sc == btd.WIN)):
         kind = ABOVE if sc[0] == btd.WIN else BELOW
         # The bound moves with the rungs: widened by the ladder's one-sided 95% (z = Z90).
-        bound = one_sided(opp, sc, config.nu)
-        bound += (-1 if kind == ABOVE else 1) * btd.Z90 * ladder_sd(opponents, bound, config)
+        bound = one_sided(opp, sc, config.nu, config.draws)
+        bound += (-1 if kind == ABOVE else 1) * btd.Z90 * ladder_sd(opponents, bound, config,
+                                                                     scores)
         est = Estimate(np.nan, bound if kind == ABOVE else -np.inf,
                        bound if kind == BELOW else np.inf, len(sc), method,
                        f"every game {'won' if kind == ABOVE else 'lost'}: a 95% bound", kind)

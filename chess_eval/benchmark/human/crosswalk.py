@@ -30,6 +30,7 @@ from chess_eval.benchmark.human.anchors import HUMAN_DIR, ORDER, Anchor, TimeCon
 from chess_eval.benchmark.human.reading import Reading, covariance
 from chess_eval.benchmark.stats import btd
 from chess_eval.benchmark.stats.btd import Z90
+from chess_eval.benchmark.stats.draws import DrawModel
 
 SLOPE_PRIOR = (1.0, 0.5)  # the slope's prior, Lichess Elo per Elo here: mean and sd
 SLOPES = np.linspace(0.0, 3.0, 151)  # the grid the slope's posterior is computed on (b >= 0;
@@ -167,6 +168,8 @@ class Crosswalk:
     anchors: tuple[Anchor, ...]  # by reading, weakest first
     cov: np.ndarray | None = None  # the reference ladder's rung covariance (shared errors)
     nu: float = 0.5  # the reference ladder's draw parameter (expected scores)
+    draws: DrawModel | None = None  # its draw model, where it has one: nu at the pair's
+    # mean reading (then `nu` is unused)
 
     @property
     def band(self) -> tuple[float, float]:
@@ -263,7 +266,9 @@ class Crosswalk:
             anchor.measured, anchor.measured, self.cov, True) - 2 * covariance(
             run, anchor.measured, self.cov)
         sd = math.sqrt(max(var, 0.0))
-        value, lo, hi = (float(btd.expected_score(g, self.nu))
+        nu = self.nu if self.draws is None else float(
+            self.draws.nu((run.mean + anchor.reading) / 2))
+        value, lo, hi = (float(btd.expected_score(g, nu))
                          for g in (gap, gap - Z90 * sd, gap + Z90 * sd))
         return value, lo, hi
 
@@ -281,5 +286,7 @@ def load_crosswalks(folder: Path = HUMAN_DIR,
     found = read_anchors(folder)
     cov = None if reference is None else np.asarray(reference.cov, float)
     nu = 0.5 if reference is None else float(reference.nu)
-    return [Crosswalk(tc, tuple(sorted(found[tc], key=lambda x: x.reading)), cov, nu)
+    model = getattr(reference, "draws", None)
+    return [Crosswalk(tc, tuple(sorted(found[tc], key=lambda x: x.reading)), cov, nu,
+                      model if isinstance(model, DrawModel) else None)
             for tc in ORDER if len(found.get(tc, [])) >= 2]

@@ -53,9 +53,9 @@ from chess_eval.benchmark.arena.match import GameJob, play_job
 from chess_eval.benchmark.core.progress import Progress
 from chess_eval.benchmark.core.turns import ENGINE_TEMPLATE, Condition, Side, Start
 from chess_eval.benchmark.ladders import design
-from chess_eval.benchmark.ladders.ladder_prior import LadderPrior, averaged
+from chess_eval.benchmark.ladders.ladder_prior import LadderPrior, averaged, averaged_draws
 from chess_eval.benchmark.players.player import make_player
-from chess_eval.benchmark.stats import btd
+from chess_eval.benchmark.stats import btd, draws
 from chess_eval.cluster import ClusterSettings, EngineCluster
 from chess_eval.engine import EngineSettings
 from chess_eval.errors import DataError, FitError
@@ -82,6 +82,8 @@ class CalibrationConfig:
     rule: int = RULE.version  # the adjudication rule's version: the ladder's (game.RULES)
     goal_low: float = design.GOAL_LOW  # the 90% half-width the planner aims at up to
     # design.GOAL_SPLIT (a tighter one than the ladder's sends the games where it is missed)
+    draw_terms: int = 1  # log nu's coefficients in the pair's mean Elo (fit's draw_terms):
+    # the reference ladder's draw model, ladder_prior.DRAW_TERMS; 1: one nu
 
 
 @dataclass(frozen=True, order=True)
@@ -190,16 +192,31 @@ def usable(rungs: list[Rung], games: list[CalibrationGame], engine: str,
 
 
 def fit(rungs: list[Rung], games: Usable, engine: str,
-        prior: LadderPrior | None = None, rule: int = RULE.version) -> Ladder:
+        prior: LadderPrior | None = None, rule: int = RULE.version,
+        draw_terms: int = 1) -> Ladder:
     """The ladder from a joint fit of the usable games (colours do not enter the model):
     the rungs that have games, weakest first by measured Elo. With a `prior` (a new engine's
-    ladder, from another engine's), every rung, with or without games. `rule`: the
-    adjudication rule's version the games were judged by, recorded in the ladder."""
-    return replace(_fit(rungs, games, engine, prior), adjudication=rule)
+    ladder, from another engine's), every rung, with or without games; and with
+    `draw_terms` > 1 (the reference ladder's, ladder_prior.DRAW_TERMS), log nu a polynomial
+    in the pair's mean Elo of that many coefficients fitted with the rungs (draws.py), else
+    one nu. `rule`: the adjudication rule's version the games were judged by, recorded in
+    the ladder."""
+    return replace(_fit(rungs, games, engine, prior, draw_terms), adjudication=rule)
 
 
 def _fit(rungs: list[Rung], games: Usable, engine: str,
-         prior: LadderPrior | None) -> Ladder:
+         prior: LadderPrior | None, draw_terms: int = 1) -> Ladder:
+    if prior is not None and draw_terms > 1:
+        if anchor_of(rungs) != 0:
+            raise DataError("a ladder with a prior must list its anchor rung first")
+        fitted = averaged_draws(prior, games.weak, games.strong, games.weak_score, draw_terms)
+        measured = rungs_measured(rungs, fitted.elos + anchor_elo(rungs), fitted.cov,
+                                  games.weak, games.strong, games.weak_score)
+        model = fitted.model  # x from Elos relative to the anchor (0 on every ladder)
+        return by_elo(Ladder(measured, float(model.nu(model.centre)), engine, fitted.cov,
+                             fitted.describe(prior), draws=model, joint=fitted.joint_cov))
+    if draw_terms > 1:
+        raise DataError("a draw model is fitted only with a prior (the reference ladder's)")
     if prior is not None:
         if anchor_of(rungs) != 0:
             raise DataError("a ladder with a prior must list its anchor rung first")
@@ -343,9 +360,9 @@ def fit_by_span(ladder: Ladder, games: Usable) -> list[SpanFit]:
     little small; a span whose |z| is large says the model does not hold that far."""
     elos, span = ladder.elos, np.abs(games.strong - games.weak)
     low, high = np.minimum(games.weak, games.strong), np.maximum(games.weak, games.strong)
-    delta = elos[low] - elos[high]
     weak_score = np.where(games.strong > games.weak, games.weak_score, 1 - games.weak_score)
-    win, draw, _ = btd.probabilities(delta, ladder.nu)
+    # nu at each pair's mean Elo (the ladder's draw model; one nu's everywhere without one)
+    win, draw, _ = draws.probabilities(elos[low], elos[high], ladder.draw_model)
     mean = win + draw / 2
     var = win + draw / 4 - mean ** 2
     out = []
@@ -471,7 +488,7 @@ def calibrate(rungs: list[Rung], config: CalibrationConfig, settings: EngineSett
         config.goal_low))
     # The file's order, not the order games finished in: the fit's sums must not depend on it.
     use = usable(rungs, games, engine, rule=config.rule)
-    ladder = fit(rungs, use, engine, prior, config.rule)
+    ladder = fit(rungs, use, engine, prior, config.rule, config.draw_terms)
     if config.condition == Condition.STANDARD:
         return ladder, use, aborted
     there = usable(ladder.rungs, games, engine, config.condition, config.rule)

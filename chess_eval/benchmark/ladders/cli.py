@@ -37,6 +37,7 @@ from chess_eval.benchmark.core.data import (
     HELD_OUT_GAMES,
     LADDER_GAMES,
     LADDERS,
+    REFERENCE_LADDER,
     ROOT,
     data_path,
     games_path,
@@ -55,7 +56,7 @@ from chess_eval.benchmark.ladders.calibration import (
     read_games,
     usable,
 )
-from chess_eval.benchmark.ladders.ladder_prior import prior_from
+from chess_eval.benchmark.ladders.ladder_prior import DRAW_TERMS, prior_from
 from chess_eval.benchmark.players.player import is_baseline, make_player
 from chess_eval.benchmark.question.questions import load_questions
 from chess_eval.benchmark.question.start import GAME_CONDITIONS as CONDITIONS
@@ -224,8 +225,13 @@ def calibrate_command(args: argparse.Namespace) -> int:
                             f"{existing.adjudication}, not {args.adjudication}: a ladder's "
                             "games all have one rule (another --ladder starts a new ladder)")
         rule = existing.adjudication
+    # The reference ladder is fitted with the draw model (log nu by the pair's level), so is
+    # a ladder whose file has one; every other with one nu.
+    drawn = args.ladder.resolve() == REFERENCE_LADDER.resolve() or (
+        args.ladder.exists() and load_ladder(args.ladder).draws is not None)
     config = CalibrationConfig(cluster_of(args), args.seed, args.ply_cap, openings,
-                               condition, midgame, rule, args.goal_low)
+                               condition, midgame, rule, args.goal_low,
+                               DRAW_TERMS if drawn and condition == Condition.STANDARD else 1)
     if recorded is not None:
         engine = recorded.engine  # the games are the ladder engine's, whatever this build's name
     ladder_path = condition_path(args.ladder, args.condition)
@@ -346,7 +352,7 @@ def ladder_table(ladder: Ladder, use: Usable) -> str:
         above = ""
         if i + 1 < len(ladder.rungs):
             gap = ladder.rungs[i + 1].elo - rung.elo
-            score = btd.expected_score(-gap, ladder.nu)
+            score = btd.expected_score(-gap, ladder.nu_at(rung.elo + gap / 2))
             lo, hi = RUNG_SPACING
             mark = "" if lo <= gap <= hi else " !"
             above = f"  {gap:4.0f} to next, {score:4.0%}{mark}"
@@ -354,7 +360,12 @@ def ladder_table(ladder: Ladder, use: Usable) -> str:
                      f"{'' if half <= goal[i] else ' *'}  {rung.games:5} games{above}")
     left = [f"{n} of another engine version" for n in [use.other_engine] if n] + \
         [f"{n} with rungs not on the ladder" for n in [use.other_rungs] if n]
-    lines.append(f"draw parameter nu = {ladder.nu:.3f}; * misses its goal; ! a gap outside "
+    model = ladder.draws
+    drawn = f"draw parameter nu = {ladder.nu:.3f}" if model is None else (
+        "log nu = " + " ".join(f"{c:+.3f}{['', ' x', ' x^2'][k] if k < 3 else f' x^{k}'}"
+                               for k, c in enumerate(model.coef))
+        + f", x = (the pair's mean Elo - {model.centre:.0f}) / {model.scale:.0f}")
+    lines.append(f"{drawn}; * misses its goal; ! a gap outside "
                  f"{RUNG_SPACING[0]:.0f}-{RUNG_SPACING[1]:.0f} Elo"
                  + (f"; games left out: {', '.join(left)}" if left else ""))
     return "\n".join(lines)

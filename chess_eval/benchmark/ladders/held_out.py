@@ -19,7 +19,7 @@ import numpy as np
 from chess_eval.benchmark.arena.ladder import Ladder, Rung
 from chess_eval.benchmark.core.turns import Condition
 from chess_eval.benchmark.ladders.calibration import CalibrationGame, Usable
-from chess_eval.benchmark.stats import btd
+from chess_eval.benchmark.stats import btd, draws
 
 SPANS = (5, 6)  # steps apart in the rungs' order: beyond ladder.MAX_SPAN, so never planned
 
@@ -90,13 +90,19 @@ def check(ladder: Ladder, games: Usable) -> tuple[list[PairCheck], float]:
         at = (low == a) & (high == b)
         n = int(at.sum())
         delta = elos[a] - elos[b]
-        win, draw, _ = btd.probabilities(delta, ladder.nu)
+        nu = ladder.nu_at((elos[a] + elos[b]) / 2)  # the draw model's at the pair's level
+        win, draw, _ = btd.probabilities(delta, nu)
         mean = float(win + draw / 2)
         var_one = float(win + draw / 4 - mean ** 2)
-        slope = float(btd.expected_score(delta + 0.5, ladder.nu)
-                      - btd.expected_score(delta - 0.5, ladder.nu))  # per Elo
+        # Per Elo of either rung: the gap's slope, and the level's (nu moves with both).
+        model = ladder.draw_model
+        gap = float(btd.expected_score(delta + 0.5, nu) - btd.expected_score(delta - 0.5, nu))
+        # Both rungs up 0.25 Elo: the mean up 0.5, the gap the same; d/dE_a = gap + half of
+        # d/d(mean), which is this.
+        level = float(draws.expected_score(elos[a] + 0.25, elos[b] + 0.25, model)
+                      - draws.expected_score(elos[a] - 0.25, elos[b] - 0.25, model))
         g = np.zeros(len(elos))
-        g[a], g[b] = slope, -slope
+        g[a], g[b] = gap + level, -gap + level
         var_ladder = float(g @ ladder.cov @ g)
         sd = float(np.sqrt(var_one / n + var_ladder))
         observed = float(score[at].mean())

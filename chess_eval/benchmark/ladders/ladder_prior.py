@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from chess_eval.benchmark.arena.ladder import Ladder, Rung, anchor_elo, anchor_of
-from chess_eval.benchmark.stats import btd
+from chess_eval.benchmark.stats import btd, draws
 from chess_eval.errors import DataError
 
 VERSION = 2  # of the prior's form and settings below; a ladder records it. 2: a rung the
@@ -196,3 +196,73 @@ def averaged(prior: LadderPrior, weak: np.ndarray, strong: np.ndarray,
     nu = float(sum(wk * p.nu for wk, p in zip(w, pools, strict=True)))
     return Averaged(np.asarray(elos), np.asarray(cov), nu,
                     {k: float(wk) for k, wk in zip(settings, w, strict=True)})
+
+
+DRAW_TERMS = 3  # the reference ladder's draw model: log nu quadratic in the pair's mean Elo
+# (constant, linear, quadratic; docs/games-and-ladder.md, "The ladder on the draw model")
+
+
+@dataclass(frozen=True)
+class AveragedDraws:
+    """`averaged` with the draw model: the ratings and log nu's coefficients fitted together
+    under every setting, averaged by evidence alike."""
+
+    elos: np.ndarray  # relative to the anchor, in the prior's order (the anchor's 0)
+    model: draws.DrawModel  # the averaged coefficients, clipped to the pairs' mean Elos
+    joint_cov: np.ndarray  # (ratings, coefficients): within and between settings
+    weights: dict[tuple[float, float], float]  # (shift sd, rung sd) -> posterior weight
+
+    @property
+    def cov(self) -> np.ndarray:
+        """The ratings' covariance (relative to the anchor)."""
+        n = len(self.elos)
+        out: np.ndarray = self.joint_cov[:n, :n]
+        return out
+
+    def describe(self, prior: LadderPrior) -> str:
+        """`Averaged.describe`'s line, with the draw model named."""
+        return Averaged(self.elos, self.cov, 0.0, self.weights).describe(prior) + \
+            f"; log nu quadratic in the pair's mean Elo ({len(self.model.coef)} coefficients)"
+
+
+def draws_evidence(prior: LadderPrior, pool: draws.Pool, weak: np.ndarray,
+                   strong: np.ndarray, scores: np.ndarray) -> float:
+    """`evidence` with the draw model's likelihood (the coefficients' prior flat, the same
+    for every setting)."""
+    ll = draws.log_likelihood(pool.ratings[weak], pool.ratings[strong], scores, pool.model)
+    off = pool.ratings[1:] - (prior.mean[1:] - prior.mean[0])
+    cov = prior.cov[1:, 1:]
+    _, log_det_prior = np.linalg.slogdet(cov)
+    _, log_det_post = np.linalg.slogdet(pool.cov[1:, 1:])
+    return float(ll - 0.5 * off @ np.linalg.solve(cov, off) - 0.5 * log_det_prior
+                 + 0.5 * log_det_post)
+
+
+def averaged_draws(prior: LadderPrior, weak: np.ndarray, strong: np.ndarray,
+                   scores: np.ndarray, terms: int = DRAW_TERMS) -> AveragedDraws:
+    """The draw-model fit under every setting of SHIFT_GRID x RUNG_GRID, averaged with
+    weights by evidence (`averaged`'s rule); the model's clip range is the pairs' mean Elos
+    on the result. The start: one nu's fit's log nu, the other coefficients 0."""
+    start = np.log(btd.fit_pool(len(prior.mean), weak, strong, scores,
+                                prior=prior.pool_prior(0)).nu)
+    form = draws.DrawModel((float(start),) + (0.0,) * (terms - 1))
+    settings = [(s, r) for s in SHIFT_GRID for r in RUNG_GRID]
+    pools, logs = [], []
+    for shift, rung in settings:
+        setting = prior.with_settings(shift, rung)
+        pool = draws.fit_pool(len(prior.mean), weak, strong, scores, form,
+                              setting.pool_prior(0))
+        pools.append(pool)
+        logs.append(draws_evidence(setting, pool, weak, strong, scores))
+    w = np.exp(np.array(logs) - max(logs))
+    w /= w.sum()
+    points = [np.concatenate([p.ratings, p.model.coef]) for p in pools]
+    mean = np.asarray(sum(wk * x for wk, x in zip(w, points, strict=True)))
+    joint = sum(wk * (p.joint_cov + np.outer(x - mean, x - mean))
+                for wk, p, x in zip(w, pools, points, strict=True))
+    n = len(prior.mean)
+    pair_mean = (mean[weak] + mean[strong]) / 2
+    model = draws.DrawModel(tuple(float(c) for c in mean[n:]), float(pair_mean.min()),
+                            float(pair_mean.max()))
+    return AveragedDraws(mean[:n], model, np.asarray(joint),
+                         {k: float(wk) for k, wk in zip(settings, w, strict=True)})

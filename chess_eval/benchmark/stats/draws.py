@@ -333,3 +333,40 @@ def sensitivity(rating: float, opponents: np.ndarray, scores: np.ndarray, model:
         + (c.g_u / (2 * model.scale))[:, None] * model.power_slopes(mean)
     precision = _precision(rating, opponents, scores, model, prior)
     return -cross_e / precision, -cross_b.sum(axis=0) / precision
+
+
+def fit_mcmc(opponents: np.ndarray, scores: np.ndarray, model: DrawModel, prior: btd.Prior,
+             seed: int, samples: int = 4000, burn: int = 1000) -> btd.Posterior:
+    """btd.fit_mcmc's random-walk Metropolis (the same steps, proposal and quantiles) with
+    nu at each game's mean Elo."""
+    opponents = np.asarray(opponents, float)
+    scores = np.asarray(scores, float)
+    start = fit(opponents, scores, model, prior)
+
+    def log_post(r: float) -> float:
+        return log_likelihood(np.full(len(opponents), r), opponents, scores, model) \
+            - 0.5 * ((r - prior.mean) / prior.sd) ** 2
+    rng = np.random.default_rng(seed)
+    current, current_lp = start.mean, log_post(start.mean)
+    out = np.empty(samples)
+    for i in range(burn + samples):
+        proposal = current + 2.4 * start.sd * rng.standard_normal()
+        lp = log_post(proposal)
+        if np.log(rng.random()) < lp - current_lp:
+            current, current_lp = proposal, lp
+        if i >= burn:
+            out[i - burn] = current
+    lo, hi = np.quantile(out, [0.5 - btd.LEVEL / 2, 0.5 + btd.LEVEL / 2])
+    return btd.Posterior(float(out.mean()), float(out.std()), float(lo), float(hi),
+                         len(scores), "mcmc")
+
+
+def one_sided(opponents: np.ndarray, won: bool, model: DrawModel, level: float) -> float:
+    """The Elo at which every game ending as it did (all won or all lost against these
+    opponents) has probability `level`."""
+    opponents = np.asarray(opponents, float)
+
+    def excess(r: float) -> float:
+        win, _, loss = probabilities(r, opponents, model)
+        return float(np.sum(np.log(win if won else loss)) - np.log(level))
+    return float(optimize.brentq(excess, opponents.min() - 5000, opponents.max() + 5000))

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chess_eval.benchmark.stats.btd import Z90, C, Prior, game_information
+from chess_eval.benchmark.stats import draws as draw_model
+from chess_eval.benchmark.stats.btd import DRAW, LOSS, WIN, Z90, C, Prior, game_information
+from chess_eval.benchmark.stats.draws import DrawModel
 from chess_eval.errors import FitError
 
 MAX_STEPS = 200
@@ -79,14 +81,24 @@ class JointFit:
         return self.means[0] - self.means[1], float(np.sqrt(max(var, 0.0)))
 
 
-def joint_fit(rung_elos: Sequence[float], ladder_cov: np.ndarray, nu: float,
+def joint_fit(rung_elos: Sequence[float], ladder_cov: np.ndarray, nu: float | DrawModel,
               games: tuple[Sequence[RungGames], Sequence[RungGames]],
               head_to_head: tuple[int, int, int], priors: tuple[Prior, Prior]) -> JointFit:
     """Ratings of A and B from their games against the rungs (`games`) and against each other
     (`head_to_head`: A's wins, draws and losses), with the ladder's part of their errors; the
-    match's own draw parameter is fitted with them."""
+    match's own draw parameter is fitted with them. `nu`: the ladder's one nu, or its draw
+    model (nu at each game's pair mean Elo, as play reads it); the match's nu_h is centred
+    on the model's nu at the mean of the two ladder-only ratings."""
     elos = np.asarray(rung_elos, float)
-    match = Match(*head_to_head, log_nu0=float(np.log(nu)) if nu > 0 else 0.0)
+    if isinstance(nu, DrawModel):
+        if any(head_to_head):
+            alone = joint_fit(rung_elos, ladder_cov, nu, games, (0, 0, 0), priors)
+            level = float(nu.log_nu(sum(alone.means) / 2))
+        else:
+            level = 0.0
+        match = Match(*head_to_head, log_nu0=level)
+    else:
+        match = Match(*head_to_head, log_nu0=float(np.log(nu)) if nu > 0 else 0.0)
     # (r_A, r_B, log nu_h): the third coordinate only moves when there is a match.
     theta = np.array([priors[0].mean, priors[1].mean, match.log_nu0], float)
     dims = 3 if match.games else 2
@@ -126,7 +138,7 @@ class Match:
         return self.wins + self.draws + self.losses
 
 
-def _curvature(theta: np.ndarray, elos: np.ndarray, nu: float,
+def _curvature(theta: np.ndarray, elos: np.ndarray, nu: float | DrawModel,
                games: tuple[Sequence[RungGames], Sequence[RungGames]], match: Match,
                priors: tuple[Prior, Prior]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The log posterior's gradient in (r_A, r_B, log nu_h), minus its Hessian there, and
@@ -135,6 +147,11 @@ def _curvature(theta: np.ndarray, elos: np.ndarray, nu: float,
     hessian = np.zeros((3, 3))
     cross = np.zeros((3, len(elos)))
     for p in (0, 1):
+        if isinstance(nu, DrawModel):
+            _add_rung_games(p, theta[p], elos, nu, games[p], gradient, hessian, cross)
+            gradient[p] -= (theta[p] - priors[p].mean) / priors[p].sd ** 2
+            hessian[p, p] += 1 / priors[p].sd ** 2
+            continue
         for g in games[p]:
             delta = theta[p] - elos[g.rung]
             gradient[p] += _residual(delta, g.points, g.games, nu)
@@ -146,6 +163,27 @@ def _curvature(theta: np.ndarray, elos: np.ndarray, nu: float,
     if match.games:
         _add_match(theta, match, gradient, hessian)
     return gradient, hessian, cross
+
+
+def _add_rung_games(p: int, rating: float, elos: np.ndarray, model: DrawModel,
+                    games: Sequence[RungGames], gradient: np.ndarray, hessian: np.ndarray,
+                    cross: np.ndarray) -> None:
+    """Player p's games against the rungs under the draw model, added in place: the log
+    likelihood's slope in its rating, minus its curvature, and the cross curvature with each
+    rung's Elo (draws.sensitivity's terms: a rung's Elo moves the level nu is read at too)."""
+    if not games:
+        return
+    rung = np.concatenate([np.full(g.games, g.rung) for g in games]).astype(int)
+    scores = np.concatenate([[WIN] * g.wins + [DRAW] * g.draws + [LOSS] * g.losses
+                             for g in games])
+    c, u_x, u_xx, _ = draw_model._one_player(rating, elos[rung], scores, model)
+    da, du = C / 2, u_x / (2 * model.scale)
+    curl = c.g_u * u_xx / (2 * model.scale) ** 2
+    gradient[p] -= float(np.sum(da * c.g_a + du * c.g_u))
+    hessian[p, p] += float(np.sum(da ** 2 * c.h_aa + 2 * da * du * c.h_au + du ** 2 * c.h_uu
+                                  + curl))
+    per_game = da ** 2 * c.h_aa - du ** 2 * c.h_uu - curl
+    cross[p] += np.bincount(rung, per_game, len(elos))
 
 
 def _add_match(theta: np.ndarray, match: Match, gradient: np.ndarray,
