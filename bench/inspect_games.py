@@ -15,6 +15,8 @@ rerun skips the pairs already there.
 
     python -m bench.inspect_games                 # 4 players x 2 seeds, 100 games each
     python -m bench.inspect_games --players sjeng:depth=1 --seeds 0 --max-games 10
+    python -m bench.inspect_games --max-games 30 --redo-inspect   # the table's Inspect side
+                                                                 # again, play's kept
 """
 
 from __future__ import annotations
@@ -158,29 +160,74 @@ def main() -> None:
     p.add_argument("--max-games", type=int, default=100)
     p.add_argument("--table", type=Path, default=TABLE,
                    help="CSV of finished pairs (resumed; default bench/inspect_games.csv)")
+    p.add_argument("--redo-inspect", action="store_true",
+                   help="rerun the Inspect side of the table's pairs of --max-games games, "
+                        "keeping play's (resumed where a killed one stopped)")
     args = p.parse_args()
     rows = read_table(args.table)
+    if args.redo_inspect:
+        redo(args.table, rows, args.max_games)
+    else:
+        extend(args, rows)
+    print(summary([r for r in rows if r["games"] == str(args.max_games)]))
+
+
+def served() -> PlayerServer:
+    """The baseline players served on 127.0.0.1 (shut down by the caller)."""
+    server = PlayerServer("127.0.0.1", 0, find_stockfish(None), seed=0, slots=2)
+    threading.Thread(target=server.serve, daemon=True).start()
+    return server
+
+
+def extend(args: argparse.Namespace, rows: list[dict[str, str]]) -> None:
+    """The pairs not in the table yet, each rated both ways and appended."""
     done = {(r["player"], r["seed"], r["games"]) for r in rows}
     todo = [(spec, seed) for spec in args.players for seed in args.seeds
             if (spec, str(seed), str(args.max_games)) not in done]
-    if todo:
-        server = PlayerServer("127.0.0.1", 0, find_stockfish(None), seed=0, slots=2)
-        threading.Thread(target=server.serve, daemon=True).start()
-        try:
-            for spec, seed in todo:
-                with tempfile.TemporaryDirectory() as tmp:
-                    a = play_rating(spec, server.base_url, seed, args.max_games,
-                                    Path(tmp) / "play")
-                    b = inspect_rating(spec, server.base_url, seed, args.max_games,
-                                       Path(tmp) / "logs")
-                rows.append(pair_row(spec, seed, args.max_games, a, b))
-                write_table(args.table, rows)
-                print(f"{spec:20} {seed:4}  play {a['mean']} [{a['lo']}, {a['hi']}]  "
-                      f"inspect {b['mean']} [{b['lo']}, {b['hi']}]", flush=True)
-        finally:
-            server.shutdown()
-            server.close()
-    print(summary([r for r in rows if r["games"] == str(args.max_games)]))
+    if not todo:
+        return
+    server = served()
+    try:
+        for spec, seed in todo:
+            with tempfile.TemporaryDirectory() as tmp:
+                a = play_rating(spec, server.base_url, seed, args.max_games,
+                                Path(tmp) / "play")
+                b = inspect_rating(spec, server.base_url, seed, args.max_games,
+                                   Path(tmp) / "logs")
+            rows.append(pair_row(spec, seed, args.max_games, a, b))
+            write_table(args.table, rows)
+            print(f"{spec:20} {seed:4}  play {a['mean']} [{a['lo']}, {a['hi']}]  "
+                  f"inspect {b['mean']} [{b['lo']}, {b['hi']}]", flush=True)
+    finally:
+        server.shutdown()
+        server.close()
+
+
+def redo(table: Path, rows: list[dict[str, str]], games: int) -> None:
+    """The Inspect side of each pair of `games` games rated again (play's side kept), each
+    written as it finishes; the pairs redone so far are listed beside the table."""
+    marker = table.with_suffix(".redo")
+    done = set(marker.read_text().splitlines()) if marker.exists() else set()
+    todo = [r for r in rows if r["games"] == str(games)
+            and f"{r['player']}|{r['seed']}" not in done]
+    server = served()
+    try:
+        for row in todo:
+            with tempfile.TemporaryDirectory() as tmp:
+                b = inspect_rating(row["player"], server.base_url, int(row["seed"]), games,
+                                   Path(tmp) / "logs")
+            a = {"mean": row["play"] or None, "lo": row["play_lo"] or None,
+                 "hi": row["play_hi"] or None, "games": row["play_games"]}
+            row.update(pair_row(row["player"], int(row["seed"]), games, a, b))
+            write_table(table, rows)
+            done.add(f"{row['player']}|{row['seed']}")
+            marker.write_text("".join(f"{k}\n" for k in sorted(done)))
+            print(f"{row['player']:26} {row['seed']:>4}  play {row['play']}  inspect "
+                  f"{b['mean']} [{b['lo']}, {b['hi']}]", flush=True)
+    finally:
+        server.shutdown()
+        server.close()
+    marker.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from inspect_ai import Task, task
+from inspect_ai.scorer import Metric, Scorer, metric, scorer
 
-from chess_eval.benchmark.inspect_eval import options  # noqa: F401 - registers its hook
 from chess_eval.benchmark.inspect_eval.sample import build, refuse_unknown
 
 
@@ -81,3 +81,86 @@ def worldmodel(limit: int | None = None, seed: int = 0, endpoint_id: str | None 
     from chess_eval.benchmark.inspect_eval.worldmodel import worldmodel_task
 
     return build("worldmodel", worldmodel_task, limit, seed, endpoint_id)
+
+
+# The scorers and metrics by the names the tasks' logs record them under, so that `inspect
+# score` (which finds them through this entry point alone) re-scores a log; each builds the
+# one its task module defines, imported only when it is asked for.
+@scorer(metrics=[])
+def static_scorer(questions: str, pgn: bool) -> Scorer:
+    """The static task's scorer (inspect_eval.static)."""
+    from chess_eval.benchmark.inspect_eval import static as made
+
+    return made.static_scorer(questions, pgn)
+
+
+@metric
+def static_metrics(seed: int = 0, bootstrap: int = 1000) -> Metric:
+    """The static task's metrics (inspect_eval.static)."""
+    from chess_eval.benchmark.inspect_eval import static as made
+
+    return made.static_metrics(seed, bootstrap)
+
+
+@scorer(metrics=[])
+def game_scorer() -> Scorer:
+    """The games task's scorer (inspect_eval.games)."""
+    from chess_eval.benchmark.inspect_eval import games as made
+
+    return made.game_scorer()
+
+
+@metric
+def games_metrics(argv: list[str]) -> Metric:
+    """The games task's metrics (inspect_eval.games)."""
+    from chess_eval.benchmark.inspect_eval import games as made
+
+    return made.games_metrics(argv)
+
+
+@scorer(metrics=[])
+def match_scorer() -> Scorer:
+    """The match task's scorer (inspect_eval.match)."""
+    from chess_eval.benchmark.inspect_eval import match as made
+
+    return made.match_scorer()
+
+
+@metric
+def match_metrics() -> Metric:
+    """The match task's metrics (inspect_eval.match)."""
+    from chess_eval.benchmark.inspect_eval import match as made
+
+    return made.match_metrics()
+
+
+@scorer(metrics=[])
+def line_scorer() -> Scorer:
+    """The puzzles task's scorer (inspect_eval.puzzles)."""
+    from chess_eval.benchmark.inspect_eval import puzzles as made
+
+    return made.line_scorer()
+
+
+@metric
+def puzzles_metrics(argv: list[str]) -> Metric:
+    """The puzzles task's metrics (inspect_eval.puzzles)."""
+    from chess_eval.benchmark.inspect_eval import puzzles as made
+
+    return made.puzzles_metrics(argv)
+
+
+@scorer(metrics=[])
+def position_scorer() -> Scorer:
+    """The worldmodel task's scorer (inspect_eval.worldmodel)."""
+    from chess_eval.benchmark.inspect_eval import worldmodel as made
+
+    return made.position_scorer()
+
+
+@metric
+def worldmodel_metrics(argv: list[str]) -> Metric:
+    """The worldmodel task's metrics (inspect_eval.worldmodel)."""
+    from chess_eval.benchmark.inspect_eval import worldmodel as made
+
+    return made.worldmodel_metrics(argv)

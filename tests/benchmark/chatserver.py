@@ -94,7 +94,7 @@ class ChatServer:
         self.bill_abandoned = bill_abandoned  # a reply whose client left is billed too
         self.billed = 0  # replies billed
         self.money = 0.0  # what they cost
-        self.bought: Counter[str] = Counter()  # billed replies per request (its messages)
+        self.bought: Counter[str] = Counter()  # billed replies per request (its model, messages)
         self.on_body = on_body  # when set, answers every request with a FEN from its body
         self.preflight = preflight
         self.slot = _FifoSlot() if single_slot else None
@@ -157,7 +157,10 @@ class ChatServer:
             def _bill(self, body: dict) -> None:
                 if server.price is None:
                     return
-                asked = json.dumps(body.get("messages") or body.get("prompt"), sort_keys=True)
+                # A request is its model and messages: two models asked the same position
+                # (a match's colour-reversed pair, both players deterministic) buy it once each.
+                asked = json.dumps([body.get("model"), body.get("messages") or body.get("prompt")],
+                                   sort_keys=True)
                 with server._lock:
                     server.billed += 1
                     server.money = round(server.money + server.price, 9)

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import chess
 from inspect_ai.log import EvalLog, read_eval_log
@@ -62,7 +63,8 @@ def first_legal(body: dict) -> Response:
 
 def finished(cache: Path, task: str) -> int:
     """Games (lines) the run under `cache` has finished and stored."""
-    db, table = {"games": ("games.db", "games"), "puzzles": ("puzzles.db", "puzzles")}[task]
+    db, table = {"games": ("games.db", "games"), "puzzles": ("puzzles.db", "puzzles"),
+                 "match": ("match.db", "games")}[task]
     found = 0
     for path in cache.glob(f"{task}-*/{db}"):
         conn = sqlite3.connect(path, timeout=60)
@@ -76,6 +78,8 @@ def finished(cache: Path, task: str) -> int:
 LIFECYCLE = {"games": (["-T", "max_games=4", "-T", "ladder=stockfish-15.1", "-T",
                         f"endpoint_id={ENDPOINT}"], "game"),
              "puzzles": (["-T", "max_puzzles=6"], "line"),
+             "match": (["-T", "max_games=4", "--model-role", "opponent=openai-api/local/o"],
+                       "game"),
              "worldmodel": (["-T", "limit=6"], "answers")}
 
 
@@ -105,3 +109,50 @@ def undisturbed(task: str, tmp_path: Path) -> dict[str, float]:
     [first] = (tmp_path / "logs0").glob("*.eval")
     return metrics(read_eval_log(str(first)))
 
+
+
+def _place(fen: str) -> str:
+    """A position without its move counters (a prompt's FEN and a replay's compare alike)."""
+    return " ".join(fen.split()[:4])
+
+
+def own_positions(sample: Any) -> set[str]:
+    """Every position of the game (puzzle line) a sample recorded: where its requests may
+    ask from."""
+    store = sample.store or {}
+    if store.get("game"):
+        record = store["game"]["record"]
+        board, places = chess.Board(record["start"]["fen"]), set()
+        for move in record["moves"]:
+            places.add(_place(board.fen()))
+            board.push_uci(move)
+        return places | {_place(board.fen())}
+    if store.get("line"):
+        line = store["line"]["line"]
+        board, places = chess.Board(line["fen"]), set()
+        for move in line["solution"]:  # the solver is asked on the key's path alone
+            places.add(_place(board.fen()))
+            board.push_uci(move)
+        return places | {_place(board.fen())}
+    return set()
+
+
+def foreign_requests(log: EvalLog) -> list[tuple[Any, str]]:
+    """(sample id, position) of each model request in a sample's transcript that asks from
+    a position of no game (line) of that sample's own: none, when each sample holds exactly
+    its own unit's requests."""
+    bad = []
+    for sample in log.samples or []:
+        own = own_positions(sample)
+        for event in sample.events or []:
+            if event.event != "model":
+                continue
+            asked = {_place(f) for f in FEN_RE.findall(json.dumps(event.model_dump(
+                mode="json")["input"]))}
+            bad += [(sample.id, p) for p in sorted(asked - own)]
+    return bad
+
+
+def requests_of(log: EvalLog) -> dict[Any, int]:
+    """Model requests in each sample's transcript."""
+    return {s.id: sum(e.event == "model" for e in s.events or []) for s in log.samples or []}

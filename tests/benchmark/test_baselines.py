@@ -74,7 +74,11 @@ def test_elo_estimates_order_the_players(results: dict[str, dict], kind: str) ->
     for weaker, stronger in zip(placed, placed[1:], strict=False):
         assert _place(weaker) <= _place(stronger) or \
             _interval(weaker)[1] >= _interval(stronger)[0], shown
-    assert places[0] == min(places) and places[-1] == max(places), shown
+    # The weakest and the strongest reach the ends: a one-sided bound's place is its bound,
+    # not a reading, so full Stockfish's "above X" may sit under a weaker player's mean
+    # while its interval reaches past it.
+    assert _interval(placed[0])[0] <= min(places), shown
+    assert _interval(placed[-1])[1] >= max(places), shown
     # No estimate is a number beyond what the data can speak for.
     assert all(abs(x) < 5000 for x in places)
 

@@ -138,15 +138,12 @@ for models in (["openai-api/local/m"], ["openai-api/local/m"],
                ["openai-api/local/m", "openai-api/local/n"]):
     for log in eval(task, model=models, log_dir=sys.argv[1], display="none"):
         out.append({"model": log.eval.model, "status": log.status, **figures(log)})
-import gc
-from chess_eval.benchmark.inspect_eval.sample import Driver
+import gc, threading
+from chess_eval.benchmark.inspect_eval.sample import Held
 gc.collect()
-drivers = [o for o in gc.get_objects() if isinstance(o, Driver)]
-for d in drivers:  # each ends once its eval has (a driver never outlives it for long)
-    if d.thread is not None:
-        d.thread.join(timeout=120)
-out.append({"drivers": len(drivers),
-            "running": sum(d.thread is not None and d.thread.is_alive() for d in drivers)})
+held = [o for o in gc.get_objects() if isinstance(o, Held)]
+out.append({"runs": len(held), "open": sum(h.open for h in held),
+            "threads": threading.active_count()})
 print(json.dumps(out))
 """
 
@@ -166,10 +163,11 @@ def test_one_task_object_evaluated_again_and_for_two_models_rates_each_eval(
                               cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
         assert done.returncode == 0, done.stderr[-3000:]
         bodies = list(server.bodies)
-    first, again, *both, drivers = json.loads(done.stdout.strip().splitlines()[-1])
-    # Four evals: the ended runs are let go (the task's shape and the last eval's two runs
-    # remain, none still going), where before every run of every eval was kept.
-    assert drivers["drivers"] <= 3 and drivers["running"] == 0, drivers
+    first, again, *both, runs = json.loads(done.stdout.strip().splitlines()[-1])
+    # Four evals, each with a run its samples shared: none is open once its eval has
+    # ended (its claims released: no claim file is left in the cache).
+    assert runs["runs"] >= 1 and runs["open"] == 0, runs
+    assert not list((tmp_path / "cache").rglob("*.claim"))
     wanted = 2 if task == "games" else 3
     assert all(log["status"] == "success" for log in (first, again, *both))
     assert first[count] == again[count] == wanted, (first, again)

@@ -80,6 +80,31 @@ def test_the_match_task_asks_the_opponent_with_its_own_task_arguments(tmp_path: 
     assert not any("reasoning_effort" in b for b in mine)
 
 
+@pytest.mark.parametrize(("subset", "said"), [
+    (["--limit", "3"], "sample 3 is half a pair"),
+    (["--sample-id", "1"], "sample 1 is half a pair"),
+    (["--sample-id", "3,4"], "sample 1 is left out")])
+def test_a_match_subset_that_cannot_be_rated_is_refused_with_nothing_bought(
+        subset: list[str], said: str, tmp_path: Path) -> None:
+    """A match is rated by whole pairs, in order: a subset with half a pair (an odd --limit,
+    one game of a pair) or one that leaves an earlier pair out fails in one line, and no
+    request is sent."""
+    with ChatServer(lambda fen, n: Response(), on_body=first_legal) as server:
+        done = subprocess.run(
+            [INSPECT, "eval", "chess_eval/match", "--model", "openai-api/local/a",
+             "--model-role", "opponent=openai-api/local/b", "--log-dir", str(tmp_path / "logs"),
+             "--display", "none", "-T", "max_games=6", *subset],
+            cwd=tmp_path, env={**service(server.base_url),
+                               "CHESS_EVAL_CACHE": str(tmp_path / "cache")},
+            capture_output=True, text=True, timeout=600)
+        asked = [b for b in server.bodies if FEN_RE.search(json.dumps(b))]
+    [path] = (tmp_path / "logs").glob("*.eval")
+    log = read_eval_log(str(path))
+    assert log.status == "error" and said in log.error.message, log.error
+    assert "Traceback" not in done.stderr
+    assert asked == []
+
+
 @pytest.mark.parametrize(("task", "typo"), [("static", "limt=5"), ("games", "foo=1"),
                                              ("puzzles", "max_puzles=2"),
                                              ("worldmodel", "limits=3")])
@@ -160,7 +185,7 @@ def test_the_eval_s_transport_settings_are_used_as_given(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(("subset", "said"), [
     (["--limit", "2"], None),
-    (["--sample-id", "3,5"], "has no sample in this eval"),
+    (["--sample-id", "3,5"], "sample 1 is left out"),
     (["--sample-shuffle"], "refuses --sample-shuffle")])
 def test_a_subset_of_samples_plays_the_first_games_or_is_refused(
         subset: list[str], said: str | None, served: PlayerServer, tmp_path: Path) -> None:

@@ -217,6 +217,17 @@ def play_one(job: GameJob, judge: Engine, games: JsonStore, cache: JsonStore) ->
     return job.played(record)
 
 
+def stored_or_played(job: GameJob, settings: EngineSettings, games: JsonStore,
+                     cache: JsonStore) -> Played:
+    """The game as `games` holds it, else played now on a judge engine of its own (one
+    game's whole life on the calling thread: a sample's, in the Inspect tasks)."""
+    hit = games.get(job.key)
+    if hit is not None:
+        return job.played(GameRecord(**hit), stored=True)
+    with Engine(settings) as judge:
+        return play_one(job, judge, games, cache)
+
+
 class Pool(Protocol):
     """Where a batch of games is played: `match.GamePool` (worker threads), or the samples
     of the Inspect task."""

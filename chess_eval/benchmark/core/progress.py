@@ -5,15 +5,17 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from contextvars import ContextVar
 
 from tqdm import tqdm
 
 log = logging.getLogger(__name__)
 
 LOG_EVERY_S = 30.0  # seconds between progress lines when stderr is not a terminal
-# False: progress as log lines only, even on a terminal (inside `inspect eval`, whose display
-# owns the terminal: the chess_eval tasks set it).
-BARS = True
+# Whether progress is drawn as a bar in this context (False: log lines only, even on a
+# terminal: each chess_eval task's sample says so, as Inspect's display owns the terminal). A
+# context variable, so a process that runs an eval and then a CLI command keeps its bars.
+BARS: ContextVar[bool] = ContextVar("chess_eval_bars", default=True)
 
 
 ANSWER_KINDS = ("legal", "illegal", "truncated", "infra")
@@ -35,7 +37,7 @@ class Progress:
         self.counts: Counter[str] = Counter()
         self.asked = 0  # answers that needed a request (the ETA's rate)
         self.desc = desc
-        self.bar = tqdm(total=total, desc=desc, unit=unit, disable=None if BARS else True)
+        self.bar = tqdm(total=total, desc=desc, unit=unit, disable=None if BARS.get() else True)
         self.every_s = every_s
         self.start = self.last = time.monotonic()
         self.logged = 0  # `done` at the last progress line

@@ -36,6 +36,7 @@ from chess_eval.benchmark.players.protocols import CHAT_WINDOW, GameProtocol
 from chess_eval.benchmark.players.protocols import template as protocol_template
 from chess_eval.benchmark.question.questions import Question
 from chess_eval.benchmark.question.start import GAME_CONDITIONS
+from chess_eval.benchmark.stats.btd import Posterior
 from chess_eval.engine import EngineSettings
 from chess_eval.errors import ConfigError
 
@@ -106,35 +107,33 @@ def start_for(condition: str, index: int, seed: int, mid: list[Start],
     return mid[(index // 2) % len(mid)]
 
 
-# A game's rung by its place in the schedule: the first one chosen for that place.
-Pin = Callable[[int, int], int]
-
-
 def play(player: Player, ladders: dict[str, Ladder], questions: list[Question],
          config: PlayConfig, store: Path, settings: EngineSettings,
-         pools: PoolFactory = GamePool, pin: Pin | None = None,
-         run: Run | None = None) -> Session:
+         pools: PoolFactory = GamePool, run: Run | None = None) -> Session:
     """Play each condition's adaptive schedule to its stop (resuming stored games) against
-    that condition's ladder; `pools` makes where the games are played; `pin` fixes each
-    game's rung the first time it is scheduled (an Inspect eval's slots); `run`: the
+    that condition's ladder; `pools` makes where the games are played; `run`: the
     invocation that claims the store and owns the requests (else one of its own)."""
     mid = midgame_starts(questions, config.seed)
     if Condition.MIDGAME in config.conditions and not mid:
         raise ConfigError("no game positions in the questions file for mid-game starts")
-    # Stored games are keyed by everything that changes how the player plays them, so runs
-    # of other players or settings sharing the store never read each other's games; one
-    # process at a time plays them (a second would buy every move the first is buying).
+    with within(run) as owner:
+        prefix = claim_play(owner, player, config, store)
+        return _play(player, ladders, mid, config, store, settings, pools, prefix, owner)
+
+
+def claim_play(run: Run, player: Player, config: PlayConfig, store: Path) -> str:
+    """Claim the player's games in `store` for `run`: their key prefix. Stored games are
+    keyed by everything that changes how the player plays them, so runs of other players or
+    settings sharing the store never read each other's games; one process at a time plays
+    them (a second would buy every move the first is buying)."""
     ident = json.dumps([player.id, config.template, config.retries, config.ply_cap,
                         *config.ladder_key])
-    with within(run) as owner:
-        prefix = owner.claim(store, f"play {ident}", f"play of {player.id}")
-        return _play(player, ladders, mid, config, store, settings, pools, prefix, pin,
-                     owner)
+    return run.claim(store, f"play {ident}", f"play of {player.id}")
 
 
 def _play(player: Player, ladders: dict[str, Ladder], mid: list[Start], config: PlayConfig,
           store: Path, settings: EngineSettings, pools: PoolFactory, prefix: str,
-          pin: Pin | None, run: Run) -> Session:
+          run: Run) -> Session:
     """play() once its run is claimed (`prefix`: its stored games' key prefix)."""
     rungs = {r.name: run.owns(make_player(r.spec, None, settings.path, config.seed,
                                           config.concurrency))
@@ -155,7 +154,7 @@ def _play(player: Player, ladders: dict[str, Ladder], mid: list[Start], config: 
                 ladder = ladders[condition]
                 session.games[condition], stopped = _condition(
                     player, [rungs[r.name] for r in ladder.rungs], ladder, mid, config,
-                    f"{prefix}:{condition}", pool, progress, preflight, later, gate, pin)
+                    f"{prefix}:{condition}", pool, progress, preflight, later, gate)
                 later -= 1
                 if isinstance(stopped, InfraError):
                     # A failure every request would repeat, or the breaker: what was played
@@ -188,49 +187,81 @@ def _once(player: Player) -> Callable[[], None]:
     return check
 
 
+@dataclass(frozen=True)
+class Lineup:
+    """What a condition's games are made of: the rated side, the rungs and the starts."""
+
+    me: Side  # the rated player, as it is asked
+    rungs: list[Player]  # the ladder's players, by rung
+    ladder: Ladder  # the condition's ladder
+    mid: list[Start]  # the mid-game starts
+    config: PlayConfig  # how the games are played
+    name: str  # the games' key prefix and the condition
+
+    def ident(self, index: int, rung: int) -> tuple[str, bool, str]:
+        """What makes the index-th game of this kind: its start, the colour, the rung."""
+        condition = Condition(self.name.rsplit(":", 1)[1])
+        start = start_for(condition, index, self.config.seed, self.mid, self.config.openings)
+        return start.label, index % 2 == 0, self.ladder.rungs[rung].name
+
+    def job(self, index: int, rung: int, repeat: int) -> GameJob:
+        """The index-th game, against `rung`, the `repeat`-th of its kind (game_key)."""
+        config, condition = self.config, Condition(self.name.rsplit(":", 1)[1])
+        model_white = index % 2 == 0  # each start twice, the model White first
+        them = Side(self.rungs[rung], ENGINE_TEMPLATE)
+        start = start_for(condition, index, config.seed, self.mid, config.openings)
+        key = game_key(self.name, config.seed, *self.ident(index, rung), repeat)
+        return GameJob(key, *((self.me, them) if model_white else (them, self.me)), start,
+                       config.ply_cap, rule_of(self.ladder.adjudication), rung, index,
+                       model_white, condition)
+
+
+def next_batch(games: list[Played], ladder: Ladder, sampler: SamplerConfig, concurrency: int,
+               seed: int) -> tuple[Posterior, list[int] | None]:
+    """After a condition's `games` (in schedule order, aborted ones included): the rating's
+    posterior, and the rungs of the next batch, or None once the stop rule is met (the CLI's
+    schedule and the Inspect task's, the same function)."""
+    rated = [g for g in games if g.record is not None]
+    opponents = [float(ladder.elos[g.rung]) for g in rated]
+    scores = [g.score for g in rated]
+    post = posterior(opponents, scores, sampler)
+    if finished(post, len(rated), sampler) or len(games) >= 2 * sampler.max_games:
+        return post, None
+    return post, schedule(len(games), opponents, scores, sampler, concurrency,
+                          seed)[: sampler.max_games - len(rated)]
+
+
 def _condition(player: Player, rungs: list[Player], ladder: Ladder, mid: list[Start],
                config: PlayConfig, name: str, pool: Pool, progress: Progress,
-               preflight: Callable[[], None], later: int, gate: InFlight,
-               pin: Pin | None = None) -> tuple[list[Played], bool | InfraError]:
+               preflight: Callable[[], None], later: int,
+               gate: InFlight) -> tuple[list[Played], bool | InfraError]:
     """One condition's games (`name`: the session's key prefix and the condition; `later`:
     conditions still to play after it, for the progress bar's estimate; `gate`: the run's
     requests in flight), and whether
     --max-cost stopped them before the stop rule did (or the failure that stopped them)."""
-    condition = Condition(name.rsplit(":", 1)[1])
     sampler = for_ladder(config.sampler, ladder)
+    lineup = Lineup(Side(player, config.template, config.legal, config.retries,
+                         config.protocol, config.chat_history, gate),
+                    rungs, ladder, mid, config, name)
     games: list[Played] = []
     repeats: Counter[tuple[str, bool, str]] = Counter()  # games so far per identity
     breaker = Breaker(config.breaker, "games", "were aborted")
     while True:
-        rated = [g for g in games if g.record is not None]
-        opponents = [float(ladder.elos[g.rung]) for g in rated]
-        scores = [g.score for g in rated]
-        post = posterior(opponents, scores, sampler)
-        if finished(post, len(rated), sampler) or len(games) >= 2 * sampler.max_games:
+        post, batch = next_batch(games, ladder, sampler, config.concurrency, config.seed)
+        if batch is None:
             return games, False
         if budget_stop(player) is not None:
             return games, True  # spent: the rest is the rerun's
-        progress.expect(progress.done - len(rated) + games_expected(post, len(rated), sampler)
+        rated = sum(g.record is not None for g in games)
+        progress.expect(progress.done - rated + games_expected(post, rated, sampler)
                         + later * games_expected(None, 0, sampler))
-        batch = schedule(len(games), opponents, scores, sampler, config.concurrency,
-                         config.seed)[: sampler.max_games - len(rated)]
         jobs, meta = [], {}
         for k, rung in enumerate(batch):
-            index = len(games) + k
-            rung = rung if pin is None else int(pin(index, rung))
-            model_white = index % 2 == 0
-            me = Side(player, config.template, config.legal, config.retries, config.protocol,
-                      config.chat_history, gate)
-            them = Side(rungs[rung], ENGINE_TEMPLATE)
-            start = start_for(condition, index, config.seed, mid, config.openings)
-            ident = (start.label, model_white, ladder.rungs[rung].name)
-            key = game_key(name, config.seed, *ident, repeats[ident])
+            ident = lineup.ident(len(games) + k, rung)
+            job = lineup.job(len(games) + k, rung, repeats[ident])
             repeats[ident] += 1
-            job = GameJob(key, *((me, them) if model_white else (them, me)), start,
-                          config.ply_cap, rule_of(ladder.adjudication), rung, index,
-                          model_white, condition)
             jobs.append(job)
-            meta[key] = job.played(None)
+            meta[job.key] = job.played(None)
         try:
             for played in pool.play(jobs, preflight):
                 meta[played.key] = played

@@ -1,15 +1,14 @@
 """chess_eval/games: games against the reference ladder with `play`'s own sampler, estimator
 and stop rule, each game one sample.
 
-Game k of the schedule is sample k + 1's (its slot). `play` itself runs on a driver thread
-(started by the first sample) over a pool that gives each game it decides to play to its slot
-(sample.Slots): the slot's sample waits for it, plays it on a worker thread (its requests in
-its own transcript) and hands the outcome back to the schedule. Each game's rung is pinned to
-its slot the first time it is scheduled, and stored games are found by their keys, so an
-eval-retry, a rerun on the same store, or a retried sample records each game under its own
-slot, once. The stop rule is the task's early stopping: a slot the run ends without is
-stopped early (left out of the metrics; a retry schedules it again). A sample stopped by an
-error or a limit hands its game back aborted, unrated, as `play` leaves one.
+Sample k + 1 plays game k of the schedule, and only it (its requests in its own transcript).
+When Inspect schedules it, the task's early stopping (units.Units) decides its rung with
+`play`'s own function (games.play.next_batch: the same batches, from the games before),
+or stops it early once the stop rule is met. Its rung is pinned in the run's folder when its
+game begins, and stored games are found by their keys, so an eval-retry, a rerun on the same
+folder or a retried sample plays (or finds) the same game. A sample stopped by an error or a
+limit leaves its game aborted, unrated, as `play` leaves one; the CLI's breaker is Inspect's
+own --fail-on-error here.
 """
 
 from __future__ import annotations
@@ -18,162 +17,152 @@ import argparse
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, as_completed
+from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from inspect_ai import Task
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import store
 
-from chess_eval.benchmark.arena.game import WHITE_SCORE, GameRecord, pgn
-from chess_eval.benchmark.arena.ladder import Ladder, load_ladder, reference_ladder
-from chess_eval.benchmark.arena.match import GameJob, Played, play_one
+from chess_eval.benchmark.arena.game import WHITE_SCORE, GameRecord, midgame_starts, pgn
+from chess_eval.benchmark.arena.ladder import (
+    Ladder,
+    condition_path,
+    load_ladder,
+    reference_ladder,
+)
+from chess_eval.benchmark.arena.match import GameJob, Played, stored_or_played
 from chess_eval.benchmark.core.data import QUESTIONS
 from chess_eval.benchmark.core.run import Run
-from chess_eval.benchmark.core.turns import Condition
+from chess_eval.benchmark.core.turns import Condition, Side
 from chess_eval.benchmark.games import cli
-from chess_eval.benchmark.games.play import play
+from chess_eval.benchmark.games.play import Lineup, claim_play, next_batch
 from chess_eval.benchmark.games.report import condition_report
+from chess_eval.benchmark.games.sampler import SamplerConfig, for_ladder
 from chess_eval.benchmark.human.block import committed_block, human_metrics
 from chess_eval.benchmark.inspect_eval.sample import (
-    Driver,
-    NoSample,
-    PerEval,
-    Pins,
     RunFailed,
-    Slots,
-    Unit,
     adaptive_task,
-    hand_back,
     mode_args,
     request_argv,
-    slot_outcome,
-    work,
+    run_dir,
+    until_stopped,
+)
+from chess_eval.benchmark.inspect_eval.units import (
+    Lost,
+    Units,
+    played_unit,
+    unit_of,
 )
 from chess_eval.benchmark.model.inflight import InFlight
-from chess_eval.benchmark.players.player import budget_of
-from chess_eval.engine import Engine, EngineSettings
+from chess_eval.benchmark.players.player import budget_of, make_player
 from chess_eval.errors import ConfigError
-from chess_eval.kvstore import JsonStore
 
 NOT_PLAYED = "not played: the stop rule was met before this game"
 CUT_OFF = "no game: the sample was cut off (a limit or an error) before its game ended"
+Outcome = dict[str, Any]  # a game's outcome as units.db keeps it: {"record": ... or None}
 
 
-class Dispatch:
-    """play()'s pool inside Inspect: game k of the schedule is slot k's, played by sample
-    k + 1 (a game already stored is the run's at once, and its sample records it)."""
-
-    def __init__(self, samples: int) -> None:
-        self.slots: Slots[GameJob | Played, Played] = Slots(
-            samples, _lost, lambda done: done.result().record is None)
-        self.games: JsonStore | None = None
-        self.settings: EngineSettings | None = None
-        self.folder: Path | None = None  # the run's games.db
-        self._next = 0  # the next job's slot: play() hands its jobs in schedule order
-
-    def pool(self, games: JsonStore, cache: JsonStore, settings: EngineSettings,
-             size: int) -> Dispatch:
-        """play()'s pool factory: the games store and the judge's engine of this session."""
-        self.games, self.settings = games, settings
-        return self
-
-    def __enter__(self) -> Dispatch:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-    def play(self, jobs: list[GameJob],
-             preflight: Callable[[], None] | None = None) -> Iterator[Played]:
-        """Give each job to its slot; their outcomes as they finish. A game already stored
-        is the run's at once (its sample, if it runs, records it). A job whose slot has no
-        sample in this eval ends the run once the games given before it are in. (No
-        preflight: Inspect has made the eval's model already.)"""
-        assert self.games is not None
-        waiting: list[Future[Played]] = []
-        ready: list[Played] = []
-        missing: NoSample | None = None
-        for job in jobs:
-            index, self._next = self._next, self._next + 1
-            hit = self.games.get(job.key)
-            played = None if hit is None else job.played(GameRecord(**hit), stored=True)
-            try:
-                handed = self.slots.give(index, job if played is None else played)
-            except NoSample as exc:
-                if played is None:
-                    missing = exc
-                    break
-            else:
-                if played is None:
-                    waiting.append(handed)
-            if played is not None:
-                ready.append(played)
-        yield from ready
-        for done in as_completed(waiting):
-            yield done.result()
-        if missing is not None:
-            raise missing
-
-    def run(self, job: GameJob | Played) -> Played:
-        """Play one game on this thread (a sample's), judged by an engine of its own, on
-        stores of its own (a retried sample may play after the run has closed its)."""
-        if isinstance(job, Played):  # stored: recorded, not replayed
-            return job
-        assert self.settings is not None and self.folder is not None
-        games = JsonStore(self.folder, "games")
-        cache = JsonStore(self.folder, "answers")
-        try:
-            hit = games.get(job.key)
-            if hit is not None:
-                return job.played(GameRecord(**hit), stored=True)
-            with Engine(self.settings) as judge:
-                return play_one(job, judge, games, cache)
-        finally:
-            games.close()
-            cache.close()
+def record_of(outcome: Outcome | Lost) -> GameRecord | None:
+    """The game an outcome holds (None: aborted, or lost)."""
+    if isinstance(outcome, Lost) or outcome.get("record") is None:
+        return None
+    return GameRecord(**outcome["record"])
 
 
-def _lost(job: GameJob | Played, why: str) -> Played:
-    """A game whose sample was cut off before it began: aborted, unrated (a stored one is
-    the run's all the same)."""
-    return job if isinstance(job, Played) else job.played(None, why)
+class GamesPlan:
+    """`play`'s schedule of one condition, as batches decided from the games before them
+    (each batch's rungs, pinned ones kept)."""
+
+    def __init__(self, ladder: Ladder, sampler: SamplerConfig, concurrency: int,
+                 seed: int) -> None:
+        self.ladder, self.sampler = ladder, for_ladder(sampler, ladder)
+        self.concurrency, self.seed = concurrency, seed
+        self.batches: list[tuple[int, list[int]]] = []  # (first index, rungs), in order
+        self.stop_at: int | None = None  # where the stop rule was met
+
+    def unit(self, index: int, outcome: Callable[[int], Outcome | Lost],
+             pinned: dict[int, int]) -> tuple[int] | None:
+        """Game `index`'s rung (None: not needed); Pending while a game it needs plays."""
+        games: list[Played] = []
+        k = 0
+        while True:
+            if k == len(self.batches) and not self._extend(games, pinned):
+                return None
+            start, rungs = self.batches[k]
+            if index < start + len(rungs):
+                return (rungs[index - start],)
+            games += [Played("", record_of(outcome(start + i)), index=start + i,
+                             first_white=(start + i) % 2 == 0, rung=r)
+                      for i, r in enumerate(rungs)]
+            k += 1
+
+    def _extend(self, games: list[Played], pinned: dict[int, int]) -> bool:
+        """The next batch after `games`; False once the stop rule is met."""
+        if self.stop_at is None:
+            _, batch = next_batch(games, self.ladder, self.sampler, self.concurrency,
+                                  self.seed)
+            if batch is None or not batch:
+                self.stop_at = len(games)
+                return False
+            self.batches.append((len(games), [int(pinned.get(len(games) + i, r))
+                                              for i, r in enumerate(batch)]))
+            return True
+        return False
+
+    def rung_of(self, index: int) -> int:
+        """The rung of a game already decided."""
+        for start, rungs in self.batches:
+            if start <= index < start + len(rungs):
+                return rungs[index - start]
+        raise KeyError(index)
 
 
-class GamesRun(Driver):
-    """One eval's schedule: `play` on the driver thread, over a Dispatch, each game's rung
-    pinned to its slot."""
+class GamesTable:
+    """One eval's run while its samples play (units.Held): `play`'s setup, claim, stores,
+    rungs and rated side, as `play` makes them."""
 
-    def __init__(self, argv: list[str], samples: int) -> None:
-        self.dispatch = Dispatch(samples)
-        super().__init__("games", argv, self.dispatch.slots, unkeyed=("--max-games",))
-        self.endpoint = ""  # the rated model's endpoint, as its games' keys hold it
-        self.ladder: Ladder | None = None  # the condition's ladder (its rungs' names, Elos)
-
-    def drive(self, model: list[str], scratch: Path) -> None:
-        """`play` to its stop rule; RunFailed when something else stopped it."""
-        args = play_args(self.argv + model + ["--out", str(scratch)])
+    def __init__(self, argv: list[str], folder: Path, model: list[str]) -> None:
+        args = play_args(argv + model + ["--out", str(folder)])
         setup = cli.play_setup(args)
-        # Both set before any game is handed out.
-        self.endpoint = setup.player.answered_by
+        self.endpoint = setup.player.answered_by  # the rated model's, as its games' keys hold
+        self.settings = setup.settings
         self.ladder = setup.ladders[args.conditions[0]]
-        self.dispatch.folder = scratch / "games.db"
-        self.pins = pins = Pins(scratch, "rungs")
-        # The run's books: a line per eval of what it bought, on every way out (ledger.py),
-        # in the run's folder beside its stores.
-        with Run(scratch, [(setup.name, "", budget_of(setup.player))]) as run:
-            try:
-                session = play(setup.player, setup.ladders, setup.questions, setup.config,
-                               scratch / "games.db", setup.settings, pools=self.dispatch.pool,
-                               pin=pins, run=run)
-            finally:
-                pins.close()
-        if session.stopped:  # the breaker, or a failure every request would repeat
-            raise RunFailed(f"play stopped before its stop rule: {session.stopped}")
+        with ExitStack() as held:  # left at once when it cannot start: nothing was asked
+            # The run's books: a line per opening of what it bought, beside its stores.
+            run = held.enter_context(Run(folder, [(setup.name, "",
+                                                   budget_of(setup.player))]))
+            run.owns(setup.player)
+            store_path, config = folder / "games.db", setup.config
+            prefix = claim_play(run, setup.player, config, store_path)
+            self.games = run.store(store_path, "games")
+            self.cache = run.store(store_path, "answers")
+            rungs = [run.owns(make_player(r.spec, None, setup.settings.path, config.seed,
+                                          config.concurrency)) for r in self.ladder.rungs]
+            me = Side(setup.player, config.template, config.legal, config.retries,
+                      config.protocol, config.chat_history, run.gate)
+            self.lineup = Lineup(me, rungs, self.ladder,
+                                 midgame_starts(setup.questions, config.seed), config,
+                                 f"{prefix}:{args.conditions[0]}")
+            self._held = held.pop_all()
+
+    def job(self, plan: GamesPlan, index: int, rung: int) -> GameJob:
+        """Game `index` against `rung`: its key counts the games of its kind before it."""
+        ident = self.lineup.ident(index, rung)
+        repeat = sum(self.lineup.ident(j, plan.rung_of(j)) == ident for j in range(index))
+        return self.lineup.job(index, rung, repeat)
+
+    def play(self, job: GameJob) -> Played:
+        """The game (on this thread, a sample's); a stored one as it is."""
+        return stored_or_played(job, self.settings, self.games, self.cache)
+
+    def close(self) -> None:
+        """Leave the run: the requests in flight land, the stores close, the books."""
+        self._held.close()
 
 
 def play_args(argv: list[str]) -> argparse.Namespace:
@@ -202,70 +191,64 @@ def games_task(protocol: str, max_games: int | None, target: float | None,
     argv += [] if ladder is not None else ["--ladder", str(args.ladder)]
     # play stops a condition at 2 x max_games games, aborted ones included.
     samples = 2 * args.max_games
-    runs = PerEval(lambda: GamesRun(argv, samples))
-    return adaptive_task("games", runs, "game", game_solver(runs), game_scorer(),
-                         games_metrics(argv))
+    ladder_of = load_ladder(Path(args.ladder))
+    condition_ladder = condition_path(args.ladder, args.conditions[0])
+    if condition_ladder.exists():
+        ladder_of = load_ladder(condition_ladder)
+    sampler = cli.sampler_of(args, ladder_of)
+    units: Units[int, Outcome] = Units(
+        "games", lambda: GamesPlan(ladder_of, sampler, args.concurrency, args.seed),
+        lambda model: run_dir("games", argv, model, unkeyed=("--max-games",)),
+        lambda folder, model: GamesTable(argv, folder, model))
+    return adaptive_task("games", units, samples, "game", game_solver(units), game_scorer(),
+                         games_metrics(argv), argv)
 
 
 BOUND = "raise max_games or lower target"  # how a games eval plays more games
 
 
 @solver
-def game_solver(runs: PerEval[GamesRun]) -> Solver:
-    """A sample records its slot's game: played here, or by a sample that helped while this
-    one had not started; none once the stop rule is met."""
+def game_solver(units: Units[int, Outcome]) -> Solver:
+    """A sample plays its own game (none once the stop rule is met): the rung decided for
+    it, in the eval's shared run."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        got = await slot_game(runs, state, BOUND)
+        index = int(state.sample_id) - 1
+        got = await unit_of(units, state.epoch, index, ONE_EPOCH)
         if got is None:
+            store().set("not_needed", True)
             return state
-        run, n, played = got
-        assert run.ladder is not None and played.record is not None
-        rung = run.ladder.rungs[played.rung]
-        store().set("game", {"index": n, "rung": played.rung, "endpoint": run.endpoint,
-                             "request": request_argv(), "rung_name": rung.name,
-                             "rung_elo": round(rung.elo),
+        mine, held, rung = got
+        plan = mine.plan
+        assert isinstance(plan, GamesPlan)
+        done: list[tuple[GamesTable, Played]] = []
+
+        async def play(table: GamesTable, n: int, unit: int) -> Outcome | None:
+            job, gate = own_gate(table.job(plan, n, unit))
+            played = await until_stopped(table.play, job,
+                                         stop=gate.close if gate is not None else _nothing)
+            done.append((table, played))
+            return None if played.record is None else {"record": played.record.as_dict()}
+        await played_unit(mine, held, index, play)
+        table, played = done[0]
+        if played.record is None:
+            raise RunFailed(f"game {index + 1} aborted for infrastructure reasons: "
+                            f"{played.aborted}")
+        step = table.ladder.rungs[rung]
+        store().set("game", {"index": index, "rung": rung, "endpoint": table.endpoint,
+                             "request": request_argv(), "rung_name": step.name,
+                             "rung_elo": round(step.elo),
                              "model_white": played.first_white,
                              "record": played.record.as_dict()})
         return state
     return solve
 
 
-async def slot_game(runs: PerEval[Any], state: TaskState, bound: str
-                    ) -> tuple[Any, int, Played] | None:
-    """This sample's run, its slot and the slot's finished game (None, marked not needed,
-    when the run ended without it); RunFailed when the game was aborted (unrated, as the
-    CLI leaves it: this sample is an error)."""
-    got = await slot_outcome(runs, state, bound, play_unit)
-    if got is None:
-        store().set("not_needed", True)
-        return None
-    run, unit, played = got
-    if played.record is None:
-        raise RunFailed(f"game {unit.index + 1} aborted for infrastructure reasons: "
-                        f"{played.aborted}")
-    return run, unit.index, played
+ONE_EPOCH = ("chess_eval/games plays one epoch: its run decides how many games are played "
+             "(raise max_games or lower target)")
 
 
-class Dispatched(Protocol):
-    """A run whose games a Dispatch hands to the samples (games, match)."""
-
-    dispatch: Dispatch
-
-    def begun(self, index: int) -> None:
-        """Slot `index`'s sample begins its game."""
-
-
-async def play_unit(run: Dispatched, unit: Unit[GameJob | Played, Played]) -> Played:
-    """A slot's game, played on a worker thread (a stored one as it is), its outcome handed
-    back to the schedule."""
-    run.begun(unit.index)
-    if isinstance(unit.job, Played):
-        hand_back(unit, unit.job)
-        return unit.job
-    job, gate = own_gate(unit.job)
-    return await work(unit, run.dispatch.run, job, stopped=lambda exc: job.played(
-        None, f"its sample stopped ({type(exc).__name__}: {exc})"),
-        stop=gate.close if gate is not None else None)
+def _nothing() -> None:
+    """No gate of its own to close (an engine-only game)."""
 
 
 def own_gate(job: GameJob) -> tuple[GameJob, InFlight | None]:

@@ -1,18 +1,20 @@
 """chess_eval/match: two models play each other in colour-reversed pairs, as `benchmark.py
 match` plays them (its book, rules and stop rule), each game one sample.
 
-The eval's model is the first player, `--model-role opponent=PROVIDER/MODEL` the second. Game
-k of the match is sample k + 1's (its slot): `match` runs on a driver thread over the games
-task's Dispatch, which gives each game to its slot's sample, so an eval-retry, a rerun on the
-same store or a retried sample records each game under its own slot, once (a match's games
-are fixed by their pair and colour: nothing needs pinning). The stop rule is the task's early
-stopping, as for the other adaptive tasks.
+The eval's model is the first player, `--model-role opponent=PROVIDER/MODEL` the second.
+Sample k + 1 plays game k of the match, and only it: pair k // 2, the first player White in
+its first game. A match's games are fixed by their pair and colour, so the task's early
+stopping (units.Units) only decides whether a game is needed: `match`'s own batches of
+pairs (match.run.next_pairs) and stop rule, from the games before. A subset of samples
+must hold whole pairs (an even --limit), or it is refused before any request.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -23,49 +25,109 @@ from inspect_ai.util import store
 
 from chess_eval.benchmark.arena.game import WHITE_SCORE, GameRecord, pgn
 from chess_eval.benchmark.arena.ladder import reference_nu
-from chess_eval.benchmark.arena.match import Played
+from chess_eval.benchmark.arena.match import GameJob, Played, stored_or_played
 from chess_eval.benchmark.core.run import Run
-from chess_eval.benchmark.inspect_eval.games import CUT_OFF, NOT_PLAYED, Dispatch, slot_game
+from chess_eval.benchmark.inspect_eval.games import (
+    CUT_OFF,
+    NOT_PLAYED,
+    Outcome,
+    _nothing,
+    own_gate,
+    record_of,
+)
 from chess_eval.benchmark.inspect_eval.sample import (
-    Driver,
-    PerEval,
     RunFailed,
     adaptive_task,
     mode_args,
     request_argv,
+    run_dir,
+    until_stopped,
 )
+from chess_eval.benchmark.inspect_eval.units import Lost, Units, played_unit, unit_of
 from chess_eval.benchmark.match import cli
-from chess_eval.benchmark.match.run import MatchSession, play_match
+from chess_eval.benchmark.match.run import (
+    MatchConfig,
+    MatchSession,
+    claim_match,
+    gated,
+    match_job,
+    next_pairs,
+)
 from chess_eval.benchmark.players.player import budget_of
 
-BOUND = "raise max_games or lower target"  # how a match eval plays more games
+ONE_EPOCH = ("chess_eval/match plays one epoch: its run decides how many games are played "
+             "(raise max_games or lower target)")
 
 
-class MatchRun(Driver):
-    """One eval's match: `match` on the driver thread, over a Dispatch."""
+class MatchPlan:
+    """`match`'s schedule: batches of pairs, each decided from the games before it."""
 
-    def __init__(self, argv: list[str], samples: int) -> None:
-        self.dispatch = Dispatch(samples)
-        super().__init__("match", argv, self.dispatch.slots)
-        self.roles = ("opponent",)
-        self.pairs: dict[str, tuple[int, bool]] = {}  # a game's pair and colour by its key
+    def __init__(self, config: MatchConfig) -> None:
+        self.config = config
+        self.batches: list[range] = []  # the pairs of each batch, in order
+        self.stop_at: int | None = None  # the pair where the stop rule was met
 
-    def drive(self, model: list[str], scratch: Path) -> None:
-        """`match` to its stop rule; RunFailed when something else stopped it."""
-        args = match_args(self.argv + model + ["--out", str(scratch)])
+    def unit(self, index: int, outcome: Callable[[int], Outcome | Lost],
+             pinned: dict[int, None]) -> tuple[None] | None:
+        """Whether game `index` is needed ((None,): it is; None: it is not)."""
+        session = MatchSession(self.config.nu)
+        k = 0
+        while True:
+            if k == len(self.batches) and not self._extend(session):
+                return None
+            pairs = self.batches[k]
+            if index < 2 * pairs.stop:
+                return (None,)
+            session.games += [Played("", record_of(outcome(j)), index=j,
+                                     first_white=j % 2 == 0)
+                              for j in range(2 * pairs.start, 2 * pairs.stop)]
+            k += 1
+
+    def _extend(self, session: MatchSession) -> bool:
+        if self.stop_at is not None:
+            return False
+        start = self.batches[-1].stop if self.batches else 0
+        pairs = next_pairs(session, start, self.config)
+        if pairs is None or not pairs:
+            self.stop_at = start
+            return False
+        self.batches.append(pairs)
+        return True
+
+
+class MatchTable:
+    """One eval's match while its samples play (units.Held): `match`'s setup, claim, stores
+    and sides, as `match` makes them."""
+
+    def __init__(self, argv: list[str], folder: Path, model: list[str]) -> None:
+        args = match_args(argv + model + ["--out", str(folder)])
         setup = cli.match_setup(args)
-        self.dispatch.folder = scratch / "match.db"
-        # Each model's books, a line per eval, on every way out (ledger.py).
-        with Run(scratch, [(f"match__{side}", "", budget_of(player))
-                           for side, player in (("first", setup.first),
-                                                ("second", setup.second))]) as run:
-            try:
-                session = play_match(*setup.sides, setup.config, scratch / "match.db",
-                                     setup.settings, pools=self.dispatch.pool, run=run)
-            finally:
-                setup.close()
-        if session.stopped:  # the breaker, a budget, or a failure every request would repeat
-            raise RunFailed(f"match stopped before its stop rule: {session.stopped}")
+        self.settings, self.config = setup.settings, setup.config
+        with ExitStack() as held:  # left at once when it cannot start: nothing was asked
+            held.callback(setup.close)
+            # Each model's books: a line per opening of what it bought.
+            run = held.enter_context(Run(folder, [
+                (f"match__{side}", "", budget_of(player))
+                for side, player in (("first", setup.first), ("second", setup.second))]))
+            store_path = folder / "match.db"
+            first, second = (gated(s, run.gate) for s in setup.sides)
+            self.match = claim_match(run, first, second, setup.config, store_path)
+            self.first, self.second = first, second
+            self.games = run.store(store_path, "games")
+            self.cache = run.store(store_path, "answers")
+            self._held = held.pop_all()
+
+    def job(self, index: int) -> GameJob:
+        """The match's index-th game."""
+        return match_job(self.match, self.config, index, self.first, self.second)
+
+    def play(self, job: GameJob) -> Played:
+        """The game (on this thread, a sample's); a stored one as it is."""
+        return stored_or_played(job, self.settings, self.games, self.cache)
+
+    def close(self) -> None:
+        """Leave the run: the requests in flight land, the stores close, the books."""
+        self._held.close()
 
 
 def match_args(argv: list[str]) -> argparse.Namespace:
@@ -84,23 +146,40 @@ def match_task(protocol: str, max_games: int | None, target: float | None, concu
     argv += ["--max-games", str(max_games)] if max_games is not None else []
     argv += ["--target", str(target)] if target is not None else []
     args = match_args(argv + ["--model", "inspect:eval", "--opponent", "inspect:opponent"])
-    runs = PerEval(lambda: MatchRun(argv, args.max_games))
-    return adaptive_task("match", runs, "game", match_solver(runs), match_scorer(),
-                         match_metrics())
+    config = cli.match_config(args, ())
+    units: Units[None, Outcome] = Units(
+        "match", lambda: MatchPlan(config),
+        lambda model: run_dir("match", argv, model),
+        lambda folder, model: MatchTable(argv, folder, model), roles=("opponent",))
+    return adaptive_task("match", units, args.max_games, "game", match_solver(units),
+                         match_scorer(), match_metrics(), argv)
 
 
 @solver
-def match_solver(runs: PerEval[MatchRun]) -> Solver:
-    """A sample records its slot's game (played here or by a sample that helped); none once
-    the stop rule is met."""
+def match_solver(units: Units[None, Outcome]) -> Solver:
+    """A sample plays its own game of the match (none once the stop rule is met)."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        got = await slot_game(runs, state, BOUND)
+        index = int(state.sample_id) - 1
+        got = await unit_of(units, state.epoch, index, ONE_EPOCH)
         if got is None:
+            store().set("not_needed", True)
             return state
-        _, n, played = got
-        assert played.record is not None
+        mine, held, _ = got
+        done: list[Played] = []
+
+        async def play(table: MatchTable, n: int, unit: None) -> Outcome | None:
+            job, gate = own_gate(table.job(n))
+            played = await until_stopped(table.play, job,
+                                         stop=gate.close if gate is not None else _nothing)
+            done.append(played)
+            return None if played.record is None else {"record": played.record.as_dict()}
+        await played_unit(mine, held, index, play)
+        played = done[0]
+        if played.record is None:
+            raise RunFailed(f"game {index + 1} aborted for infrastructure reasons: "
+                            f"{played.aborted}")
         # Pairs in order, the first player White in a pair's first game (run.game_key).
-        store().set("game", {"index": n, "pair": n // 2, "first_white": n % 2 == 0,
+        store().set("game", {"index": index, "pair": index // 2, "first_white": index % 2 == 0,
                              "request": request_argv(), "record": played.record.as_dict()})
         return state
     return solve

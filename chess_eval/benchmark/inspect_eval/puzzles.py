@@ -1,20 +1,24 @@
 """chess_eval/puzzles: whole Lichess puzzle lines chosen adaptively, as `benchmark.py puzzles`
 chooses and plays them (its sampler, its rules, its estimate), each line one sample.
 
-The run itself runs on a driver thread; line k it picks is slot k's, played by sample k + 1
-(its requests in its own transcript), which hands the result back before the run picks the
-next: lines are played one after another, as the CLI plays them. Each slot's puzzle is pinned
-the first time it is picked, so a retried or resumed sample records its own line. Slots past
-the stop are stopped early (left out of the metrics).
+Sample k + 1 plays the k-th line of the run, and only it (its requests in its own
+transcript). When Inspect schedules it, the task's early stopping (units.Units) picks its
+puzzle with the CLI's own function (puzzles.run.next_puzzle), from the lines before it, so
+lines are decided one after another as the CLI decides them; or stops it early once the stop
+rule is met. Each puzzle is pinned in the run's folder when its line begins, so a retried or
+resumed sample plays its own line again (or finds it stored).
 """
 
 from __future__ import annotations
 
 import math
-from concurrent.futures import Future
+from collections import Counter
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from inspect_ai import Task
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -24,97 +28,120 @@ from chess_eval.benchmark.core.cli import default_puzzles
 from chess_eval.benchmark.core.run import Run
 from chess_eval.benchmark.core.turns import GameAborted, Side
 from chess_eval.benchmark.inspect_eval.sample import (
-    Driver,
-    NoSample,
-    PerEval,
-    Pins,
     RunFailed,
-    Slots,
-    Unit,
     adaptive_task,
-    hand_back,
     mode_args,
     request_argv,
-    slot_outcome,
-    work,
+    run_dir,
+    until_stopped,
 )
+from chess_eval.benchmark.inspect_eval.units import Lost, Units, played_unit, unit_of
 from chess_eval.benchmark.players.player import budget_of
 from chess_eval.benchmark.puzzles import cli
-from chess_eval.benchmark.puzzles.line import ALTERNATIVE, SOLVED, BadPuzzle, LineResult, play_line
-from chess_eval.benchmark.puzzles.run import estimate, run_puzzles
-from chess_eval.engine import Engine, EngineSettings
-from chess_eval.kvstore import JsonStore
-from chess_eval.puzzledb import LinePuzzle
+from chess_eval.benchmark.puzzles.line import (
+    ALTERNATIVE,
+    SOLVED,
+    TEMPLATE,
+    BadPuzzle,
+    LineResult,
+    play_line,
+)
+from chess_eval.benchmark.puzzles.run import (
+    POOL,
+    PuzzleConfig,
+    claim_puzzles,
+    estimate,
+    next_puzzle,
+    pool_of,
+)
+from chess_eval.engine import Engine
+from chess_eval.puzzledb import LinePuzzle, read_puzzles
 
-Line = tuple[LinePuzzle, Side, Engine, JsonStore]  # what play_line is given
+Outcome = dict[str, Any]  # a line's outcome as units.db keeps it: {"line": ..., "bad": ...}
+ONE_EPOCH = ("chess_eval/puzzles plays one epoch: its run decides how many lines are played "
+             "(raise max_puzzles or lower target)")
 
 
-class LinesRun(Driver):
-    """One eval's puzzle run: `run_puzzles` on the driver thread, each line to its slot's
-    sample (a line an earlier eval played and stored too, so this eval's log holds every line
-    its rating uses)."""
+class LinesPlan:
+    """The CLI's sequence of puzzles, each picked from the lines before it (a pinned one
+    kept)."""
 
-    def __init__(self, argv: list[str], samples: int) -> None:
-        self.lines: Slots[Line | LineResult, LineResult] = Slots(
-            samples, _lost, lambda done: isinstance(done.exception(), GameAborted))
-        super().__init__("puzzles", argv, self.lines, unkeyed=("--max-puzzles",))
-        self.endpoint = ""  # the rated model's endpoint (read back, its id is rebuilt)
-        self._next = 0  # the next line's slot: run_puzzles plays them one after another
-        self.settings: EngineSettings | None = None  # the run's engine (a replay's own)
-        self.folder: Path | None = None  # the run's store
+    def __init__(self, puzzles: list[LinePuzzle], config: PuzzleConfig) -> None:
+        self.puzzles, self.config, self.pool = puzzles, config, pool_of(puzzles)
+        # The choices made so far, each from outcomes that were all in (none lost), so
+        # they stay the choices whoever asks again.
+        self.chosen: list[int] = []
 
-    def drive(self, model: list[str], scratch: Path) -> None:
-        """The CLI's run to its stop."""
-        args = puzzles_args(self.argv + model + ["--out", str(scratch)])
+    def unit(self, index: int, outcome: Callable[[int], Outcome | Lost],
+             pinned: dict[int, int]) -> tuple[int] | None:
+        """Line `index`'s puzzle (None: the stop rule is met before it); Pending while a
+        line it needs is played."""
+        lines: list[LineResult] = []
+        used = np.zeros(len(self.puzzles), bool)
+        played: Counter[str] = Counter()
+        sure = True  # every outcome read so far was in (so the choice may be kept)
+        for j in range(index + 1):
+            if j < len(self.chosen):
+                choice: int | None = self.chosen[j]
+            else:
+                choice = next_puzzle(lines, self.pool, used, played, self.config)
+                if choice is None:
+                    return None
+                kept = pinned.get(j)
+                if kept is not None and 0 <= kept < len(self.puzzles) and not used[kept]:
+                    choice = kept
+                if sure:
+                    self.chosen.append(choice)
+            assert choice is not None
+            if j == index:
+                return (choice,)
+            used[choice] = True
+            got = outcome(j)
+            if isinstance(got, Lost):
+                sure = False
+                continue
+            if got.get("line") is not None:  # a bad puzzle, or one left out: used, unrated
+                lines.append(LineResult(**got["line"]))
+                played.update(self.puzzles[choice].motifs)
+        raise AssertionError("unreachable")
+
+
+class LinesTable:
+    """One eval's puzzle run while its samples play (units.Held): the CLI's setup, claim,
+    stores and side."""
+
+    def __init__(self, argv: list[str], folder: Path, model: list[str]) -> None:
+        args = puzzles_args(argv + model + ["--out", str(folder)])
         setup = cli.puzzles_setup(args)
-        self.endpoint = setup.player.answered_by  # before any line is handed out
-        self.settings, self.folder = setup.settings, scratch / "puzzles.db"
-        self.pins = pins = Pins(scratch, "puzzles")
-        # The run's books, a line per eval, on every way out (ledger.py).
-        with Run(scratch, [("puzzles", "", budget_of(setup.player))]) as run:
-            try:
-                run_puzzles(setup.player, setup.puzzles, setup.config, scratch / "puzzles.db",
-                            setup.settings, self.play, self.reuse, preflight=False, pin=pins,
-                            run=run)
-            finally:
-                pins.close()
+        self.puzzles, self.settings = setup.puzzles, setup.settings
+        self.endpoint = setup.player.answered_by  # the rated model's (read back: its id)
+        with ExitStack() as held:  # left at once when it cannot start: nothing was asked
+            run = held.enter_context(Run(folder, [("puzzles", "", budget_of(setup.player))]))
+            run.owns(setup.player)
+            store_path = folder / "puzzles.db"
+            self.prefix = claim_puzzles(run, setup.player, store_path)
+            self.lines = run.store(store_path, "puzzles")
+            self.cache = run.store(store_path, "answers")
+            self.side = Side(setup.player, TEMPLATE, retries=0, gate=run.gate)
+            self._held = held.pop_all()
 
-    def play(self, puzzle: LinePuzzle, side: Side, engine: Engine,
-             cache: JsonStore) -> LineResult:
-        """The line, played by its slot's sample (while this thread waits, the engine is the
-        sample's alone)."""
-        return self._give((puzzle, side, engine, cache)).result()
+    def play(self, choice: int, side: Side) -> LineResult:
+        """The line of the pool's puzzle `choice` (on this thread, a sample's), on an engine
+        of its own; a stored one as it is. BadPuzzle, GameAborted as play_line raises."""
+        puzzle = self.puzzles[choice]
+        key = f"{self.prefix}|{puzzle.id}"
+        stored = self.lines.get(key)
+        if stored is not None:
+            return LineResult(**stored)
+        with Engine(self.settings) as engine:
+            line = play_line(puzzle, side, engine, self.cache)
+        self.lines.put(key, line.as_dict())
+        self.lines.commit()
+        return line
 
-    def reuse(self, line: LineResult) -> None:
-        """A stored line the run takes again (nothing asked), recorded by its slot's sample
-        if that runs in this eval; the run does not wait for it (its sample may have
-        completed in an earlier attempt)."""
-        try:
-            self._give(line)
-        except NoSample as exc:
-            if exc.hole:
-                raise
-
-    def replay(self, puzzle: LinePuzzle, side: Side, engine: Engine,
-               cache: JsonStore) -> LineResult:
-        """A retried sample's line, once the run has taken its first outcome: on an engine
-        and store of its own (the run's may be another line's, or closed)."""
-        assert self.settings is not None and self.folder is not None
-        mine = JsonStore(self.folder, "answers")
-        try:
-            with Engine(self.settings) as own:
-                return play_line(puzzle, side, own, mine)
-        finally:
-            mine.close()
-
-    def _give(self, job: Line | LineResult) -> Future[LineResult]:
-        index, self._next = self._next, self._next + 1
-        return self.lines.give(index, job)
-
-
-def _lost(job: Line | LineResult, why: str) -> LineResult | GameAborted:
-    """A line whose sample was cut off before it began: left out, as the CLI leaves one."""
-    return job if isinstance(job, LineResult) else GameAborted(why)
+    def close(self) -> None:
+        """Leave the run: the requests in flight land, the stores close, the books."""
+        self._held.close()
 
 
 def puzzles_args(argv: list[str]) -> Any:
@@ -134,52 +161,65 @@ def puzzles_task(max_puzzles: int | None, target: float | None, seed: int,
     # The run stops at max_puzzles rated lines; a puzzle that cannot be played takes a
     # sample and is not rated.
     samples = 2 * args.max_puzzles
-    runs = PerEval(lambda: LinesRun(argv, samples))
-    return adaptive_task("puzzles", runs, "puzzle line", line_solver(runs), line_scorer(),
-                         puzzles_metrics(argv))
+    config = PuzzleConfig(args.target, args.max_puzzles, args.seed, args.breaker)
+    pool: list[list[LinePuzzle]] = []  # read once, by the first eval that needs it
 
-
-BOUND = "raise max_puzzles or lower target"  # how a puzzles eval plays more lines
+    def plan() -> LinesPlan:
+        if not pool:
+            pool.append(read_puzzles(args.puzzles, POOL)[0])
+        return LinesPlan(pool[0], config)
+    units: Units[int, Outcome] = Units(
+        "puzzles", plan, lambda model: run_dir("puzzles", argv, model,
+                                               unkeyed=("--max-puzzles",)),
+        lambda folder, model: LinesTable(argv, folder, model))
+    return adaptive_task("puzzles", units, samples, "puzzle line", line_solver(units),
+                         line_scorer(), puzzles_metrics(argv), argv)
 
 
 @solver
-def line_solver(runs: PerEval[LinesRun]) -> Solver:
-    """A sample records its slot's line: played here, or by a sample that helped while this
-    one had not started; none once the run has stopped."""
+def line_solver(units: Units[int, Outcome]) -> Solver:
+    """A sample plays its own line (none once the run has stopped)."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        got = await slot_outcome(runs, state, BOUND, _play)
+        index = int(state.sample_id) - 1
+        got = await unit_of(units, state.epoch, index, ONE_EPOCH)
         if got is None:
             store().set("not_needed", True)
             return state
-        run, unit, outcome = got
-        puzzle = unit.job.puzzle if isinstance(unit.job, LineResult) else unit.job[0].id
-        if isinstance(outcome, BadPuzzle):  # its own moves are illegal: skipped, unrated
+        mine, held, choice = got
+        done: list[tuple[LinesTable, LineResult | BaseException]] = []
+
+        async def play(table: LinesTable, n: int, unit: int) -> Outcome | None:
+            gate = table.side.gate.child() if table.side.gate is not None else None
+            side = table.side if gate is None else Side(
+                table.side.player, TEMPLATE, retries=0, gate=gate)
+            try:
+                line = await until_stopped(table.play, unit, side,
+                                           stop=gate.close if gate is not None else _none)
+            except BadPuzzle as exc:  # its own moves are illegal: skipped, unrated
+                done.append((table, exc))
+                return {"line": None, "bad": str(exc)}
+            except GameAborted as exc:  # left out: no outcome (a retry plays it)
+                done.append((table, exc))
+                return None
+            done.append((table, line))
+            return {"line": line.as_dict(), "bad": None}
+        await played_unit(mine, held, index, play)
+        table, outcome = done[0]
+        puzzle = table.puzzles[choice].id
+        if isinstance(outcome, BadPuzzle):
             store().set("bad", {"puzzle": puzzle, "why": str(outcome)})
             return state
         if isinstance(outcome, BaseException):  # left out; the eval fails, as the CLI's
             raise RunFailed(f"puzzle {puzzle} left out for infrastructure reasons: "
                             f"{outcome}")
-        store().set("line", {"index": unit.index, "endpoint": run.endpoint,
+        store().set("line", {"index": index, "endpoint": table.endpoint,
                              "request": request_argv(), "line": outcome.as_dict()})
         return state
     return solve
 
 
-async def _play(run: LinesRun, unit: Unit[Line | LineResult, LineResult]
-                ) -> LineResult | BaseException:
-    """A slot's line, played on a worker thread (a stored one as it is), its outcome (or
-    why it was skipped or left out) handed back to the run."""
-    job = unit.job
-    run.begun(unit.index)
-    if isinstance(job, LineResult):
-        hand_back(unit, job)
-        return job
-    fn = run.replay if unit.result.done() else play_line
-    try:
-        return await work(unit, fn, *job, stopped=lambda exc: exc if isinstance(
-            exc, (BadPuzzle, GameAborted)) else GameAborted(f"its sample stopped ({exc!r})"))
-    except (BadPuzzle, GameAborted) as exc:
-        return exc
+def _none() -> None:
+    """No gate to close."""
 
 
 @scorer(metrics=[])

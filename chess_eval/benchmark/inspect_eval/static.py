@@ -16,7 +16,12 @@ from inspect_ai.solver import TaskState, generate
 from chess_eval.benchmark.core.data import QUESTIONS
 from chess_eval.benchmark.core.prompts import TEMPLATES
 from chess_eval.benchmark.core.scoring import Item, aggregate, score_item
-from chess_eval.benchmark.inspect_eval.sample import mode_args, options_check, request_argv
+from chess_eval.benchmark.inspect_eval.sample import (
+    Checks,
+    mode_args,
+    options_check,
+    request_argv,
+)
 from chess_eval.benchmark.model.inspect_backend import FINISH, endpoint_of
 from chess_eval.benchmark.model.interface import DEFAULT_MAX_TOKENS
 from chess_eval.benchmark.players.protocols import PGN_MAX_TOKENS, GameProtocol
@@ -43,15 +48,16 @@ def static_task(limit: int | None, split: str, protocol: str, prompt: str, seed:
     samples = [Sample(id=q.id, input=render(q), target=max(q.expected, key=lambda m: q.expected[m]),
                       metadata={"source": q.source, "elo_bucket": q.elo_bucket,
                                 "phase": q.phase}) for q in chosen]
+    checks = Checks("static")
     return Task(dataset=MemoryDataset(samples, name="chess_eval static"),
-                solver=[options_check("chess_eval/static runs one epoch: its figures come "
+                solver=[options_check(checks, "chess_eval/static runs one epoch: its figures come "
                                       "from one answer a question (raise limit for more)"),
                         generate()],
                 scorer=static_scorer(str(config.questions), pgn),
                 metrics=[static_metrics(seed, config.bootstrap)],
                 config=GenerateConfig(temperature=0.0,
                                       max_tokens=PGN_MAX_TOKENS if pgn else DEFAULT_MAX_TOKENS),
-                metadata={"chess_eval": "static", "argv": argv})
+                early_stopping=checks, metadata={"chess_eval": "static", "argv": argv})
 
 
 @scorer(metrics=[])

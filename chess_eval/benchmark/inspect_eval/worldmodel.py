@@ -11,9 +11,8 @@ CLI's own figures from them.
 from __future__ import annotations
 
 import argparse
-import threading
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from inspect_ai import Task
@@ -26,11 +25,11 @@ from inspect_ai.util import store
 from chess_eval.benchmark.core.data import QUESTIONS
 from chess_eval.benchmark.core.run import Run
 from chess_eval.benchmark.core.scoring import Item
-from chess_eval.benchmark.inspect_eval.options import when_ended
 from chess_eval.benchmark.inspect_eval.sample import (
+    Checks,
+    Held,
     RunFailed,
     activate,
-    check_options,
     mode_args,
     request_argv,
     run_dir,
@@ -43,8 +42,6 @@ from chess_eval.benchmark.question.questions import Question, load_questions, se
 from chess_eval.benchmark.worldmodel import cli
 from chess_eval.benchmark.worldmodel.prompts import Listed
 from chess_eval.benchmark.worldmodel.run import Answers, ask_tests, merged, summarise
-from chess_eval.errors import ChessEvalError
-from chess_eval.kvstore import JsonStore
 
 # The headline figures: metric name -> path into the CLI's summary.
 FIGURES: dict[str, tuple[str, ...]] = {
@@ -57,66 +54,52 @@ FIGURES: dict[str, tuple[str, ...]] = {
     "mirror_agree_hi": ("symmetry", "agree", "hi")}
 
 
-@dataclass
 class EvalRun:
-    """One eval's run of the tests: the CLI's setup (its players at every temperature, made
-    once, so each is checked once), its answer cache and the run that owns them."""
+    """One eval's run of the tests while its samples ask (units.Held): the CLI's setup (its
+    players at every temperature, made once, so each is checked once), its answer cache and
+    the run that owns them."""
 
-    setup: cli.WorldModelSetup  # the CLI's setup: players, questions, config
-    cache: JsonStore  # the answers, held open by the run
-    run: Run  # its claim, requests in flight and books
-    held: ExitStack  # the run's `with`, left when the eval ends
+    def __init__(self, argv: list[str], model: list[str]) -> None:
+        # Outlives the eval; one folder whatever the limit: a position's prompts are the same
+        # in any selection that holds it, so a larger limit buys only the positions added.
+        folder = run_dir("worldmodel", argv, model, unkeyed=("--limit",))
+        args = worldmodel_args(argv + model + ["--out", str(folder)])
+        self.setup = setup = cli.worldmodel_setup(args)
+        with ExitStack() as held:  # left at once when it cannot start: nothing was asked
+            self.run = held.enter_context(Run(folder, [("worldmodel", "",
+                                                        budget_of(setup.base))]))
+            self.run.owns(setup)
+            # One process at a time asks this run's prompts (a second eval fails in a line).
+            self.run.claim(folder / "cache.db", f"worldmodel {setup.name}",
+                           f"the world-model run {setup.name}")
+            for t in (*args.temperatures, args.temperature):
+                setup.at(t)
+            self.cache = self.run.store(folder / "cache.db", "answers")
+            self._held = held.pop_all()
+
+    def close(self) -> None:
+        """Leave the run: the requests in flight land, the cache closes, the books."""
+        self._held.close()
 
 
-class PositionsRun:
+class PositionsRun(Checks):
     """A task's runs, one per eval of it (a Task object evaluated twice, or for two models,
-    runs twice, each claiming its folder's cache and keeping its own books)."""
+    runs twice, each claiming its folder's cache and keeping its own books), open while its
+    samples ask."""
 
     def __init__(self, argv: list[str]) -> None:
+        super().__init__("worldmodel")
         self.argv = argv
-        self._lock = threading.Lock()
-        self._evals: dict[str, EvalRun | ChessEvalError] = {}
+        self._runs: dict[str, Held] = {}
 
-    def ready(self, model: list[str]) -> EvalRun:
-        """This eval's run, made by its first sample with the eval's model; a run that could
-        not start (its claim refused) fails every sample with the same line."""
+    def held(self, model: list[str]) -> Held:
+        """This eval's shared run (opened by a sample, with the eval's model)."""
         active = active_sample()
         key = "" if active is None else str(active.eval_id)
         with self._lock:
-            if key not in self._evals:
-                try:
-                    self._evals[key] = self._start(model)
-                except ChessEvalError as exc:
-                    self._evals[key] = exc
-                when_ended(key, lambda: self._end(key))
-            got = self._evals[key]
-        if isinstance(got, ChessEvalError):
-            raise got
-        return got
-
-    def _start(self, model: list[str]) -> EvalRun:
-        # Outlives the eval; one folder whatever the limit: a position's prompts are the same
-        # in any selection that holds it, so a larger limit buys only the positions added.
-        folder = run_dir("worldmodel", self.argv, model, unkeyed=("--limit",))
-        args = worldmodel_args(self.argv + model + ["--out", str(folder)])
-        setup = cli.worldmodel_setup(args)
-        with ExitStack() as held:  # left at once when it cannot start: nothing was asked
-            run = held.enter_context(Run(folder, [("worldmodel", "", budget_of(setup.base))]))
-            run.owns(setup)
-            # One process at a time asks this run's prompts (a second eval fails in a line).
-            run.claim(folder / "cache.db", f"worldmodel {setup.name}",
-                      f"the world-model run {setup.name}")
-            for t in (*args.temperatures, args.temperature):
-                setup.at(t)
-            return EvalRun(setup, run.store(folder / "cache.db", "answers"), run,
-                           held.pop_all())
-
-    def _end(self, key: str) -> None:
-        """The eval ended (however): its run ends, its books written."""
-        with self._lock:
-            ended = self._evals.pop(key, None)
-        if isinstance(ended, EvalRun):
-            ended.held.close()
+            if key not in self._runs:
+                self._runs[key] = Held(lambda: EvalRun(self.argv, model))
+            return self._runs[key]
 
 
 def worldmodel_args(argv: list[str]) -> argparse.Namespace:
@@ -138,7 +121,7 @@ def worldmodel_task(limit: int | None, seed: int, endpoint_id: str | None = None
     return Task(dataset=dataset, solver=position_solver(run, {q.id: q for q in chosen}),
                 scorer=position_scorer(), metrics=[worldmodel_metrics(argv)],
                 config=GenerateConfig(temperature=0.0, max_tokens=DEFAULT_MAX_TOKENS),
-                metadata={"chess_eval": "worldmodel", "argv": argv})
+                early_stopping=run, metadata={"chess_eval": "worldmodel", "argv": argv})
 
 
 @solver
@@ -146,16 +129,16 @@ def position_solver(run: PositionsRun, questions: dict[str, Question]) -> Solver
     """Every prompt of the three tests on this sample's position (one epoch: a second would
     ask the same prompts again, some at once with the first, and pay for them twice)."""
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        check_options(state.epoch, "chess_eval/worldmodel runs one epoch: its statistics come "
-                      "from one answer a prompt (raise -T limit for more positions)")
-        mine = run.ready(activate())
-        setup, question = mine.setup, questions[str(state.sample_id)]
-        # The position's requests through a gate of its own (a child of the run's): a limit
-        # or Ctrl-C that cancels the sample closes it, the replies in flight land.
-        gate = mine.run.gate.child()
-        config = replace(setup.config, preflight=False)  # Inspect made the model already
-        part = await until_stopped(ask_tests, setup.at, [question], mine.cache, config, gate,
-                                   stop=gate.close)
+        run.check(state.epoch, "chess_eval/worldmodel runs one epoch: its statistics come "
+                  "from one answer a prompt (raise -T limit for more positions)")
+        async with run.held(activate())() as mine:
+            setup, question = mine.setup, questions[str(state.sample_id)]
+            # The position's requests through a gate of its own (a child of the run's): a
+            # limit or Ctrl-C that cancels the sample closes it, the replies in flight land.
+            gate = mine.run.gate.child()
+            config = replace(setup.config, preflight=False)  # Inspect made the model already
+            part = await until_stopped(ask_tests, setup.at, [question], mine.cache, config,
+                                       gate, stop=gate.close)
         if part.infra:  # the CLI's run would be incomplete: this sample fails
             raise RunFailed(f"{part.infra} requests on {question.id} failed for "
                             "infrastructure reasons")

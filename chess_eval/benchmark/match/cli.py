@@ -31,7 +31,7 @@ from chess_eval.benchmark.core.data import BOOK, data_path
 from chess_eval.benchmark.core.header import Kind, file_name
 from chess_eval.benchmark.core.results import run_name, slug
 from chess_eval.benchmark.core.run import Run, finish
-from chess_eval.benchmark.core.turns import ENGINE_TEMPLATE, RETRIES, Side
+from chess_eval.benchmark.core.turns import ENGINE_TEMPLATE, RETRIES, Side, Start
 from chess_eval.benchmark.match.result import MatchResult
 from chess_eval.benchmark.match.run import BREAKER, MatchConfig, MatchSession, play_match
 from chess_eval.benchmark.model.cost import Budget, PlayerBudget, Price
@@ -203,11 +203,16 @@ def match_setup(args: argparse.Namespace) -> MatchSetup:
     settings = EngineSettings(baseline_stockfish(args.stockfish))
     first, second = match_players(args, settings.path)
     openings = () if args.no_book else tuple(o.start() for o in book.load_book(args.book))
-    config = MatchConfig(args.target, args.max_games, args.concurrency, args.seed,
-                         args.ply_cap, openings, reference_nu(), args.breaker)
+    config = match_config(args, openings)
     return MatchSetup(first, second, (_side(args, args.model, first),
                                       _side(_opponent_args(args), args.opponent, second)),
                       config, settings)
+
+
+def match_config(args: argparse.Namespace, openings: tuple[Start, ...]) -> MatchConfig:
+    """How `match ARGS` is played and when it stops (`openings`: its book's starts)."""
+    return MatchConfig(args.target, args.max_games, args.concurrency, args.seed,
+                       args.ply_cap, openings, reference_nu(), args.breaker)
 
 
 def match_shown(args: argparse.Namespace, book: bool) -> dict[str, Any]:

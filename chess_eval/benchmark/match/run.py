@@ -88,18 +88,44 @@ def play_match(first: Side, second: Side, config: MatchConfig, store: Path,
     `pools` makes where the games are played (the Inspect task's gives each game to its
     sample); `run`: the invocation that claims the store and owns the requests (else one of
     its own)."""
+    with within(run) as owner:
+        match = claim_match(owner, first, second, config, store)
+        return _play(first, second, config, store, settings, match, pools, owner)
+
+
+def claim_match(run: Run, first: Side, second: Side, config: MatchConfig, store: Path) -> str:
+    """Claim the match's games in `store` for `run`: their key prefix (both players as they
+    are asked, and the rules)."""
     ident = json.dumps([first.player.id, first.template, first.retries,
                         second.player.id, second.template, second.retries, config.ply_cap])
-    with within(run) as owner:
-        match = owner.claim(store, f"match {ident}",
-                            f"the match {first.player.id} - {second.player.id}")
-        return _play(first, second, config, store, settings, match, pools, owner)
+    return run.claim(store, f"match {ident}",
+                     f"the match {first.player.id} - {second.player.id}")
+
+
+def next_pairs(session: MatchSession, pair: int, config: MatchConfig) -> range | None:
+    """The pairs of the next batch, once those before `pair` are played (`session`: their
+    games), or None once the stop rule is met (the CLI's schedule and the Inspect task's)."""
+    totals = session.totals()
+    if finished(session.stats(), len(totals) * 2, config.target, config.max_games):
+        return None
+    left = (config.max_games - 2 * len(totals) + 1) // 2
+    return range(pair, pair + min(config.pairs_at_once, left))
+
+
+def match_job(match: str, config: MatchConfig, index: int, first: Side,
+              second: Side) -> GameJob:
+    """The match's index-th game: pair index // 2, the first player White in its first."""
+    pair, first_white = index // 2, index % 2 == 0
+    white, black = (first, second) if first_white else (second, first)
+    return GameJob(game_key(match, config.seed, pair, first_white), white, black,
+                   opening_of(config, pair), config.ply_cap, index=index,
+                   first_white=first_white)
 
 
 def _play(first: Side, second: Side, config: MatchConfig, store: Path,
           settings: EngineSettings, match: str, pools: PoolFactory, run: Run) -> MatchSession:
     games, cache = run.store(store, "games"), run.store(store, "answers")
-    first, second = (_gated(s, run.gate) for s in (first, second))
+    first, second = (gated(s, run.gate) for s in (first, second))
     session = MatchSession(config.nu)
     progress = Progress(config.max_games, f"match {first.player.id[:20]} - "
                         f"{second.player.id[:20]}", kinds=("first", "draw", "second",
@@ -116,22 +142,13 @@ def _play(first: Side, second: Side, config: MatchConfig, store: Path,
             checked.append(True)
     try:
         with pools(games, cache, settings, 2 * config.pairs_at_once) as pool:
-            while not finished(session.stats(), len(session.totals()) * 2, config.target,
-                               config.max_games):
+            while (pairs := next_pairs(session, pair, config)) is not None:
                 if (spent := budget_stop(first.player, second.player)) is not None:
                     session.stopped = spent
                     break
-                left = (config.max_games - 2 * len(session.totals()) + 1) // 2
-                jobs = []
-                for p in range(pair, pair + min(config.pairs_at_once, left)):
-                    start = opening_of(config, p)
-                    for first_white in (True, False):
-                        key = game_key(match, config.seed, p, first_white)
-                        white, black = (first, second) if first_white else (second, first)
-                        jobs.append(GameJob(key, white, black, start, config.ply_cap,
-                                            index=2 * p + (not first_white),
-                                            first_white=first_white))
-                pair += len(jobs) // 2
+                jobs = [match_job(match, config, 2 * p + k, first, second)
+                        for p in pairs for k in (0, 1)]
+                pair = pairs.stop
                 for played in pool.play(jobs, preflight):
                     session.games.append(played)
                     progress.update("aborted" if played.aborted else
@@ -156,6 +173,6 @@ def _play(first: Side, second: Side, config: MatchConfig, store: Path,
     return session
 
 
-def _gated(side: Side, gate: InFlight) -> Side:
+def gated(side: Side, gate: InFlight) -> Side:
     """A model's side asks through the match's gate (an engine asks no one)."""
     return side if side.template == ENGINE_TEMPLATE else replace(side, gate=gate)

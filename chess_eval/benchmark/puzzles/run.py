@@ -88,34 +88,40 @@ def estimate(lines: list[LineResult], mcmc: bool = False, seed: int = 0,
                                                                                    solved)
 
 
-# How one line is played: `line.play_line`, or the Inspect task's (a sample plays it).
+# How one line is played: `line.play_line`, or a log's read back (inspect_eval.logs).
 LinePlayer = Callable[[LinePuzzle, Side, Engine, JsonStore], LineResult]
 
 
 def run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig, store: Path,
                 settings: EngineSettings, lines: LinePlayer = play_line,
-                reused: Callable[[LineResult], None] | None = None,
-                preflight: bool = True,
-                pin: Callable[[int, int], int] | None = None,
                 run: Run | None = None) -> PuzzleSession:
     """Play the adaptive sequence to its stop, reusing stored lines and answers; `lines`
-    plays each line, and `reused` is told each stored line the run takes again (an Inspect
-    eval's sample records it); `preflight`: ask the model's preflight before the first line
-    (an Inspect eval has made its model already, and a preflight is no answer a cache
-    keeps); `pin` fixes the puzzle of each place in the sequence the first time it is picked
-    (an Inspect eval's slots); `run`: the invocation that claims the store and owns the
-    requests (else one of its own). One process at a time runs it on a store."""
-    ident = json.dumps([player.id, TEMPLATE, RULES])  # all that changes how lines are played
+    plays each line; `run`: the invocation that claims the store and owns the requests
+    (else one of its own). One process at a time runs it on a store."""
     with within(run) as owner:
-        prefix = owner.claim(store, f"puzzles {ident}", f"puzzles of {player.id}")
-        return _run_puzzles(player, puzzles, config, store, settings, lines, prefix, reused,
-                            preflight, pin, owner)
+        prefix = claim_puzzles(owner, player, store)
+        return _run_puzzles(player, puzzles, config, store, settings, lines, prefix, owner)
+
+
+def claim_puzzles(run: Run, player: Player, store: Path) -> str:
+    """Claim the player's lines in `store` for `run`: their key prefix."""
+    ident = json.dumps([player.id, TEMPLATE, RULES])  # all that changes how lines are played
+    return run.claim(store, f"puzzles {ident}", f"puzzles of {player.id}")
+
+
+def next_puzzle(lines: list[LineResult], pool: Pool, used: np.ndarray, played: Counter[str],
+                config: PuzzleConfig) -> int | None:
+    """The pool's index of the next puzzle after `lines` (`used`: the puzzles taken so far,
+    `played`: their motifs), or None once the stop rule is met (the CLI's choice and the
+    Inspect task's)."""
+    if finished(estimate(lines), len(lines), config.target, config.max_puzzles) or used.all():
+        return None
+    return pick(pool, used, played, draw([r.rating for r in lines], [r.solved for r in lines],
+                                         config.seed))
 
 
 def _run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig, store: Path,
                  settings: EngineSettings, lines: LinePlayer, prefix: str,
-                 reused: Callable[[LineResult], None] | None,
-                 preflight: bool, pin: Callable[[int, int], int] | None,
                  run: Run) -> PuzzleSession:
     """run_puzzles once its run is claimed (`prefix`: its stored lines' key prefix)."""
     lines_db, cache = run.store(store, "puzzles"), run.store(store, "answers")
@@ -127,21 +133,14 @@ def _run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig
     progress = Progress(puzzles_expected(None, 0, config.target, config.max_puzzles),
                         f"puzzles {player.id[:30]}",
                         kinds=(SOLVED, FAILED, ALTERNATIVE, "infra"), unit="puzzle")
-    checked = not preflight
+    checked = False
     breaker = Breaker(config.breaker, "puzzles")
     try:
         with Engine(settings) as engine:
-            while not finished(now := estimate(session.lines), len(session.lines),
-                               config.target, config.max_puzzles) and not used.all():
-                progress.expect(puzzles_expected(now, len(session.lines), config.target,
-                                                 config.max_puzzles))
-                ratings = [r.rating for r in session.lines]
-                solved = [r.solved for r in session.lines]
-                index = pick(pool, used, played, draw(ratings, solved, config.seed))
-                if pin is not None:
-                    pinned = int(pin(int(used.sum()), index))
-                    index = pinned if 0 <= pinned < len(puzzles) and not used[pinned] \
-                        else index
+            while (index := next_puzzle(session.lines, pool, used, played,
+                                        config)) is not None:
+                progress.expect(puzzles_expected(estimate(session.lines), len(session.lines),
+                                                 config.target, config.max_puzzles))
                 used[index] = True
                 puzzle = puzzles[index]
                 key = f"{prefix}|{puzzle.id}"
@@ -172,8 +171,6 @@ def _run_puzzles(player: Player, puzzles: list[LinePuzzle], config: PuzzleConfig
                     lines_db.commit()
                 else:
                     line = LineResult(**stored)
-                    if reused is not None:
-                        reused(line)
                 session.lines.append(line)
                 played.update(puzzle.motifs)
                 progress.update(line.outcome, stored is not None)
