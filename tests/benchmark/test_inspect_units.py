@@ -157,18 +157,18 @@ def test_a_decision_waits_for_a_unit_in_play_or_yet_to_start(tmp_path: Path) -> 
             group.start_soon(later, 1)
             await anyio.sleep(0.05)
             assert seen == []  # waiting for unit 0, in play
-            units.settle(0, {"score": 1})
+            units.conclude(0, {"score": 1})
         units.begin(1)
-        units.settle(1, None)  # cut short: not running, no outcome kept
+        units.conclude(1, None)  # cut short: not running, no outcome kept
         async with anyio.create_task_group() as group:
             group.start_soon(later, 3)
             await anyio.sleep(0.05)
             assert len(seen) == 1 and units.busy()  # unit 2's sample has not started
             assert await units.decide(2) == (1,)  # unit 1 read as lost, not waited for
             units.begin(2)
-            units.settle(2, {"score": 0})
+            units.conclude(2, {"score": 0})
         units.begin(3)
-        units.settle(3, {"score": 1})
+        units.conclude(3, {"score": 1})
         assert await units.decide(4) is None
         assert not units.busy()
         return seen
@@ -191,7 +191,7 @@ def test_a_failed_unit_fails_what_is_decided_from_it_unless_errors_are_tolerated
         units = toy({0, 1, 2}, tmp_path / str(tolerant), tolerant)
         await units.decide(0)
         units.begin(0)
-        units.settle(0, None, failed=True)
+        units.conclude(0, None, failed=True)
         try:
             return await units.decide(1)
         except RunFailed as exc:
@@ -207,7 +207,7 @@ def test_a_failed_unit_fails_what_is_decided_from_it_unless_errors_are_tolerated
         units = toy({0, 1}, tmp_path / "limit")
         await units.decide(0)
         units.begin(0)
-        units.settle(0, LOST)  # its sample's time limit cut it short: lost for good
+        units.conclude(0, LOST)  # its sample's time limit cut it short: lost for good
         return await units.decide(1)
     assert bounded(limited) == (0,)
     assert toy({0, 1}, tmp_path / "limit").settled[0] == LOST_ROW

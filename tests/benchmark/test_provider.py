@@ -232,7 +232,8 @@ def test_a_chat_game_that_outgrows_the_context_is_trimmed_and_goes_on(
         billed = server.billed
         assert benchmark.main(argv) == 0  # the rerun replays from the cache: buys nothing
         assert server.billed == billed
-        longest = max(len(json.loads(k)) for k in server.bought if k.startswith("[{"))
+        longest = max(len(json.loads(k)[1]) for k in server.bought
+                      if isinstance(json.loads(k)[1], list))
     result = _result(tmp_path, "play")
     assert result["conditions"]["standard"]["games"] == 2 and longest <= 6
     trace = [json.loads(line) for t in (tmp_path / "traces").glob("play__*.jsonl")

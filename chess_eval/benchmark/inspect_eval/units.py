@@ -163,7 +163,7 @@ class EvalUnits(Generic[U, V]):
         if index in self.failed:
             if not self.tolerant:
                 raise Failed(index)
-            self.settle(index, LOST, failed=False)  # decided from: lost for every attempt
+            self.conclude(index, LOST, failed=False)  # decided from: lost for every attempt
             return LOST
         return LOST
 
@@ -202,7 +202,7 @@ class EvalUnits(Generic[U, V]):
             self.kept.add(index)
         return self.pinned[index]
 
-    def settle(self, index: int, outcome: V | Lost | None, failed: bool = False) -> None:
+    def conclude(self, index: int, outcome: V | Lost | None, failed: bool = False) -> None:
         """Unit `index` ended (`outcome`; LOST: it never will have one in this run; None:
         cut short, a retry plays it; `failed`: its sample failed): kept, and the decisions
         waiting for it go on."""
@@ -417,11 +417,11 @@ async def played_unit(units: EvalUnits[U, V], held: Held, index: int,
             unit = units.begin(index)
             outcome = await play(run, index, unit)
         except anyio.get_cancelled_exc_class():
-            units.settle(index, LOST if over_limit() else None)
+            units.conclude(index, LOST if over_limit() else None)
             raise
         except BaseException as exc:
             limit = isinstance(exc, LimitExceededError) or over_limit()
-            units.settle(index, LOST if limit else None, failed=not limit)
+            units.conclude(index, LOST if limit else None, failed=not limit)
             raise
-        units.settle(index, outcome, failed=outcome is None)
+        units.conclude(index, outcome, failed=outcome is None)
     return outcome
