@@ -70,6 +70,14 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def port_number(text: str) -> int:
+    """argparse type: a TCP port, 0 (pick a free one) to 65535."""
+    value = non_negative_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {text}")
+    return value
+
+
 def non_negative_float(text: str) -> float:
     """argparse type: a finite float >= 0."""
     value: float = _number(text, float)

@@ -133,3 +133,13 @@ def test_an_option_error_is_one_line_naming_the_subcommand(argv: list[str], said
     assert done.stderr.count("\n") == 1 and said in done.stderr
     assert done.stderr.startswith(f"error: benchmark.py {argv[0]}: ")
     assert f"benchmark.py {argv[0]} --help" in done.stderr
+
+
+def test_serve_refuses_a_port_out_of_range_in_one_line() -> None:
+    """`serve --port 99999` (a port past 65535) is refused by the parser, in one line, before
+    any socket is opened (it used to reach bind() and print its traceback)."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "serve", "--port",
+                           "99999"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2
+    assert "a port is 0 to 65535, got 99999" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -26,6 +26,7 @@ from chess_eval.cli import (
     add_stockfish_arg,
     non_negative_float,
     non_negative_int,
+    port_number,
     positive_float,
     positive_int,
 )
@@ -195,7 +196,7 @@ def add_serve_parser(commands: Any) -> None:
         f"--base-url http://127.0.0.1:{SERVE_PORT}/v1'. Runs until Ctrl-C.")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
                    "127.0.0.1: this machine only)")
-    p.add_argument("--port", type=non_negative_int, default=SERVE_PORT,
+    p.add_argument("--port", type=port_number, default=SERVE_PORT,
                    help=f"port (default {SERVE_PORT}; 0 picks a free one)")
     p.add_argument("--slots", type=positive_int, default=2,
                    help="engines per model name, answering at once (default 2)")
