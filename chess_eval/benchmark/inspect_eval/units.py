@@ -209,8 +209,7 @@ class EvalUnits(Generic[U, V]):
         if outcome is not None:
             row: Any = LOST_ROW if isinstance(outcome, Lost) else outcome
             self.settled[index] = row
-            if index not in self.kept:
-                self.kept.add(index)
+            self.kept.add(index)
             self._keep(index, row)
         elif failed:
             self.failed.add(index)
